@@ -1,0 +1,64 @@
+// Atomic file writes: temp file + fsync + rename.
+#include "harness/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+
+namespace perflab {
+
+namespace fs = std::filesystem;
+
+void write_file_atomically(const fs::path& path, const std::string& contents) {
+  fs::path tmp = path;
+  tmp += fmt::format(".tmp.{}", ::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+  const char* p = contents.data();
+  size_t left = contents.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
+  }
+}
+
+void ensure_writable_directory(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("cannot create output directory {}: {}", dir.string(), ec.message()));
+  if (!fs::is_directory(dir)) throw Error(fmt::format("output path {} is not a directory", dir.string()));
+  fs::path probe = dir / fmt::format(".perflab-write-test.{}", ::getpid());
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw Error(fmt::format("output directory {} is not writable: {}", dir.string(),
+                            std::strerror(errno)));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+}  // namespace perflab

@@ -1,0 +1,17 @@
+// Writing files so that readers never see a half-written one.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace perflab {
+
+/// Writes `contents` to a temporary file beside `path`, flushes it to disk
+/// and renames it over `path`. Throws perflab::Error naming the path.
+void write_file_atomically(const std::filesystem::path& path, const std::string& contents);
+
+/// Creates `dir` (and parents) and checks that a file can be created in it.
+/// Throws perflab::Error with a one-line reason otherwise.
+void ensure_writable_directory(const std::filesystem::path& dir);
+
+}  // namespace perflab

@@ -1,0 +1,62 @@
+// CLI11 application: parse, dispatch, and turn errors into one line and an
+// exit code.
+#include "harness/cli/app.h"
+
+#include <iostream>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "harness/cli/commands.h"
+#include "harness/error.h"
+#include "harness/version.h"
+
+namespace perflab::cli {
+
+int main(int argc, char** argv) {
+  CLI::App app{"perflab: an MLPerf-style benchmark harness. Runs timed workloads to a quality\n"
+               "target, writes :::MLLOG compliance logs, results (JSON) and reports."};
+  app.name("perflab");
+  app.set_version_flag("--version", fmt::format("perflab {} ({})", perflab_version(), git_revision()));
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  perflab list\n"
+      "  perflab run dlrm --preset tiny --seeds 3\n"
+      "  perflab run dlrm --preset small --set batch_size=1024 --out results\n"
+      "  perflab env");
+
+  const std::vector<Command> commands = {add_list(app), add_run(app), add_env(app), add_data(app)};
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "perflab: error: " << e.what() << " (see perflab --help)\n";
+    return 2;
+  }
+
+  try {
+    for (const Command& c : commands) {
+      if (c.app->parsed()) return c.action();
+    }
+    return 2;
+  } catch (const UsageError& e) {
+    std::cerr << "perflab: error: " << e.what() << "\n";
+    return 2;
+  } catch (const Error& e) {
+    std::cerr << "perflab: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "perflab: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace perflab::cli

@@ -1,0 +1,68 @@
+// `perflab list`: workloads, their parameters (defaults, ranges), presets,
+// toggles and the backends available on this machine.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "harness/cli/commands.h"
+#include "harness/device.h"
+#include "harness/registry.h"
+#include "harness/text.h"
+
+namespace perflab::cli {
+namespace {
+
+std::string range_of(const ParamSpec& p) {
+  if (!p.choices.empty()) return join(p.choices, " | ");
+  if (p.type == ParamType::kString) return "text";
+  std::string lo = p.min ? fmt::format("{:g}", *p.min) : "";
+  std::string hi = p.max ? fmt::format("{:g}", *p.max) : "";
+  return fmt::format("{} [{}..{}]", param_type_name(p.type), lo, hi);
+}
+
+int list_command() {
+  DeviceProbe devices = probe_devices();
+  std::ostream& out = std::cout;
+  out << "Backends on this machine:\n";
+  out << "  cpu   available\n";
+  out << fmt::format("  cuda  {}\n", devices.available
+                                         ? fmt::format("available ({} device(s))", devices.devices.size())
+                                         : "not available: " + devices.reason);
+  out << "\nToggles (--NAME on|off; a toggle a backend cannot honour is recorded as not in effect):\n";
+  for (Toggle t : kAllToggles) out << fmt::format("  --{:<12} {}\n", toggle_flag(t), toggle_help(t));
+
+  for (const WorkloadInfo& w : Registry::instance().all()) {
+    std::vector<std::string> backends;
+    for (Backend b : w.backends) backends.push_back(backend_name(b));
+    out << fmt::format("\nWorkload {}: {}\n  backends: {}\n", w.name, w.summary, join(backends, ", "));
+    out << "  toggles in effect:";
+    bool any = false;
+    for (Toggle t : kAllToggles) {
+      for (Backend b : w.backends) {
+        if (!w.toggle_unsupported || w.toggle_unsupported(t, b).empty()) {
+          out << fmt::format(" {} ({})", toggle_flag(t), backend_name(b));
+          any = true;
+        }
+      }
+    }
+    out << (any ? "\n" : " none on the backends built so far\n");
+    out << "  presets:\n";
+    for (const Preset& p : w.presets) {
+      out << fmt::format("    {:<8}{} {}\n", p.name, p.name == w.default_preset ? "*" : " ", p.help);
+    }
+    out << fmt::format("  parameters (default shown; presets override):\n");
+    for (const ParamSpec& p : w.params) {
+      out << fmt::format("    {:<22} {:<14} {:<24} {}\n", p.name, p.default_value, range_of(p), p.help);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_list(CLI::App& app) {
+  auto* sub = app.add_subcommand("list", "List workloads, parameters, presets, toggles and backends");
+  return {sub, [] { return list_command(); }};
+}
+
+}  // namespace perflab::cli

@@ -1,0 +1,150 @@
+// `perflab run WORKLOAD`: resolve the spec, run every seed, write the logs,
+// result.json and report.md into a fresh invocation folder under --out.
+// The folder is built under a hidden ".partial" name and renamed into place
+// only when complete, so a failed invocation leaves nothing half-written.
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "harness/atomic_file.h"
+#include "harness/cli/commands.h"
+#include "harness/cli/progress.h"
+#include "harness/device.h"
+#include "harness/environment.h"
+#include "harness/error.h"
+#include "harness/registry.h"
+#include "harness/result.h"
+#include "harness/run_spec.h"
+#include "harness/runner.h"
+#include "harness/text.h"
+#include "reports/ttt_report.h"
+
+namespace perflab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::map<std::string, std::string> parse_sets(const std::vector<std::string>& sets) {
+  std::map<std::string, std::string> out;
+  for (const auto& s : sets) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError(fmt::format("--set {}: expected key=value", s));
+    }
+    out[s.substr(0, eq)] = s.substr(eq + 1);
+  }
+  return out;
+}
+
+std::string timestamp() {
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+/// A fresh folder name under `out` that does not exist yet.
+fs::path invocation_dir(const fs::path& out, const RunSpec& spec) {
+  std::string base = fmt::format("{}-{}-{}", spec.workload, spec.preset, timestamp());
+  fs::path dir = out / base;
+  for (int i = 2; fs::exists(dir); ++i) dir = out / fmt::format("{}-{}", base, i);
+  return dir;
+}
+
+std::string platform_of(const nlohmann::json& env, const RunSpec& spec) {
+  std::string cpu = env.value("/cpu/model"_json_pointer, std::string("unknown CPU"));
+  if (spec.backend == Backend::kCuda) {
+    const auto& devices = env.value("/cuda/devices"_json_pointer, nlohmann::json::array());
+    if (!devices.empty()) return fmt::format("1x{}", devices[0].value("name", "GPU"));
+  }
+  return fmt::format("{} ({} threads)", cpu, spec.threads);
+}
+
+int run_command(const RunRequest& request) {
+  const WorkloadInfo& info = Registry::instance().get(request.workload);
+  RunSpec spec = resolve_run_spec(request, info, probe_devices());
+  ensure_writable_directory(spec.out_dir);
+
+  Progress progress(std::cerr, isatty(STDERR_FILENO) != 0);
+  progress.note(fmt::format("{} preset {} on {} ({}), {} seed(s), {} thread(s)", spec.workload,
+                            spec.preset_label(), backend_name(spec.backend),
+                            spec.backend_reason.empty() ? "requested" : spec.backend_reason,
+                            spec.seeds.size(), spec.threads));
+  for (const auto& line : split(spec.toggles.describe_differences(), '\n')) {
+    if (!line.empty()) progress.note(line);
+  }
+
+  fs::path final_dir = invocation_dir(spec.out_dir, spec);
+  fs::path work_dir = spec.out_dir / ("." + final_dir.filename().string() + ".partial");
+  fs::create_directories(work_dir);
+  try {
+    nlohmann::json env = capture_environment();
+    InvocationRecord record = run_benchmark(spec, info, work_dir, platform_of(env, spec),
+                                            [&](const ProgressEvent& e) { progress.update(e); });
+    nlohmann::json result = result_to_json(record, env);
+    write_file_atomically(work_dir / "result.json", result.dump(2) + "\n");
+    write_file_atomically(work_dir / "report.md", reports::render_ttt_markdown(result));
+    fs::rename(work_dir, final_dir);
+    std::cout << reports::render_ttt_summary(result);
+    std::cout << fmt::format("result: {}\nreport: {}\nlogs:   {}/run_*.log\n",
+                             (final_dir / "result.json").string(), (final_dir / "report.md").string(),
+                             final_dir.string());
+    return record.score.value ? 0 : 1;
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(work_dir, ec);
+    throw;
+  }
+}
+
+}  // namespace
+
+Command add_run(CLI::App& app) {
+  auto* sub = app.add_subcommand("run", "Run a workload to its quality target, once per seed");
+  auto request = std::make_shared<RunRequest>();
+  auto sets = std::make_shared<std::vector<std::string>>();
+  auto toggles = std::make_shared<std::map<Toggle, std::string>>();
+
+  sub->add_option("workload", request->workload, "Workload to run (see perflab list)")->required();
+  sub->add_option("--preset,-p", request->preset, "Named parameter set (default: the workload's)");
+  sub->add_option("--set,-s", *sets, "Override a parameter: key=value (repeatable)");
+  sub->add_option("--backend,-b", request->backend, "auto | cpu | cuda")->capture_default_str();
+  sub->add_option("--seeds,-n", request->seeds, "Number of runs (consecutive seeds)")
+      ->capture_default_str();
+  sub->add_option("--seed", request->first_seed, "First seed")->capture_default_str();
+  sub->add_option("--threads,-t", request->threads,
+                  "CPU threads (default: OMP_NUM_THREADS, else all cores)");
+  sub->add_option("--warmup", request->warmup_iterations,
+                  "Iterations left out of the per-iteration timing statistics")
+      ->capture_default_str();
+  sub->add_option("--out,-o", request->out_dir, "Folder for results (one subfolder per invocation)")
+      ->capture_default_str();
+  for (Toggle t : kAllToggles) {
+    sub->add_option(fmt::format("--{}", toggle_flag(t)), (*toggles)[t],
+                    fmt::format("on | off: {}", toggle_help(t)))
+        ->expected(0, 1);
+  }
+  sub->footer(
+      "Exit status: 0 when the runs give a score, 1 when they do not (too many\n"
+      "runs missed the target) or the run failed, 2 for invalid usage.");
+
+  return {sub, [sub, request, sets, toggles] {
+            RunRequest r = *request;
+            r.overrides = parse_sets(*sets);
+            for (Toggle t : kAllToggles) {
+              if (sub->count(fmt::format("--{}", toggle_flag(t))) == 0) continue;
+              const std::string& text = (*toggles)[t];
+              r.toggles[t] = text.empty() ? true : parse_on_off(toggle_flag(t), text);
+            }
+            return run_command(r);
+          }};
+}
+
+}  // namespace perflab::cli

@@ -1,0 +1,22 @@
+// The subcommands, each registered on the CLI11 app by its own file.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace perflab::cli {
+
+/// A registered subcommand and the action to run when it was chosen
+/// (called after parsing; returns the exit code).
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> action;
+};
+
+Command add_list(CLI::App& app);
+Command add_run(CLI::App& app);
+Command add_env(CLI::App& app);
+Command add_data(CLI::App& app);
+
+}  // namespace perflab::cli

@@ -1,0 +1,98 @@
+// Parameter parsing and resolution.
+#include "harness/params.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+#include "harness/text.h"
+
+namespace perflab {
+namespace {
+
+std::string describe_range(const ParamSpec& spec) {
+  if (!spec.choices.empty()) return "one of " + join(spec.choices, ", ");
+  std::string lo = spec.min ? fmt::format("{:g}", *spec.min) : "-inf";
+  std::string hi = spec.max ? fmt::format("{:g}", *spec.max) : "inf";
+  return fmt::format("{} in [{}, {}]", param_type_name(spec.type), lo, hi);
+}
+
+}  // namespace
+
+const char* param_type_name(ParamType type) {
+  switch (type) {
+    case ParamType::kInt: return "int";
+    case ParamType::kFloat: return "float";
+    case ParamType::kString: return "string";
+  }
+  return "?";
+}
+
+nlohmann::json parse_param(const std::string& workload, const ParamSpec& spec,
+                           const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    return UsageError(fmt::format("{}: parameter {}={}: {}; expected {}", workload, spec.name, text,
+                                  why, describe_range(spec)));
+  };
+  if (spec.type == ParamType::kString) {
+    if (!spec.choices.empty() && !contains(spec.choices, text)) throw bad("not a valid choice");
+    return text;
+  }
+  if (text.empty()) throw bad("empty value");
+  char* end = nullptr;
+  double number = 0;
+  if (spec.type == ParamType::kInt) {
+    errno = 0;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (*end != '\0' || errno == ERANGE) throw bad("not an integer");
+    number = static_cast<double>(v);
+  } else {
+    number = std::strtod(text.c_str(), &end);
+    if (*end != '\0' || !std::isfinite(number)) throw bad("not a finite number");
+  }
+  if ((spec.min && number < *spec.min) || (spec.max && number > *spec.max)) {
+    throw bad("out of range");
+  }
+  if (spec.type == ParamType::kInt) return static_cast<int64_t>(number);
+  return number;
+}
+
+ParamValues resolve_params(const std::string& workload, const std::vector<ParamSpec>& specs,
+                           const Preset* preset,
+                           const std::map<std::string, std::string>& overrides) {
+  auto find = [&](const std::string& name) -> const ParamSpec& {
+    for (const auto& s : specs) {
+      if (s.name == name) return s;
+    }
+    std::vector<std::string> names;
+    for (const auto& s : specs) names.push_back(s.name);
+    throw UsageError(fmt::format("{}: unknown parameter '{}'; valid parameters: {}", workload,
+                                 name, join(names, ", ")));
+  };
+  nlohmann::json values = nlohmann::json::object();
+  for (const auto& s : specs) values[s.name] = parse_param(workload, s, s.default_value);
+  if (preset) {
+    for (const auto& [name, text] : preset->values) values[name] = parse_param(workload, find(name), text);
+  }
+  for (const auto& [name, text] : overrides) values[name] = parse_param(workload, find(name), text);
+  return ParamValues(std::move(values));
+}
+
+int64_t ParamValues::get_int(const std::string& name) const {
+  if (!values_.contains(name)) throw Error("internal: no parameter '" + name + "'");
+  return values_.at(name).get<int64_t>();
+}
+
+double ParamValues::get_float(const std::string& name) const {
+  if (!values_.contains(name)) throw Error("internal: no parameter '" + name + "'");
+  return values_.at(name).get<double>();
+}
+
+std::string ParamValues::get_string(const std::string& name) const {
+  if (!values_.contains(name)) throw Error("internal: no parameter '" + name + "'");
+  return values_.at(name).get<std::string>();
+}
+
+}  // namespace perflab

@@ -1,0 +1,145 @@
+// RunSpec resolution.
+#include "harness/run_spec.h"
+
+#include <cstdlib>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/device.h"
+#include "harness/error.h"
+#include "harness/registry.h"
+#include "harness/text.h"
+
+namespace perflab {
+namespace {
+
+bool supports(const WorkloadInfo& info, Backend b) {
+  for (Backend x : info.backends) {
+    if (x == b) return true;
+  }
+  return false;
+}
+
+int default_threads() {
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+    int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+std::string backend_list(const WorkloadInfo& info) {
+  std::vector<std::string> names;
+  for (Backend b : info.backends) names.push_back(backend_name(b));
+  return join(names, ", ");
+}
+
+}  // namespace
+
+std::string RunSpec::preset_label() const {
+  return overrides.empty() ? preset : preset + "+overrides";
+}
+
+nlohmann::json RunSpec::to_json() const {
+  nlohmann::json requested = nlohmann::json::object();
+  for (Toggle t : kAllToggles) requested[toggle_key(t)] = toggles[t].requested;
+  return {{"workload", workload},
+          {"preset", preset},
+          {"overrides", overrides},
+          {"params", params.json()},
+          {"backend_requested", backend_requested},
+          {"backend", backend_name(backend)},
+          {"backend_reason", backend_reason},
+          {"toggles_requested", requested},
+          {"seeds", seeds},
+          {"threads", threads},
+          {"warmup_iterations", warmup_iterations}};
+}
+
+RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
+                         const DeviceProbe& devices) {
+  RunSpec spec;
+  spec.workload = info.name;
+  spec.preset = request.preset.empty() ? info.default_preset : request.preset;
+  const Preset* preset = info.find_preset(spec.preset);
+  if (!preset) {
+    std::vector<std::string> names;
+    for (const auto& p : info.presets) names.push_back(p.name);
+    throw UsageError(fmt::format("{}: unknown preset '{}'; valid presets: {}", info.name,
+                                 spec.preset, join(names, ", ")));
+  }
+  spec.overrides = request.overrides;
+  spec.params = resolve_params(info.name, info.params, preset, request.overrides);
+
+  spec.backend_requested = request.backend;
+  if (request.backend == "cpu") {
+    spec.backend = Backend::kCpu;
+  } else if (request.backend == "cuda") {
+    if (!devices.available) throw Error("--backend cuda: " + devices.reason);
+    spec.backend = Backend::kCuda;
+  } else if (request.backend == "auto") {
+    if (devices.available && supports(info, Backend::kCuda)) {
+      spec.backend = Backend::kCuda;
+      spec.backend_reason = "auto: a CUDA device is present";
+    } else {
+      spec.backend = Backend::kCpu;
+      spec.backend_reason = devices.available
+                                ? fmt::format("auto: {} has no cuda backend", info.name)
+                                : "auto: " + devices.reason;
+    }
+  } else {
+    throw UsageError(fmt::format("--backend: '{}' is not a valid value; valid values: auto, cpu, cuda",
+                                 request.backend));
+  }
+  if (!supports(info, spec.backend)) {
+    throw UsageError(fmt::format("{} has no {} backend; available: {}", info.name,
+                                 backend_name(spec.backend), backend_list(info)));
+  }
+
+  for (Toggle t : kAllToggles) {
+    auto it = request.toggles.find(t);
+    ToggleState& state = spec.toggles[t];
+    state.requested = it != request.toggles.end() && it->second;
+    if (!state.requested) continue;
+    state.reason = info.toggle_unsupported ? info.toggle_unsupported(t, spec.backend) : "";
+    state.in_effect = state.reason.empty();
+  }
+
+  if (request.seeds < 1) throw UsageError("--seeds: must be at least 1");
+  for (int i = 0; i < request.seeds; ++i) spec.seeds.push_back(request.first_seed + static_cast<uint64_t>(i));
+  if (request.threads < 0) throw UsageError("--threads: must be positive");
+  spec.threads = request.threads > 0 ? request.threads : default_threads();
+  if (request.warmup_iterations < 0) throw UsageError("--warmup: must not be negative");
+  spec.warmup_iterations = request.warmup_iterations;
+  spec.out_dir = request.out_dir;
+  return spec;
+}
+
+RunRequest request_from_json(const nlohmann::json& spec) {
+  RunRequest r;
+  try {
+    r.workload = spec.at("workload").get<std::string>();
+    r.preset = spec.at("preset").get<std::string>();
+    r.overrides = spec.at("overrides").get<std::map<std::string, std::string>>();
+    r.backend = spec.at("backend").get<std::string>();
+    for (Toggle t : kAllToggles) {
+      r.toggles[t] = spec.at("toggles_requested").at(toggle_key(t)).get<bool>();
+    }
+    auto seeds = spec.at("seeds").get<std::vector<uint64_t>>();
+    if (seeds.empty()) throw UsageError("result spec has no seeds");
+    for (size_t i = 1; i < seeds.size(); ++i) {
+      if (seeds[i] != seeds[0] + i) throw UsageError("result spec seeds are not consecutive");
+    }
+    r.first_seed = seeds.front();
+    r.seeds = static_cast<int>(seeds.size());
+    r.threads = spec.at("threads").get<int>();
+    r.warmup_iterations = spec.at("warmup_iterations").get<int>();
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(std::string("result spec is malformed: ") + e.what());
+  }
+  return r;
+}
+
+}  // namespace perflab

@@ -1,0 +1,66 @@
+// RunSpec: everything that determines an invocation, resolved and validated
+// once from the command line (or a result file), then passed down unchanged.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/backend.h"
+#include "harness/params.h"
+#include "harness/toggles.h"
+
+namespace perflab {
+
+struct WorkloadInfo;
+struct DeviceProbe;
+
+/// What the user asked for, before validation.
+struct RunRequest {
+  std::string workload;
+  std::string preset;  ///< Empty: the workload's default preset.
+  std::map<std::string, std::string> overrides;  ///< --set key=value
+  std::string backend = "auto";                  ///< auto | cpu | cuda
+  std::map<Toggle, bool> toggles;                ///< Requested toggles (absent: off).
+  int seeds = 1;
+  uint64_t first_seed = 1;
+  int threads = 0;  ///< 0: OMP_NUM_THREADS, else all cores.
+  int warmup_iterations = 3;
+  std::filesystem::path out_dir = "perflab-results";
+};
+
+/// A validated, fully resolved invocation.
+struct RunSpec {
+  std::string workload;
+  std::string preset;
+  std::map<std::string, std::string> overrides;
+  ParamValues params;
+  std::string backend_requested;
+  Backend backend = Backend::kCpu;
+  std::string backend_reason;  ///< How "auto" was resolved.
+  ToggleSet toggles;
+  std::vector<uint64_t> seeds;
+  int threads = 1;
+  int warmup_iterations = 3;
+  std::filesystem::path out_dir;
+
+  /// Preset name as logged (`perflab_preset`): the preset, or
+  /// "<preset>+overrides" when --set changed anything.
+  std::string preset_label() const;
+  nlohmann::json to_json() const;
+};
+
+/// Validates `request` against `info` and the devices present. Throws
+/// UsageError for invalid requests (exit 2) and Error when the requested
+/// backend cannot run here (exit 1).
+RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
+                         const DeviceProbe& devices);
+
+/// Rebuilds the request recorded in a result's "spec" object.
+RunRequest request_from_json(const nlohmann::json& spec);
+
+}  // namespace perflab

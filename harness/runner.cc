@@ -1,0 +1,202 @@
+// The train-to-target loop. MLLOG calls sit at the fixed points MLPerf
+// references use: cache_clear and init_start first, the submission and
+// hyperparameter keys once, init_stop, run_start, block/epoch start and
+// stop, eval_start/eval_accuracy/eval_stop, run_stop with its status.
+#include "harness/runner.h"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+#include "harness/mllog.h"
+#include "harness/mllog_keys.h"
+#include "harness/registry.h"
+
+namespace perflab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// Iterations between evaluations: the plan's interval, at least one
+/// iteration, never more than an epoch.
+int64_t eval_every(const TrainingPlan& plan) {
+  double iters = plan.eval_interval_epochs * static_cast<double>(plan.iterations_per_epoch);
+  auto n = static_cast<int64_t>(std::llround(iters));
+  return std::clamp<int64_t>(n, 1, plan.iterations_per_epoch);
+}
+
+void log_init_keys(MllogWriter& log, const RunSpec& spec, const TrainingPlan& plan,
+                   const std::string& platform, uint64_t seed) {
+  namespace k = mllog;
+  PERFLAB_MLLOG(log, k::kSubmissionBenchmark, spec.workload);
+  PERFLAB_MLLOG(log, k::kSubmissionOrg, "perflab");
+  PERFLAB_MLLOG(log, k::kSubmissionDivision, "open");
+  PERFLAB_MLLOG(log, k::kSubmissionPlatform, platform);
+  PERFLAB_MLLOG(log, k::kSubmissionStatus, "onprem");
+  PERFLAB_MLLOG(log, k::kPerflabPreset, spec.preset_label());
+  PERFLAB_MLLOG(log, k::kSeed, seed);
+  PERFLAB_MLLOG(log, k::kGlobalBatchSize, plan.global_batch_size);
+  PERFLAB_MLLOG(log, k::kTrainSamples, plan.train_samples);
+  PERFLAB_MLLOG(log, k::kEvalSamples, plan.eval_samples);
+  for (const auto& [key, value] : plan.hyperparameters.items()) {
+    PERFLAB_MLLOG(log, key, value);
+  }
+  PERFLAB_MLLOG(log, k::kLowestNumericalPrecisionInLinear, plan.precision);
+}
+
+/// Trains one seed to the target (or until the stop rule says abort).
+class SeedRun {
+ public:
+  SeedRun(const RunSpec& spec, const TrainingPlan& plan, Benchmark& bench, MllogWriter& log)
+      : spec_(spec), plan_(plan), bench_(bench), log_(log) {}
+
+  void run(RunRecord& rec, const std::string& platform, const std::function<void()>& on_eval) {
+    namespace k = mllog;
+    PERFLAB_MLLOG(log_, k::kCacheClear, true);
+    PERFLAB_MLLOG(log_, k::kInitStart, nullptr);
+    auto init_t0 = Clock::now();
+    log_init_keys(log_, spec_, plan_, platform, rec.seed);
+    std::unique_ptr<TrainingRun> model = bench_.start_run(rec.seed);
+    rec.init_s = seconds_since(init_t0);
+    PERFLAB_MLLOG(log_, k::kInitStop, nullptr);
+
+    PERFLAB_MLLOG(log_, k::kRunStart, nullptr);
+    run_t0_ = Clock::now();
+    std::vector<double> iteration_ms;
+    iteration_ms.reserve(static_cast<size_t>(plan_.iterations_per_epoch));
+    const int64_t per_epoch = plan_.iterations_per_epoch;
+    const int64_t every = eval_every(plan_);
+    int64_t iteration = 0;
+    bool stop = false;
+    for (int epoch = 1; epoch <= plan_.max_epochs && !stop; ++epoch) {
+      int64_t samples_before = iteration * plan_.global_batch_size;
+      PERFLAB_MLLOG(log_, k::kBlockStart, nullptr,
+                    {{"first_epoch_num", epoch}, {"epoch_count", 1}, {"samples_count", samples_before}});
+      PERFLAB_MLLOG(log_, k::kEpochStart, nullptr, {{"epoch_num", epoch}});
+      for (int64_t i = 0; i < per_epoch && !stop; ++i, ++iteration) {
+        auto t0 = Clock::now();
+        model->train_iteration(iteration);
+        double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        rec.train_s += ms / 1e3;
+        if (iteration >= spec_.warmup_iterations) iteration_ms.push_back(ms);
+        bool last_of_epoch = i + 1 == per_epoch;
+        if ((i + 1) % every == 0 || last_of_epoch) {
+          stop = evaluate(*model, rec, iteration + 1);
+          on_eval();
+        }
+      }
+      PERFLAB_MLLOG(log_, k::kEpochStop, nullptr, {{"epoch_num", epoch}});
+      PERFLAB_MLLOG(log_, k::kBlockStop, nullptr,
+                    {{"first_epoch_num", epoch}, {"samples_count", iteration * plan_.global_batch_size}});
+    }
+    if (!stop) {
+      rec.status = "aborted";
+      double best = -1;
+      for (const auto& q : rec.quality_curve) best = std::max(best, q.value);
+      rec.reason = fmt::format("target {} {:.4f} not reached in {} epochs (best {:.4f})",
+                               plan_.quality_metric, plan_.quality_target, plan_.max_epochs, best);
+    }
+    rec.time_to_train_s = seconds_since(run_t0_);
+    nlohmann::ordered_json meta = {{"status", rec.status}};
+    if (!rec.success) meta["reason"] = rec.reason;
+    PERFLAB_MLLOG(log_, k::kRunStop, nullptr, meta);
+
+    rec.iterations = iteration;
+    rec.samples = iteration * plan_.global_batch_size;
+    rec.epochs = static_cast<double>(iteration) / static_cast<double>(per_epoch);
+    rec.throughput = rec.train_s > 0 ? static_cast<double>(rec.samples) / rec.train_s : 0;
+    rec.iteration_ms = summarize(iteration_ms);
+  }
+
+ private:
+  /// Logs one evaluation; returns true when the run must stop (target
+  /// reached or the loss diverged).
+  bool evaluate(TrainingRun& model, RunRecord& rec, int64_t iterations_done) {
+    namespace k = mllog;
+    double epoch = static_cast<double>(iterations_done) / static_cast<double>(plan_.iterations_per_epoch);
+    int64_t samples = iterations_done * plan_.global_batch_size;
+    nlohmann::ordered_json meta = {{"epoch_num", epoch}, {"samples_count", samples}};
+    double loss = model.take_training_loss();
+    PERFLAB_MLLOG(log_, k::kTrainLoss, loss, meta);
+    if (!std::isfinite(loss)) {
+      rec.status = "aborted";
+      rec.reason = fmt::format("training loss diverged ({}) at epoch {:.3f}", loss, epoch);
+      return true;
+    }
+    PERFLAB_MLLOG(log_, k::kEvalStart, nullptr, meta);
+    auto t0 = Clock::now();
+    double value = model.evaluate();
+    rec.eval_s += seconds_since(t0);
+    PERFLAB_MLLOG(log_, k::kEvalAccuracy, value, meta);
+    PERFLAB_MLLOG(log_, k::kEvalStop, nullptr, meta);
+    rec.quality_curve.push_back({epoch, samples, value, loss, seconds_since(run_t0_)});
+    if (std::isfinite(value) && value >= plan_.quality_target) {
+      rec.status = "success";
+      rec.success = true;
+      rec.reason = fmt::format("{} {:.4f} >= target {:.4f}", plan_.quality_metric, value,
+                               plan_.quality_target);
+      return true;
+    }
+    return false;
+  }
+
+  const RunSpec& spec_;
+  const TrainingPlan& plan_;
+  Benchmark& bench_;
+  MllogWriter& log_;
+  Clock::time_point run_t0_;
+};
+
+}  // namespace
+
+InvocationRecord run_benchmark(const RunSpec& spec, const WorkloadInfo& info,
+                               const std::filesystem::path& dir, const std::string& platform,
+                               const ProgressObserver& observer) {
+  omp_set_num_threads(spec.threads);
+  InvocationRecord out;
+  out.spec = spec;
+  auto notify = [&](ProgressEvent::Kind kind, size_t index, const RunRecord* run) {
+    if (observer) observer({kind, index, spec.seeds.size(), run});
+  };
+
+  WorkloadConfig config{spec.params, spec.backend, spec.toggles, spec.threads};
+  auto t0 = Clock::now();
+  std::unique_ptr<Benchmark> bench = info.create(config);
+  out.prepare_s = seconds_since(t0);
+  out.plan = bench->plan();
+  const TrainingPlan& plan = out.plan;
+  if (plan.iterations_per_epoch < 1 || plan.global_batch_size < 1 || plan.max_epochs < 1) {
+    throw Error(fmt::format("internal: {} produced an empty training plan", info.name));
+  }
+  notify(ProgressEvent::Kind::kPrepared, 0, nullptr);
+
+  out.runs.resize(spec.seeds.size());
+  for (size_t i = 0; i < spec.seeds.size(); ++i) {
+    RunRecord& rec = out.runs[i];
+    rec.seed = spec.seeds[i];
+    rec.log_file = fmt::format("run_{}.log", i);
+    notify(ProgressEvent::Kind::kRunStarted, i, &rec);
+    MllogWriter log((dir / rec.log_file).string());
+    SeedRun(spec, plan, *bench, log).run(rec, platform, [&] {
+      notify(ProgressEvent::Kind::kEvaluated, i, &rec);
+    });
+    notify(ProgressEvent::Kind::kRunFinished, i, &rec);
+  }
+
+  std::vector<std::optional<double>> times;
+  for (const auto& r : out.runs) {
+    times.push_back(r.success ? std::optional<double>(r.time_to_train_s) : std::nullopt);
+  }
+  out.score = olympic_mean(times);
+  return out;
+}
+
+}  // namespace perflab

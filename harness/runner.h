@@ -1,0 +1,75 @@
+// The runner owns the loop of a train-to-target benchmark: seeds, the init
+// and run phases, timing, the eval schedule, the stop rule and the MLLOG
+// events. Workloads only compute.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/run_spec.h"
+#include "harness/stats.h"
+#include "harness/workload.h"
+
+namespace perflab {
+
+struct WorkloadInfo;
+
+/// One point of the quality curve.
+struct QualityPoint {
+  double epoch = 0;        ///< Fractional epochs trained.
+  int64_t samples = 0;     ///< Samples trained.
+  double value = 0;        ///< Quality metric.
+  double train_loss = 0;   ///< Mean training loss since the previous point.
+  double elapsed_s = 0;    ///< Since run_start.
+};
+
+/// The record of one seed's run.
+struct RunRecord {
+  uint64_t seed = 0;
+  bool success = false;
+  std::string status;  ///< "success" or "aborted".
+  std::string reason;  ///< Why it stopped.
+  double init_s = 0;   ///< init_start .. init_stop.
+  double time_to_train_s = 0;  ///< run_start .. run_stop (steady clock).
+  double train_s = 0;          ///< Time inside training iterations.
+  double eval_s = 0;           ///< Time inside evaluations.
+  int64_t iterations = 0;
+  int64_t samples = 0;
+  double epochs = 0;
+  double throughput = 0;  ///< Training samples per second (iterations only).
+  Summary iteration_ms;   ///< Per-iteration times after warm-up.
+  std::vector<QualityPoint> quality_curve;
+  std::string log_file;  ///< Relative to the invocation directory.
+};
+
+/// Everything an invocation produced, before serialisation.
+struct InvocationRecord {
+  RunSpec spec;
+  TrainingPlan plan;
+  double prepare_s = 0;  ///< Data preparation, once per invocation.
+  std::vector<RunRecord> runs;
+  Score score;
+};
+
+/// What the runner tells its observer (the CLI's progress display).
+struct ProgressEvent {
+  enum class Kind { kPrepared, kRunStarted, kEvaluated, kRunFinished } kind;
+  size_t run_index = 0;
+  size_t run_count = 0;
+  const RunRecord* run = nullptr;  ///< The run so far (for kEvaluated, kRunFinished).
+};
+using ProgressObserver = std::function<void(const ProgressEvent&)>;
+
+/// Runs every seed of `spec`, writing one MLLOG file per run into `dir`.
+/// `platform` is logged as submission_platform.
+InvocationRecord run_benchmark(const RunSpec& spec, const WorkloadInfo& info,
+                               const std::filesystem::path& dir, const std::string& platform,
+                               const ProgressObserver& observer = {});
+
+}  // namespace perflab

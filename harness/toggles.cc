@@ -1,0 +1,68 @@
+// Toggle names, parsing and reporting.
+#include "harness/toggles.h"
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+
+namespace perflab {
+
+const char* toggle_flag(Toggle t) {
+  switch (t) {
+    case Toggle::kCudaGraphs: return "cuda-graphs";
+    case Toggle::kSharp: return "sharp";
+    case Toggle::kSyncFree: return "sync-free";
+    case Toggle::kFused: return "fused";
+  }
+  return "?";
+}
+
+const char* toggle_key(Toggle t) {
+  switch (t) {
+    case Toggle::kCudaGraphs: return "cuda_graphs";
+    case Toggle::kSharp: return "sharp";
+    case Toggle::kSyncFree: return "sync_free";
+    case Toggle::kFused: return "fused";
+  }
+  return "?";
+}
+
+const char* toggle_help(Toggle t) {
+  switch (t) {
+    case Toggle::kCudaGraphs: return "capture the training iteration once as a CUDA graph and replay it";
+    case Toggle::kSharp: return "SHARP in-network reductions for NCCL collectives (CollNet)";
+    case Toggle::kSyncFree: return "no host synchronisation inside the iteration (fixed sizes, masks, device counts)";
+    case Toggle::kFused: return "fused kernels (cuBLASLt epilogues, fused loss/joint kernels)";
+  }
+  return "?";
+}
+
+nlohmann::json ToggleSet::to_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (Toggle t : kAllToggles) {
+    const ToggleState& s = (*this)[t];
+    nlohmann::json j = {{"requested", s.requested}, {"in_effect", s.in_effect}};
+    if (!s.reason.empty()) j["reason"] = s.reason;
+    out[toggle_key(t)] = j;
+  }
+  return out;
+}
+
+std::string ToggleSet::describe_differences() const {
+  std::string out;
+  for (Toggle t : kAllToggles) {
+    const ToggleState& s = (*this)[t];
+    if (s.requested == s.in_effect) continue;
+    out += fmt::format("--{}: requested: {}, in effect: {} ({})\n", toggle_flag(t),
+                       s.requested ? "on" : "off", s.in_effect ? "on" : "off", s.reason);
+  }
+  return out;
+}
+
+bool parse_on_off(const std::string& flag, const std::string& text) {
+  if (text == "on" || text == "true" || text == "1") return true;
+  if (text == "off" || text == "false" || text == "0") return false;
+  throw UsageError(fmt::format("--{}: '{}' is not a valid value; valid values: on, off", flag, text));
+}
+
+}  // namespace perflab

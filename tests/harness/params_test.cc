@@ -1,0 +1,55 @@
+// Parameter resolution: defaults, presets, overrides and the errors users see.
+#include "harness/params.h"
+
+#include <gtest/gtest.h>
+
+#include "harness/error.h"
+
+namespace perflab {
+namespace {
+
+std::vector<ParamSpec> specs() {
+  return {
+      {"batch_size", ParamType::kInt, "256", "batch", 1, 1024},
+      {"lr", ParamType::kFloat, "0.5", "learning rate", 0, 10},
+      {"mode", ParamType::kString, "train", "mode", std::nullopt, std::nullopt, {"train", "eval"}},
+  };
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no UsageError";
+}
+
+TEST(ResolveParams, DefaultsThenPresetThenOverrides) {
+  Preset preset{"p", "", {{"batch_size", "512"}, {"lr", "0.25"}}};
+  ParamValues v = resolve_params("w", specs(), &preset, {{"lr", "2"}});
+  EXPECT_EQ(v.get_int("batch_size"), 512);
+  EXPECT_DOUBLE_EQ(v.get_float("lr"), 2.0);
+  EXPECT_EQ(v.get_string("mode"), "train");
+}
+
+TEST(ResolveParams, UnknownParameterNamesTheValidOnes) {
+  std::string m = message_of([] { resolve_params("w", specs(), nullptr, {{"bach_size", "1"}}); });
+  EXPECT_EQ(m, "w: unknown parameter 'bach_size'; valid parameters: batch_size, lr, mode");
+}
+
+TEST(ResolveParams, BadValuesSayWhatIsExpected) {
+  EXPECT_EQ(message_of([] { resolve_params("w", specs(), nullptr, {{"batch_size", "12x"}}); }),
+            "w: parameter batch_size=12x: not an integer; expected int in [1, 1024]");
+  EXPECT_EQ(message_of([] { resolve_params("w", specs(), nullptr, {{"batch_size", "2048"}}); }),
+            "w: parameter batch_size=2048: out of range; expected int in [1, 1024]");
+  EXPECT_EQ(message_of([] { resolve_params("w", specs(), nullptr, {{"lr", "nan"}}); }),
+            "w: parameter lr=nan: not a finite number; expected float in [0, 10]");
+  EXPECT_EQ(message_of([] { resolve_params("w", specs(), nullptr, {{"mode", "fast"}}); }),
+            "w: parameter mode=fast: not a valid choice; expected one of train, eval");
+  EXPECT_EQ(message_of([] { resolve_params("w", specs(), nullptr, {{"lr", ""}}); }),
+            "w: parameter lr=: empty value; expected float in [0, 10]");
+}
+
+}  // namespace
+}  // namespace perflab

@@ -1,0 +1,177 @@
+// The runner's loop on a scripted workload: stop rule, eval schedule, NaN
+// handling and the MLLOG events it writes.
+#include "harness/runner.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "harness/registry.h"
+
+namespace perflab {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Quality rises by `step` per evaluation from 0.5; the loss turns NaN at
+/// evaluation `nan_at` (1-based; 0: never).
+struct Script {
+  double step = 0.1;
+  int nan_at = 0;
+};
+
+class ScriptedRun : public TrainingRun {
+ public:
+  explicit ScriptedRun(Script s) : s_(s) {}
+  void train_iteration(int64_t) override { ++iterations_; }
+  double take_training_loss() override {
+    ++evals_;
+    return s_.nan_at == evals_ ? std::numeric_limits<double>::quiet_NaN() : 0.5;
+  }
+  double evaluate() override { return 0.5 + s_.step * evals_; }
+
+ private:
+  Script s_;
+  int evals_ = 0;
+  int64_t iterations_ = 0;
+};
+
+class ScriptedBenchmark : public Benchmark {
+ public:
+  explicit ScriptedBenchmark(Script s) : s_(s) {}
+  TrainingPlan plan() const override {
+    TrainingPlan p;
+    p.train_samples = 40;
+    p.eval_samples = 10;
+    p.global_batch_size = 4;
+    p.iterations_per_epoch = 10;
+    p.max_epochs = 3;
+    p.eval_interval_epochs = 0.5;
+    p.quality_metric = "AUC";
+    p.quality_target = 0.75;
+    p.hyperparameters = {{"opt_name", "sgd"}};
+    return p;
+  }
+  std::unique_ptr<TrainingRun> start_run(uint64_t) override {
+    return std::make_unique<ScriptedRun>(s_);
+  }
+
+ private:
+  Script s_;
+};
+
+WorkloadInfo scripted(Script s) {
+  WorkloadInfo info;
+  info.name = "scripted";
+  info.backends = {Backend::kCpu};
+  info.create = [s](const WorkloadConfig&) { return std::make_unique<ScriptedBenchmark>(s); };
+  return info;
+}
+
+RunSpec spec_with_seeds(int n) {
+  RunSpec spec;
+  spec.workload = "scripted";
+  spec.preset = "p";
+  for (int i = 0; i < n; ++i) spec.seeds.push_back(static_cast<uint64_t>(i + 1));
+  spec.warmup_iterations = 2;
+  return spec;
+}
+
+std::vector<nlohmann::json> read_log(const fs::path& path) {
+  std::vector<nlohmann::json> events;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto pos = line.find(":::MLLOG ");
+    if (pos != std::string::npos) events.push_back(nlohmann::json::parse(line.substr(pos + 9)));
+  }
+  return events;
+}
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("perflab_runner_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(RunnerTest, StopsWhenTheTargetIsReached) {
+  InvocationRecord rec = run_benchmark(spec_with_seeds(1), scripted({}), dir_, "test platform");
+  ASSERT_EQ(rec.runs.size(), 1u);
+  const RunRecord& run = rec.runs[0];
+  EXPECT_TRUE(run.success);
+  EXPECT_EQ(run.status, "success");
+  // Evaluations every 5 iterations: 0.6, 0.7, 0.8 -> target reached at the 3rd.
+  ASSERT_EQ(run.quality_curve.size(), 3u);
+  EXPECT_DOUBLE_EQ(run.quality_curve[2].epoch, 1.5);
+  EXPECT_EQ(run.iterations, 15);
+  EXPECT_EQ(run.samples, 60);
+  EXPECT_EQ(run.iteration_ms.n, 13u);  // 15 iterations minus 2 of warm-up
+
+  auto events = read_log(dir_ / run.log_file);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.front()["key"], "cache_clear");
+  EXPECT_EQ(events.back()["key"], "run_stop");
+  EXPECT_EQ(events.back()["metadata"]["status"], "success");
+  int accuracy = 0;
+  for (const auto& e : events) {
+    if (e["key"] == "eval_accuracy") {
+      ++accuracy;
+      EXPECT_TRUE(e["metadata"].contains("epoch_num"));
+      EXPECT_TRUE(e["metadata"].contains("samples_count"));
+    }
+    EXPECT_EQ(e["event_type"], e["key"].get<std::string>().rfind("_start") != std::string::npos
+                                   ? "INTERVAL_START"
+                                   : e["key"].get<std::string>().rfind("_stop") != std::string::npos
+                                         ? "INTERVAL_END"
+                                         : "POINT_IN_TIME");
+  }
+  EXPECT_EQ(accuracy, 3);
+}
+
+TEST_F(RunnerTest, NanLossAbortsWithTheReason) {
+  Script s;
+  s.nan_at = 2;
+  InvocationRecord rec = run_benchmark(spec_with_seeds(1), scripted(s), dir_, "test platform");
+  const RunRecord& run = rec.runs[0];
+  EXPECT_FALSE(run.success);
+  EXPECT_EQ(run.status, "aborted");
+  EXPECT_NE(run.reason.find("diverged"), std::string::npos) << run.reason;
+  auto events = read_log(dir_ / run.log_file);
+  EXPECT_EQ(events.back()["key"], "run_stop");
+  EXPECT_EQ(events.back()["metadata"]["status"], "aborted");
+  EXPECT_NE(events.back()["metadata"]["reason"].get<std::string>().find("nan"), std::string::npos);
+}
+
+TEST_F(RunnerTest, MaxEpochsWithoutTargetAborts) {
+  Script s;
+  s.step = 0.01;  // 0.51 .. 0.56 over 6 evaluations: never 0.75
+  InvocationRecord rec = run_benchmark(spec_with_seeds(3), scripted(s), dir_, "test platform");
+  for (const auto& run : rec.runs) {
+    EXPECT_EQ(run.status, "aborted");
+    EXPECT_EQ(run.iterations, 30);
+    EXPECT_EQ(run.quality_curve.size(), 6u);
+    EXPECT_NE(run.reason.find("not reached in 3 epochs"), std::string::npos) << run.reason;
+  }
+  EXPECT_FALSE(rec.score.value);
+  EXPECT_TRUE(fs::exists(dir_ / "run_2.log"));
+}
+
+TEST_F(RunnerTest, ThreeSeedsGiveAnOlympicScore) {
+  InvocationRecord rec = run_benchmark(spec_with_seeds(3), scripted({}), dir_, "test platform");
+  ASSERT_TRUE(rec.score.value);
+  EXPECT_EQ(rec.score.method, "olympic mean of 3");
+  EXPECT_EQ(rec.runs[1].seed, 2u);
+}
+
+}  // namespace
+}  // namespace perflab

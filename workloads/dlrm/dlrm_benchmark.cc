@@ -1,0 +1,177 @@
+// DLRM benchmark: data preparation, per-seed training runs and evaluation.
+#include "workloads/dlrm/dlrm_benchmark.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+#include "kernels/cpu/auc.h"
+#include "workloads/dlrm/data/binary_dataset.h"
+#include "workloads/dlrm/data/synthetic.h"
+
+namespace perflab::dlrm {
+namespace {
+
+constexpr int64_t kEvalChunk = 16384;
+
+double click_rate(const Dataset& d) {
+  double positives = std::accumulate(d.labels.begin(), d.labels.end(), 0.0);
+  return d.size() > 0 ? positives / static_cast<double>(d.size()) : 0.0;
+}
+
+/// One seed's model and its running loss.
+class DlrmRun final : public TrainingRun {
+ public:
+  DlrmRun(const DlrmSetup& setup, const Dataset& train, const Dataset& eval, uint64_t seed)
+      : setup_(setup), train_(train), eval_(eval), model_(setup.shape, seed) {
+    model_.reserve_batch(std::max(setup.batch_size, std::min(kEvalChunk, eval.size())));
+    probabilities_.resize(static_cast<size_t>(eval.size()));
+  }
+
+  void train_iteration(int64_t iteration) override {
+    int64_t index = iteration % setup_.plan.iterations_per_epoch;
+    BatchView batch = train_.batch(index * setup_.batch_size, setup_.batch_size);
+    auto lr = static_cast<float>(setup_.schedule.at(iteration));
+    loss_sum_ += model_.train_step(batch, lr);
+    ++loss_count_;
+  }
+
+  double take_training_loss() override {
+    double mean = loss_count_ > 0 ? loss_sum_ / static_cast<double>(loss_count_) : 0.0;
+    loss_sum_ = 0;
+    loss_count_ = 0;
+    return mean;
+  }
+
+  double evaluate() override {
+    for (int64_t first = 0; first < eval_.size(); first += kEvalChunk) {
+      int64_t count = std::min(kEvalChunk, eval_.size() - first);
+      model_.predict(eval_.batch(first, count), probabilities_.data() + first);
+    }
+    return kernels::cpu::roc_auc(probabilities_.data(), eval_.labels.data(), eval_.size());
+  }
+
+ private:
+  const DlrmSetup& setup_;
+  const Dataset& train_;
+  const Dataset& eval_;
+  CpuModel model_;
+  std::vector<float> probabilities_;
+  double loss_sum_ = 0;
+  int64_t loss_count_ = 0;
+};
+
+}  // namespace
+
+std::vector<int> parse_layers(const std::string& param, const std::string& text) {
+  std::vector<int> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('-', start);
+    std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    char* stop = nullptr;
+    long v = std::strtol(part.c_str(), &stop, 10);
+    if (part.empty() || *stop != '\0' || v < 1 || v > (1 << 16)) {
+      throw UsageError(fmt::format("dlrm: parameter {}={}: expected layer widths such as 512-256-128",
+                                   param, text));
+    }
+    out.push_back(static_cast<int>(v));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+DlrmBenchmark::DlrmBenchmark(const WorkloadConfig& config) {
+  const ParamValues& p = config.params;
+  std::string source = p.get_string("data");
+  std::optional<double> ceiling;
+  nlohmann::json data_facts;
+  if (source == "synthetic") {
+    SyntheticConfig sc;
+    sc.train_samples = p.get_int("train_samples");
+    sc.eval_samples = p.get_int("eval_samples");
+    sc.table_sizes = criteo_table_sizes(p.get_int("max_table_size"));
+    sc.zipf_exponent = p.get_float("zipf_exponent");
+    sc.seed = static_cast<uint64_t>(p.get_int("data_seed"));
+    SyntheticData data = generate_synthetic(sc);
+    train_ = std::move(data.train);
+    eval_ = std::move(data.eval);
+    ceiling = data.ceiling_auc;
+    data_facts = {{"source", "synthetic"}, {"data_seed", sc.seed},
+                  {"zipf_exponent", sc.zipf_exponent}, {"ceiling_auc", data.ceiling_auc}};
+  } else {
+    train_ = load_binary_split(source, "train");
+    eval_ = load_binary_split(source, "test");
+    data_facts = {{"source", source}};
+  }
+  data_facts["train_click_rate"] = click_rate(train_);
+  data_facts["eval_click_rate"] = click_rate(eval_);
+  data_facts["table_sizes"] = train_.table_sizes;
+
+  ModelShape& shape = setup_.shape;
+  shape.num_dense = train_.num_dense;
+  shape.table_sizes = train_.table_sizes;
+  shape.embed_dim = static_cast<int>(p.get_int("embed_dim"));
+  shape.bottom_mlp = parse_layers("bottom_mlp", p.get_string("bottom_mlp"));
+  shape.top_mlp = parse_layers("top_mlp", p.get_string("top_mlp"));
+  if (shape.bottom_mlp.back() != shape.embed_dim) {
+    throw UsageError(fmt::format("dlrm: bottom_mlp must end in embed_dim ({}), got {}",
+                                 shape.embed_dim, p.get_string("bottom_mlp")));
+  }
+  if (shape.top_mlp.back() != 1) {
+    throw UsageError(fmt::format("dlrm: top_mlp must end in 1 (the logit), got {}",
+                                 p.get_string("top_mlp")));
+  }
+
+  setup_.batch_size = p.get_int("batch_size");
+  if (setup_.batch_size > train_.size()) {
+    throw UsageError(fmt::format("dlrm: batch_size {} is larger than the training set ({} samples)",
+                                 setup_.batch_size, train_.size()));
+  }
+  setup_.schedule.base = p.get_float("learning_rate");
+  setup_.schedule.warmup_steps = p.get_int("warmup_steps");
+  setup_.schedule.decay_start_step = p.get_int("decay_start_step");
+  setup_.schedule.decay_steps = p.get_int("decay_steps");
+
+  TrainingPlan& plan = setup_.plan;
+  plan.global_batch_size = setup_.batch_size;
+  plan.iterations_per_epoch = train_.size() / setup_.batch_size;
+  plan.train_samples = plan.iterations_per_epoch * setup_.batch_size;
+  plan.eval_samples = eval_.size();
+  plan.max_epochs = static_cast<int>(p.get_int("max_epochs"));
+  plan.eval_interval_epochs = p.get_float("eval_interval");
+  plan.quality_metric = "AUC";
+  plan.quality_target = p.get_float("target_auc");
+  plan.quality_ceiling = ceiling;
+  if (ceiling && plan.quality_target > *ceiling) {
+    throw UsageError(fmt::format(
+        "dlrm: target_auc {:.4f} is above the best AUC this data allows ({:.4f}); no model can reach it",
+        plan.quality_target, *ceiling));
+  }
+  plan.precision = "fp32";
+  plan.hyperparameters = {
+      {"opt_name", "sgd"},
+      {"opt_base_learning_rate", setup_.schedule.base},
+      {"opt_learning_rate_warmup_steps", setup_.schedule.warmup_steps},
+      {"opt_learning_rate_decay_start_step", setup_.schedule.decay_start_step},
+      {"opt_learning_rate_decay_steps", setup_.schedule.decay_steps},
+      {"opt_learning_rate_decay_poly_power", 2},
+      {"embedding_dim", shape.embed_dim},
+      {"bottom_mlp", p.get_string("bottom_mlp")},
+      {"top_mlp", p.get_string("top_mlp")},
+  };
+  CpuModel probe(shape, 0);
+  data_facts["parameters"] = probe.parameter_count();
+  data_facts["forward_flops_per_sample"] = probe.flops_per_sample_forward();
+  plan.data = data_facts;
+}
+
+std::unique_ptr<TrainingRun> DlrmBenchmark::start_run(uint64_t seed) {
+  return std::make_unique<DlrmRun>(setup_, train_, eval_, seed);
+}
+
+}  // namespace perflab::dlrm

@@ -1,0 +1,43 @@
+// DLRM as a train-to-target benchmark: the data is prepared once (synthetic
+// or converted Criteo), each seed trains a fresh CPU model with SGD and is
+// evaluated by exact ROC AUC on the held-out split.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "harness/workload.h"
+#include "workloads/dlrm/data/dataset.h"
+#include "workloads/dlrm/model.h"
+#include "workloads/dlrm/schedule.h"
+
+namespace perflab::dlrm {
+
+/// Parses a layer list such as "512-256-128"; throws UsageError naming the
+/// parameter when it is not a list of positive integers.
+std::vector<int> parse_layers(const std::string& param, const std::string& text);
+
+/// Everything the workload derives from its parameters.
+struct DlrmSetup {
+  ModelShape shape;
+  LrSchedule schedule;
+  int64_t batch_size = 0;
+  TrainingPlan plan;
+};
+
+class DlrmBenchmark final : public Benchmark {
+ public:
+  /// Prepares the data described by `config.params` (throws UsageError for
+  /// invalid parameters or data).
+  explicit DlrmBenchmark(const WorkloadConfig& config);
+  TrainingPlan plan() const override { return setup_.plan; }
+  std::unique_ptr<TrainingRun> start_run(uint64_t seed) override;
+
+ private:
+  DlrmSetup setup_;
+  Dataset train_;
+  Dataset eval_;
+};
+
+}  // namespace perflab::dlrm

@@ -1,0 +1,96 @@
+// dlrm: trains a DLRM (bottom MLP, one embedding table per categorical
+// feature, dot interaction, top MLP, sigmoid + BCE, SGD with warm-up and
+// polynomial decay) until its ROC AUC on a held-out split reaches a target:
+// MLPerf's time-to-train. Data: a seeded synthetic Criteo-like set whose
+// best achievable AUC is known, or real Criteo converted by
+// `perflab data convert` (--set data=DIR/feature_spec.yaml).
+// Backends: cpu (OpenBLAS + OpenMP). Toggles: none apply on the CPU.
+#include "harness/registry.h"
+#include "workloads/dlrm/dlrm_benchmark.h"
+
+namespace perflab::dlrm {
+namespace {
+
+std::vector<ParamSpec> dlrm_params() {
+  using T = ParamType;
+  return {
+      {"data", T::kString, "synthetic", "'synthetic', or a feature_spec.yaml from perflab data convert"},
+      {"train_samples", T::kInt, "65536", "synthetic training samples per epoch", 1, 1e9},
+      {"eval_samples", T::kInt, "16384", "synthetic held-out samples", 2, 1e8},
+      {"max_table_size", T::kInt, "1000", "synthetic: rows of the largest embedding table", 4, 1e8},
+      {"zipf_exponent", T::kFloat, "1.05", "synthetic: skew of the categorical ids", 0, 4},
+      {"data_seed", T::kInt, "2024", "synthetic: seed of the data and its teacher", 0, 9.2e18},
+      {"embed_dim", T::kInt, "16", "embedding width (= last bottom layer)", 1, 4096},
+      {"bottom_mlp", T::kString, "64-32-16", "bottom MLP layer widths"},
+      {"top_mlp", T::kString, "64-32-1", "top MLP layer widths (last is 1)"},
+      {"batch_size", T::kInt, "256", "global batch size", 1, 1 << 22},
+      {"learning_rate", T::kFloat, "0.5", "peak SGD learning rate", 1e-9, 1e4},
+      {"warmup_steps", T::kInt, "50", "linear warm-up steps", 0, 1e9},
+      {"decay_start_step", T::kInt, "0", "first step of the polynomial decay", 0, 1e12},
+      {"decay_steps", T::kInt, "0", "length of the decay (0: no decay)", 0, 1e12},
+      {"max_epochs", T::kInt, "8", "abort when the target is not reached by then", 1, 1000},
+      {"eval_interval", T::kFloat, "0.25", "evaluate every this many epochs", 1e-4, 1},
+      {"target_auc", T::kFloat, "0.75", "quality target: eval ROC AUC", 0.5, 1},
+  };
+}
+
+std::vector<Preset> dlrm_presets() {
+  return {
+      {"tiny", "small tables, dim 16: converges in seconds on 2 cores (CI)", {}},
+      {"small",
+       "tables up to 100k rows, dim 64",
+       {{"train_samples", "1048576"},
+        {"eval_samples", "131072"},
+        {"max_table_size", "100000"},
+        {"embed_dim", "64"},
+        {"bottom_mlp", "256-128-64"},
+        {"top_mlp", "512-256-1"},
+        {"batch_size", "2048"},
+        {"warmup_steps", "100"}}},
+      {"dle",
+       "DeepLearningExamples shapes: dim 128, bottom 512-256-128, top 1024-1024-512-256-1",
+       {{"train_samples", "4194304"},
+        {"eval_samples", "262144"},
+        {"max_table_size", "200000"},
+        {"embed_dim", "128"},
+        {"bottom_mlp", "512-256-128"},
+        {"top_mlp", "1024-1024-512-256-1"},
+        {"batch_size", "16384"},
+        {"warmup_steps", "100"}}},
+  };
+}
+
+std::string toggle_unsupported(Toggle toggle, Backend backend) {
+  if (toggle == Toggle::kSharp) return "dlrm runs as a single process: there is no collective to offload";
+  if (backend == Backend::kCpu) {
+    switch (toggle) {
+      case Toggle::kCudaGraphs: return "the cpu backend launches no CUDA work to capture";
+      case Toggle::kSyncFree: return "the cpu backend has no host-device synchronisation to remove";
+      case Toggle::kFused: return "the cpu backend has no fused kernels (bias and ReLU run separately)";
+      default: break;
+    }
+  }
+  return "dlrm has no cuda backend yet";
+}
+
+WorkloadInfo dlrm_info() {
+  WorkloadInfo info;
+  info.name = "dlrm";
+  info.summary = "DLRM trained with SGD to a ROC AUC target (time to train)";
+  info.params = dlrm_params();
+  info.presets = dlrm_presets();
+  info.default_preset = "tiny";
+  info.backends = {Backend::kCpu};
+  info.toggle_unsupported = toggle_unsupported;
+  info.create = [](const WorkloadConfig& config) -> std::unique_ptr<Benchmark> {
+    return std::make_unique<DlrmBenchmark>(config);
+  };
+  info.rules_file = [](const std::string&) { return std::string("workloads/dlrm/rules/dlrm.yaml"); };
+  return info;
+}
+
+}  // namespace
+
+PERFLAB_REGISTER_WORKLOAD(dlrm_info());
+
+}  // namespace perflab::dlrm
