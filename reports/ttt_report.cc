@@ -44,7 +44,7 @@ std::string render_ttt_markdown(const json& result) {
   md += fmt::format("- created: {}\n", result["created"].get<std::string>());
   md += fmt::format("- perflab: {} (git {})\n", env.value("perflab_version", "?"),
                     env.value("git_revision", "?"));
-  md += fmt::format("- host: {}, {} threads\n", env.value("/cpu/model"_json_pointer, std::string("?")),
+  md += fmt::format("- host: {}, {} threads\n", env.value("cpu_model", std::string("?")),
                     spec["threads"].get<int>());
   if (!spec["overrides"].empty()) md += fmt::format("- overrides: `{}`\n", spec["overrides"].dump());
   std::string ceiling = quality["ceiling"].is_null()

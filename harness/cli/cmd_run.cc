@@ -59,7 +59,7 @@ fs::path invocation_dir(const fs::path& out, const RunSpec& spec) {
 }
 
 std::string platform_of(const nlohmann::json& env, const RunSpec& spec) {
-  std::string cpu = env.value("/cpu/model"_json_pointer, std::string("unknown CPU"));
+  std::string cpu = env.value("cpu_model", std::string("unknown CPU"));
   if (spec.backend == Backend::kCuda) {
     const auto& devices = env.value("/cuda/devices"_json_pointer, nlohmann::json::array());
     if (!devices.empty()) return fmt::format("1x{}", devices[0].value("name", "GPU"));

@@ -1,0 +1,14 @@
+// Build identity. git_revision() is generated at build time by
+// cmake/WriteGitRevision.cmake, so it names the revision actually built.
+#pragma once
+
+namespace perflab {
+
+/// `git describe --always --dirty` of the source tree at build time, or
+/// "unknown" when it was not a git checkout.
+const char* git_revision();
+
+/// perflab's release version (the CMake project version).
+const char* perflab_version();
+
+}  // namespace perflab

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# End-to-end: the perflab binary as a user drives it. DLRM tiny reaches its
+# target over 3 seeds, its logs pass the official compliance checker, its
+# result validates against docs/result.schema.json; bad input gets one line
+# and the documented exit code, and leaves nothing half-written.
+set -uo pipefail
+: "${PERFLAB:?}" "${PERFLAB_SOURCE_DIR:?}"
+PYTHON=${PYTHON:-python3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+pass() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect CODE PATTERN -- ARGS...: exit code CODE, exactly one stderr line matching PATTERN.
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  "$PERFLAB" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$tmp/err.txt")
+  if [[ $rc -ne $code ]]; then
+    fail "perflab $* exited $rc, expected $code: $(cat "$tmp/err.txt")"
+  elif [[ $lines -ne 1 ]]; then
+    fail "perflab $* wrote $lines lines to stderr, expected 1: $(cat "$tmp/err.txt")"
+  elif ! grep -qE -- "$pattern" "$tmp/err.txt"; then
+    fail "perflab $*: stderr '$(cat "$tmp/err.txt")' does not match '$pattern'"
+  else
+    pass "perflab $* -> $code: $(cat "$tmp/err.txt")"
+  fi
+}
+
+# --- the main job: dlrm tiny, 3 seeds, on the CPU -------------------------
+out="$tmp/results"
+if "$PERFLAB" run dlrm --preset tiny --backend cpu --seeds 3 --cuda-graphs on --out "$out" \
+    >"$tmp/run.out" 2>"$tmp/run.err"; then
+  pass "dlrm tiny 3 seeds exited 0"
+else
+  fail "dlrm tiny 3 seeds exited non-zero: $(cat "$tmp/run.err" "$tmp/run.out")"
+fi
+cat "$tmp/run.out"
+dir=$(find "$out" -mindepth 1 -maxdepth 1 -type d -name 'dlrm-tiny-*' | head -n 1)
+[[ -n "$dir" && -f "$dir/result.json" && -f "$dir/report.md" ]] && pass "result and report written" ||
+  fail "no result folder under $out"
+[[ -z "$(find "$out" -name '*.partial' -o -name '*.tmp.*')" ]] && pass "no partial files" ||
+  fail "partial files left: $(find "$out" -name '*.partial' -o -name '*.tmp.*')"
+grep -q "requested: on, in effect: off" "$tmp/run.err" && pass "toggle not in effect is reported" ||
+  fail "--cuda-graphs on the cpu backend was not reported as not in effect"
+
+if "$PYTHON" - "$dir/result.json" "$PERFLAB_SOURCE_DIR/docs/result.schema.json" <<'PY'
+import json, sys
+import jsonschema
+result = json.load(open(sys.argv[1]))
+jsonschema.validate(result, json.load(open(sys.argv[2])))
+runs = result["runs"]
+assert len(runs) == 3, f"{len(runs)} runs"
+for r in runs:
+    assert r["status"] == "success", r["reason"]
+    assert r["quality_curve"][-1]["value"] >= result["quality"]["target"]
+assert result["quality"]["ceiling"] > result["quality"]["target"]
+assert result["score"]["time_to_train_s"] is not None
+assert result["score"]["method"] == "olympic mean of 3"
+t = result["toggles"]["cuda_graphs"]
+assert t["requested"] and not t["in_effect"] and t["reason"], t
+assert [r["seed"] for r in runs] == result["spec"]["seeds"]
+PY
+then pass "result.json validates against the schema and reached the target"; else fail "result.json check"; fi
+
+if "$PERFLAB_SOURCE_DIR/scripts/compliance-check" "$dir"/run_*.log >"$tmp/cc.txt" 2>&1; then
+  pass "all 3 logs pass the compliance checker"
+else
+  fail "compliance checker: $(cat "$tmp/cc.txt")"
+fi
+grep -q "olympic mean of 3" "$dir/report.md" && pass "report has the olympic mean" ||
+  fail "report.md lacks the olympic mean"
+
+# --- the other commands -----------------------------------------------------
+"$PERFLAB" --version | grep -qE '^perflab [0-9]+\.[0-9]+\.[0-9]+' && pass "--version" || fail "--version"
+"$PERFLAB" list >"$tmp/list.txt" 2>&1 && grep -q "Workload dlrm" "$tmp/list.txt" &&
+  grep -q "batch_size" "$tmp/list.txt" && grep -q "tiny" "$tmp/list.txt" &&
+  grep -qE "cuda +(available|not available)" "$tmp/list.txt" && pass "list" || fail "list: $(cat "$tmp/list.txt")"
+"$PERFLAB" env --json | "$PYTHON" -c 'import json,sys; e=json.load(sys.stdin); assert "cuda" in e and "cpu_model" in e' &&
+  pass "env --json" || fail "env --json"
+
+# --- bad input: one line, exit 2 ------------------------------------------
+expect 2 "unknown workload 'nosuch'; valid workloads: dlrm" -- run nosuch
+expect 2 "unknown parameter 'bach_size'; valid parameters: .*batch_size" -- run dlrm --set bach_size=1
+expect 2 "batch_size=12x: not an integer" -- run dlrm --set batch_size=12x
+expect 2 "unknown preset 'huge'; valid presets: tiny, small, dle" -- run dlrm --preset huge
+expect 2 "--cuda-graphs: 'maybe' is not a valid value; valid values: on, off" -- run dlrm --cuda-graphs maybe
+expect 2 "--backend: 'tpu' is not a valid value; valid values: auto, cpu, cuda" -- run dlrm --backend tpu
+expect 2 "target_auc .* is above the best AUC" -- run dlrm --set target_auc=0.99 --out "$tmp/never"
+[[ ! -e "$tmp/never" || -z "$(ls -A "$tmp/never")" ]] && pass "rejected run left nothing" || fail "rejected run wrote $(ls -A "$tmp/never")"
+expect 2 "perflab: error: " -- run
+expect 2 "perflab: error: " -- frobnicate
+
+# --backend cuda without a device: one clear line, exit 1.
+if "$PERFLAB" list | grep -qE "cuda +not available"; then
+  expect 1 "--backend cuda: .*(no usable CUDA device|built without CUDA)" -- run dlrm --backend cuda
+else
+  echo "skip: a CUDA device is present, so the no-device message cannot be checked here"
+fi
+
+# Unwritable --out: a path below a regular file.
+touch "$tmp/afile"
+expect 1 "cannot create output directory" -- run dlrm --out "$tmp/afile/sub"
+
+# --- Criteo TSV conversion ------------------------------------------------
+"$PYTHON" - "$tmp/train.tsv" "$tmp/test.tsv" <<'PY'
+import random, sys
+rng = random.Random(7)
+for path, n in ((sys.argv[1], 600), (sys.argv[2], 200)):
+    with open(path, "w") as f:
+        for i in range(n):
+            ints = [str(rng.randint(0, 50)) if rng.random() > 0.1 else "" for _ in range(13)]
+            cats = [f"{rng.randint(0, 30):08x}" if rng.random() > 0.1 else "" for _ in range(26)]
+            label = 1 if int(cats[0] or "0", 16) % 3 == 0 else 0
+            f.write("\t".join([str(label)] + ints + cats) + "\n")
+PY
+if "$PERFLAB" data convert --input "$tmp/train.tsv" --test "$tmp/test.tsv" --output "$tmp/criteo" \
+    --max-table-size 64 >"$tmp/conv.txt" 2>&1 && [[ -f "$tmp/criteo/feature_spec.yaml" ]]; then
+  pass "data convert wrote a feature spec"
+else
+  fail "data convert: $(cat "$tmp/conv.txt")"
+fi
+if "$PERFLAB" run dlrm --set data="$tmp/criteo/feature_spec.yaml" --set batch_size=32 \
+    --set max_epochs=2 --set target_auc=0.5 --out "$tmp/criteo-run" >"$tmp/crun.txt" 2>&1; then
+  pass "dlrm trains on converted Criteo data"
+else
+  fail "dlrm on converted data: $(cat "$tmp/crun.txt")"
+fi
+sed '3s/^[01]\t/7\t/' "$tmp/train.tsv" >"$tmp/bad.tsv"
+expect 2 "bad.tsv:3: .*label" -- data convert --input "$tmp/bad.tsv" --output "$tmp/badout"
+[[ ! -e "$tmp/badout" ]] && pass "failed conversion left no output" || fail "failed conversion left $tmp/badout"
+
+echo "$failures failure(s)"
+[[ $failures -eq 0 ]]
