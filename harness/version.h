@@ -1,5 +1,6 @@
-// Build identity. git_revision() is generated at build time by
-// cmake/WriteGitRevision.cmake, so it names the revision actually built.
+// Build identity: the project version (harness/version.cc, from CMake's
+// project version) and the git revision, generated at build time by
+// cmake/WriteGitRevision.cmake so it names the revision actually built.
 #pragma once
 
 namespace perflab {

@@ -1,0 +1,24 @@
+// Device probing for builds without CUDA: there is never a device.
+#include "harness/device.h"
+
+namespace perflab {
+namespace {
+
+constexpr const char* kNoCuda = "perflab was built without CUDA";
+
+}  // namespace
+
+DeviceProbe probe_devices() {
+  DeviceProbe probe;
+  probe.reason = kNoCuda;
+  return probe;
+}
+
+bool device_smoke_test(int /*device*/, std::string* reason) {
+  if (reason != nullptr) *reason = kNoCuda;
+  return false;
+}
+
+std::string built_cuda_architectures() { return "none"; }
+
+}  // namespace perflab

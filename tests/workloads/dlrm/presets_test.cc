@@ -1,0 +1,52 @@
+// DLRM's registered presets: each resolves, and its quality target is the
+// one the shipped compliance rules (workloads/dlrm/rules/dlrm.yaml) check.
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "harness/error.h"
+#include "harness/registry.h"
+#include "workloads/dlrm/dlrm_benchmark.h"
+
+namespace perflab {
+namespace {
+
+std::map<std::string, double> rules_targets() {
+  std::ifstream in(std::string(PERFLAB_SOURCE_DIR) + "/workloads/dlrm/rules/dlrm.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::map<std::string, double> out;
+  std::regex line(R"(^\s*'([a-z0-9_]+)':\s*([0-9.]+),\s*$)");
+  std::string s;
+  while (std::getline(text, s)) {
+    std::smatch m;
+    if (std::regex_match(s, m, line)) out[m[1]] = std::stod(m[2]);
+  }
+  return out;
+}
+
+TEST(DlrmPresets, TargetsMatchTheShippedRules) {
+  const WorkloadInfo& info = Registry::instance().get("dlrm");
+  auto targets = rules_targets();
+  ASSERT_EQ(targets.size(), info.presets.size()) << "one rules target per preset";
+  for (const Preset& p : info.presets) {
+    ParamValues v = resolve_params("dlrm", info.params, &p, {});
+    ASSERT_TRUE(targets.count(p.name)) << "no rules target for preset " << p.name;
+    EXPECT_DOUBLE_EQ(v.get_float("target_auc"), targets[p.name]) << "preset " << p.name;
+  }
+}
+
+TEST(DlrmPresets, LayerListsParse) {
+  EXPECT_EQ(dlrm::parse_layers("top_mlp", "1024-1024-512-256-1"),
+            (std::vector<int>{1024, 1024, 512, 256, 1}));
+  EXPECT_THROW(dlrm::parse_layers("top_mlp", "1024--1"), UsageError);
+  EXPECT_THROW(dlrm::parse_layers("top_mlp", "a-1"), UsageError);
+  EXPECT_THROW(dlrm::parse_layers("top_mlp", ""), UsageError);
+  EXPECT_THROW(dlrm::parse_layers("top_mlp", "0-1"), UsageError);
+}
+
+}  // namespace
+}  // namespace perflab
