@@ -15,8 +15,8 @@ std::vector<ParamSpec> dlrm_params() {
   using T = ParamType;
   return {
       {"data", T::kString, "synthetic", "'synthetic', or a feature_spec.yaml from perflab data convert"},
-      {"train_samples", T::kInt, "65536", "synthetic training samples per epoch", 1, 1e9},
-      {"eval_samples", T::kInt, "16384", "synthetic held-out samples", 2, 1e8},
+      {"train_samples", T::kInt, "524288", "synthetic training samples per epoch", 1, 1e9},
+      {"eval_samples", T::kInt, "32768", "synthetic held-out samples", 2, 1e8},
       {"max_table_size", T::kInt, "1000", "synthetic: rows of the largest embedding table", 4, 1e8},
       {"zipf_exponent", T::kFloat, "1.05", "synthetic: skew of the categorical ids", 0, 4},
       {"data_seed", T::kInt, "2024", "synthetic: seed of the data and its teacher", 0, 9.2e18},
@@ -24,13 +24,13 @@ std::vector<ParamSpec> dlrm_params() {
       {"bottom_mlp", T::kString, "64-32-16", "bottom MLP layer widths"},
       {"top_mlp", T::kString, "64-32-1", "top MLP layer widths (last is 1)"},
       {"batch_size", T::kInt, "256", "global batch size", 1, 1 << 22},
-      {"learning_rate", T::kFloat, "0.5", "peak SGD learning rate", 1e-9, 1e4},
+      {"learning_rate", T::kFloat, "1.0", "peak SGD learning rate", 1e-9, 1e4},
       {"warmup_steps", T::kInt, "50", "linear warm-up steps", 0, 1e9},
       {"decay_start_step", T::kInt, "0", "first step of the polynomial decay", 0, 1e12},
       {"decay_steps", T::kInt, "0", "length of the decay (0: no decay)", 0, 1e12},
       {"max_epochs", T::kInt, "8", "abort when the target is not reached by then", 1, 1000},
       {"eval_interval", T::kFloat, "0.25", "evaluate every this many epochs", 1e-4, 1},
-      {"target_auc", T::kFloat, "0.75", "quality target: eval ROC AUC", 0.5, 1},
+      {"target_auc", T::kFloat, "0.74", "quality target: eval ROC AUC", 0.5, 1},
   };
 }
 

@@ -1,0 +1,325 @@
+// The DLRM model on the CPU: parameter layout, seeded initialisation, and the
+// forward, backward and SGD passes built from the kernels in kernels/cpu.
+#include "workloads/dlrm/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "harness/error.h"
+#include "kernels/cpu/bce.h"
+#include "kernels/cpu/embedding.h"
+#include "kernels/cpu/interaction.h"
+#include "kernels/cpu/linear.h"
+#include "kernels/cpu/relu.h"
+
+namespace perflab::dlrm {
+namespace {
+
+namespace k = perflab::kernels::cpu;
+
+// ---- Counter-based random numbers ------------------------------------------
+// Every parameter element draws from (seed, stream, index) alone, so the
+// initial model does not depend on thread count or fill order, nor on the
+// standard library's distributions (whose output is implementation-defined).
+
+constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
+constexpr double kTwoPi = 6.283185307179586476925286766559;
+
+/// Streams: one per tensor, so adding a layer does not shift the others.
+constexpr uint64_t kBottomStream = 1ULL << 32;
+constexpr uint64_t kTopStream = 2ULL << 32;
+constexpr uint64_t kTableStream = 3ULL << 32;
+
+/// The splitmix64 finaliser: a bijective, well-mixing 64-bit hash.
+uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/// Uniform in the open interval (0, 1), from 53 random bits.
+double uniform01(uint64_t key, uint64_t index) {
+  const uint64_t bits = mix64(key + (index + 1) * kGolden) >> 11;
+  return (static_cast<double>(bits) + 0.5) * 0x1.0p-53;
+}
+
+uint64_t stream_key(uint64_t seed, uint64_t stream) { return mix64(seed ^ mix64(stream)); }
+
+/// Fills values[0, n) with N(0, stddev²) by Box-Muller on counters 2i, 2i+1.
+void fill_normal(uint64_t key, double stddev, float* values, int64_t n) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t c = 2 * static_cast<uint64_t>(i);
+    const double radius = std::sqrt(-2.0 * std::log(uniform01(key, c)));
+    values[i] = static_cast<float>(stddev * radius * std::cos(kTwoPi * uniform01(key, c + 1)));
+  }
+}
+
+/// Fills values[0, n) with U(-bound, bound).
+void fill_uniform(uint64_t key, double bound, float* values, int64_t n) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    values[i] = static_cast<float>(bound * (2.0 * uniform01(key, static_cast<uint64_t>(i)) - 1.0));
+  }
+}
+
+void check_shape(const ModelShape& shape) {
+  auto fail = [](const std::string& what) { throw UsageError("DLRM model shape: " + what); };
+  if (shape.num_dense < 1) fail("num_dense must be at least 1");
+  if (shape.embed_dim < 1) fail("embed_dim must be at least 1");
+  if (shape.bottom_mlp.empty() || shape.bottom_mlp.back() != shape.embed_dim) {
+    fail("the bottom MLP's last width must equal embed_dim");
+  }
+  if (shape.top_mlp.empty() || shape.top_mlp.back() != 1) {
+    fail("the top MLP's last width must be 1");
+  }
+  for (const auto* widths : {&shape.bottom_mlp, &shape.top_mlp}) {
+    for (int width : *widths) {
+      if (width < 1) fail("every MLP width must be at least 1");
+    }
+  }
+  constexpr int64_t kMaxRows = int64_t{std::numeric_limits<int32_t>::max()} + 1;
+  for (int64_t rows : shape.table_sizes) {
+    if (rows < 1 || rows > kMaxRows) fail("table sizes must be in [1, 2^31]");
+  }
+}
+
+template <typename T>
+void grow(std::vector<T>& buffer, int64_t rows, int64_t width) {
+  // resize keeps the leading rows, so pending gradients survive growth.
+  buffer.resize(static_cast<size_t>(rows * width));
+}
+
+}  // namespace
+
+CpuModel::CpuModel(ModelShape shape, uint64_t seed) : shape_(std::move(shape)) {
+  check_shape(shape_);
+  num_tables_ = static_cast<int>(shape_.table_sizes.size());
+  interaction_width_ = k::interaction_output_width(num_tables_, shape_.embed_dim);
+  build_layers(shape_.bottom_mlp, shape_.num_dense, /*relu_on_last=*/true, bottom_);
+  build_layers(shape_.top_mlp, interaction_width_, /*relu_on_last=*/false, top_);
+  dense_grad_.assign(dense_.size(), 0.0f);
+  tables_.resize(static_cast<size_t>(num_tables_));
+  for (int t = 0; t < num_tables_; ++t) {
+    tables_[t].resize(static_cast<size_t>(shape_.table_sizes[t] * shape_.embed_dim));
+    table_rows_.push_back(tables_[t].data());
+  }
+  bottom_act_.resize(bottom_.size());
+  bottom_grad_.resize(bottom_.size());
+  top_act_.resize(top_.size());
+  top_grad_.resize(top_.size());
+  initialise(seed);
+}
+
+void CpuModel::build_layers(const std::vector<int>& widths, int64_t in, bool relu_on_last,
+                            std::vector<Layer>& layers) {
+  for (size_t l = 0; l < widths.size(); ++l) {
+    Layer layer;
+    layer.in = in;
+    layer.out = widths[l];
+    layer.relu = relu_on_last || l + 1 < widths.size();
+    layer.weight = static_cast<int64_t>(dense_.size());
+    layer.bias = layer.weight + layer.out * layer.in;
+    dense_.resize(static_cast<size_t>(layer.bias + layer.out));
+    layers.push_back(layer);
+    in = layer.out;
+  }
+}
+
+void CpuModel::initialise(uint64_t seed) {
+  const auto init_mlp = [&](const std::vector<Layer>& layers, uint64_t stream) {
+    for (size_t l = 0; l < layers.size(); ++l) {
+      const Layer& layer = layers[l];
+      const double in = static_cast<double>(layer.in);
+      const double out = static_cast<double>(layer.out);
+      fill_normal(stream_key(seed, stream + 2 * l), std::sqrt(2.0 / (in + out)),
+                  dense_.data() + layer.weight, layer.out * layer.in);
+      fill_normal(stream_key(seed, stream + 2 * l + 1), std::sqrt(1.0 / out),
+                  dense_.data() + layer.bias, layer.out);
+    }
+  };
+  init_mlp(bottom_, kBottomStream);
+  init_mlp(top_, kTopStream);
+  for (int t = 0; t < num_tables_; ++t) {
+    const double rows = static_cast<double>(shape_.table_sizes[t]);
+    fill_uniform(stream_key(seed, kTableStream + static_cast<uint64_t>(t)), std::sqrt(1.0 / rows),
+                 tables_[t].data(), static_cast<int64_t>(tables_[t].size()));
+  }
+}
+
+void CpuModel::reserve_batch(int64_t batch_size) {
+  if (batch_size <= capacity_) return;
+  capacity_ = batch_size;
+  for (size_t l = 0; l < bottom_.size(); ++l) {
+    grow(bottom_act_[l], capacity_, bottom_[l].out);
+    grow(bottom_grad_[l], capacity_, bottom_[l].out);
+  }
+  for (size_t l = 0; l < top_.size(); ++l) {
+    grow(top_act_[l], capacity_, top_[l].out);
+    grow(top_grad_[l], capacity_, top_[l].out);
+  }
+  const int64_t emb_width = num_tables_ * int64_t{shape_.embed_dim};
+  grow(emb_out_, capacity_, emb_width);
+  grow(emb_grad_, capacity_, emb_width);
+  grow(interaction_, capacity_, interaction_width_);
+  grow(interaction_grad_, capacity_, interaction_width_);
+  grow(ids_, capacity_, num_tables_);
+}
+
+void CpuModel::check_batch(const BatchView& batch) const {
+  if (batch.size < 1) throw UsageError("DLRM batch is empty");
+  for (int64_t b = 0; b < batch.size; ++b) {
+    for (int t = 0; t < num_tables_; ++t) {
+      const int32_t id = batch.categorical[b * num_tables_ + t];
+      if (id < 0 || id >= shape_.table_sizes[t]) {
+        throw UsageError("DLRM batch: id " + std::to_string(id) + " of sample " +
+                         std::to_string(b) + " is outside table " + std::to_string(t) + " of " +
+                         std::to_string(shape_.table_sizes[t]) + " rows");
+      }
+    }
+  }
+}
+
+void CpuModel::forward(const BatchView& batch, const int32_t* ids) {
+  const int64_t n = batch.size;
+  const float* input = batch.dense;
+  for (size_t l = 0; l < bottom_.size(); ++l) {
+    const Layer& layer = bottom_[l];
+    float* y = bottom_act_[l].data();
+    k::linear_forward({n, layer.in, layer.out}, input, dense_.data() + layer.weight,
+                      dense_.data() + layer.bias, y);
+    k::relu_forward(n * layer.out, y, y);
+    input = y;
+  }
+  const k::EmbeddingShape emb_shape{n, num_tables_, shape_.embed_dim};
+  k::embedding_forward(emb_shape, table_rows_.data(), ids, emb_out_.data());
+  k::interaction_forward({n, num_tables_, shape_.embed_dim}, input, emb_out_.data(),
+                         interaction_.data());
+  input = interaction_.data();
+  for (size_t l = 0; l < top_.size(); ++l) {
+    const Layer& layer = top_[l];
+    float* y = top_act_[l].data();
+    k::linear_forward({n, layer.in, layer.out}, input, dense_.data() + layer.weight,
+                      dense_.data() + layer.bias, y);
+    if (layer.relu) k::relu_forward(n * layer.out, y, y);
+    input = y;
+  }
+}
+
+void CpuModel::backward(const BatchView& batch) {
+  const int64_t n = batch.size;
+  // Top MLP, last layer first; dlogit is already in top_grad_.back().
+  for (size_t l = top_.size(); l-- > 0;) {
+    const Layer& layer = top_[l];
+    float* dy = top_grad_[l].data();
+    if (layer.relu) k::relu_backward(n * layer.out, top_act_[l].data(), dy, dy);
+    const float* x = l > 0 ? top_act_[l - 1].data() : interaction_.data();
+    float* dx = l > 0 ? top_grad_[l - 1].data() : interaction_grad_.data();
+    k::linear_backward({n, layer.in, layer.out}, x, dense_.data() + layer.weight, dy, dx,
+                       dense_grad_.data() + layer.weight, dense_grad_.data() + layer.bias);
+  }
+  k::interaction_backward({n, num_tables_, shape_.embed_dim}, bottom_act_.back().data(),
+                          emb_out_.data(), interaction_grad_.data(), bottom_grad_.back().data(),
+                          emb_grad_.data());
+  for (size_t l = bottom_.size(); l-- > 0;) {
+    const Layer& layer = bottom_[l];
+    float* dy = bottom_grad_[l].data();
+    k::relu_backward(n * layer.out, bottom_act_[l].data(), dy, dy);
+    const float* x = l > 0 ? bottom_act_[l - 1].data() : batch.dense;
+    float* dx = l > 0 ? bottom_grad_[l - 1].data() : nullptr;  // no gradient for the data
+    k::linear_backward({n, layer.in, layer.out}, x, dense_.data() + layer.weight, dy, dx,
+                       dense_grad_.data() + layer.weight, dense_grad_.data() + layer.bias);
+  }
+}
+
+double CpuModel::train_step(const BatchView& batch, float learning_rate) {
+  const double loss = forward_backward(batch);
+  apply_gradients(learning_rate);
+  return loss;
+}
+
+double CpuModel::forward_backward(const BatchView& batch) {
+  check_batch(batch);
+  reserve_batch(batch.size);
+  // Keep the ids: apply_gradients needs them after the caller's batch is gone.
+  std::copy(batch.categorical, batch.categorical + batch.size * num_tables_, ids_.begin());
+  pending_batch_ = 0;
+  forward(batch, ids_.data());
+  const double loss =
+      k::bce_with_logits(batch.size, top_act_.back().data(), batch.labels, top_grad_.back().data());
+  backward(batch);
+  pending_batch_ = batch.size;
+  return loss;
+}
+
+void CpuModel::apply_gradients(float learning_rate) {
+  if (pending_batch_ == 0) throw std::logic_error("CpuModel::apply_gradients: no gradients");
+  float* values = dense_.data();
+  const float* grads = dense_grad_.data();
+  const int64_t size = static_cast<int64_t>(dense_.size());
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < size; ++i) values[i] -= learning_rate * grads[i];
+  k::embedding_sgd_update({pending_batch_, num_tables_, shape_.embed_dim}, table_rows_.data(),
+                          ids_.data(), emb_grad_.data(), learning_rate);
+  pending_batch_ = 0;
+}
+
+void CpuModel::predict(const BatchView& batch, float* probabilities) {
+  check_batch(batch);
+  reserve_batch(batch.size);
+  forward(batch, batch.categorical);
+  k::sigmoid(batch.size, top_act_.back().data(), probabilities);
+}
+
+int64_t CpuModel::parameter_count() const {
+  int64_t count = static_cast<int64_t>(dense_.size());
+  for (int64_t rows : shape_.table_sizes) count += rows * shape_.embed_dim;
+  return count;
+}
+
+double CpuModel::flops_per_sample_forward() const {
+  double multiply_adds = 0;
+  for (const auto* layers : {&bottom_, &top_}) {
+    for (const Layer& layer : *layers) multiply_adds += static_cast<double>(layer.in * layer.out);
+  }
+  const double features = num_tables_ + 1.0;
+  multiply_adds += features * (features - 1.0) / 2.0 * shape_.embed_dim;
+  return 2.0 * multiply_adds;
+}
+
+std::vector<DenseParameter> CpuModel::dense_parameters() {
+  std::vector<DenseParameter> params;
+  const auto add = [&](const std::string& prefix, const std::vector<Layer>& layers) {
+    for (size_t l = 0; l < layers.size(); ++l) {
+      const Layer& layer = layers[l];
+      const std::string name = prefix + "." + std::to_string(l);
+      params.push_back({name + ".weight", dense_.data() + layer.weight,
+                        dense_grad_.data() + layer.weight, layer.out * layer.in});
+      params.push_back(
+          {name + ".bias", dense_.data() + layer.bias, dense_grad_.data() + layer.bias, layer.out});
+    }
+  };
+  add("bottom", bottom_);
+  add("top", top_);
+  return params;
+}
+
+float* CpuModel::embedding_row(int table, int64_t row) {
+  return tables_.at(static_cast<size_t>(table)).data() + row * shape_.embed_dim;
+}
+
+void CpuModel::embedding_row_gradient(int table, int64_t row, float* gradient) const {
+  const int64_t dim = shape_.embed_dim;
+  std::fill(gradient, gradient + dim, 0.0f);
+  for (int64_t b = 0; b < pending_batch_; ++b) {
+    const int64_t slot = b * num_tables_ + table;
+    if (ids_[slot] != row) continue;
+    for (int64_t d = 0; d < dim; ++d) gradient[d] += emb_grad_[slot * dim + d];
+  }
+}
+
+}  // namespace perflab::dlrm

@@ -1,0 +1,143 @@
+// The DLRM model on the CPU: bottom MLP over the dense features, one
+// embedding table per categorical feature, dot interaction, top MLP, and a
+// sigmoid + binary cross-entropy loss, trained with plain SGD (dense and
+// sparse embedding updates at one learning rate).
+//
+//   dense [B, num_dense] -> bottom MLP (Linear+ReLU on every layer) -> x [B, D]
+//   ids   [B, T]         -> embeddings                               -> e [B, T, D]
+//   (x, e) -> dot interaction -> [B, D + (T+1)T/2]
+//          -> top MLP (Linear+ReLU on all but the last layer)       -> logit [B]
+//
+// Built from the kernels in kernels/cpu. Initialisation is a pure function of
+// the seed (independent of thread count); training is bit-reproducible for
+// the same seed, batches and thread count. Buffers grow to the largest batch
+// seen and are reused, so the steady training path does not allocate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/dlrm/batch.h"
+
+namespace perflab::dlrm {
+
+/// Layer sizes of a DLRM. Checked by CpuModel's constructor.
+struct ModelShape {
+  int num_dense = 13;                ///< Dense features per sample.
+  std::vector<int64_t> table_sizes;  ///< Rows of each embedding table (T tables).
+  int embed_dim = 16;                ///< D: embedding width, also the bottom MLP's output.
+  std::vector<int> bottom_mlp;       ///< Layer widths; the last must equal embed_dim.
+  std::vector<int> top_mlp;          ///< Layer widths; the last must be 1 (the logit).
+};
+
+/// A dense parameter tensor and its gradient (from the last forward_backward).
+struct DenseParameter {
+  std::string name;                 ///< "bottom.<layer>.weight", "top.<layer>.bias", ...
+  float* value = nullptr;           ///< Row-major; weights are [out, in].
+  const float* gradient = nullptr;  ///< Same layout as value.
+  int64_t size = 0;                 ///< Floats in value and in gradient.
+};
+
+/// The DLRM model, trained and evaluated on the CPU.
+class CpuModel {
+ public:
+  /// Builds and initialises the model, deterministically from `seed`: MLP
+  /// weights ~ N(0, 2/(in+out)), biases ~ N(0, 1/out), embeddings ~
+  /// U(-sqrt(1/rows), sqrt(1/rows)). Throws UsageError on an invalid shape.
+  CpuModel(ModelShape shape, uint64_t seed);
+  CpuModel(const CpuModel&) = delete;
+  CpuModel& operator=(const CpuModel&) = delete;
+  CpuModel(CpuModel&&) = default;
+  CpuModel& operator=(CpuModel&&) = default;
+  ~CpuModel() = default;
+
+  /// The shape the model was built with.
+  const ModelShape& shape() const { return shape_; }
+
+  /// Grows the activation and gradient buffers to hold `batch_size` samples
+  /// now, so later calls with batches up to that size never allocate.
+  void reserve_batch(int64_t batch_size);
+
+  /// One SGD step: forward_backward then apply_gradients. Returns the mean
+  /// BCE loss of the batch before the update. Throws UsageError on ids out
+  /// of range or an empty batch.
+  double train_step(const BatchView& batch, float learning_rate);
+
+  /// Forward and backward pass; keeps the gradients (see dense_parameters
+  /// and embedding_row_gradient) without changing any parameter. Returns the
+  /// mean BCE loss.
+  double forward_backward(const BatchView& batch);
+
+  /// Applies the gradients of the last forward_backward once:
+  /// p -= learning_rate * dp for the dense parameters and for each embedding
+  /// row the batch touched (once per occurrence of its id). Throws
+  /// std::logic_error when no gradients are pending.
+  void apply_gradients(float learning_rate);
+
+  /// Writes σ(logit) of each sample to probabilities [batch.size]. Does not
+  /// disturb pending gradients. Labels are not read.
+  void predict(const BatchView& batch, float* probabilities);
+
+  /// Trainable floats: MLP weights and biases plus every embedding row.
+  int64_t parameter_count() const;
+
+  /// Forward FLOPs per sample: 2 × the multiply-adds of the MLP GEMMs and of
+  /// the interaction's dot products (bias adds and activations not counted).
+  double flops_per_sample_forward() const;
+
+  /// Every dense parameter with its gradient, bottom layers first, weight
+  /// before bias. The pointers stay valid for the model's lifetime.
+  std::vector<DenseParameter> dense_parameters();
+
+  /// Row `row` of embedding table `table`: embed_dim floats, writable.
+  float* embedding_row(int table, int64_t row);
+
+  /// The pending gradient (after forward_backward, before apply_gradients)
+  /// of the loss with respect to one embedding row, summed over the samples
+  /// that looked it up (zero when none did), into gradient [embed_dim]. For
+  /// tests; O(batch).
+  void embedding_row_gradient(int table, int64_t row, float* gradient) const;
+
+ private:
+  struct Layer {
+    int64_t in = 0;
+    int64_t out = 0;
+    int64_t weight = 0;  // offset into dense_ / dense_grad_
+    int64_t bias = 0;
+    bool relu = true;
+  };
+
+  void build_layers(const std::vector<int>& widths, int64_t in, bool relu_on_last,
+                    std::vector<Layer>& layers);
+  void initialise(uint64_t seed);
+  void check_batch(const BatchView& batch) const;
+  void forward(const BatchView& batch, const int32_t* ids);
+  void backward(const BatchView& batch);
+
+  ModelShape shape_;
+  int num_tables_ = 0;
+  int64_t interaction_width_ = 0;
+
+  std::vector<Layer> bottom_;
+  std::vector<Layer> top_;
+  std::vector<float> dense_;       // every MLP weight and bias
+  std::vector<float> dense_grad_;  // same layout
+  std::vector<std::vector<float>> tables_;
+  std::vector<float*> table_rows_;  // tables_[t].data(), for the kernels
+
+  // Per-batch buffers, each holding capacity_ rows of its width.
+  int64_t capacity_ = 0;
+  std::vector<std::vector<float>> bottom_act_;  // output of each bottom layer
+  std::vector<std::vector<float>> bottom_grad_;
+  std::vector<std::vector<float>> top_act_;  // output of each top layer; last = logits
+  std::vector<std::vector<float>> top_grad_;
+  std::vector<float> emb_out_;      // [B, T, D]
+  std::vector<float> emb_grad_;     // [B, T, D]
+  std::vector<float> interaction_;  // [B, interaction_width_]
+  std::vector<float> interaction_grad_;
+  std::vector<int32_t> ids_;   // the ids of the batch whose gradients are pending
+  int64_t pending_batch_ = 0;  // samples in that batch; 0 when nothing is pending
+};
+
+}  // namespace perflab::dlrm
