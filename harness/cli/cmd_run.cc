@@ -72,14 +72,17 @@ int run_command(const RunRequest& request) {
   RunSpec spec = resolve_run_spec(request, info, probe_devices());
   ensure_writable_directory(spec.out_dir);
 
-  Progress progress(std::cerr, isatty(STDERR_FILENO) != 0);
-  progress.note(fmt::format("{} preset {} on {} ({}), {} seed(s), {} thread(s)", spec.workload,
-                            spec.preset_label(), backend_name(spec.backend),
-                            spec.backend_reason.empty() ? "requested" : spec.backend_reason,
-                            spec.seeds.size(), spec.threads));
+  // Said once the workload has accepted its parameters (data prepared), so
+  // an invalid request gets its one error line and nothing else.
+  std::vector<std::string> header = {
+      fmt::format("{} preset {} on {} ({}), {} seed(s), {} thread(s)", spec.workload,
+                  spec.preset_label(), backend_name(spec.backend),
+                  spec.backend_reason.empty() ? "requested" : spec.backend_reason,
+                  spec.seeds.size(), spec.threads)};
   for (const auto& line : split(spec.toggles.describe_differences(), '\n')) {
-    if (!line.empty()) progress.note(line);
+    if (!line.empty()) header.push_back(line);
   }
+  Progress progress(std::cerr, isatty(STDERR_FILENO) != 0, std::move(header));
 
   fs::path final_dir = invocation_dir(spec.out_dir, spec);
   fs::path work_dir = spec.out_dir / ("." + final_dir.filename().string() + ".partial");

@@ -5,6 +5,15 @@
 
 namespace perflab::cli {
 
+Progress::Progress(std::ostream& out, bool tty, std::vector<std::string> header)
+    : out_(out), tty_(tty), header_(std::move(header)) {
+  if (tty_) {
+    out_ << "preparing data...";
+    out_.flush();
+    line_open_ = true;
+  }
+}
+
 void Progress::clear_line() {
   if (line_open_) out_ << "\r\033[K";
   line_open_ = false;
@@ -21,7 +30,8 @@ void Progress::update(const ProgressEvent& e) {
   std::string run = fmt::format("run {}/{}", e.run_index + 1, e.run_count);
   switch (e.kind) {
     case ProgressEvent::Kind::kPrepared:
-      if (tty_) note(fmt::format("data prepared ({:.1f}s)", elapsed));
+      for (const auto& line : header_) note(line);
+      if (tty_) note(fmt::format("data prepared in {:.1f}s", elapsed));
       return;
     case ProgressEvent::Kind::kRunStarted:
       if (!tty_) return;

@@ -131,7 +131,7 @@ else
   fail "dlrm on converted data: $(cat "$tmp/crun.txt")"
 fi
 sed '3s/^[01]\t/7\t/' "$tmp/train.tsv" >"$tmp/bad.tsv"
-expect 2 "bad.tsv:3: .*label" -- data convert --input "$tmp/bad.tsv" --output "$tmp/badout"
+expect 2 "bad.tsv:3: .*label" -- data convert --input "$tmp/bad.tsv" --eval-fraction 0.2 --output "$tmp/badout"
 [[ ! -e "$tmp/badout" ]] && pass "failed conversion left no output" || fail "failed conversion left $tmp/badout"
 
 echo "$failures failure(s)"

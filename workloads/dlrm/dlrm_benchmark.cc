@@ -164,9 +164,8 @@ DlrmBenchmark::DlrmBenchmark(const WorkloadConfig& config) {
       {"bottom_mlp", p.get_string("bottom_mlp")},
       {"top_mlp", p.get_string("top_mlp")},
   };
-  CpuModel probe(shape, 0);
-  data_facts["parameters"] = probe.parameter_count();
-  data_facts["forward_flops_per_sample"] = probe.flops_per_sample_forward();
+  data_facts["parameters"] = parameter_count(shape);
+  data_facts["forward_flops_per_sample"] = forward_flops_per_sample(shape);
   plan.data = data_facts;
 }
 

@@ -275,19 +275,42 @@ void CpuModel::predict(const BatchView& batch, float* probabilities) {
   k::sigmoid(batch.size, top_act_.back().data(), probabilities);
 }
 
-int64_t CpuModel::parameter_count() const {
-  int64_t count = static_cast<int64_t>(dense_.size());
-  for (int64_t rows : shape_.table_sizes) count += rows * shape_.embed_dim;
+namespace {
+
+/// Multiply-adds of an MLP with the given widths on `in` inputs, and its
+/// weight + bias count.
+void mlp_cost(const std::vector<int>& widths, int64_t in, double* multiply_adds, int64_t* params) {
+  for (int out : widths) {
+    *multiply_adds += static_cast<double>(in) * out;
+    *params += in * out + out;
+    in = out;
+  }
+}
+
+}  // namespace
+
+int64_t parameter_count(const ModelShape& shape) {
+  double unused = 0;
+  int64_t count = 0;
+  mlp_cost(shape.bottom_mlp, shape.num_dense, &unused, &count);
+  mlp_cost(shape.top_mlp,
+           kernels::cpu::interaction_output_width(static_cast<int>(shape.table_sizes.size()),
+                                                  shape.embed_dim),
+           &unused, &count);
+  for (int64_t rows : shape.table_sizes) count += rows * shape.embed_dim;
   return count;
 }
 
-double CpuModel::flops_per_sample_forward() const {
+double forward_flops_per_sample(const ModelShape& shape) {
   double multiply_adds = 0;
-  for (const auto* layers : {&bottom_, &top_}) {
-    for (const Layer& layer : *layers) multiply_adds += static_cast<double>(layer.in * layer.out);
-  }
-  const double features = num_tables_ + 1.0;
-  multiply_adds += features * (features - 1.0) / 2.0 * shape_.embed_dim;
+  int64_t unused = 0;
+  mlp_cost(shape.bottom_mlp, shape.num_dense, &multiply_adds, &unused);
+  mlp_cost(shape.top_mlp,
+           kernels::cpu::interaction_output_width(static_cast<int>(shape.table_sizes.size()),
+                                                  shape.embed_dim),
+           &multiply_adds, &unused);
+  const double features = static_cast<double>(shape.table_sizes.size()) + 1.0;
+  multiply_adds += features * (features - 1.0) / 2.0 * shape.embed_dim;
   return 2.0 * multiply_adds;
 }
 

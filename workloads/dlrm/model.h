@@ -31,6 +31,14 @@ struct ModelShape {
   std::vector<int> top_mlp;          ///< Layer widths; the last must be 1 (the logit).
 };
 
+/// Trainable floats of a model of this shape: MLP weights and biases plus
+/// every embedding row.
+int64_t parameter_count(const ModelShape& shape);
+
+/// Forward FLOPs per sample: 2 x the multiply-adds of the MLP GEMMs and of the
+/// interaction's dot products (bias adds and activations not counted).
+double forward_flops_per_sample(const ModelShape& shape);
+
 /// A dense parameter tensor and its gradient (from the last forward_backward).
 struct DenseParameter {
   std::string name;                 ///< "bottom.<layer>.weight", "top.<layer>.bias", ...
@@ -80,11 +88,11 @@ class CpuModel {
   void predict(const BatchView& batch, float* probabilities);
 
   /// Trainable floats: MLP weights and biases plus every embedding row.
-  int64_t parameter_count() const;
+  int64_t parameter_count() const { return dlrm::parameter_count(shape_); }
 
   /// Forward FLOPs per sample: 2 × the multiply-adds of the MLP GEMMs and of
   /// the interaction's dot products (bias adds and activations not counted).
-  double flops_per_sample_forward() const;
+  double flops_per_sample_forward() const { return forward_flops_per_sample(shape_); }
 
   /// Every dense parameter with its gradient, bottom layers first, weight
   /// before bias. The pointers stay valid for the model's lifetime.

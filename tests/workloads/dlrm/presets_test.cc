@@ -10,6 +10,7 @@
 #include "harness/error.h"
 #include "harness/registry.h"
 #include "workloads/dlrm/dlrm_benchmark.h"
+#include "workloads/dlrm/model.h"
 
 namespace perflab {
 namespace {
@@ -50,3 +51,23 @@ TEST(DlrmPresets, LayerListsParse) {
 
 }  // namespace
 }  // namespace perflab
+
+namespace perflab::dlrm {
+namespace {
+
+TEST(DlrmModelFacts, CountsMatchTheBuiltModel) {
+  ModelShape shape;
+  shape.table_sizes = {5, 7, 3};
+  shape.embed_dim = 4;
+  shape.bottom_mlp = {8, 4};
+  shape.top_mlp = {6, 1};
+  CpuModel model(shape, 1);
+  int64_t dense = 0;
+  for (const auto& p : model.dense_parameters()) dense += p.size;
+  EXPECT_EQ(parameter_count(shape), dense + (5 + 7 + 3) * 4);
+  // Bottom 13*8 + 8*4, top (4 + 6 pairs)*6 + 6*1, interaction 6 pairs of dim 4.
+  EXPECT_DOUBLE_EQ(forward_flops_per_sample(shape), 2.0 * (13 * 8 + 8 * 4 + 10 * 6 + 6 + 6 * 4));
+}
+
+}  // namespace
+}  // namespace perflab::dlrm
