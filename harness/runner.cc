@@ -128,7 +128,8 @@ class SeedRun {
     PERFLAB_MLLOG(log_, k::kTrainLoss, loss, meta);
     if (!std::isfinite(loss)) {
       rec.status = "aborted";
-      rec.reason = fmt::format("training loss diverged ({}) at epoch {:.3f}", loss, epoch);
+      rec.reason = fmt::format("training loss diverged ({}) at epoch {:.3f}",
+                               std::isnan(loss) ? "nan" : "inf", epoch);
       return true;
     }
     PERFLAB_MLLOG(log_, k::kEvalStart, nullptr, meta);

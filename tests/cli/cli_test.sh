@@ -75,6 +75,16 @@ fi
 grep -q "olympic mean of 3" "$dir/report.md" && pass "report has the olympic mean" ||
   fail "report.md lacks the olympic mean"
 
+# A diverging run (absurd learning rate): run_stop aborted with the reason, exit 1.
+"$PERFLAB" run dlrm --set learning_rate=1000 --set max_epochs=1 --out "$tmp/nan" >"$tmp/nan.txt" 2>&1
+rc=$?
+nanlog=$(find "$tmp/nan" -name run_0.log | head -n 1)
+if [[ $rc -eq 1 && -n "$nanlog" ]] && grep '"key": "run_stop"' "$nanlog" | grep -q '"status": "aborted", "reason": "training loss diverged (nan)'; then
+  pass "NaN loss -> run_stop aborted with the reason, exit 1"
+else
+  fail "NaN loss run: exit $rc, $(cat "$tmp/nan.txt")"
+fi
+
 # --- the other commands -----------------------------------------------------
 "$PERFLAB" --version | grep -qE '^perflab [0-9]+\.[0-9]+\.[0-9]+' && pass "--version" || fail "--version"
 "$PERFLAB" list >"$tmp/list.txt" 2>&1 && grep -q "Workload dlrm" "$tmp/list.txt" &&

@@ -36,7 +36,7 @@ std::vector<ParamSpec> dlrm_params() {
 
 std::vector<Preset> dlrm_presets() {
   return {
-      {"tiny", "small tables, dim 16: converges in seconds on 2 cores (CI)", {}},
+      {"tiny", "small tables, dim 16: reaches its target in seconds on 2 cores (CI)", {}},
       {"small",
        "tables up to 100k rows, dim 64",
        {{"train_samples", "1048576"},
@@ -46,7 +46,9 @@ std::vector<Preset> dlrm_presets() {
         {"bottom_mlp", "256-128-64"},
         {"top_mlp", "512-256-1"},
         {"batch_size", "2048"},
-        {"warmup_steps", "100"}}},
+        {"learning_rate", "2.0"},
+        {"warmup_steps", "100"},
+        {"target_auc", "0.725"}}},
       {"dle",
        "DeepLearningExamples shapes: dim 128, bottom 512-256-128, top 1024-1024-512-256-1",
        {{"train_samples", "4194304"},
@@ -56,7 +58,9 @@ std::vector<Preset> dlrm_presets() {
         {"bottom_mlp", "512-256-128"},
         {"top_mlp", "1024-1024-512-256-1"},
         {"batch_size", "16384"},
-        {"warmup_steps", "100"}}},
+        {"learning_rate", "2.0"},
+        {"warmup_steps", "100"},
+        {"target_auc", "0.72"}}},
   };
 }
 

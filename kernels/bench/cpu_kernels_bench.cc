@@ -1,0 +1,134 @@
+// Google Benchmark microbenchmarks of the CPU kernels and of one DLRM
+// training step, at the tiny preset's shapes and at DeepLearningExamples'
+// shapes. Counters: samples/s ("items") and FLOP/s where a FLOP count is
+// defined. Run: build/bin/bench_cpu_kernels [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/auc.h"
+#include "kernels/cpu/bce.h"
+#include "kernels/cpu/embedding.h"
+#include "kernels/cpu/interaction.h"
+#include "kernels/cpu/linear.h"
+#include "workloads/dlrm/model.h"
+
+namespace {
+
+using namespace perflab;
+
+std::vector<float> random_floats(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+// Args: batch, in, out.
+void BM_LinearForwardBackward(benchmark::State& state) {
+  kernels::cpu::LinearShape s{state.range(0), state.range(1), state.range(2)};
+  auto x = random_floats(static_cast<size_t>(s.batch * s.in), 1);
+  auto w = random_floats(static_cast<size_t>(s.out * s.in), 2);
+  auto b = random_floats(static_cast<size_t>(s.out), 3);
+  std::vector<float> y(static_cast<size_t>(s.batch * s.out)), dx(x.size()), dw(w.size()), db(b.size());
+  for (auto _ : state) {
+    kernels::cpu::linear_forward(s, x.data(), w.data(), b.data(), y.data());
+    kernels::cpu::linear_backward(s, x.data(), w.data(), y.data(), dx.data(), dw.data(), db.data());
+    benchmark::DoNotOptimize(dw.data());
+  }
+  state.SetItemsProcessed(state.iterations() * s.batch);
+  state.counters["FLOP/s"] = benchmark::Counter(
+      6.0 * static_cast<double>(s.batch * s.in * s.out) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_LinearForwardBackward)->Args({256, 367, 64})->Args({2048, 479, 1024})->Args({2048, 1024, 1024});
+
+// Args: batch, tables, dim.
+void BM_InteractionForwardBackward(benchmark::State& state) {
+  kernels::cpu::InteractionShape s{state.range(0), static_cast<int>(state.range(1)), state.range(2)};
+  auto x = random_floats(static_cast<size_t>(s.batch * s.dim), 1);
+  auto e = random_floats(static_cast<size_t>(s.batch * s.num_tables * s.dim), 2);
+  int64_t width = kernels::cpu::interaction_output_width(s.num_tables, s.dim);
+  std::vector<float> out(static_cast<size_t>(s.batch * width)), dx(x.size()), de(e.size());
+  for (auto _ : state) {
+    kernels::cpu::interaction_forward(s, x.data(), e.data(), out.data());
+    kernels::cpu::interaction_backward(s, x.data(), e.data(), out.data(), dx.data(), de.data());
+    benchmark::DoNotOptimize(de.data());
+  }
+  state.SetItemsProcessed(state.iterations() * s.batch);
+}
+BENCHMARK(BM_InteractionForwardBackward)->Args({256, 26, 16})->Args({2048, 26, 128});
+
+// Args: batch, rows per table, dim (26 tables).
+void BM_EmbeddingForwardUpdate(benchmark::State& state) {
+  kernels::cpu::EmbeddingShape s{state.range(0), 26, state.range(2)};
+  int64_t rows = state.range(1);
+  std::vector<std::vector<float>> tables;
+  std::vector<float*> ptrs;
+  for (int t = 0; t < s.num_tables; ++t) {
+    tables.push_back(random_floats(static_cast<size_t>(rows * s.dim), static_cast<uint64_t>(t)));
+  }
+  for (auto& t : tables) ptrs.push_back(t.data());
+  std::mt19937_64 rng(7);
+  std::vector<int32_t> ids(static_cast<size_t>(s.batch * s.num_tables));
+  for (auto& id : ids) id = static_cast<int32_t>(rng() % static_cast<uint64_t>(rows));
+  std::vector<float> out(static_cast<size_t>(s.batch * s.num_tables * s.dim));
+  for (auto _ : state) {
+    kernels::cpu::embedding_forward(s, ptrs.data(), ids.data(), out.data());
+    kernels::cpu::embedding_sgd_update(s, ptrs.data(), ids.data(), out.data(), 1e-3f);
+    benchmark::DoNotOptimize(ptrs[0]);
+  }
+  state.SetItemsProcessed(state.iterations() * s.batch);
+}
+BENCHMARK(BM_EmbeddingForwardUpdate)->Args({256, 1000, 16})->Args({2048, 100000, 128});
+
+void BM_BceWithLogits(benchmark::State& state) {
+  auto n = state.range(0);
+  auto z = random_floats(static_cast<size_t>(n), 1);
+  std::vector<float> y(static_cast<size_t>(n)), dz(static_cast<size_t>(n));
+  for (size_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>(i % 4 == 0);
+  for (auto _ : state) benchmark::DoNotOptimize(kernels::cpu::bce_with_logits(n, z.data(), y.data(), dz.data()));
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_BceWithLogits)->Arg(65536);
+
+void BM_RocAuc(benchmark::State& state) {
+  auto n = state.range(0);
+  auto scores = random_floats(static_cast<size_t>(n), 1);
+  std::vector<float> labels(static_cast<size_t>(n));
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<float>(scores[i] + 0.3f * (i % 3 == 0) > 0.2f);
+  for (auto _ : state) benchmark::DoNotOptimize(kernels::cpu::roc_auc(scores.data(), labels.data(), n));
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_RocAuc)->Arg(1 << 20);
+
+// One DLRM SGD step at the tiny preset's shapes (tables up to 1000 rows).
+void BM_DlrmTrainStepTiny(benchmark::State& state) {
+  dlrm::ModelShape shape;
+  shape.table_sizes = std::vector<int64_t>(26, 1000);
+  shape.embed_dim = 16;
+  shape.bottom_mlp = {64, 32, 16};
+  shape.top_mlp = {64, 32, 1};
+  int64_t batch = state.range(0);
+  dlrm::CpuModel model(shape, 1);
+  auto dense = random_floats(static_cast<size_t>(batch * 13), 2);
+  std::vector<int32_t> ids(static_cast<size_t>(batch * 26));
+  std::vector<float> labels(static_cast<size_t>(batch));
+  std::mt19937_64 rng(3);
+  for (auto& id : ids) id = static_cast<int32_t>(rng() % 1000);
+  for (auto& l : labels) l = static_cast<float>(rng() % 4 == 0);
+  dlrm::BatchView view{batch, dense.data(), ids.data(), labels.data()};
+  model.reserve_batch(batch);
+  for (auto _ : state) benchmark::DoNotOptimize(model.train_step(view, 0.01f));
+  state.SetItemsProcessed(state.iterations() * batch);
+  state.counters["FLOP/s"] = benchmark::Counter(
+      3.0 * dlrm::forward_flops_per_sample(shape) * static_cast<double>(batch * state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_DlrmTrainStepTiny)->Arg(256)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

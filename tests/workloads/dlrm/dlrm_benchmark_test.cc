@@ -1,0 +1,80 @@
+// The DLRM benchmark as the runner drives it: reproducible loss curves for a
+// seed, different curves for different seeds, and one-line errors for
+// parameters the data cannot satisfy.
+#include "workloads/dlrm/dlrm_benchmark.h"
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "harness/error.h"
+#include "harness/registry.h"
+
+namespace perflab::dlrm {
+namespace {
+
+WorkloadConfig small_config(std::map<std::string, std::string> extra = {}) {
+  const WorkloadInfo& info = Registry::instance().get("dlrm");
+  std::map<std::string, std::string> overrides = {
+      {"train_samples", "4096"}, {"eval_samples", "2048"}, {"max_table_size", "97"},
+      {"batch_size", "128"}};
+  for (auto& [k, v] : extra) overrides[k] = v;
+  WorkloadConfig config;
+  config.params = resolve_params("dlrm", info.params, info.find_preset("tiny"), overrides);
+  config.threads = 2;
+  return config;
+}
+
+std::vector<double> loss_curve(Benchmark& bench, uint64_t seed) {
+  auto run = bench.start_run(seed);
+  std::vector<double> curve;
+  for (int64_t i = 0; i < 40; ++i) {
+    run->train_iteration(i);
+    if (i % 8 == 7) curve.push_back(run->take_training_loss());
+  }
+  curve.push_back(run->evaluate());
+  return curve;
+}
+
+bool bit_identical(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+TEST(DlrmBenchmark, SameSeedSameThreadsGivesABitIdenticalCurve) {
+  DlrmBenchmark bench(small_config());
+  TrainingPlan plan = bench.plan();
+  EXPECT_EQ(plan.iterations_per_epoch, 32);
+  EXPECT_EQ(plan.quality_metric, "AUC");
+  ASSERT_TRUE(plan.quality_ceiling);
+  EXPECT_GT(*plan.quality_ceiling, 0.7);
+  auto a = loss_curve(bench, 11);
+  auto b = loss_curve(bench, 11);
+  auto c = loss_curve(bench, 12);
+  EXPECT_TRUE(bit_identical(a, b));
+  EXPECT_FALSE(bit_identical(a, c));
+  EXPECT_LT(a[a.size() - 2], a[0]) << "the loss should fall over 40 SGD steps";
+}
+
+std::string error_of(const WorkloadConfig& config) {
+  try {
+    DlrmBenchmark bench(config);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no UsageError";
+}
+
+TEST(DlrmBenchmark, RejectsWhatTheDataCannotSatisfy) {
+  EXPECT_NE(error_of(small_config({{"target_auc", "0.999"}})).find("above the best AUC"),
+            std::string::npos);
+  EXPECT_NE(error_of(small_config({{"batch_size", "8192"}})).find("larger than the training set"),
+            std::string::npos);
+  EXPECT_NE(error_of(small_config({{"bottom_mlp", "64-32"}})).find("must end in embed_dim (16)"),
+            std::string::npos);
+  EXPECT_NE(error_of(small_config({{"top_mlp", "64-2"}})).find("must end in 1"), std::string::npos);
+  EXPECT_NE(error_of(small_config({{"data", "/nonexistent/feature_spec.yaml"}})).find("/nonexistent"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace perflab::dlrm
