@@ -1,25 +1,15 @@
 // Result JSON serialisation and validation.
 #include "harness/result.h"
 
-#include <chrono>
-#include <ctime>
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/utc_time.h"
 
 namespace perflab {
 namespace {
-
-std::string utc_now() {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 nlohmann::json optional_json(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
@@ -55,7 +45,7 @@ nlohmann::json result_to_json(const InvocationRecord& rec, const nlohmann::json&
   for (const auto& r : rec.runs) runs.push_back(run_to_json(r));
   return {
       {"schema_version", kResultSchemaVersion},
-      {"created", utc_now()},
+      {"created", utc_now("%Y-%m-%dT%H:%M:%SZ")},
       {"kind", "time_to_train"},
       {"spec", rec.spec.to_json()},
       {"environment", environment},

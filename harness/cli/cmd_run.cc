@@ -4,8 +4,6 @@
 // only when complete, so a failed invocation leaves nothing half-written.
 #include <unistd.h>
 
-#include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 
@@ -22,6 +20,7 @@
 #include "harness/run_spec.h"
 #include "harness/runner.h"
 #include "harness/text.h"
+#include "harness/utc_time.h"
 #include "reports/ttt_report.h"
 
 namespace perflab::cli {
@@ -41,18 +40,9 @@ std::map<std::string, std::string> parse_sets(const std::vector<std::string>& se
   return out;
 }
 
-std::string timestamp() {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return buf;
-}
-
 /// A fresh folder name under `out` that does not exist yet.
 fs::path invocation_dir(const fs::path& out, const RunSpec& spec) {
-  std::string base = fmt::format("{}-{}-{}", spec.workload, spec.preset, timestamp());
+  std::string base = fmt::format("{}-{}-{}", spec.workload, spec.preset, utc_now("%Y%m%d-%H%M%S"));
   fs::path dir = out / base;
   for (int i = 2; fs::exists(dir); ++i) dir = out / fmt::format("{}-{}", base, i);
   return dir;

@@ -12,26 +12,21 @@
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/interaction.h"
 #include "kernels/cpu/linear.h"
+#include "tests/support/random.h"
 #include "workloads/dlrm/model.h"
 
 namespace {
 
-using namespace perflab;
+using namespace perflab;  // NOLINT: benchmark file
 
-std::vector<float> random_floats(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
+using test_support::random_vector;
 
 // Args: batch, in, out.
 void BM_LinearForwardBackward(benchmark::State& state) {
   kernels::cpu::LinearShape s{state.range(0), state.range(1), state.range(2)};
-  auto x = random_floats(static_cast<size_t>(s.batch * s.in), 1);
-  auto w = random_floats(static_cast<size_t>(s.out * s.in), 2);
-  auto b = random_floats(static_cast<size_t>(s.out), 3);
+  auto x = random_vector(static_cast<size_t>(s.batch * s.in), 1);
+  auto w = random_vector(static_cast<size_t>(s.out * s.in), 2);
+  auto b = random_vector(static_cast<size_t>(s.out), 3);
   std::vector<float> y(static_cast<size_t>(s.batch * s.out)), dx(x.size()), dw(w.size()), db(b.size());
   for (auto _ : state) {
     kernels::cpu::linear_forward(s, x.data(), w.data(), b.data(), y.data());
@@ -48,8 +43,8 @@ BENCHMARK(BM_LinearForwardBackward)->Args({256, 367, 64})->Args({2048, 479, 1024
 // Args: batch, tables, dim.
 void BM_InteractionForwardBackward(benchmark::State& state) {
   kernels::cpu::InteractionShape s{state.range(0), static_cast<int>(state.range(1)), state.range(2)};
-  auto x = random_floats(static_cast<size_t>(s.batch * s.dim), 1);
-  auto e = random_floats(static_cast<size_t>(s.batch * s.num_tables * s.dim), 2);
+  auto x = random_vector(static_cast<size_t>(s.batch * s.dim), 1);
+  auto e = random_vector(static_cast<size_t>(s.batch * s.num_tables * s.dim), 2);
   int64_t width = kernels::cpu::interaction_output_width(s.num_tables, s.dim);
   std::vector<float> out(static_cast<size_t>(s.batch * width)), dx(x.size()), de(e.size());
   for (auto _ : state) {
@@ -68,7 +63,7 @@ void BM_EmbeddingForwardUpdate(benchmark::State& state) {
   std::vector<std::vector<float>> tables;
   std::vector<float*> ptrs;
   for (int t = 0; t < s.num_tables; ++t) {
-    tables.push_back(random_floats(static_cast<size_t>(rows * s.dim), static_cast<uint64_t>(t)));
+    tables.push_back(random_vector(static_cast<size_t>(rows * s.dim), static_cast<uint32_t>(t)));
   }
   for (auto& t : tables) ptrs.push_back(t.data());
   std::mt19937_64 rng(7);
@@ -86,7 +81,7 @@ BENCHMARK(BM_EmbeddingForwardUpdate)->Args({256, 1000, 16})->Args({2048, 100000,
 
 void BM_BceWithLogits(benchmark::State& state) {
   auto n = state.range(0);
-  auto z = random_floats(static_cast<size_t>(n), 1);
+  auto z = random_vector(static_cast<size_t>(n), 1);
   std::vector<float> y(static_cast<size_t>(n)), dz(static_cast<size_t>(n));
   for (size_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>(i % 4 == 0);
   for (auto _ : state) benchmark::DoNotOptimize(kernels::cpu::bce_with_logits(n, z.data(), y.data(), dz.data()));
@@ -96,7 +91,7 @@ BENCHMARK(BM_BceWithLogits)->Arg(65536);
 
 void BM_RocAuc(benchmark::State& state) {
   auto n = state.range(0);
-  auto scores = random_floats(static_cast<size_t>(n), 1);
+  auto scores = random_vector(static_cast<size_t>(n), 1);
   std::vector<float> labels(static_cast<size_t>(n));
   for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<float>(scores[i] + 0.3f * (i % 3 == 0) > 0.2f);
   for (auto _ : state) benchmark::DoNotOptimize(kernels::cpu::roc_auc(scores.data(), labels.data(), n));
@@ -113,7 +108,7 @@ void BM_DlrmTrainStepTiny(benchmark::State& state) {
   shape.top_mlp = {64, 32, 1};
   int64_t batch = state.range(0);
   dlrm::CpuModel model(shape, 1);
-  auto dense = random_floats(static_cast<size_t>(batch * 13), 2);
+  auto dense = random_vector(static_cast<size_t>(batch * 13), 2);
   std::vector<int32_t> ids(static_cast<size_t>(batch * 26));
   std::vector<float> labels(static_cast<size_t>(batch));
   std::mt19937_64 rng(3);

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/random.h"
+
 #include <cmath>
 #include <random>
 #include <string>
@@ -13,13 +15,7 @@
 namespace perflab::kernels::cpu {
 namespace {
 
-std::vector<float> random_vector(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& value : v) value = dist(gen);
-  return v;
-}
+using test_support::random_vector;
 
 std::string describe(const InteractionShape& s) {
   return "batch=" + std::to_string(s.batch) + " tables=" + std::to_string(s.num_tables) +

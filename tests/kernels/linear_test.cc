@@ -4,6 +4,8 @@
 #include "kernels/cpu/linear.h"
 
 #include <gtest/gtest.h>
+
+#include "tests/support/random.h"
 #include <omp.h>
 
 #include <cmath>
@@ -14,13 +16,7 @@
 namespace perflab::kernels::cpu {
 namespace {
 
-std::vector<float> random_vector(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& value : v) value = dist(gen);
-  return v;
-}
+using test_support::random_vector;
 
 std::string describe(const LinearShape& s) {
   return "batch=" + std::to_string(s.batch) + " in=" + std::to_string(s.in) +

@@ -277,41 +277,37 @@ void CpuModel::predict(const BatchView& batch, float* probabilities) {
 
 namespace {
 
-/// Multiply-adds of an MLP with the given widths on `in` inputs, and its
-/// weight + bias count.
-void mlp_cost(const std::vector<int>& widths, int64_t in, double* multiply_adds, int64_t* params) {
+struct ModelCost {
+  double multiply_adds = 0;  // per sample, forward
+  int64_t parameters = 0;
+};
+
+/// Adds an MLP with the given widths on `in` inputs to `cost`.
+void add_mlp(const std::vector<int>& widths, int64_t in, ModelCost& cost) {
   for (int out : widths) {
-    *multiply_adds += static_cast<double>(in) * out;
-    *params += in * out + out;
+    cost.multiply_adds += static_cast<double>(in) * out;
+    cost.parameters += in * out + out;
     in = out;
   }
 }
 
-}  // namespace
-
-int64_t parameter_count(const ModelShape& shape) {
-  double unused = 0;
-  int64_t count = 0;
-  mlp_cost(shape.bottom_mlp, shape.num_dense, &unused, &count);
-  mlp_cost(shape.top_mlp,
-           kernels::cpu::interaction_output_width(static_cast<int>(shape.table_sizes.size()),
-                                                  shape.embed_dim),
-           &unused, &count);
-  for (int64_t rows : shape.table_sizes) count += rows * shape.embed_dim;
-  return count;
+ModelCost model_cost(const ModelShape& shape) {
+  ModelCost cost;
+  const auto tables = static_cast<int>(shape.table_sizes.size());
+  add_mlp(shape.bottom_mlp, shape.num_dense, cost);
+  add_mlp(shape.top_mlp, kernels::cpu::interaction_output_width(tables, shape.embed_dim), cost);
+  const double features = tables + 1.0;
+  cost.multiply_adds += features * (features - 1.0) / 2.0 * shape.embed_dim;
+  for (int64_t rows : shape.table_sizes) cost.parameters += rows * shape.embed_dim;
+  return cost;
 }
 
+}  // namespace
+
+int64_t parameter_count(const ModelShape& shape) { return model_cost(shape).parameters; }
+
 double forward_flops_per_sample(const ModelShape& shape) {
-  double multiply_adds = 0;
-  int64_t unused = 0;
-  mlp_cost(shape.bottom_mlp, shape.num_dense, &multiply_adds, &unused);
-  mlp_cost(shape.top_mlp,
-           kernels::cpu::interaction_output_width(static_cast<int>(shape.table_sizes.size()),
-                                                  shape.embed_dim),
-           &multiply_adds, &unused);
-  const double features = static_cast<double>(shape.table_sizes.size()) + 1.0;
-  multiply_adds += features * (features - 1.0) / 2.0 * shape.embed_dim;
-  return 2.0 * multiply_adds;
+  return 2.0 * model_cost(shape).multiply_adds;
 }
 
 std::vector<DenseParameter> CpuModel::dense_parameters() {
