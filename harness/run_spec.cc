@@ -117,6 +117,15 @@ RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
   return spec;
 }
 
+std::string platform_description(const nlohmann::json& env, const RunSpec& spec) {
+  if (spec.backend == Backend::kCuda) {
+    const auto devices = env.value("/cuda/devices"_json_pointer, nlohmann::json::array());
+    if (!devices.empty()) return fmt::format("1x{}", devices[0].value("name", "GPU"));
+  }
+  return fmt::format("{} ({} threads)", env.value("cpu_model", std::string("unknown CPU")),
+                     spec.threads);
+}
+
 RunRequest request_from_json(const nlohmann::json& spec) {
   RunRequest r;
   try {

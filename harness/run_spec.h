@@ -60,6 +60,10 @@ struct RunSpec {
 RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
                          const DeviceProbe& devices);
 
+/// What submission_platform says for `spec` on the machine `environment`
+/// describes: the GPU for the cuda backend, else the CPU and thread count.
+std::string platform_description(const nlohmann::json& environment, const RunSpec& spec);
+
 /// Rebuilds the request recorded in a result's "spec" object.
 RunRequest request_from_json(const nlohmann::json& spec);
 

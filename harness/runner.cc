@@ -158,45 +158,67 @@ class SeedRun {
 
 }  // namespace
 
-InvocationRecord run_benchmark(const RunSpec& spec, const WorkloadInfo& info,
-                               const std::filesystem::path& dir, const std::string& platform,
-                               const ProgressObserver& observer) {
+PreparedBenchmark prepare_benchmark(const RunSpec& spec, const WorkloadInfo& info) {
   omp_set_num_threads(spec.threads);
-  InvocationRecord out;
-  out.spec = spec;
-  auto notify = [&](ProgressEvent::Kind kind, size_t index, const RunRecord* run) {
-    if (observer) observer({kind, index, spec.seeds.size(), run});
-  };
-
+  PreparedBenchmark out;
   WorkloadConfig config{spec.params, spec.backend, spec.toggles, spec.threads};
   auto t0 = Clock::now();
-  std::unique_ptr<Benchmark> bench = info.create(config);
+  out.bench = info.create(config);
   out.prepare_s = seconds_since(t0);
-  out.plan = bench->plan();
+  out.plan = out.bench->plan();
   const TrainingPlan& plan = out.plan;
   if (plan.iterations_per_epoch < 1 || plan.global_batch_size < 1 || plan.max_epochs < 1) {
     throw Error(fmt::format("internal: {} produced an empty training plan", info.name));
   }
-  notify(ProgressEvent::Kind::kPrepared, 0, nullptr);
+  return out;
+}
 
-  out.runs.resize(spec.seeds.size());
-  for (size_t i = 0; i < spec.seeds.size(); ++i) {
-    RunRecord& rec = out.runs[i];
-    rec.seed = spec.seeds[i];
-    rec.log_file = fmt::format("run_{}.log", i);
-    notify(ProgressEvent::Kind::kRunStarted, i, &rec);
-    MllogWriter log((dir / rec.log_file).string());
-    SeedRun(spec, plan, *bench, log).run(rec, platform, [&] {
-      notify(ProgressEvent::Kind::kEvaluated, i, &rec);
-    });
-    notify(ProgressEvent::Kind::kRunFinished, i, &rec);
-  }
+RunRecord run_seed(const RunSpec& spec, PreparedBenchmark& prepared, uint64_t seed,
+                   const std::filesystem::path& log_path, const std::string& platform,
+                   const std::function<void(const RunRecord&)>& on_eval) {
+  omp_set_num_threads(spec.threads);
+  RunRecord rec;
+  rec.seed = seed;
+  rec.log_file = log_path.filename().string();
+  MllogWriter log(log_path.string());
+  SeedRun(spec, prepared.plan, *prepared.bench, log).run(rec, platform, [&] {
+    if (on_eval) on_eval(rec);
+  });
+  return rec;
+}
 
+Score score_runs(const std::vector<RunRecord>& runs) {
   std::vector<std::optional<double>> times;
-  for (const auto& r : out.runs) {
+  for (const auto& r : runs) {
     times.push_back(r.success ? std::optional<double>(r.time_to_train_s) : std::nullopt);
   }
-  out.score = olympic_mean(times);
+  return olympic_mean(times);
+}
+
+InvocationRecord run_benchmark(const RunSpec& spec, const WorkloadInfo& info,
+                               const std::filesystem::path& dir, const std::string& platform,
+                               const ProgressObserver& observer) {
+  auto notify = [&](ProgressEvent::Kind kind, size_t index, const RunRecord* run) {
+    if (observer) observer({kind, index, spec.seeds.size(), run});
+  };
+  PreparedBenchmark prepared = prepare_benchmark(spec, info);
+  notify(ProgressEvent::Kind::kPrepared, 0, nullptr);
+
+  InvocationRecord out;
+  out.spec = spec;
+  out.plan = prepared.plan;
+  out.prepare_s = prepared.prepare_s;
+  for (size_t i = 0; i < spec.seeds.size(); ++i) {
+    RunRecord started;
+    started.seed = spec.seeds[i];
+    notify(ProgressEvent::Kind::kRunStarted, i, &started);
+    out.runs.push_back(run_seed(spec, prepared, spec.seeds[i], dir / fmt::format("run_{}.log", i),
+                                platform, [&](const RunRecord& r) {
+                                  notify(ProgressEvent::Kind::kEvaluated, i, &r);
+                                }));
+    notify(ProgressEvent::Kind::kRunFinished, i, &out.runs.back());
+  }
+  out.score = score_runs(out.runs);
   return out;
 }
 

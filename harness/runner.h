@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,6 +66,26 @@ struct ProgressEvent {
   const RunRecord* run = nullptr;  ///< The run so far (for kEvaluated, kRunFinished).
 };
 using ProgressObserver = std::function<void(const ProgressEvent&)>;
+
+/// A workload configured for a spec: data prepared, plan known. Shared by
+/// every seed run on it.
+struct PreparedBenchmark {
+  std::unique_ptr<Benchmark> bench;
+  TrainingPlan plan;
+  double prepare_s = 0;
+};
+
+/// Creates the workload's Benchmark for `spec` (prepares its data).
+PreparedBenchmark prepare_benchmark(const RunSpec& spec, const WorkloadInfo& info);
+
+/// Trains one seed to the target (or until the stop rule aborts), writing
+/// its MLLOG to `log_path`. `on_eval` sees the record after each evaluation.
+RunRecord run_seed(const RunSpec& spec, PreparedBenchmark& prepared, uint64_t seed,
+                   const std::filesystem::path& log_path, const std::string& platform,
+                   const std::function<void(const RunRecord&)>& on_eval = {});
+
+/// The olympic-mean score of a set of runs (failed runs count as slowest).
+Score score_runs(const std::vector<RunRecord>& runs);
 
 /// Runs every seed of `spec`, writing one MLLOG file per run into `dir`.
 /// `platform` is logged as submission_platform.

@@ -25,9 +25,13 @@ int main(int argc, char** argv) {
       "  perflab list\n"
       "  perflab run dlrm --preset tiny --seeds 3\n"
       "  perflab run dlrm --preset small --set batch_size=1024 --out results\n"
+      "  perflab run dlrm --set batch_size=256,512,1024 --seeds 3     (a sweep)\n"
+      "  perflab sweep sweeps/dlrm_batch.yaml\n"
+      "  perflab rerun perflab-results/dlrm-tiny-*/result.json\n"
       "  perflab env");
 
-  const std::vector<Command> commands = {add_list(app), add_run(app), add_env(app), add_data(app)};
+  const std::vector<Command> commands = {add_list(app),  add_run(app),   add_sweep(app),
+                                         add_rerun(app), add_env(app),   add_data(app)};
 
   try {
     app.parse(argc, argv);

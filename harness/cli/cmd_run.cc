@@ -11,7 +11,10 @@
 
 #include "harness/atomic_file.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/run_command.h"
 #include "harness/cli/progress.h"
+#include "harness/cli/sweep_command.h"
+#include "harness/sweep.h"
 #include "harness/device.h"
 #include "harness/environment.h"
 #include "harness/error.h"
@@ -48,14 +51,7 @@ fs::path invocation_dir(const fs::path& out, const RunSpec& spec) {
   return dir;
 }
 
-std::string platform_of(const nlohmann::json& env, const RunSpec& spec) {
-  std::string cpu = env.value("cpu_model", std::string("unknown CPU"));
-  if (spec.backend == Backend::kCuda) {
-    const auto& devices = env.value("/cuda/devices"_json_pointer, nlohmann::json::array());
-    if (!devices.empty()) return fmt::format("1x{}", devices[0].value("name", "GPU"));
-  }
-  return fmt::format("{} ({} threads)", cpu, spec.threads);
-}
+}  // namespace
 
 int run_command(const RunRequest& request) {
   const WorkloadInfo& info = Registry::instance().get(request.workload);
@@ -79,7 +75,7 @@ int run_command(const RunRequest& request) {
   fs::create_directories(work_dir);
   try {
     nlohmann::json env = capture_environment();
-    InvocationRecord record = run_benchmark(spec, info, work_dir, platform_of(env, spec),
+    InvocationRecord record = run_benchmark(spec, info, work_dir, platform_description(env, spec),
                                             [&](const ProgressEvent& e) { progress.update(e); });
     nlohmann::json result = result_to_json(record, env);
     write_file_atomically(work_dir / "result.json", result.dump(2) + "\n");
@@ -96,6 +92,8 @@ int run_command(const RunRequest& request) {
     throw;
   }
 }
+
+namespace {
 
 }  // namespace
 
@@ -129,14 +127,45 @@ Command add_run(CLI::App& app) {
       "runs missed the target) or the run failed, 2 for invalid usage.");
 
   return {sub, [sub, request, sets, toggles] {
+            // Comma lists (--set batch_size=256,512 --cuda-graphs on,off) make a sweep.
             RunRequest r = *request;
-            r.overrides = parse_sets(*sets);
+            SweepAxes axes;
+            bool sweep = false;
+            for (const auto& [key, text] : parse_sets(*sets)) {
+              auto values = split(text, ',');
+              if (values.size() > 1) {
+                axes.params[key] = values;
+                sweep = true;
+              } else {
+                r.overrides[key] = text;
+              }
+            }
             for (Toggle t : kAllToggles) {
               if (sub->count(fmt::format("--{}", toggle_flag(t))) == 0) continue;
               const std::string& text = (*toggles)[t];
-              r.toggles[t] = text.empty() ? true : parse_on_off(toggle_flag(t), text);
+              auto values = split(text.empty() ? "on" : text, ',');
+              for (const auto& v : values) axes.toggles[t].push_back(parse_on_off(toggle_flag(t), v));
+              r.toggles[t] = axes.toggles[t].front();
+              if (values.size() > 1) {
+                sweep = true;
+              } else {
+                axes.toggles.erase(t);
+              }
             }
-            return run_command(r);
+            if (!sweep) return run_command(r);
+            SweepPlan plan;
+            plan.points = expand_sweep(r, axes);
+            plan.out_dir = r.out_dir;
+            nlohmann::json definition = {{"command_line", true}, {"workload", r.workload},
+                                         {"preset", r.preset}, {"sets", *sets},
+                                         {"seeds", r.seeds}, {"first_seed", r.first_seed},
+                                         {"backend", r.backend}, {"threads", r.threads}};
+            for (const auto& [t, text] : *toggles) {
+              if (sub->count(fmt::format("--{}", toggle_flag(t)))) definition["toggles"][toggle_key(t)] = text;
+            }
+            plan.definition = definition;
+            plan.name = fmt::format("{}-sweep-{}", r.workload, stable_hash(definition.dump()).substr(0, 8));
+            return execute_sweep(plan, false);
           }};
 }
 

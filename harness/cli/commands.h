@@ -18,5 +18,9 @@ Command add_list(CLI::App& app);
 Command add_run(CLI::App& app);
 Command add_env(CLI::App& app);
 Command add_data(CLI::App& app);
+Command add_sweep(CLI::App& app);
+Command add_rerun(CLI::App& app);
+Command add_report(CLI::App& app);
+Command add_export(CLI::App& app);
 
 }  // namespace perflab::cli

@@ -1,0 +1,54 @@
+// `perflab rerun RESULT.json`: run again exactly what a result records: the
+// same workload, preset, every parameter value, backend, toggles, seeds,
+// threads and warm-up. Parameters are passed as overrides only where they
+// differ from the preset, so a result from a preset stays that preset.
+#include <fmt/format.h>
+
+#include "harness/cli/commands.h"
+#include "harness/cli/run_command.h"
+#include "harness/error.h"
+#include "harness/registry.h"
+#include "harness/result.h"
+
+namespace perflab::cli {
+namespace {
+
+std::string as_text(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+int rerun(const std::string& path, const std::string& out) {
+  nlohmann::json result = read_result(path);
+  const nlohmann::json& spec = result["spec"];
+  RunRequest request = request_from_json(spec);
+  const WorkloadInfo& info = Registry::instance().get(request.workload);
+  const Preset* preset = info.find_preset(request.preset);
+  if (!preset) throw UsageError(fmt::format("{}: preset '{}' no longer exists", path, request.preset));
+  ParamValues from_preset = resolve_params(info.name, info.params, preset, {});
+  request.overrides.clear();
+  for (const auto& [name, value] : spec["params"].items()) {
+    if (!from_preset.has(name)) {
+      throw UsageError(fmt::format("{}: parameter '{}' no longer exists in {}", path, name, info.name));
+    }
+    if (from_preset.json()[name] != value) request.overrides[name] = as_text(value);
+  }
+  ParamValues again = resolve_params(info.name, info.params, preset, request.overrides);
+  if (again.json() != spec["params"]) {
+    throw UsageError(fmt::format("{}: its parameters cannot be reproduced by this perflab", path));
+  }
+  if (!out.empty()) request.out_dir = out;
+  return run_command(request);
+}
+
+}  // namespace
+
+Command add_rerun(CLI::App& app) {
+  auto* sub = app.add_subcommand("rerun", "Run again exactly what a result.json records");
+  auto path = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  sub->add_option("result", *path, "A result.json written by perflab")->required();
+  sub->add_option("--out,-o", *out, "Results folder (default perflab-results)");
+  return {sub, [path, out] { return rerun(*path, *out); }};
+}
+
+}  // namespace perflab::cli

@@ -1,0 +1,59 @@
+// Sweep execution for the CLI.
+#include "harness/cli/sweep_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+
+#include <fmt/format.h>
+
+
+namespace perflab::cli {
+
+int execute_sweep(const SweepPlan& plan, bool dry_run) {
+  if (dry_run) {
+    for (const auto& p : plan.points) {
+      std::string line = p.workload + " " + (p.preset.empty() ? "(default preset)" : p.preset);
+      for (const auto& [k, v] : p.overrides) line += " " + k + "=" + v;
+      for (const auto& [t, on] : p.toggles) line += fmt::format(" --{} {}", toggle_flag(t), on ? "on" : "off");
+      std::cout << fmt::format("{} x {} seed(s)\n", line, p.seeds);
+    }
+    std::cout << fmt::format("{} point(s); results would go to {}\n", plan.points.size(),
+                             (plan.out_dir / plan.name).string());
+    return 0;
+  }
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const auto start = std::chrono::steady_clock::now();
+  size_t ran = 0;
+  SweepOutcome outcome = run_sweep(plan, [&](const SweepEvent& e) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    switch (e.kind) {
+      case SweepEvent::Kind::kRunSkipped:
+        if (!tty) std::cerr << fmt::format("[{}/{}] {}: already done\n", e.done, e.total, e.label);
+        break;
+      case SweepEvent::Kind::kRunStarted:
+        if (tty) {
+          std::string eta = ran > 0 ? fmt::format("{:.0f}s", elapsed / static_cast<double>(ran) *
+                                                                 static_cast<double>(e.total - e.done))
+                                    : "?";
+          std::cerr << fmt::format("\r\033[K[{}/{} done, {} left] {:.0f}s elapsed, eta {}: {}", e.done,
+                                   e.total, e.total - e.done, elapsed, eta, e.label);
+        }
+        break;
+      case SweepEvent::Kind::kRunFinished:
+        ++ran;
+        if (tty) std::cerr << "\r\033[K";
+        std::cerr << fmt::format("[{}/{}] {}: {} in {:.2f}s\n", e.done, e.total, e.label,
+                                 e.run->status, e.run->time_to_train_s);
+        break;
+    }
+    std::cerr.flush();
+  });
+  std::cout << fmt::format("sweep {}: {} run(s), {} run now, {} reused from earlier, {} missed the target\n",
+                           plan.name, outcome.total, outcome.ran, outcome.reused, outcome.aborted);
+  std::cout << fmt::format("results: {}/runs/*/result.json\n", outcome.dir.string());
+  return outcome.aborted == 0 ? 0 : 1;
+}
+
+}  // namespace perflab::cli

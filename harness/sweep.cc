@@ -1,0 +1,193 @@
+// Sweep expansion, run keys and the resumable sweep runner.
+#include "harness/sweep.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "harness/atomic_file.h"
+#include "harness/device.h"
+#include "harness/environment.h"
+#include "harness/error.h"
+#include "harness/registry.h"
+#include "harness/result.h"
+#include "harness/runner.h"
+
+namespace perflab {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// 64-bit FNV-1a: a stable, portable hash for run keys (not for security).
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/// Calls `f` with every combination of one value per axis.
+template <typename Value>
+void for_each_combination(const std::vector<std::pair<std::string, std::vector<Value>>>& axes,
+                          const std::function<void(const std::map<std::string, Value>&)>& f) {
+  std::map<std::string, Value> chosen;
+  std::function<void(size_t)> rec = [&](size_t i) {
+    if (i == axes.size()) return f(chosen);
+    for (const auto& v : axes[i].second) {
+      chosen[axes[i].first] = v;
+      rec(i + 1);
+    }
+  };
+  rec(0);
+}
+
+std::string point_label(const RunSpec& spec, uint64_t seed) {
+  std::string label = spec.workload + " " + spec.preset;
+  for (const auto& [k, v] : spec.overrides) label += " " + k + "=" + v;
+  for (Toggle t : kAllToggles) {
+    if (spec.toggles[t].requested) label += fmt::format(" --{}", toggle_flag(t));
+  }
+  return label + fmt::format(" seed {}", seed);
+}
+
+}  // namespace
+
+double LrRule::learning_rate(int64_t batch_size) const {
+  double ratio = static_cast<double>(batch_size) / static_cast<double>(base_batch_size);
+  if (rule == "linear") return base_learning_rate * ratio;
+  if (rule == "sqrt") return base_learning_rate * std::sqrt(ratio);
+  return base_learning_rate;
+}
+
+std::vector<RunRequest> expand_sweep(const RunRequest& base, const SweepAxes& axes) {
+  std::vector<std::string> workloads = axes.workloads;
+  if (workloads.empty()) workloads.push_back(base.workload);
+  std::vector<std::string> presets = axes.presets;
+  if (presets.empty()) presets.push_back(base.preset);
+  std::vector<std::pair<std::string, std::vector<std::string>>> params(axes.params.begin(),
+                                                                       axes.params.end());
+  std::vector<std::pair<std::string, std::vector<bool>>> toggles;
+  for (const auto& [t, values] : axes.toggles) toggles.emplace_back(toggle_key(t), values);
+  for (const auto& [name, values] : params) {
+    if (values.empty()) throw UsageError(fmt::format("params.{} has no values: the sweep is empty", name));
+  }
+  if (axes.lr_rule && !axes.params.count("batch_size")) {
+    throw UsageError("lr_rule needs a batch_size list to follow");
+  }
+
+  std::vector<RunRequest> out;
+  for (const auto& workload : workloads) {
+    for (const auto& preset : presets) {
+      for_each_combination<std::string>(params, [&](const std::map<std::string, std::string>& p) {
+        for_each_combination<bool>(toggles, [&](const std::map<std::string, bool>& t) {
+          RunRequest r = base;
+          r.workload = workload;
+          r.preset = preset;
+          for (const auto& [k, v] : p) r.overrides[k] = v;
+          if (axes.lr_rule) {
+            int64_t batch = std::stoll(r.overrides.at("batch_size"));
+            r.overrides["learning_rate"] = fmt::format("{}", axes.lr_rule->learning_rate(batch));
+            if (axes.lr_rule->warmup_steps) {
+              r.overrides["warmup_steps"] = std::to_string(*axes.lr_rule->warmup_steps);
+            }
+          }
+          for (Toggle tg : kAllToggles) {
+            auto it = t.find(toggle_key(tg));
+            if (it != t.end()) r.toggles[tg] = it->second;
+          }
+          out.push_back(std::move(r));
+        });
+      });
+    }
+  }
+  if (out.empty()) throw UsageError("the sweep is empty");
+  return out;
+}
+
+std::string stable_hash(const std::string& text) { return fmt::format("{:016x}", fnv1a(text)); }
+
+std::string run_key(const RunSpec& spec, uint64_t seed) {
+  nlohmann::json toggles = nlohmann::json::object();
+  for (Toggle t : kAllToggles) toggles[toggle_key(t)] = spec.toggles[t].requested;
+  nlohmann::json identity = {{"workload", spec.workload}, {"preset", spec.preset},
+                             {"params", spec.params.json()}, {"backend", backend_name(spec.backend)},
+                             {"toggles", toggles}, {"seed", seed},
+                             {"threads", spec.threads}, {"warmup", spec.warmup_iterations}};
+  return stable_hash(identity.dump());
+}
+
+SweepOutcome run_sweep(const SweepPlan& plan, const SweepObserver& observer) {
+  // Resolve every point first: an invalid one stops the sweep before any run.
+  DeviceProbe devices = probe_devices();
+  std::vector<RunSpec> specs;
+  for (const auto& request : plan.points) {
+    specs.push_back(resolve_run_spec(request, Registry::instance().get(request.workload), devices));
+  }
+  SweepOutcome outcome;
+  outcome.dir = plan.out_dir / plan.name;
+  ensure_writable_directory(outcome.dir / "runs");
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& s : specs) points.push_back(s.to_json());
+  write_file_atomically(outcome.dir / "sweep.json",
+                        nlohmann::json{{"name", plan.name}, {"definition", plan.definition},
+                                       {"points", points}}
+                                .dump(2) + "\n");
+
+  for (const auto& s : specs) outcome.total += s.seeds.size();
+  auto notify = [&](SweepEvent::Kind kind, const std::string& label, const RunRecord* run) {
+    if (observer) observer({kind, outcome.reused + outcome.ran, outcome.total, label, run});
+  };
+  nlohmann::json env = capture_environment();
+  for (const RunSpec& spec : specs) {
+    std::vector<uint64_t> pending;
+    for (uint64_t seed : spec.seeds) {
+      fs::path result = outcome.dir / "runs" / run_key(spec, seed) / "result.json";
+      bool finished = false;
+      if (fs::exists(result)) {
+        try {
+          read_result(result);
+          finished = true;
+        } catch (const UsageError&) {
+          // An unreadable or outdated result: run it again.
+        }
+      }
+      if (finished) {
+        ++outcome.reused;
+        notify(SweepEvent::Kind::kRunSkipped, point_label(spec, seed), nullptr);
+      } else {
+        pending.push_back(seed);
+      }
+    }
+    if (pending.empty()) continue;
+    PreparedBenchmark prepared = prepare_benchmark(spec, Registry::instance().get(spec.workload));
+    for (uint64_t seed : pending) {
+      std::string label = point_label(spec, seed);
+      std::string key = run_key(spec, seed);
+      fs::path final_dir = outcome.dir / "runs" / key;
+      fs::path work = outcome.dir / "runs" / ("." + key + ".partial");
+      fs::remove_all(work);
+      fs::remove_all(final_dir);
+      fs::create_directories(work);
+      notify(SweepEvent::Kind::kRunStarted, label, nullptr);
+      RunSpec one = spec;
+      one.seeds = {seed};
+      InvocationRecord record;
+      record.spec = one;
+      record.plan = prepared.plan;
+      record.prepare_s = prepared.prepare_s;
+      record.runs.push_back(run_seed(one, prepared, seed, work / "run_0.log",
+                                     platform_description(env, one)));
+      record.score = score_runs(record.runs);
+      write_file_atomically(work / "result.json", result_to_json(record, env).dump(2) + "\n");
+      fs::rename(work, final_dir);
+      ++outcome.ran;
+      if (!record.runs.back().success) ++outcome.aborted;
+      notify(SweepEvent::Kind::kRunFinished, label, &record.runs.back());
+    }
+  }
+  return outcome;
+}
+
+}  // namespace perflab

@@ -1,0 +1,87 @@
+// Sweeps: the cartesian product of workloads x parameters x toggles x seeds,
+// from a sweep file (YAML) or from comma lists on the command line. Every run
+// (one point, one seed) is keyed by a hash of its resolved spec and stored in
+// its own folder, so an interrupted sweep resumes where it stopped and never
+// reruns a finished run.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/run_spec.h"
+#include "harness/runner.h"
+
+namespace perflab {
+
+/// How the learning rate follows the batch size in a batch-size sweep.
+struct LrRule {
+  std::string rule = "fixed";  ///< linear | sqrt | fixed
+  int64_t base_batch_size = 0;
+  double base_learning_rate = 0;
+  std::optional<int64_t> warmup_steps;  ///< Applied to every point when given.
+  /// The learning rate for `batch_size`: base * (b / base_b), base * sqrt(b / base_b), or base.
+  double learning_rate(int64_t batch_size) const;
+};
+
+/// Values to sweep: each parameter and toggle maps to the list of its values.
+struct SweepAxes {
+  std::vector<std::string> workloads;
+  std::vector<std::string> presets;  ///< Empty: each workload's default.
+  std::map<std::string, std::vector<std::string>> params;
+  std::map<Toggle, std::vector<bool>> toggles;
+  std::optional<LrRule> lr_rule;
+};
+
+/// A sweep, expanded: the points to run and where their results go.
+struct SweepPlan {
+  std::string name;                   ///< Folder under out_dir.
+  std::filesystem::path out_dir;
+  std::vector<RunRequest> points;     ///< One per combination; each carries the seeds.
+  nlohmann::json definition;          ///< What the user asked for, recorded in sweep.json.
+};
+
+/// The cartesian product of `axes` applied to `base` (seeds, backend,
+/// threads come from base). Throws UsageError for an empty product or an
+/// lr_rule without a batch_size axis.
+std::vector<RunRequest> expand_sweep(const RunRequest& base, const SweepAxes& axes);
+
+/// Reads a sweep file. Unknown keys, wrong types, invalid parameter or
+/// toggle values and an empty product throw UsageError "file:line: reason".
+SweepPlan read_sweep_file(const std::filesystem::path& path);
+
+/// The key of one run: a hash of the resolved spec with a single seed, as
+/// 16 hex digits. Equal specs give equal keys on any machine.
+std::string run_key(const RunSpec& spec, uint64_t seed);
+
+/// 16 hex digits of a stable 64-bit hash (FNV-1a) of `text`.
+std::string stable_hash(const std::string& text);
+
+/// What the sweep runner tells its observer.
+struct SweepEvent {
+  enum class Kind { kRunStarted, kRunFinished, kRunSkipped } kind;
+  size_t done = 0;    ///< Runs finished or found finished so far.
+  size_t total = 0;   ///< Runs in the sweep.
+  std::string label;  ///< The point, e.g. "dlrm tiny batch_size=512 seed 3".
+  const RunRecord* run = nullptr;  ///< For kRunFinished.
+};
+using SweepObserver = std::function<void(const SweepEvent&)>;
+
+struct SweepOutcome {
+  size_t total = 0;      ///< Runs in the sweep.
+  size_t reused = 0;     ///< Found finished from an earlier invocation.
+  size_t ran = 0;        ///< Run now.
+  size_t aborted = 0;    ///< Of those run now, how many missed their target.
+  std::filesystem::path dir;  ///< out_dir/name.
+};
+
+/// Runs every run of `plan` that has no result yet. Every point is resolved
+/// (validated) before anything runs. Results go to
+/// DIR/runs/<key>/{result.json,run_0.log}; DIR/sweep.json records the plan.
+SweepOutcome run_sweep(const SweepPlan& plan, const SweepObserver& observer = {});
+
+}  // namespace perflab

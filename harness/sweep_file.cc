@@ -1,0 +1,225 @@
+// Sweep files (YAML). Every error names the file and line.
+//
+//   name: dlrm-batch            # folder under out (default: the file's stem)
+//   out: perflab-results        # default: perflab-results
+//   workload: dlrm              # or a list
+//   preset: tiny                # or a list
+//   params: {batch_size: [256, 512, 1024]}   # scalars or lists
+//   toggles: {cuda_graphs: [on, off]}
+//   seeds: 5                    # runs per point; first_seed: 1
+//   backend: auto               # threads: 2; warmup: 3
+//   lr_rule: {rule: sqrt, base_batch_size: 256, base_learning_rate: 1.0, warmup_steps: 50}
+#include <yaml-cpp/yaml.h>
+
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+#include "harness/registry.h"
+#include "harness/sweep.h"
+#include "harness/text.h"
+
+namespace perflab {
+namespace {
+
+const std::vector<std::string> kTopKeys = {"name", "out", "workload", "workloads", "preset",
+                                           "presets", "params", "toggles", "seeds", "first_seed",
+                                           "backend", "threads", "warmup", "lr_rule"};
+const std::vector<std::string> kLrKeys = {"rule", "base_batch_size", "base_learning_rate",
+                                          "warmup_steps"};
+
+class SweepFileReader {
+ public:
+  explicit SweepFileReader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& why) const {
+    throw UsageError(fmt::format("{}:{}: {}", file_, node.Mark().line + 1, why));
+  }
+
+  std::string scalar(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar()) fail(node, what + " must be a single value");
+    return node.Scalar();
+  }
+
+  /// A scalar or a list of scalars; an empty list is an error (empty product).
+  std::vector<std::pair<std::string, YAML::Node>> values(const YAML::Node& node,
+                                                         const std::string& what) const {
+    std::vector<std::pair<std::string, YAML::Node>> out;
+    if (node.IsSequence()) {
+      if (node.size() == 0) fail(node, what + " is an empty list: the sweep would run nothing");
+      for (const auto& item : node) out.emplace_back(scalar(item, what + " entries"), item);
+    } else {
+      out.emplace_back(scalar(node, what), node);
+    }
+    return out;
+  }
+
+  int64_t integer(const YAML::Node& node, const std::string& what, int64_t min) const {
+    std::string text = scalar(node, what);
+    char* end = nullptr;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0') fail(node, fmt::format("{} must be an integer, got '{}'", what, text));
+    if (v < min) fail(node, fmt::format("{} must be at least {}, got {}", what, min, v));
+    return v;
+  }
+
+  double number(const YAML::Node& node, const std::string& what) const {
+    std::string text = scalar(node, what);
+    char* end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(v > 0)) {
+      fail(node, fmt::format("{} must be a positive number, got '{}'", what, text));
+    }
+    return v;
+  }
+
+  void check_keys(const YAML::Node& map, const std::vector<std::string>& valid,
+                  const std::string& where) const {
+    if (!map.IsMap()) fail(map, where + " must be a mapping of keys to values");
+    for (const auto& kv : map) {
+      std::string key = kv.first.Scalar();
+      if (!contains(valid, key)) {
+        fail(kv.first, fmt::format("unknown key '{}' in {}; valid keys: {}", key, where, join(valid, ", ")));
+      }
+    }
+  }
+
+  SweepPlan read(const YAML::Node& root, const std::string& stem) {
+    if (!root.IsDefined() || root.IsNull()) {
+      throw UsageError(fmt::format("{}:1: the sweep file is empty", file_));
+    }
+    check_keys(root, kTopKeys, "the sweep file");
+    SweepPlan plan;
+    plan.name = root["name"] ? scalar(root["name"], "name") : stem;
+    plan.out_dir = root["out"] ? scalar(root["out"], "out") : "perflab-results";
+    RunRequest base;
+    base.out_dir = plan.out_dir;
+    SweepAxes axes;
+
+    YAML::Node workloads = root["workloads"] ? root["workloads"] : root["workload"];
+    if (!workloads) fail(root, "the sweep file names no workload (workload: NAME)");
+    for (const auto& [name, node] : values(workloads, "workload")) {
+      try {
+        Registry::instance().get(name);
+      } catch (const UsageError& e) {
+        fail(node, e.what());
+      }
+      axes.workloads.push_back(name);
+    }
+    YAML::Node presets = root["presets"] ? root["presets"] : root["preset"];
+    if (presets) {
+      for (const auto& [name, node] : values(presets, "preset")) {
+        for (const auto& w : axes.workloads) {
+          const WorkloadInfo& info = Registry::instance().get(w);
+          if (!info.find_preset(name)) fail(node, fmt::format("{} has no preset '{}'", w, name));
+        }
+        axes.presets.push_back(name);
+      }
+    }
+    if (YAML::Node params = root["params"]) {
+      if (!params.IsMap()) fail(params, "params must be a mapping of parameter names to values");
+      for (const auto& kv : params) {
+        std::string name = kv.first.Scalar();
+        for (const auto& [text, node] : values(kv.second, "params." + name)) {
+          for (const auto& w : axes.workloads) {
+            const WorkloadInfo& info = Registry::instance().get(w);
+            const ParamSpec* spec = nullptr;
+            for (const auto& p : info.params) {
+              if (p.name == name) spec = &p;
+            }
+            if (!spec) {
+              std::vector<std::string> names;
+              for (const auto& p : info.params) names.push_back(p.name);
+              fail(kv.first, fmt::format("{}: unknown parameter '{}'; valid parameters: {}", w, name,
+                                         join(names, ", ")));
+            }
+            try {
+              parse_param(w, *spec, text);
+            } catch (const UsageError& e) {
+              fail(node, e.what());
+            }
+          }
+          axes.params[name].push_back(text);
+        }
+      }
+    }
+    if (YAML::Node toggles = root["toggles"]) {
+      if (!toggles.IsMap()) fail(toggles, "toggles must be a mapping such as {cuda_graphs: [on, off]}");
+      for (const auto& kv : toggles) {
+        std::string key = kv.first.Scalar();
+        std::optional<Toggle> toggle;
+        std::vector<std::string> names;
+        for (Toggle t : kAllToggles) {
+          names.push_back(toggle_key(t));
+          if (key == toggle_key(t) || key == toggle_flag(t)) toggle = t;
+        }
+        if (!toggle) fail(kv.first, fmt::format("unknown toggle '{}'; valid toggles: {}", key, join(names, ", ")));
+        for (const auto& [text, node] : values(kv.second, "toggles." + key)) {
+          try {
+            axes.toggles[*toggle].push_back(parse_on_off(toggle_flag(*toggle), text));
+          } catch (const UsageError& e) {
+            fail(node, e.what());
+          }
+        }
+      }
+    }
+    if (root["seeds"]) base.seeds = static_cast<int>(integer(root["seeds"], "seeds", 1));
+    if (root["first_seed"]) base.first_seed = static_cast<uint64_t>(integer(root["first_seed"], "first_seed", 0));
+    if (root["threads"]) base.threads = static_cast<int>(integer(root["threads"], "threads", 1));
+    if (root["warmup"]) base.warmup_iterations = static_cast<int>(integer(root["warmup"], "warmup", 0));
+    if (root["backend"]) {
+      base.backend = scalar(root["backend"], "backend");
+      if (!contains({"auto", "cpu", "cuda"}, base.backend)) {
+        fail(root["backend"], fmt::format("backend '{}' is not valid; valid values: auto, cpu, cuda", base.backend));
+      }
+    }
+    if (YAML::Node lr = root["lr_rule"]) {
+      check_keys(lr, kLrKeys, "lr_rule");
+      LrRule rule;
+      if (!lr["rule"] || !lr["base_batch_size"] || !lr["base_learning_rate"]) {
+        fail(lr, "lr_rule needs rule, base_batch_size and base_learning_rate");
+      }
+      rule.rule = scalar(lr["rule"], "lr_rule.rule");
+      if (!contains({"linear", "sqrt", "fixed"}, rule.rule)) {
+        fail(lr["rule"], fmt::format("lr_rule.rule '{}' is not valid; valid values: linear, sqrt, fixed", rule.rule));
+      }
+      rule.base_batch_size = integer(lr["base_batch_size"], "lr_rule.base_batch_size", 1);
+      rule.base_learning_rate = number(lr["base_learning_rate"], "lr_rule.base_learning_rate");
+      if (lr["warmup_steps"]) rule.warmup_steps = integer(lr["warmup_steps"], "lr_rule.warmup_steps", 0);
+      if (!axes.params.count("batch_size")) fail(lr, "lr_rule needs a params.batch_size list to follow");
+      if (axes.params.count("learning_rate")) {
+        fail(lr, "lr_rule sets the learning rate: remove params.learning_rate");
+      }
+      axes.lr_rule = rule;
+    }
+    try {
+      plan.points = expand_sweep(base, axes);
+    } catch (const UsageError& e) {
+      fail(root, e.what());
+    }
+    std::stringstream text;
+    text << root;
+    plan.definition = {{"source", file_}, {"yaml", text.str()}};
+    return plan;
+  }
+
+ private:
+  std::string file_;
+};
+
+}  // namespace
+
+SweepPlan read_sweep_file(const std::filesystem::path& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path.string());
+  } catch (const YAML::BadFile&) {
+    throw UsageError(fmt::format("{}: cannot read the sweep file", path.string()));
+  } catch (const YAML::Exception& e) {
+    throw UsageError(fmt::format("{}:{}: not valid YAML: {}", path.string(), e.mark.line + 1, e.msg));
+  }
+  return SweepFileReader(path.string()).read(root, path.stem().string());
+}
+
+}  // namespace perflab

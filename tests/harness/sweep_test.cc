@@ -1,0 +1,127 @@
+// Sweep expansion, run keys, and the errors a sweep file gets: file:line
+// and the reason, before anything runs.
+#include "harness/sweep.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "harness/device.h"
+#include "harness/error.h"
+#include "harness/registry.h"
+
+namespace perflab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A registered workload with a batch size and a learning rate, so sweep
+// files can be checked without a real workload.
+const bool kRegistered = [] {
+  WorkloadInfo info;
+  info.name = "sweeptoy";
+  info.params = {{"batch_size", ParamType::kInt, "256", "batch", 1, 1 << 20},
+                 {"learning_rate", ParamType::kFloat, "1", "lr", 0, 100},
+                 {"warmup_steps", ParamType::kInt, "0", "warm-up", 0, 1e6}};
+  info.presets = {{"tiny", "", {}}, {"big", "", {{"batch_size", "1024"}}}};
+  info.default_preset = "tiny";
+  info.backends = {Backend::kCpu};
+  Registry::instance().add(info);
+  return true;
+}();
+
+std::string sweep_error(const std::string& yaml) {
+  fs::path path = fs::temp_directory_path() / "perflab_sweep_test.yaml";
+  std::ofstream(path) << yaml;
+  try {
+    read_sweep_file(path);
+  } catch (const UsageError& e) {
+    std::string m = e.what();
+    return m.substr(m.find(':') + 1);  // drop the temp path, keep "line: reason"
+  }
+  return "no error";
+}
+
+TEST(ExpandSweep, CartesianProductWithLrRule) {
+  RunRequest base;
+  base.workload = "sweeptoy";
+  base.seeds = 3;
+  SweepAxes axes;
+  axes.params["batch_size"] = {"256", "1024"};
+  axes.toggles[Toggle::kCudaGraphs] = {true, false};
+  axes.lr_rule = LrRule{"sqrt", 256, 0.5, 10};
+  auto points = expand_sweep(base, axes);
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[0].overrides.at("batch_size"), "256");  // values in the order given
+  for (const auto& p : points) {
+    EXPECT_EQ(p.seeds, 3);
+    EXPECT_EQ(p.overrides.at("warmup_steps"), "10");
+    double lr = std::stod(p.overrides.at("learning_rate"));
+    EXPECT_DOUBLE_EQ(lr, p.overrides.at("batch_size") == "1024" ? 1.0 : 0.5);  // 0.5*sqrt(4)
+  }
+  EXPECT_DOUBLE_EQ((LrRule{"linear", 256, 0.5, {}}).learning_rate(1024), 2.0);
+  EXPECT_DOUBLE_EQ((LrRule{"fixed", 256, 0.5, {}}).learning_rate(1024), 0.5);
+}
+
+TEST(RunKey, StableAndSensitiveToWhatMatters) {
+  RunRequest r;
+  r.workload = "sweeptoy";
+  r.threads = 2;
+  DeviceProbe none;
+  none.reason = "test: no device";
+  const WorkloadInfo& info = Registry::instance().get("sweeptoy");
+  RunSpec a = resolve_run_spec(r, info, none);
+  RunSpec b = resolve_run_spec(r, info, none);
+  EXPECT_EQ(run_key(a, 1), run_key(b, 1));
+  EXPECT_EQ(run_key(a, 1).size(), 16u);
+  EXPECT_NE(run_key(a, 1), run_key(a, 2));
+  r.overrides["batch_size"] = "512";
+  EXPECT_NE(run_key(resolve_run_spec(r, info, none), 1), run_key(a, 1));
+  r.overrides.clear();
+  r.toggles[Toggle::kFused] = true;
+  EXPECT_NE(run_key(resolve_run_spec(r, info, none), 1), run_key(a, 1));
+}
+
+TEST(SweepFile, ReadsAValidFile) {
+  fs::path path = fs::temp_directory_path() / "perflab_sweep_ok.yaml";
+  std::ofstream(path) << "workload: sweeptoy\npreset: [tiny, big]\nparams:\n  warmup_steps: [0, 5]\n"
+                         "toggles: {cuda-graphs: [on, off]}\nseeds: 2\n";
+  SweepPlan plan = read_sweep_file(path);
+  EXPECT_EQ(plan.name, "perflab_sweep_ok");
+  EXPECT_EQ(plan.points.size(), 8u);
+  EXPECT_EQ(plan.points[0].seeds, 2);
+}
+
+TEST(SweepFile, ErrorsNameTheLineAndTheReason) {
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nsedes: 3\n"),
+            "2: unknown key 'sedes' in the sweep file; valid keys: name, out, workload, workloads, "
+            "preset, presets, params, toggles, seeds, first_seed, backend, threads, warmup, lr_rule");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nseeds: many\n"), "2: seeds must be an integer, got 'many'");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nparams:\n  batch_size: []\n"),
+            "3: params.batch_size is an empty list: the sweep would run nothing");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nparams:\n  batch_size: [256, 12x]\n"),
+            "3: sweeptoy: parameter batch_size=12x: not an integer; expected int in [1, 1.04858e+06]");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nparams:\n  bach: 1\n"),
+            "3: sweeptoy: unknown parameter 'bach'; valid parameters: batch_size, learning_rate, "
+            "warmup_steps");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\ntoggles:\n  graphs: on\n"),
+            "3: unknown toggle 'graphs'; valid toggles: cuda_graphs, sharp, sync_free, fused");
+  EXPECT_EQ(sweep_error("workload: nosuch\n"), "1: unknown workload 'nosuch'; valid workloads: " +
+                                                   [] {
+                                                     std::string all;
+                                                     for (const auto& n : Registry::instance().names()) {
+                                                       all += (all.empty() ? "" : ", ") + n;
+                                                     }
+                                                     return all;
+                                                   }());
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nlr_rule: {rule: cubic, base_batch_size: 1, base_learning_rate: 1}\n"),
+            "2: lr_rule.rule 'cubic' is not valid; valid values: linear, sqrt, fixed");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nlr_rule: {rule: sqrt, base_batch_size: 1, base_learning_rate: 1}\n"),
+            "2: lr_rule needs a params.batch_size list to follow");
+  EXPECT_NE(sweep_error("workload: [sweeptoy\n").find(": not valid YAML:"), std::string::npos);
+  EXPECT_EQ(sweep_error(""), "1: the sweep file is empty");
+}
+
+}  // namespace
+}  // namespace perflab
