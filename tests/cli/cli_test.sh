@@ -85,6 +85,29 @@ else
   fail "NaN loss run: exit $rc, $(cat "$tmp/nan.txt")"
 fi
 
+# rerun: the same spec again (the diverging run is the quickest to repeat).
+nanresult=$(find "$tmp/nan" -name result.json | head -n 1)
+"$PERFLAB" rerun "$nanresult" --out "$tmp/rerun" >/dev/null 2>&1
+rerunresult=$(find "$tmp/rerun" -name result.json | head -n 1)
+if [[ -n "$rerunresult" ]] && "$PYTHON" - "$nanresult" "$rerunresult" <<'PY'
+import json, sys
+a, b = (json.load(open(p))["spec"] for p in sys.argv[1:3])
+for k in ("workload", "preset", "params", "backend", "seeds", "threads", "toggles_requested"):
+    assert a[k] == b[k], (k, a[k], b[k])
+PY
+then pass "rerun repeats the recorded spec"; else fail "rerun"; fi
+
+# A sweep from comma lists: 2 points; running it again reuses both.
+sweep=(run dlrm --set batch_size=256,512 --set max_epochs=1 --set target_auc=0.6 --out "$tmp/sw")
+"$PERFLAB" "${sweep[@]}" >"$tmp/sw1.txt" 2>&1 && grep -q "2 run(s), 2 run now, 0 reused" "$tmp/sw1.txt" &&
+  pass "sweep ran 2 points" || fail "sweep: $(cat "$tmp/sw1.txt")"
+"$PERFLAB" "${sweep[@]}" >"$tmp/sw2.txt" 2>&1 && grep -q "2 run(s), 0 run now, 2 reused" "$tmp/sw2.txt" &&
+  pass "sweep resumed: nothing rerun" || fail "sweep resume: $(cat "$tmp/sw2.txt")"
+[[ $(find "$tmp/sw" -name result.json | wc -l) -eq 2 ]] && pass "one result per run" || fail "sweep results"
+printf 'workload: dlrm\nparams:\n  batch_size: [256, big]\n' >"$tmp/bad.yaml"
+expect 2 "bad.yaml:3: dlrm: parameter batch_size=big: not an integer" -- sweep "$tmp/bad.yaml" --out "$tmp/badsweep"
+[[ ! -e "$tmp/badsweep" ]] && pass "bad sweep file ran nothing" || fail "bad sweep file left $tmp/badsweep"
+
 # --- the other commands -----------------------------------------------------
 "$PERFLAB" --version | grep -qE '^perflab [0-9]+\.[0-9]+\.[0-9]+' && pass "--version" || fail "--version"
 "$PERFLAB" list >"$tmp/list.txt" 2>&1 && grep -q "Workload dlrm" "$tmp/list.txt" &&
