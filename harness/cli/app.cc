@@ -30,8 +30,9 @@ int main(int argc, char** argv) {
       "  perflab rerun perflab-results/dlrm-tiny-*/result.json\n"
       "  perflab env");
 
-  const std::vector<Command> commands = {add_list(app),  add_run(app),   add_sweep(app),
-                                         add_rerun(app), add_env(app),   add_data(app)};
+  const std::vector<Command> commands = {add_list(app), add_run(app),    add_sweep(app),
+                                         add_rerun(app), add_export(app), add_rcp(app),
+                                         add_env(app),  add_data(app)};
 
   try {
     app.parse(argc, argv);

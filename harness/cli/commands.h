@@ -22,5 +22,6 @@ Command add_sweep(CLI::App& app);
 Command add_rerun(CLI::App& app);
 Command add_report(CLI::App& app);
 Command add_export(CLI::App& app);
+Command add_rcp(CLI::App& app);
 
 }  // namespace perflab::cli

@@ -1,0 +1,488 @@
+// Reference convergence points: building them from sweep results, the JSON
+// file format, and the rcp_checker's convergence test.
+//
+// The test, as mlperf_logging's rcp_checker (4.1.x) implements it:
+//  1. Reference statistics per RCP entry with values e_1..e_m:
+//       rcp_mean   = olympic mean: sort, drop the lowest and highest value,
+//                    average the other m - 2;
+//       rcp_stddev = population standard deviation (numpy std, ddof 0) of
+//                    all m values.
+//  2. The fastest acceptable submission mean ("Min Epochs") is the mean at
+//     which a one-sided, equal-variance two-sample t-test (scipy's
+//     ttest_ind_from_stats, both samples given stddev rcp_stddev) reaches
+//     p = alpha = 0.05:
+//       min_epochs = rcp_mean - t_{1-alpha, df} * rcp_stddev * sqrt(1/n_ref + 1/n_sub)
+//       df = n_ref + n_sub - 2
+//     with n_sub = S - 2 (S: MLPerf's required run count for the benchmark)
+//     and n_ref = m - 2 for an exact entry, n_ref = 2 S for an interpolated
+//     one. The checker finds this mean by bisection on [0, rcp_mean] to
+//     1e-4 epochs; we use the closed form (clamped at 0), so the bounds
+//     agree to within 1e-4. rcp_stddev == 0 gives min_epochs = rcp_mean.
+//     df = 0 (3 reference runs and 3 required runs) has no t quantile: the
+//     checker then settles on rcp_mean; we report "not checkable".
+//     max_speedup = rcp_mean / min_epochs.
+//  3. Which entry: the one at the submission's batch size; otherwise the
+//     nearest lower and higher batch sizes, with rcp_mean and rcp_stddev
+//     interpolated linearly in batch size; below every batch size, the
+//     smallest one (passing there is accepted: a smaller batch converging
+//     no faster); above every batch size, none ("Missing RCP").
+//     The pruned set (what the package checker uses) first drops every
+//     entry with a smaller batch size than the fastest-converging one, then,
+//     walking up, each entry whose mean is above the interpolation of its
+//     neighbours.
+//  4. The submission: each run's epochs (a run that did not converge counts
+//     as 1e9; more than one such run fails the check); the olympic mean as
+//     in 1. It passes when submission_mean >= rcp_mean / max_speedup, i.e.
+//     >= min_epochs. The normalization factor max(1, rcp_mean /
+//     submission_mean) is what a passing but faster submission's time to
+//     train is multiplied by (the checker writes it to scaling.json).
+#include "reports/rcp.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "harness/atomic_file.h"
+#include "harness/error.h"
+#include "reports/statistics.h"
+
+namespace perflab::reports {
+namespace {
+
+constexpr double kNotConverged = 1e9;  // The checker's stand-in for a failed run.
+
+double round3(double epochs) { return std::round(epochs * 1000.0) / 1000.0; }
+
+/// Sort, drop one value from each end, average the rest (NaN when none remain).
+double olympic_mean_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  if (values.size() < 3) return std::nan("");
+  return mean(std::vector<double>(values.begin() + 1, values.end() - 1));
+}
+
+double population_stddev(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  const double m = mean(values);
+  double squares = 0;
+  for (double v : values) squares += (v - m) * (v - m);
+  return std::sqrt(squares / static_cast<double>(values.size()));
+}
+
+double interpolate(double x, double x0, double x1, double y0, double y1) {
+  return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+}
+
+/// An RCP entry with the checker's statistics.
+struct RcpStats {
+  int64_t batch_size = 0;
+  double mean = 0;
+  double stddev = 0;
+  double reference_samples = 0;
+};
+
+double min_acceptable_mean(double rcp_mean, double stddev, double n_ref, double n_sub,
+                           double alpha) {
+  if (stddev == 0) return rcp_mean;
+  const double df = n_ref + n_sub - 2;
+  const double bound =
+      rcp_mean - student_t_quantile(1 - alpha, df) * stddev * std::sqrt(1 / n_ref + 1 / n_sub);
+  return std::max(0.0, bound);
+}
+
+/// The checker's pruning: keep batch sizes from the fastest-converging
+/// entry up, then drop each entry slower than its neighbours' interpolation.
+std::vector<RcpStats> prune(std::vector<RcpStats> stats) {
+  if (stats.empty()) return stats;
+  auto fastest = std::min_element(stats.begin(), stats.end(),
+                                  [](const auto& a, const auto& b) { return a.mean < b.mean; });
+  stats.erase(stats.begin(), fastest);
+  for (size_t i = 1; i + 1 < stats.size();) {
+    const double expected = interpolate(
+        static_cast<double>(stats[i].batch_size), static_cast<double>(stats[i - 1].batch_size),
+        static_cast<double>(stats[i + 1].batch_size), stats[i - 1].mean, stats[i + 1].mean);
+    if (stats[i].mean > expected) {
+      stats.erase(stats.begin() + static_cast<std::ptrdiff_t>(i));  // Then look at i again.
+    } else {
+      ++i;
+    }
+  }
+  return stats;
+}
+
+const nlohmann::json& member(const nlohmann::json& object, const char* name,
+                             const std::string& where) {
+  auto it = object.find(name);
+  if (it == object.end()) throw UsageError(fmt::format("{}: missing \"{}\"", where, name));
+  return *it;
+}
+
+std::string string_member(const nlohmann::json& entry, const char* name, const std::string& where) {
+  auto it = entry.find(name);
+  if (it == entry.end()) return "";
+  if (!it->is_string()) throw UsageError(fmt::format("{}: \"{}\" is not a string", where, name));
+  return it->get<std::string>();
+}
+
+RcpEntry entry_from_json(const std::string& key, const nlohmann::json& value,
+                         const std::string& source) {
+  const std::string where = fmt::format("{}: entry \"{}\"", source, key);
+  if (!value.is_object()) throw UsageError(where + " is not an object");
+  RcpEntry entry;
+  const auto& benchmark = member(value, "Benchmark", where);
+  if (!benchmark.is_string() || benchmark.get<std::string>().empty()) {
+    throw UsageError(where + ": \"Benchmark\" is not a non-empty string");
+  }
+  entry.benchmark = benchmark.get<std::string>();
+  const auto& bs = member(value, "BS", where);
+  if (!bs.is_number_integer() || bs.get<int64_t>() < 1) {
+    throw UsageError(where + ": \"BS\" is not a positive integer");
+  }
+  entry.batch_size = bs.get<int64_t>();
+  const auto& hyperparams = member(value, "Hyperparams", where);
+  if (!hyperparams.is_object()) throw UsageError(where + ": \"Hyperparams\" is not an object");
+  entry.hyperparams = hyperparams;
+  const char* list_name =
+      value.contains("Epochs to converge") ? "Epochs to converge" : "samples to converge";
+  const auto& list = member(value, list_name, where);
+  if (!list.is_array()) throw UsageError(fmt::format("{}: \"{}\" is not a list", where, list_name));
+  for (const auto& v : list) {
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
+      throw UsageError(
+          fmt::format("{}: \"{}\" holds {}, not a positive number", where, list_name, v.dump()));
+    }
+    entry.epochs_to_converge.push_back(v.get<double>());
+  }
+  if (entry.epochs_to_converge.size() < 3) {
+    throw UsageError(fmt::format("{}: \"{}\" has {} value(s); an RCP needs at least 3", where,
+                                 list_name, entry.epochs_to_converge.size()));
+  }
+  entry.creator = string_member(value, "Creator", where);
+  entry.when = string_member(value, "When", where);
+  entry.platform = string_member(value, "Platform", where);
+  return entry;
+}
+
+std::string platform_of(const nlohmann::json& result) {
+  const auto& env = result.value("environment", nlohmann::json::object());
+  if (result.value("/spec/backend"_json_pointer, std::string()) == "cuda") {
+    const auto devices = env.value("/cuda/devices"_json_pointer, nlohmann::json::array());
+    if (!devices.empty() && devices[0].is_object()) {
+      return devices[0].value("name", std::string("GPU"));
+    }
+  }
+  return env.value("cpu_model", std::string());
+}
+
+const nlohmann::json& at(const nlohmann::json& doc, const char* pointer, const std::string& what) {
+  const nlohmann::json::json_pointer p(pointer);
+  if (!doc.contains(p)) throw UsageError(fmt::format("{}: missing {}", what, pointer));
+  return doc.at(p);
+}
+
+std::string result_name(const nlohmann::json& result) {
+  return fmt::format("result {}", result.value("created", std::string("(undated)")));
+}
+
+}  // namespace
+
+std::string RcpEntry::key() const { return fmt::format("{}_ref_{}", benchmark, batch_size); }
+
+std::vector<RcpEntry> build_rcps(const std::vector<nlohmann::json>& results) {
+  if (results.empty()) throw UsageError("no results to build reference convergence points from");
+  std::map<int64_t, RcpEntry> by_batch;
+  std::string benchmark;
+  for (const auto& result : results) {
+    const std::string what = result_name(result);
+    const auto& workload = at(result, "/spec/workload", what);
+    const auto& batch = at(result, "/plan/global_batch_size", what);
+    const auto& runs = at(result, "/runs", what);
+    if (!workload.is_string() || !batch.is_number_integer() || !runs.is_array()) {
+      throw UsageError(what + ": spec.workload, plan.global_batch_size or runs has the wrong type");
+    }
+    if (benchmark.empty()) benchmark = workload.get<std::string>();
+    if (workload.get<std::string>() != benchmark) {
+      throw UsageError(fmt::format("results are for different workloads ({} and {})", benchmark,
+                                   workload.get<std::string>()));
+    }
+    nlohmann::json hyperparams =
+        result.value("/spec/params"_json_pointer, nlohmann::json::object());
+    hyperparams.update(
+        result.value("/plan/hyperparameters"_json_pointer, nlohmann::json::object()));
+
+    RcpEntry& entry = by_batch[batch.get<int64_t>()];
+    if (entry.benchmark.empty()) {
+      entry.benchmark = workload.get<std::string>();
+      entry.batch_size = batch.get<int64_t>();
+      entry.hyperparams = hyperparams;
+      entry.creator = "perflab";
+      entry.platform = platform_of(result);
+    } else if (entry.hyperparams != hyperparams) {
+      for (const auto& [name, value] : hyperparams.items()) {
+        if (entry.hyperparams.value(name, nlohmann::json()) != value) {
+          throw UsageError(fmt::format("results at batch size {} differ in hyperparameter {}",
+                                       entry.batch_size, name));
+        }
+      }
+      throw UsageError(fmt::format("results at batch size {} differ in their hyperparameters",
+                                   entry.batch_size));
+    }
+    entry.when = std::max(entry.when, result.value("created", std::string()));
+    for (const auto& run : runs) {
+      if (run.value("status", std::string()) != "success") continue;
+      const auto& epochs = at(run, "/epochs", what + " run");
+      if (!epochs.is_number()) throw UsageError(what + ": runs[].epochs is not a number");
+      entry.epochs_to_converge.push_back(round3(epochs.get<double>()));
+    }
+  }
+  std::vector<RcpEntry> entries;
+  for (auto& [batch, entry] : by_batch) {
+    if (entry.epochs_to_converge.size() < 3) {
+      throw UsageError(fmt::format("batch size {} has {} converged run(s); an RCP needs at least 3",
+                                   batch, entry.epochs_to_converge.size()));
+    }
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+nlohmann::ordered_json rcps_to_json(const std::vector<RcpEntry>& rcps) {
+  std::vector<const RcpEntry*> sorted;
+  for (const auto& e : rcps) sorted.push_back(&e);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto* a, const auto* b) { return a->batch_size < b->batch_size; });
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  for (const RcpEntry* e : sorted) {
+    nlohmann::ordered_json entry;
+    entry["Benchmark"] = e->benchmark;
+    entry["Creator"] = e->creator;
+    entry["When"] = e->when;
+    entry["Platform"] = e->platform;
+    entry["BS"] = e->batch_size;
+    entry["Hyperparams"] = nlohmann::ordered_json::parse(e->hyperparams.dump());
+    entry["Epochs to converge"] = e->epochs_to_converge;
+    doc[e->key()] = std::move(entry);
+  }
+  return doc;
+}
+
+std::vector<RcpEntry> rcps_from_json(const nlohmann::json& doc, const std::string& source) {
+  if (!doc.is_object()) throw UsageError(source + ": an RCP file holds one JSON object");
+  std::vector<RcpEntry> entries;
+  for (const auto& [key, value] : doc.items()) {
+    entries.push_back(entry_from_json(key, value, source));
+    const RcpEntry& e = entries.back();
+    if (e.benchmark != entries.front().benchmark) {
+      throw UsageError(fmt::format("{}: entries for different benchmarks ({} and {})", source,
+                                   entries.front().benchmark, e.benchmark));
+    }
+    for (size_t i = 0; i + 1 < entries.size(); ++i) {
+      if (entries[i].batch_size == e.batch_size) {
+        throw UsageError(fmt::format("{}: batch size {} appears twice", source, e.batch_size));
+      }
+    }
+  }
+  if (entries.empty()) throw UsageError(source + ": no RCP entries");
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.batch_size < b.batch_size; });
+  return entries;
+}
+
+void write_rcps(const std::filesystem::path& path, const std::vector<RcpEntry>& rcps) {
+  if (rcps.empty()) throw UsageError("no reference convergence points to write");
+  write_file_atomically(path, rcps_to_json(rcps).dump(2) + "\n");
+}
+
+std::vector<RcpEntry> read_rcps(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("{}: cannot open RCP file", path.string()));
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UsageError(fmt::format("{}: not JSON: {}", path.string(), e.what()));
+  }
+  return rcps_from_json(doc, path.string());
+}
+
+RcpCheck check_rcp(const std::vector<RcpEntry>& rcps, const std::string& benchmark,
+                   int64_t batch_size, const std::vector<std::optional<double>>& epochs,
+                   const RcpCheckOptions& options) {
+  RcpCheck check;
+  check.batch_size = batch_size;
+  check.runs = epochs.size();
+  std::vector<double> values;
+  for (const auto& e : epochs) {
+    values.push_back(e ? *e : kNotConverged);
+    if (e) ++check.converged_runs;
+  }
+  const size_t required = options.submission_runs ? options.submission_runs : epochs.size();
+  if (epochs.size() < 3 || required < 3) {
+    check.explanation = fmt::format(
+        "{} run(s) given, {} required: the olympic mean needs at least 3", epochs.size(), required);
+    return check;
+  }
+  if (check.runs - check.converged_runs > 1) {
+    check.verdict = RcpVerdict::kFailed;
+    check.explanation = fmt::format("insufficient convergence: {} of {} runs did not converge",
+                                    check.runs - check.converged_runs, check.runs);
+    return check;
+  }
+  check.submission_mean = olympic_mean_of(values);
+
+  std::vector<RcpStats> stats;
+  for (const auto& e : rcps) {
+    if (e.benchmark != benchmark) continue;
+    stats.push_back({e.batch_size, olympic_mean_of(e.epochs_to_converge),
+                     population_stddev(e.epochs_to_converge),
+                     static_cast<double>(e.epochs_to_converge.size() - 2)});
+  }
+  std::sort(stats.begin(), stats.end(),
+            [](const auto& a, const auto& b) { return a.batch_size < b.batch_size; });
+  if (options.pass == RcpPass::kPruned) stats = prune(std::move(stats));
+  if (stats.empty()) {
+    check.explanation = fmt::format("no RCPs for benchmark {}", benchmark);
+    return check;
+  }
+
+  const double n_sub = static_cast<double>(required - 2);
+  check.submission_samples = n_sub;
+  auto above = std::find_if(stats.begin(), stats.end(),
+                            [&](const auto& s) { return s.batch_size >= batch_size; });
+  if (above == stats.end()) {
+    check.explanation =
+        fmt::format("missing RCP: batch size {} is above every RCP batch size (largest {})",
+                    batch_size, stats.back().batch_size);
+    return check;
+  }
+  RcpStats ref = *above;
+  if (above->batch_size == batch_size) {
+    check.basis = RcpBasis::kExact;
+    check.reference_batch_sizes = {ref.batch_size};
+  } else if (above == stats.begin()) {
+    check.basis = RcpBasis::kSmallestBatch;
+    check.reference_batch_sizes = {ref.batch_size};
+  } else {
+    const RcpStats& low = *(above - 1);
+    const auto x = static_cast<double>(batch_size);
+    const auto x0 = static_cast<double>(low.batch_size);
+    const auto x1 = static_cast<double>(above->batch_size);
+    ref.batch_size = batch_size;
+    ref.mean = interpolate(x, x0, x1, low.mean, above->mean);
+    ref.stddev = interpolate(x, x0, x1, low.stddev, above->stddev);
+    ref.reference_samples = 2 * static_cast<double>(required);
+    check.basis = RcpBasis::kInterpolated;
+    check.reference_batch_sizes = {low.batch_size, above->batch_size};
+  }
+  check.rcp_mean = ref.mean;
+  check.rcp_stddev = ref.stddev;
+  check.reference_samples = ref.reference_samples;
+  if (ref.stddev > 0 && ref.reference_samples + n_sub - 2 < 1) {
+    // scipy returns NaN for df = 0 and the checker's bisection then settles
+    // on rcp_mean; we say the test cannot be made instead.
+    check.explanation = fmt::format(
+        "the t-test has no degrees of freedom ({} reference and {} submission samples after the "
+        "olympic drop): use more runs",
+        ref.reference_samples, n_sub);
+    return check;
+  }
+  check.min_epochs =
+      min_acceptable_mean(ref.mean, ref.stddev, ref.reference_samples, n_sub, options.alpha);
+  check.max_speedup = check.min_epochs > 0 ? ref.mean / check.min_epochs : INFINITY;
+  check.normalization_factor = std::max(1.0, ref.mean / check.submission_mean);
+  const bool passed = check.submission_mean >= check.min_epochs;
+
+  const std::string numbers =
+      fmt::format("olympic mean {:.4f} epochs, RCP mean {:.4f}, stddev {:.4f}, minimum {:.4f}",
+                  check.submission_mean, check.rcp_mean, check.rcp_stddev, check.min_epochs);
+  std::string against;
+  switch (check.basis) {
+    case RcpBasis::kExact:
+      against = fmt::format("RCP at batch size {}", ref.batch_size);
+      break;
+    case RcpBasis::kInterpolated:
+      against = fmt::format("RCP interpolated between batch sizes {} and {}",
+                            check.reference_batch_sizes[0], check.reference_batch_sizes[1]);
+      break;
+    default:
+      against = fmt::format("smallest RCP (batch size {})", check.reference_batch_sizes[0]);
+      break;
+  }
+  if (passed) {
+    check.verdict = RcpVerdict::kPassed;
+    check.explanation = fmt::format("passed against {}: {}", against, numbers);
+    if (check.normalization_factor > 1) {
+      check.explanation += fmt::format("; faster than the RCP mean, scale time to train by {:.4f}",
+                                       check.normalization_factor);
+    }
+  } else if (check.basis == RcpBasis::kSmallestBatch) {
+    check.explanation = fmt::format(
+        "missing RCP: batch size {} is below every RCP batch size and converges faster than the "
+        "{}: {}",
+        batch_size, against, numbers);
+  } else {
+    check.verdict = RcpVerdict::kFailed;
+    check.explanation =
+        fmt::format("converges significantly faster than the {}: {}", against, numbers);
+  }
+  return check;
+}
+
+RcpCheck check_rcp_result(const std::vector<RcpEntry>& rcps, const nlohmann::json& result,
+                          const RcpCheckOptions& options) {
+  const std::string what = result_name(result);
+  const auto& workload = at(result, "/spec/workload", what);
+  const auto& batch = at(result, "/plan/global_batch_size", what);
+  const auto& runs = at(result, "/runs", what);
+  if (!workload.is_string() || !batch.is_number_integer() || !runs.is_array()) {
+    throw UsageError(what + ": spec.workload, plan.global_batch_size or runs has the wrong type");
+  }
+  std::vector<std::optional<double>> epochs;
+  for (const auto& run : runs) {
+    if (run.value("status", std::string()) != "success") {
+      epochs.emplace_back();
+      continue;
+    }
+    const auto& e = at(run, "/epochs", what + " run");
+    if (!e.is_number()) throw UsageError(what + ": runs[].epochs is not a number");
+    epochs.emplace_back(round3(e.get<double>()));
+  }
+  return check_rcp(rcps, workload.get<std::string>(), batch.get<int64_t>(), epochs, options);
+}
+
+std::string verdict_name(RcpVerdict verdict) {
+  switch (verdict) {
+    case RcpVerdict::kPassed:
+      return "passed";
+    case RcpVerdict::kFailed:
+      return "failed";
+    default:
+      return "not checkable";
+  }
+}
+
+nlohmann::json rcp_check_to_json(const RcpCheck& check) {
+  static const char* const kBasis[] = {"none", "exact", "interpolated", "smallest_batch_size"};
+  return {{"verdict", verdict_name(check.verdict)},
+          {"basis", kBasis[static_cast<int>(check.basis)]},
+          {"batch_size", check.batch_size},
+          {"runs", check.runs},
+          {"converged_runs", check.converged_runs},
+          {"submission_mean_epochs", check.submission_mean},
+          {"rcp_mean_epochs", check.rcp_mean},
+          {"rcp_stddev_epochs", check.rcp_stddev},
+          {"reference_samples", check.reference_samples},
+          {"submission_samples", check.submission_samples},
+          {"min_epochs", check.min_epochs},
+          {"max_speedup", check.max_speedup},
+          {"normalization_factor", check.normalization_factor},
+          {"reference_batch_sizes", check.reference_batch_sizes},
+          {"explanation", check.explanation}};
+}
+
+}  // namespace perflab::reports
