@@ -1,10 +1,10 @@
 // Time-to-train reports.
 #include "reports/ttt_report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "harness/stats.h"
 
@@ -46,7 +46,8 @@ std::string render_ttt_markdown(const json& result) {
                     env.value("git_revision", "?"));
   md += fmt::format("- host: {}, {} threads\n", env.value("cpu_model", std::string("?")),
                     spec["threads"].get<int>());
-  if (!spec["overrides"].empty()) md += fmt::format("- overrides: `{}`\n", spec["overrides"].dump());
+  if (!spec["overrides"].empty())
+    md += fmt::format("- overrides: `{}`\n", spec["overrides"].dump());
   std::string ceiling = quality["ceiling"].is_null()
                             ? std::string("unknown")
                             : fmt::format("{:.4f}", quality["ceiling"].get<double>());
@@ -64,15 +65,17 @@ std::string render_ttt_markdown(const json& result) {
   md += " | samples/s | iteration p50 (ms) | p99 (ms) |\n|---|---|---|---|---|---|---|---|---|\n";
   int i = 0;
   for (const auto& r : result["runs"]) {
-    md += fmt::format("| {} | {} | {} | {:.3f} | {:.2f} | {} | {:.0f} | {:.3f} | {:.3f} |\n", i++,
-                      r["seed"].get<uint64_t>(), r["status"].get<std::string>(),
-                      r["time_to_train_s"].get<double>(), r["epochs"].get<double>(), last_quality(r),
-                      r["throughput_samples_per_s"].get<double>(),
-                      r["iteration_ms"]["p50"].get<double>(), r["iteration_ms"]["p99"].get<double>());
+    md +=
+        fmt::format("| {} | {} | {} | {:.3f} | {:.2f} | {} | {:.0f} | {:.3f} | {:.3f} |\n", i++,
+                    r["seed"].get<uint64_t>(), r["status"].get<std::string>(),
+                    r["time_to_train_s"].get<double>(), r["epochs"].get<double>(), last_quality(r),
+                    r["throughput_samples_per_s"].get<double>(),
+                    r["iteration_ms"]["p50"].get<double>(), r["iteration_ms"]["p99"].get<double>());
   }
   md += fmt::format("\n**Time to train:** {}  \n", score_line(result));
-  md += fmt::format("**Throughput:** {:.0f} samples/s (median over runs, training iterations only)\n",
-                    median_throughput(result));
+  md +=
+      fmt::format("**Throughput:** {:.0f} samples/s (median over runs, training iterations only)\n",
+                  median_throughput(result));
 
   md += "\n## Quality curves\n\n| run | epoch | samples | " + quality["metric"].get<std::string>() +
         " | train loss | elapsed (s) |\n|---|---|---|---|---|---|\n";
@@ -105,8 +108,8 @@ std::string render_ttt_summary(const json& result) {
   std::string out;
   int i = 0;
   for (const auto& r : result["runs"]) {
-    out += fmt::format("run {} seed {}: {:<8} {:8.3f} s  {:.2f} epochs  {} {}  {:.0f} samples/s\n", i++,
-                       r["seed"].get<uint64_t>(), r["status"].get<std::string>(),
+    out += fmt::format("run {} seed {}: {:<8} {:8.3f} s  {:.2f} epochs  {} {}  {:.0f} samples/s\n",
+                       i++, r["seed"].get<uint64_t>(), r["status"].get<std::string>(),
                        r["time_to_train_s"].get<double>(), r["epochs"].get<double>(),
                        result["quality"]["metric"].get<std::string>(), last_quality(r),
                        r["throughput_samples_per_s"].get<double>());

@@ -1,9 +1,8 @@
 // Time-to-train reports, rendered from a result document (result.json).
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace perflab::reports {
 

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
       "  perflab env");
 
   const std::vector<Command> commands = {add_list(app), add_run(app),    add_sweep(app),
-                                         add_rerun(app), add_export(app), add_rcp(app),
+                                         add_rerun(app), add_report(app), add_export(app), add_rcp(app),
                                          add_env(app),  add_data(app)};
 
   try {

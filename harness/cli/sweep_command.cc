@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/cli/reporting.h"
+
 
 namespace perflab::cli {
 
@@ -52,7 +54,9 @@ int execute_sweep(const SweepPlan& plan, bool dry_run) {
   });
   std::cout << fmt::format("sweep {}: {} run(s), {} run now, {} reused from earlier, {} missed the target\n",
                            plan.name, outcome.total, outcome.ran, outcome.reused, outcome.aborted);
-  std::cout << fmt::format("results: {}/runs/*/result.json\n", outcome.dir.string());
+  write_reports({outcome.dir / "runs"}, outcome.dir, "perflab sweep " + plan.name);
+  std::cout << fmt::format("results: {}/runs/*/result.json\nreport:  {}/report.html (also .md, .csv, .json)\n",
+                           outcome.dir.string(), outcome.dir.string());
   return outcome.aborted == 0 ? 0 : 1;
 }
 

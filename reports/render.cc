@@ -1,0 +1,119 @@
+// Building a sweep report from a result set, and its Markdown rendering.
+#include "reports/render.h"
+
+#include <fmt/format.h>
+
+#include "reports/render_format.h"
+
+namespace perflab::reports {
+namespace {
+
+using detail::ci_text;
+using detail::converged;
+using detail::fixed;
+using detail::last_qualities;
+using detail::mean_sd;
+using detail::run_times;
+using detail::score_text;
+using detail::speedup_text;
+
+/// Markdown table cells must not contain pipes or line breaks.
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') {
+      out += "\\|";
+    } else if (ch == '\n') {
+      out += ' ';
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+std::string points_table(const SweepReport& r) {
+  std::string md =
+      "| point | runs | converged | time to train (s) | per-run times (s) | samples/s (median) | "
+      "last "
+      "quality per run |\n|---|---|---|---|---|---|---|\n";
+  for (const Point& p : r.points) {
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} {} |\n", cell(p.label), p.runs.size(),
+                      converged(p), cell(score_text(p.score())), run_times(p),
+                      fixed(p.median_throughput(), 0), cell(p.metric), last_qualities(p));
+  }
+  return md;
+}
+
+std::string matrix_table(const ToggleMatrix& m) {
+  const int d = m.time_to_train ? 2 : 0;
+  std::string md = fmt::format(
+      "| toggles requested | runs | converged | {} | 95% CI of mean | speedup | in effect | not in "
+      "effect (why) |\n|---|---|---|---|---|---|---|---|\n",
+      m.value_name());
+  for (const ToggleMatrixRow& row : m.rows) {
+    std::string not_in = toggles_not_in_effect(row.toggles);
+    md += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(row.combination), row.runs,
+        row.succeeded,
+        row.value ? fixed(row.value, d) : cell("no score (" + row.no_value_reason + ")"),
+        ci_text(row.ci, d), speedup_text(row.speedup), cell(toggles_in_effect(row.toggles)),
+        not_in.empty() ? "-" : cell(not_in));
+  }
+  if (!m.has_baseline) md += "\nNo all-off row: speedups are n/a.\n";
+  return md;
+}
+
+std::string sweep_table(const BatchSweep& s) {
+  std::string md =
+      "| batch size | learning rate | iterations/epoch | epochs to converge (mean ± sd) | "
+      "iterations "
+      "(mean) | iteration (ms) | time to train (s) | converged | |\n"
+      "|---|---|---|---|---|---|---|---|---|\n";
+  for (const BatchSweepRow& row : s.rows) {
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |\n", row.batch_size,
+                      row.learning_rate ? fmt::format("{}", *row.learning_rate) : "-",
+                      row.iterations_per_epoch, mean_sd(row.epochs_mean, row.epochs_stddev, 2),
+                      fixed(row.iterations_mean, 0), fixed(row.iteration_ms, 3),
+                      cell(score_text(row.time_to_train)), row.converged, row.runs,
+                      row.best ? "**best**" : "");
+  }
+  return md;
+}
+
+}  // namespace
+
+SweepReport make_sweep_report(const ResultSet& set, std::string title) {
+  SweepReport r;
+  r.title = std::move(title);
+  r.results = set.results.size();
+  r.points = group_points(set);
+  for (const Point& p : r.points) r.runs += p.runs.size();
+  r.toggle_matrices = toggle_matrices(r.points);
+  r.batch_sweeps = batch_sweeps(r.points);
+  r.skipped = set.skipped;
+  return r;
+}
+
+std::string render_sweep_markdown(const SweepReport& r) {
+  std::string md = fmt::format("# {}\n\n", r.title);
+  md += fmt::format("{} result file(s), {} run(s), {} point(s); {} file(s) skipped.\n\n", r.results,
+                    r.runs, r.points.size(), r.skipped.size());
+  md +=
+      "Time to train is the olympic mean over a point's runs (an aborted run counts as the "
+      "slowest; more than one gives no score).\n\n";
+  md += "## Time to train per point\n\n" + points_table(r);
+  for (const ToggleMatrix& m : r.toggle_matrices) {
+    md += fmt::format("\n## Toggle matrix: {}\n\n", m.title) + matrix_table(m);
+  }
+  for (const BatchSweep& s : r.batch_sweeps) {
+    md += fmt::format("\n## Batch-size sweep: {}\n\n", s.title) + sweep_table(s);
+  }
+  if (!r.skipped.empty()) {
+    md += "\n## Skipped files\n\n";
+    for (const std::string& s : r.skipped) md += "- " + s + "\n";
+  }
+  return md;
+}
+
+}  // namespace perflab::reports
