@@ -88,7 +88,7 @@ std::vector<RunRequest> expand_sweep(const RunRequest& base, const SweepAxes& ax
           for (const auto& [k, v] : p) r.overrides[k] = v;
           if (axes.lr_rule) {
             int64_t batch = std::stoll(r.overrides.at("batch_size"));
-            r.overrides["learning_rate"] = fmt::format("{}", axes.lr_rule->learning_rate(batch));
+            r.overrides["learning_rate"] = fmt::format("{:.6g}", axes.lr_rule->learning_rate(batch));
             if (axes.lr_rule->warmup_steps) {
               r.overrides["warmup_steps"] = std::to_string(*axes.lr_rule->warmup_steps);
             }
