@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
       "  perflab run dlrm --preset tiny --seeds 3\n"
       "  perflab run dlrm --preset small --set batch_size=1024 --out results\n"
       "  perflab run dlrm --set batch_size=256,512,1024 --seeds 3     (a sweep)\n"
-      "  perflab sweep sweeps/dlrm_batch.yaml\n"
+      "  perflab sweep workloads/dlrm/sweeps/batch_size.yaml\n"
       "  perflab rerun perflab-results/dlrm-tiny-*/result.json\n"
       "  perflab env");
 

@@ -105,7 +105,7 @@ Command add_run(CLI::App& app) {
 
   sub->add_option("workload", request->workload, "Workload to run (see perflab list)")->required();
   sub->add_option("--preset,-p", request->preset, "Named parameter set (default: the workload's)");
-  sub->add_option("--set,-s", *sets, "Override a parameter: key=value (repeatable)");
+  sub->add_option("--set,-s", *sets, "Override a parameter: key=value (repeatable); key=v1,v2,... sweeps");
   sub->add_option("--backend,-b", request->backend, "auto | cpu | cuda")->capture_default_str();
   sub->add_option("--seeds,-n", request->seeds, "Number of runs (consecutive seeds)")
       ->capture_default_str();
@@ -119,7 +119,7 @@ Command add_run(CLI::App& app) {
       ->capture_default_str();
   for (Toggle t : kAllToggles) {
     sub->add_option(fmt::format("--{}", toggle_flag(t)), (*toggles)[t],
-                    fmt::format("on | off: {}", toggle_help(t)))
+                    fmt::format("on | off | on,off (sweep): {}", toggle_help(t)))
         ->expected(0, 1);
   }
   sub->footer(

@@ -108,6 +108,11 @@ printf 'workload: dlrm\nparams:\n  batch_size: [256, big]\n' >"$tmp/bad.yaml"
 expect 2 "bad.yaml:3: dlrm: parameter batch_size=big: not an integer" -- sweep "$tmp/bad.yaml" --out "$tmp/badsweep"
 [[ ! -e "$tmp/badsweep" ]] && pass "bad sweep file ran nothing" || fail "bad sweep file left $tmp/badsweep"
 
+for f in "$PERFLAB_SOURCE_DIR"/workloads/*/sweeps/*.yaml; do
+  "$PERFLAB" sweep "$f" --dry-run --out "$tmp/dry" >"$tmp/dry.txt" 2>&1 && [[ ! -e "$tmp/dry" ]] &&
+    pass "shipped sweep file $(basename "$f") parses" || fail "sweep file $f: $(cat "$tmp/dry.txt")"
+done
+
 # --- the other commands -----------------------------------------------------
 "$PERFLAB" --version | grep -qE '^perflab [0-9]+\.[0-9]+\.[0-9]+' && pass "--version" || fail "--version"
 "$PERFLAB" list >"$tmp/list.txt" 2>&1 && grep -q "Workload dlrm" "$tmp/list.txt" &&
