@@ -5,6 +5,8 @@
 #include "kernels/cpu/rnnt_loss.h"
 
 #include <gtest/gtest.h>
+
+#include "tests/support/single_thread.h"
 #include <omp.h>
 
 #include <cmath>
@@ -28,18 +30,7 @@ struct Problem {
   std::vector<int32_t> lengths;  // U_b
 };
 
-/// Runs the enclosing scope on one OpenMP thread: finite-difference loops make
-/// thousands of tiny calls, where waking threads would cost more than the work.
-class SingleThread {
- public:
-  SingleThread() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~SingleThread() { omp_set_num_threads(saved_); }
-  SingleThread(const SingleThread&) = delete;
-  SingleThread& operator=(const SingleThread&) = delete;
-
- private:
-  int saved_;
-};
+using test_support::SingleThread;
 
 std::string describe(const RnntShape& s) {
   return "B=" + std::to_string(s.batch) + " T=" + std::to_string(s.max_time) +

@@ -4,6 +4,8 @@
 #include "kernels/cpu/transducer_joint.h"
 
 #include <gtest/gtest.h>
+
+#include "tests/support/single_thread.h"
 #include <omp.h>
 
 #include <cmath>
@@ -26,18 +28,7 @@ std::string describe(const JointShape& s, JointActivation act) {
          (act == JointActivation::kRelu ? " relu" : " identity");
 }
 
-/// Runs the enclosing scope on one OpenMP thread: finite-difference loops make
-/// thousands of tiny calls, where waking threads would cost more than the work.
-class SingleThread {
- public:
-  SingleThread() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~SingleThread() { omp_set_num_threads(saved_); }
-  SingleThread(const SingleThread&) = delete;
-  SingleThread& operator=(const SingleThread&) = delete;
-
- private:
-  int saved_;
-};
+using test_support::SingleThread;
 
 size_t count(int64_t n) { return static_cast<size_t>(n); }
 
