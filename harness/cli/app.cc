@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
 
   const std::vector<Command> commands = {add_list(app), add_run(app),    add_sweep(app),
                                          add_rerun(app), add_report(app), add_export(app), add_rcp(app),
-                                         add_env(app),  add_data(app)};
+                                         add_env(app),  add_data(app),   add_transducer(app)};
 
   try {
     app.parse(argc, argv);

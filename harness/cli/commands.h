@@ -23,5 +23,6 @@ Command add_rerun(CLI::App& app);
 Command add_report(CLI::App& app);
 Command add_export(CLI::App& app);
 Command add_rcp(CLI::App& app);
+Command add_transducer(CLI::App& app);
 
 }  // namespace perflab::cli

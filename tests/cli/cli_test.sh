@@ -172,5 +172,15 @@ sed '3s/^[01]\t/7\t/' "$tmp/train.tsv" >"$tmp/bad.tsv"
 expect 2 "bad.tsv:3: .*label" -- data convert --input "$tmp/bad.tsv" --eval-fraction 0.2 --output "$tmp/badout"
 [[ ! -e "$tmp/badout" ]] && pass "failed conversion left no output" || fail "failed conversion left $tmp/badout"
 
+# --- RNN-T loss on .npy files, against an independent NumPy recursion ------
+mkdir -p "$tmp/rnnt"
+if "$PYTHON" "$PERFLAB_SOURCE_DIR/tests/cli/rnnt_npy_check.py" "$PERFLAB" "$tmp/rnnt" >"$tmp/rnnt.txt" 2>&1; then
+  pass "$(tail -n 1 "$tmp/rnnt.txt")"
+else
+  fail "rnnt npy cross-check: $(cat "$tmp/rnnt.txt")"
+fi
+expect 2 "logits must be <f4 or <f8, are <i4" -- transducer loss --logits "$tmp/rnnt/labels.npy" \
+  --labels "$tmp/rnnt/labels.npy" --logit-lengths "$tmp/rnnt/t.npy" --label-lengths "$tmp/rnnt/u.npy" --out "$tmp/rnnt/bad"
+
 echo "$failures failure(s)"
 [[ $failures -eq 0 ]]
