@@ -2,6 +2,8 @@
 // description under systems/, built in a hidden folder and renamed.
 #include "reports/mlperf_export.h"
 
+#include "reports/result_set.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -27,17 +29,6 @@ std::string read_text(const fs::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-ResultSource load_result_file(const fs::path& file) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(read_text(file));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError(fmt::format("{}: not JSON: {}", file.string(), e.what()));
-  }
-  if (!doc.is_object()) throw UsageError(fmt::format("{}: not a result object", file.string()));
-  return {std::move(doc), file.parent_path()};
 }
 
 std::string text_of(const nlohmann::json& doc, const char* pointer) {
@@ -137,26 +128,16 @@ class PartialDir {
 }  // namespace
 
 std::vector<ResultSource> load_result_sources(const std::vector<fs::path>& paths) {
-  std::vector<ResultSource> results;
-  for (const auto& path : paths) {
-    if (fs::is_regular_file(path)) {
-      results.push_back(load_result_file(path));
-    } else if (fs::is_regular_file(path / "result.json")) {
-      results.push_back(load_result_file(path / "result.json"));
-    } else if (fs::is_directory(path)) {
-      std::vector<fs::path> found;
-      for (const auto& sub : fs::directory_iterator(path)) {
-        if (fs::is_regular_file(sub.path() / "result.json")) found.push_back(sub.path());
-      }
-      if (found.empty()) {
-        throw UsageError(fmt::format("{}: no result.json in it or its subfolders", path.string()));
-      }
-      std::sort(found.begin(), found.end());
-      for (const auto& dir : found) results.push_back(load_result_file(dir / "result.json"));
-    } else {
-      throw UsageError(fmt::format("{}: no such result file or folder", path.string()));
-    }
+  // The same reader as the reports, but strict: a file that is not a valid
+  // result stops an export or an RCP computation instead of being skipped.
+  ResultSet set = load_result_set(paths);
+  if (!set.skipped.empty()) throw UsageError(set.skipped.front());
+  if (set.results.empty()) {
+    std::string where = paths.empty() ? std::string("(no paths)") : paths.front().string();
+    throw UsageError(fmt::format("{}: no result.json in it or its subfolders", where));
   }
+  std::vector<ResultSource> results;
+  for (auto& r : set.results) results.push_back({std::move(r.doc), r.path.parent_path()});
   return results;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/error.h"
+#include "tests/reports/result_builder.h"
 
 namespace perflab::reports {
 namespace {
@@ -32,28 +33,30 @@ class MlperfExportTest : public ::testing::Test {
   fs::path invocation(const std::string& name, int runs, const std::string& host = "node1") {
     const fs::path dir = root_ / "in" / name;
     fs::create_directories(dir);
-    nlohmann::json result = {{"spec", {{"workload", "dlrm"}, {"backend", "cuda"}}},
-                             {"environment",
-                              {{"hostname", host},
-                               {"cpu_model", "Test CPU 9000"},
-                               {"logical_cores", 16},
-                               {"memory_bytes", 64000000000},
-                               {"distribution", "Debian GNU/Linux 12 (bookworm)"},
-                               {"os", "Linux 6.1 x86_64"},
-                               {"compiler", "GNU 12.2.0"},
-                               {"perflab_version", "0.1.0"},
-                               {"git_revision", "abc123"},
-                               {"openblas", {{"config", "OpenBLAS 0.3.21"}}},
-                               {"cuda",
-                                {{"devices",
-                                  {{{"name", "NVIDIA H100"},
-                                    {"memory_bytes", 80000000000},
-                                    {"clock_rate_khz", 1980000}}}},
-                                 {"runtime_version", "13.0"}}}}},
-                             {"runs", nlohmann::json::array()}};
+    // A schema-valid result (the loader is strict), with the environment and
+    // backend this test is about.
+    nlohmann::json result = testing::make_result(
+        {}, std::vector<testing::FakeRun>(static_cast<size_t>(runs)));
+    result["spec"]["backend"] = "cuda";
+    result["environment"] = {{"hostname", host},
+                             {"cpu_model", "Test CPU 9000"},
+                             {"logical_cores", 16},
+                             {"memory_bytes", 64000000000},
+                             {"distribution", "Debian GNU/Linux 12 (bookworm)"},
+                             {"os", "Linux 6.1 x86_64"},
+                             {"compiler", "GNU 12.2.0"},
+                             {"perflab_version", "0.1.0"},
+                             {"git_revision", "abc123"},
+                             {"openblas", {{"config", "OpenBLAS 0.3.21"}}},
+                             {"cuda",
+                              {{"devices",
+                                {{{"name", "NVIDIA H100"},
+                                  {"memory_bytes", 80000000000},
+                                  {"clock_rate_khz", 1980000}}}},
+                               {"runtime_version", "13.0"}}}};
     for (int i = 0; i < runs; ++i) {
       const std::string log = "run_" + std::to_string(i) + ".log";
-      result["runs"].push_back({{"log", log}});
+      result["runs"][static_cast<size_t>(i)]["log"] = log;
       std::ofstream(dir / log) << name << " " << log << "\n";
     }
     std::ofstream(dir / "result.json") << result.dump();
