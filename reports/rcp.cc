@@ -187,6 +187,36 @@ std::string result_name(const nlohmann::json& result) {
   return fmt::format("result {}", result.value("created", std::string("(undated)")));
 }
 
+/// What the RCP code reads from a result: its workload, batch size and each
+/// run's epochs (rounded as the checker rounds epoch_num; nullopt for a run
+/// that did not converge).
+struct ResultRuns {
+  std::string workload;
+  int64_t batch_size = 0;
+  std::vector<std::optional<double>> epochs;
+};
+
+ResultRuns read_result_runs(const nlohmann::json& result) {
+  const std::string what = result_name(result);
+  const auto& workload = at(result, "/spec/workload", what);
+  const auto& batch = at(result, "/plan/global_batch_size", what);
+  const auto& runs = at(result, "/runs", what);
+  if (!workload.is_string() || !batch.is_number_integer() || !runs.is_array()) {
+    throw UsageError(what + ": spec.workload, plan.global_batch_size or runs has the wrong type");
+  }
+  ResultRuns out{workload.get<std::string>(), batch.get<int64_t>(), {}};
+  for (const auto& run : runs) {
+    if (run.value("status", std::string()) != "success") {
+      out.epochs.emplace_back();
+      continue;
+    }
+    const auto& e = at(run, "/epochs", what + " run");
+    if (!e.is_number()) throw UsageError(what + ": runs[].epochs is not a number");
+    out.epochs.emplace_back(round3(e.get<double>()));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RcpEntry::key() const { return fmt::format("{}_ref_{}", benchmark, batch_size); }
@@ -196,27 +226,21 @@ std::vector<RcpEntry> build_rcps(const std::vector<nlohmann::json>& results) {
   std::map<int64_t, RcpEntry> by_batch;
   std::string benchmark;
   for (const auto& result : results) {
-    const std::string what = result_name(result);
-    const auto& workload = at(result, "/spec/workload", what);
-    const auto& batch = at(result, "/plan/global_batch_size", what);
-    const auto& runs = at(result, "/runs", what);
-    if (!workload.is_string() || !batch.is_number_integer() || !runs.is_array()) {
-      throw UsageError(what + ": spec.workload, plan.global_batch_size or runs has the wrong type");
-    }
-    if (benchmark.empty()) benchmark = workload.get<std::string>();
-    if (workload.get<std::string>() != benchmark) {
+    const ResultRuns read = read_result_runs(result);
+    if (benchmark.empty()) benchmark = read.workload;
+    if (read.workload != benchmark) {
       throw UsageError(fmt::format("results are for different workloads ({} and {})", benchmark,
-                                   workload.get<std::string>()));
+                                   read.workload));
     }
     nlohmann::json hyperparams =
         result.value("/spec/params"_json_pointer, nlohmann::json::object());
     hyperparams.update(
         result.value("/plan/hyperparameters"_json_pointer, nlohmann::json::object()));
 
-    RcpEntry& entry = by_batch[batch.get<int64_t>()];
+    RcpEntry& entry = by_batch[read.batch_size];
     if (entry.benchmark.empty()) {
-      entry.benchmark = workload.get<std::string>();
-      entry.batch_size = batch.get<int64_t>();
+      entry.benchmark = read.workload;
+      entry.batch_size = read.batch_size;
       entry.hyperparams = hyperparams;
       entry.creator = "perflab";
       entry.platform = platform_of(result);
@@ -231,11 +255,8 @@ std::vector<RcpEntry> build_rcps(const std::vector<nlohmann::json>& results) {
                                    entry.batch_size));
     }
     entry.when = std::max(entry.when, result.value("created", std::string()));
-    for (const auto& run : runs) {
-      if (run.value("status", std::string()) != "success") continue;
-      const auto& epochs = at(run, "/epochs", what + " run");
-      if (!epochs.is_number()) throw UsageError(what + ": runs[].epochs is not a number");
-      entry.epochs_to_converge.push_back(round3(epochs.get<double>()));
+    for (const auto& epochs : read.epochs) {
+      if (epochs) entry.epochs_to_converge.push_back(*epochs);
     }
   }
   std::vector<RcpEntry> entries;
@@ -435,24 +456,24 @@ RcpCheck check_rcp(const std::vector<RcpEntry>& rcps, const std::string& benchma
 
 RcpCheck check_rcp_result(const std::vector<RcpEntry>& rcps, const nlohmann::json& result,
                           const RcpCheckOptions& options) {
-  const std::string what = result_name(result);
-  const auto& workload = at(result, "/spec/workload", what);
-  const auto& batch = at(result, "/plan/global_batch_size", what);
-  const auto& runs = at(result, "/runs", what);
-  if (!workload.is_string() || !batch.is_number_integer() || !runs.is_array()) {
-    throw UsageError(what + ": spec.workload, plan.global_batch_size or runs has the wrong type");
+  const ResultRuns read = read_result_runs(result);
+  return check_rcp(rcps, read.workload, read.batch_size, read.epochs, options);
+}
+
+std::vector<RcpCheck> check_rcp_results(const std::vector<RcpEntry>& rcps,
+                                        const std::vector<nlohmann::json>& results,
+                                        const RcpCheckOptions& options) {
+  std::map<std::pair<std::string, int64_t>, std::vector<std::optional<double>>> groups;
+  for (const auto& result : results) {
+    ResultRuns read = read_result_runs(result);
+    auto& epochs = groups[{read.workload, read.batch_size}];
+    epochs.insert(epochs.end(), read.epochs.begin(), read.epochs.end());
   }
-  std::vector<std::optional<double>> epochs;
-  for (const auto& run : runs) {
-    if (run.value("status", std::string()) != "success") {
-      epochs.emplace_back();
-      continue;
-    }
-    const auto& e = at(run, "/epochs", what + " run");
-    if (!e.is_number()) throw UsageError(what + ": runs[].epochs is not a number");
-    epochs.emplace_back(round3(e.get<double>()));
+  std::vector<RcpCheck> checks;
+  for (const auto& [key, epochs] : groups) {
+    checks.push_back(check_rcp(rcps, key.first, key.second, epochs, options));
   }
-  return check_rcp(rcps, workload.get<std::string>(), batch.get<int64_t>(), epochs, options);
+  return checks;
 }
 
 std::string verdict_name(RcpVerdict verdict) {

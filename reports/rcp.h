@@ -118,6 +118,13 @@ RcpCheck check_rcp(const std::vector<RcpEntry>& rcps, const std::string& benchma
 RcpCheck check_rcp_result(const std::vector<RcpEntry>& rcps, const nlohmann::json& result,
                           const RcpCheckOptions& options = {});
 
+/// Checks the runs of any number of results (e.g. one result per seed from
+/// a sweep), grouped by workload and batch size: one check per group, in
+/// (workload, batch size) order.
+std::vector<RcpCheck> check_rcp_results(const std::vector<RcpEntry>& rcps,
+                                        const std::vector<nlohmann::json>& results,
+                                        const RcpCheckOptions& options = {});
+
 /// "passed", "failed" or "not checkable".
 std::string verdict_name(RcpVerdict verdict);
 

@@ -1,7 +1,6 @@
 // `perflab rcp write|check`: reference convergence points in MLPerf's RCP
 // format, and MLPerf's check of new runs against them.
 #include <iostream>
-#include <map>
 
 #include <fmt/format.h>
 
@@ -25,22 +24,10 @@ std::vector<nlohmann::json> documents(const std::vector<std::string>& inputs) {
 /// be checked.
 int check(const std::string& rcp_file, const std::vector<std::string>& inputs,
           const reports::RcpCheckOptions& options) {
-  auto rcps = reports::read_rcps(rcp_file);
-  std::map<std::pair<std::string, int64_t>, std::vector<std::optional<double>>> groups;
-  for (const auto& doc : documents(inputs)) {
-    auto key = std::make_pair(doc["spec"]["workload"].get<std::string>(),
-                              doc["plan"]["global_batch_size"].get<int64_t>());
-    for (const auto& run : doc["runs"]) {
-      groups[key].push_back(run["status"] == "success"
-                                ? std::optional<double>(run["epochs"].get<double>())
-                                : std::nullopt);
-    }
-  }
   bool failed = false, unchecked = false;
-  for (const auto& [key, epochs] : groups) {
-    reports::RcpCheck c = reports::check_rcp(rcps, key.first, key.second, epochs, options);
-    std::cout << fmt::format("{} batch {}: {}: {}\n", key.first, key.second,
-                             reports::verdict_name(c.verdict), c.explanation);
+  for (const auto& c : reports::check_rcp_results(reports::read_rcps(rcp_file), documents(inputs), options)) {
+    std::cout << fmt::format("batch {}: {}: {}\n", c.batch_size, reports::verdict_name(c.verdict),
+                             c.explanation);
     failed |= c.verdict == reports::RcpVerdict::kFailed;
     unchecked |= c.verdict == reports::RcpVerdict::kNotCheckable;
   }

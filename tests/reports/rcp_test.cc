@@ -303,5 +303,21 @@ TEST(Rcp, CheckResultDocument) {
   EXPECT_THROW(check_rcp_result(two_rcps(), nlohmann::json::object()), UsageError);
 }
 
+TEST(Rcp, CheckResultsGroupsSeedsByBatchSize) {
+  // A sweep stores one result per seed: the three results at 1024 are one
+  // submission and must give the same check as one result with three runs.
+  const auto grouped = check_rcp_results(
+      two_rcps(), {result(1024, {{"success", 2.3}}), result(2048, {{"success", 3.0}}),
+                   result(1024, {{"success", 2.4}}), result(1024, {{"aborted", 0.5}})});
+  ASSERT_EQ(grouped.size(), 2u);
+  EXPECT_EQ(grouped[0].batch_size, 1024);
+  EXPECT_EQ(grouped[1].batch_size, 2048);
+  const RcpCheck one = check_rcp_result(
+      two_rcps(), result(1024, {{"success", 2.3}, {"success", 2.4}, {"aborted", 0.5}}));
+  EXPECT_EQ(grouped[0].runs, one.runs);
+  EXPECT_DOUBLE_EQ(grouped[0].submission_mean, one.submission_mean);
+  EXPECT_EQ(grouped[0].verdict, one.verdict);
+}
+
 }  // namespace
 }  // namespace perflab::reports
