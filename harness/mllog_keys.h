@@ -22,6 +22,10 @@ inline constexpr std::string_view kEvalStart = "eval_start";
 inline constexpr std::string_view kEvalStop = "eval_stop";
 inline constexpr std::string_view kEvalAccuracy = "eval_accuracy";
 inline constexpr std::string_view kTrainLoss = "train_loss";
+/// Throughput mode's correctness gate: value true/false, metadata "detail".
+inline constexpr std::string_view kPerflabCorrectness = "perflab_correctness";
+/// The run mode, logged once: "time-to-train" or "throughput".
+inline constexpr std::string_view kPerflabMode = "perflab_mode";
 
 // Submission: logged once, between init_start and init_stop.
 inline constexpr std::string_view kSubmissionBenchmark = "submission_benchmark";

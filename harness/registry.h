@@ -22,6 +22,8 @@ struct WorkloadInfo {
   std::vector<Preset> presets;
   std::string default_preset;
   std::vector<Backend> backends;  ///< Backends this workload implements.
+  /// Run modes this workload supports; the first is the default.
+  std::vector<RunMode> modes = {RunMode::kTimeToTrain};
   /// Empty when `toggle` can be honoured on `backend`, else the reason it
   /// cannot (recorded as "requested: on, in effect: off (reason)").
   std::function<std::string(Toggle toggle, Backend backend)> toggle_unsupported;

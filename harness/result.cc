@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/stats.h"
 #include "harness/utc_time.h"
 
 namespace perflab {
@@ -33,20 +34,63 @@ nlohmann::json run_to_json(const RunRecord& r) {
           {"epochs", r.epochs},
           {"throughput_samples_per_s", r.throughput},
           {"iteration_ms", r.iteration_ms.to_json()},
+          {"host_iteration_ms", r.host_iteration_ms.to_json()},
+          {"iteration_timer", r.device_timed ? "cuda events" : "host clock"},
+          {"measured_s", r.measured_s},
+          {"correctness", r.correctness ? nlohmann::json{{"passed", r.correctness->passed},
+                                                         {"detail", r.correctness->detail}}
+                                        : nlohmann::json(nullptr)},
           {"quality_curve", curve},
           {"log", r.log_file}};
+}
+
+/// Achieved rates at the median iteration time and the roofline floor.
+nlohmann::json work_to_json(const IterationWork& work, const std::vector<RunRecord>& runs) {
+  std::vector<double> p50;
+  for (const auto& r : runs) {
+    if (r.iteration_ms.n > 0) p50.push_back(r.iteration_ms.p50);
+  }
+  nlohmann::json out = {{"flops_per_iteration", work.flops},
+                        {"bytes_per_iteration", work.bytes},
+                        {"floor_ms", optional_json(work.floor_ms)},
+                        {"floor_basis", work.floor_basis},
+                        {"median_iteration_ms", nullptr},
+                        {"achieved_tflops", nullptr},
+                        {"achieved_gbytes_per_s", nullptr},
+                        {"times_floor", nullptr}};
+  if (p50.empty()) return out;
+  double ms = percentile(p50, 50);
+  out["median_iteration_ms"] = ms;
+  if (ms <= 0) return out;
+  if (work.flops > 0) out["achieved_tflops"] = work.flops / (ms * 1e-3) / 1e12;
+  if (work.bytes > 0) out["achieved_gbytes_per_s"] = work.bytes / (ms * 1e-3) / 1e9;
+  if (work.floor_ms && *work.floor_ms > 0) out["times_floor"] = ms / *work.floor_ms;
+  return out;
+}
+
+/// Time to train: metric, target and ceiling. Throughput runs have no
+/// quality target (their gate is the correctness check): target is null.
+nlohmann::json quality_json(const InvocationRecord& rec) {
+  const TrainingPlan& plan = rec.plan;
+  if (rec.spec.mode == RunMode::kThroughput) {
+    return {{"metric", "correctness gate"}, {"target", nullptr}, {"ceiling", nullptr}};
+  }
+  return {{"metric", plan.quality_metric},
+          {"target", plan.quality_target},
+          {"ceiling", optional_json(plan.quality_ceiling)}};
 }
 
 }  // namespace
 
 nlohmann::json result_to_json(const InvocationRecord& rec, const nlohmann::json& environment) {
   const TrainingPlan& plan = rec.plan;
+  const bool throughput = rec.spec.mode == RunMode::kThroughput;
   nlohmann::json runs = nlohmann::json::array();
   for (const auto& r : rec.runs) runs.push_back(run_to_json(r));
   return {
       {"schema_version", kResultSchemaVersion},
       {"created", utc_now("%Y-%m-%dT%H:%M:%SZ")},
-      {"kind", "time_to_train"},
+      {"kind", rec.spec.mode == RunMode::kThroughput ? "throughput" : "time_to_train"},
       {"spec", rec.spec.to_json()},
       {"environment", environment},
       {"toggles", rec.spec.toggles.to_json()},
@@ -59,15 +103,15 @@ nlohmann::json result_to_json(const InvocationRecord& rec, const nlohmann::json&
         {"eval_interval_epochs", plan.eval_interval_epochs},
         {"precision", plan.precision},
         {"hyperparameters", plan.hyperparameters},
-        {"data", plan.data}}},
-      {"quality",
-       {{"metric", plan.quality_metric},
-        {"target", plan.quality_target},
-        {"ceiling", optional_json(plan.quality_ceiling)}}},
+        {"data", plan.data},
+        {"sample_unit", plan.sample_unit}}},
+      {"work", work_to_json(plan.work, rec.runs)},
+      {"quality", quality_json(rec)},
       {"prepare_s", rec.prepare_s},
       {"runs", runs},
       {"score",
-       {{"time_to_train_s", optional_json(rec.score.value)},
+       {{"time_to_train_s", throughput ? nlohmann::json(nullptr) : optional_json(rec.score.value)},
+        {"throughput_samples_per_s", throughput ? optional_json(rec.score.value) : nlohmann::json(nullptr)},
         {"method", rec.score.method},
         {"reason", rec.score.reason}}},
   };
@@ -89,9 +133,15 @@ std::string validate_result(const nlohmann::json& result) {
                             "iteration_ms", "quality_curve", "log"}) {
       if (!run.contains(key)) return fmt::format("a run is missing '{}'", key);
     }
+    if (!run["time_to_train_s"].is_number() || !run["throughput_samples_per_s"].is_number()) {
+      return "a run has a non-numeric time or throughput";
+    }
     if (run["status"] != "success" && run["status"] != "aborted") {
       return "a run has status " + run["status"].dump();
     }
+  }
+  if (result.contains("kind") && result["kind"] != "time_to_train" && result["kind"] != "throughput") {
+    return "kind " + result["kind"].dump() + " (expected time_to_train or throughput)";
   }
   for (const char* key : {"workload", "preset", "params", "backend", "seeds", "toggles_requested"}) {
     if (!result["spec"].contains(key)) return fmt::format("spec is missing '{}'", key);

@@ -36,6 +36,20 @@ std::string backend_list(const WorkloadInfo& info) {
   return join(names, ", ");
 }
 
+RunMode resolve_mode(const std::string& text, const WorkloadInfo& info) {
+  std::vector<std::string> names;
+  for (RunMode m : info.modes) names.push_back(run_mode_name(m));
+  if (text.empty()) return info.modes.front();
+  for (RunMode m : info.modes) {
+    if (text == run_mode_name(m)) return m;
+  }
+  if (text == "time-to-train" || text == "throughput") {
+    throw UsageError(fmt::format("{} has no {} mode; available: {}", info.name, text, join(names, ", ")));
+  }
+  throw UsageError(fmt::format("--mode: '{}' is not a valid value; valid values: time-to-train, throughput",
+                               text));
+}
+
 }  // namespace
 
 std::string RunSpec::preset_label() const {
@@ -55,7 +69,9 @@ nlohmann::json RunSpec::to_json() const {
           {"toggles_requested", requested},
           {"seeds", seeds},
           {"threads", threads},
-          {"warmup_iterations", warmup_iterations}};
+          {"warmup_iterations", warmup_iterations},
+          {"mode", run_mode_name(mode)},
+          {"iterations", iterations}};
 }
 
 RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
@@ -113,6 +129,9 @@ RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
   spec.threads = request.threads > 0 ? request.threads : default_threads();
   if (request.warmup_iterations < 0) throw UsageError("--warmup: must not be negative");
   spec.warmup_iterations = request.warmup_iterations;
+  spec.mode = resolve_mode(request.mode, info);
+  if (request.iterations < 1) throw UsageError("--iterations: must be at least 1");
+  spec.iterations = request.iterations;
   spec.out_dir = request.out_dir;
   return spec;
 }
@@ -145,6 +164,9 @@ RunRequest request_from_json(const nlohmann::json& spec) {
     r.seeds = static_cast<int>(seeds.size());
     r.threads = spec.at("threads").get<int>();
     r.warmup_iterations = spec.at("warmup_iterations").get<int>();
+    // Results written before throughput mode existed are time-to-train.
+    r.mode = spec.value("mode", std::string("time-to-train"));
+    r.iterations = spec.value("iterations", 100);
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(std::string("result spec is malformed: ") + e.what());
   }

@@ -13,6 +13,7 @@
 #include "harness/backend.h"
 #include "harness/params.h"
 #include "harness/toggles.h"
+#include "harness/workload.h"
 
 namespace perflab {
 
@@ -30,6 +31,8 @@ struct RunRequest {
   uint64_t first_seed = 1;
   int threads = 0;  ///< 0: OMP_NUM_THREADS, else all cores.
   int warmup_iterations = 3;
+  std::string mode;     ///< time-to-train | throughput; empty: the workload's default.
+  int iterations = 100; ///< Throughput mode: timed iterations after warm-up.
   std::filesystem::path out_dir = "perflab-results";
 };
 
@@ -46,6 +49,8 @@ struct RunSpec {
   std::vector<uint64_t> seeds;
   int threads = 1;
   int warmup_iterations = 3;
+  RunMode mode = RunMode::kTimeToTrain;
+  int iterations = 100;  ///< Throughput mode: timed iterations after warm-up.
   std::filesystem::path out_dir;
 
   /// Preset name as logged (`perflab_preset`): the preset, or

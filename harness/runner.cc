@@ -15,15 +15,64 @@
 #include "harness/mllog.h"
 #include "harness/mllog_keys.h"
 #include "harness/registry.h"
+#include "harness/run_phases.h"
 
 namespace perflab {
+namespace detail {
+
+double IterationTimes::time(int64_t iteration) {
+  DeviceIterationTimer* device = run_.device_timer();
+  auto t0 = Clock::now();
+  if (device) device->start();
+  run_.train_iteration(iteration);
+  if (device) {
+    device->stop();
+    ++device_pending_;
+  }
+  double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (iteration >= warmup_) host_ms_.push_back(s * 1e3);
+  return s;
+}
+
+void IterationTimes::collect() {
+  DeviceIterationTimer* device = run_.device_timer();
+  if (!device || device_pending_ == 0) return;
+  std::vector<double> ms = device->collect_ms();
+  if (static_cast<int64_t>(ms.size()) != device_pending_) {
+    throw Error(fmt::format("internal: device timer returned {} times for {} iterations", ms.size(),
+                            device_pending_));
+  }
+  device_ms_.insert(device_ms_.end(), ms.begin(), ms.end());
+  device_pending_ = 0;
+}
+
+void IterationTimes::summarize_into(RunRecord& rec) {
+  collect();
+  rec.host_iteration_ms = summarize(host_ms_);
+  rec.device_timed = run_.device_timer() != nullptr;
+  if (rec.device_timed) {
+    std::vector<double> after_warmup;
+    for (size_t i = 0; i < device_ms_.size(); ++i) {
+      if (static_cast<int64_t>(i) >= warmup_) after_warmup.push_back(device_ms_[i]);
+    }
+    rec.iteration_ms = summarize(after_warmup);
+  } else {
+    rec.iteration_ms = rec.host_iteration_ms;
+  }
+}
+
+double IterationTimes::device_seconds() const {
+  double ms = 0;
+  for (double x : device_ms_) ms += x;
+  return ms / 1e3;
+}
+
+}  // namespace detail
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using detail::Clock;
+using detail::seconds_since;
 
 /// Iterations between evaluations: the plan's interval, at least one
 /// iteration, never more than an epoch.
@@ -42,6 +91,7 @@ void log_init_keys(MllogWriter& log, const RunSpec& spec, const TrainingPlan& pl
   PERFLAB_MLLOG(log, k::kSubmissionPlatform, platform);
   PERFLAB_MLLOG(log, k::kSubmissionStatus, "onprem");
   PERFLAB_MLLOG(log, k::kPerflabPreset, spec.preset_label());
+  PERFLAB_MLLOG(log, k::kPerflabMode, run_mode_name(spec.mode));
   PERFLAB_MLLOG(log, k::kSeed, seed);
   PERFLAB_MLLOG(log, k::kGlobalBatchSize, plan.global_batch_size);
   PERFLAB_MLLOG(log, k::kTrainSamples, plan.train_samples);
@@ -69,9 +119,18 @@ class SeedRun {
     PERFLAB_MLLOG(log_, k::kInitStop, nullptr);
 
     PERFLAB_MLLOG(log_, k::kRunStart, nullptr);
+    if (spec_.mode == RunMode::kThroughput) {
+      detail::run_throughput(spec_, plan_, *model, log_, rec);
+      return;
+    }
+    train_to_target(*model, rec, on_eval);
+  }
+
+ private:
+  void train_to_target(TrainingRun& model, RunRecord& rec, const std::function<void()>& on_eval) {
+    namespace k = mllog;
     run_t0_ = Clock::now();
-    std::vector<double> iteration_ms;
-    iteration_ms.reserve(static_cast<size_t>(plan_.iterations_per_epoch));
+    detail::IterationTimes times(model, spec_.warmup_iterations);
     const int64_t per_epoch = plan_.iterations_per_epoch;
     const int64_t every = eval_every(plan_);
     int64_t iteration = 0;
@@ -82,14 +141,11 @@ class SeedRun {
                     {{"first_epoch_num", epoch}, {"epoch_count", 1}, {"samples_count", samples_before}});
       PERFLAB_MLLOG(log_, k::kEpochStart, nullptr, {{"epoch_num", epoch}});
       for (int64_t i = 0; i < per_epoch && !stop; ++i, ++iteration) {
-        auto t0 = Clock::now();
-        model->train_iteration(iteration);
-        double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-        rec.train_s += ms / 1e3;
-        if (iteration >= spec_.warmup_iterations) iteration_ms.push_back(ms);
+        rec.train_s += times.time(iteration);
         bool last_of_epoch = i + 1 == per_epoch;
         if ((i + 1) % every == 0 || last_of_epoch) {
-          stop = evaluate(*model, rec, iteration + 1);
+          times.collect();  // evaluation synchronises anyway; bounds pending events
+          stop = evaluate(model, rec, iteration + 1);
           on_eval();
         }
       }
@@ -112,11 +168,13 @@ class SeedRun {
     rec.iterations = iteration;
     rec.samples = iteration * plan_.global_batch_size;
     rec.epochs = static_cast<double>(iteration) / static_cast<double>(per_epoch);
+    times.summarize_into(rec);
+    // On a device, host time in the iteration call is launch time; the
+    // device's own times are what training took.
+    if (rec.device_timed) rec.train_s = times.device_seconds();
     rec.throughput = rec.train_s > 0 ? static_cast<double>(rec.samples) / rec.train_s : 0;
-    rec.iteration_ms = summarize(iteration_ms);
   }
 
- private:
   /// Logs one evaluation; returns true when the run must stop (target
   /// reached or the loss diverged).
   bool evaluate(TrainingRun& model, RunRecord& rec, int64_t iterations_done) {
@@ -187,7 +245,25 @@ RunRecord run_seed(const RunSpec& spec, PreparedBenchmark& prepared, uint64_t se
   return rec;
 }
 
-Score score_runs(const std::vector<RunRecord>& runs) {
+Score score_runs(const std::vector<RunRecord>& runs, RunMode mode) {
+  if (mode == RunMode::kThroughput) {
+    Score s;
+    std::vector<double> rates;
+    for (const auto& r : runs) {
+      if (!r.success) {
+        s.reason = fmt::format("seed {}: {}", r.seed, r.reason);
+        return s;
+      }
+      rates.push_back(r.throughput);
+    }
+    if (rates.empty()) {
+      s.reason = "no runs";
+      return s;
+    }
+    s.value = percentile(rates, 50);
+    s.method = fmt::format("median of {}", rates.size());
+    return s;
+  }
   std::vector<std::optional<double>> times;
   for (const auto& r : runs) {
     times.push_back(r.success ? std::optional<double>(r.time_to_train_s) : std::nullopt);
@@ -218,7 +294,7 @@ InvocationRecord run_benchmark(const RunSpec& spec, const WorkloadInfo& info,
                                 }));
     notify(ProgressEvent::Kind::kRunFinished, i, &out.runs.back());
   }
-  out.score = score_runs(out.runs);
+  out.score = score_runs(out.runs, spec.mode);
   return out;
 }
 

@@ -44,7 +44,17 @@ struct RunRecord {
   int64_t samples = 0;
   double epochs = 0;
   double throughput = 0;  ///< Training samples per second (iterations only).
-  Summary iteration_ms;   ///< Per-iteration times after warm-up.
+  /// Per-iteration times after warm-up: on the device (CUDA events) when the
+  /// workload runs on one, else on the host clock.
+  Summary iteration_ms;
+  /// Host (CPU) time per iteration after warm-up: the time the training
+  /// iteration call took to return (launch cost on a device backend).
+  Summary host_iteration_ms;
+  bool device_timed = false;  ///< iteration_ms comes from device events.
+  /// Throughput mode: wall time of the timed iterations (device finished).
+  double measured_s = 0;
+  /// Throughput mode: the correctness gate's outcome.
+  std::optional<CorrectnessReport> correctness;
   std::vector<QualityPoint> quality_curve;
   std::string log_file;  ///< Relative to the invocation directory.
 };
@@ -84,8 +94,10 @@ RunRecord run_seed(const RunSpec& spec, PreparedBenchmark& prepared, uint64_t se
                    const std::filesystem::path& log_path, const std::string& platform,
                    const std::function<void(const RunRecord&)>& on_eval = {});
 
-/// The olympic-mean score of a set of runs (failed runs count as slowest).
-Score score_runs(const std::vector<RunRecord>& runs);
+/// The score of a set of runs. Time to train: MLPerf's olympic mean (failed
+/// runs count as slowest). Throughput: the median samples/s, only when
+/// every run passed its correctness gate.
+Score score_runs(const std::vector<RunRecord>& runs, RunMode mode = RunMode::kTimeToTrain);
 
 /// Runs every seed of `spec`, writing one MLLOG file per run into `dir`.
 /// `platform` is logged as submission_platform.

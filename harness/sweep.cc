@@ -115,6 +115,11 @@ std::string run_key(const RunSpec& spec, uint64_t seed) {
                              {"params", spec.params.json()}, {"backend", backend_name(spec.backend)},
                              {"toggles", toggles}, {"seed", seed},
                              {"threads", spec.threads}, {"warmup", spec.warmup_iterations}};
+  // Time-to-train keys predate run modes and stay as they were.
+  if (spec.mode == RunMode::kThroughput) {
+    identity["mode"] = run_mode_name(spec.mode);
+    identity["iterations"] = spec.iterations;
+  }
   return stable_hash(identity.dump());
 }
 

@@ -8,6 +8,7 @@
 //   toggles: {cuda_graphs: [on, off]}
 //   seeds: 5                    # runs per point; first_seed: 1
 //   backend: auto               # threads: 2; warmup: 3
+//   mode: throughput            # or time-to-train (default: the workload's); iterations: 100
 //   lr_rule: {rule: sqrt, base_batch_size: 256, base_learning_rate: 1.0, warmup_steps: 50}
 #include <yaml-cpp/yaml.h>
 
@@ -25,7 +26,8 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "out", "workload", "workloads", "preset",
                                            "presets", "params", "toggles", "seeds", "first_seed",
-                                           "backend", "threads", "warmup", "lr_rule"};
+                                           "backend", "threads", "warmup", "lr_rule",
+                                           "mode", "iterations"};
 const std::vector<std::string> kLrKeys = {"rule", "base_batch_size", "base_learning_rate",
                                           "warmup_steps"};
 
@@ -168,6 +170,13 @@ class SweepFileReader {
     if (root["first_seed"]) base.first_seed = static_cast<uint64_t>(integer(root["first_seed"], "first_seed", 0));
     if (root["threads"]) base.threads = static_cast<int>(integer(root["threads"], "threads", 1));
     if (root["warmup"]) base.warmup_iterations = static_cast<int>(integer(root["warmup"], "warmup", 0));
+    if (root["iterations"]) base.iterations = static_cast<int>(integer(root["iterations"], "iterations", 1));
+    if (root["mode"]) {
+      base.mode = scalar(root["mode"], "mode");
+      if (!contains({"time-to-train", "throughput"}, base.mode)) {
+        fail(root["mode"], fmt::format("mode '{}' is not valid; valid values: time-to-train, throughput", base.mode));
+      }
+    }
     if (root["backend"]) {
       base.backend = scalar(root["backend"], "backend");
       if (!contains({"auto", "cpu", "cuda"}, base.backend)) {

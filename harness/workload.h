@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,34 @@
 #include "harness/toggles.h"
 
 namespace perflab {
+
+/// How the runner drives a workload.
+enum class RunMode {
+  kTimeToTrain,  ///< Train until the quality target is reached (MLPerf style).
+  kThroughput,   ///< A fixed number of timed iterations after warm-up, then a correctness gate.
+};
+
+/// "time-to-train" or "throughput" (as on the command line).
+inline const char* run_mode_name(RunMode m) {
+  return m == RunMode::kTimeToTrain ? "time-to-train" : "throughput";
+}
+
+/// The work one iteration does, for achieved rates and the roofline floor.
+struct IterationWork {
+  double flops = 0;  ///< Floating-point operations per iteration (0: not counted).
+  double bytes = 0;  ///< Minimum bytes moved to/from device memory per iteration (0: not counted).
+  /// Lower bound on the iteration time on this machine,
+  /// max(flops / peak FLOP/s, bytes / peak bandwidth), when the peaks are known.
+  std::optional<double> floor_ms;
+  std::string floor_basis;  ///< How floor_ms was computed (peaks used), or why it is absent.
+};
+
+/// The outcome of a throughput run's correctness gate: the workload's output
+/// compared against a reference. A failed gate fails the run.
+struct CorrectnessReport {
+  bool passed = false;
+  std::string detail;  ///< What was compared and the worst error found.
+};
 
 /// What the runner needs to drive a train-to-target run.
 struct TrainingPlan {
@@ -34,6 +63,21 @@ struct TrainingPlan {
   nlohmann::json hyperparameters = nlohmann::json::object();
   /// Facts about the prepared data, recorded in the result.
   nlohmann::json data = nlohmann::json::object();
+  /// Work per training iteration at global_batch_size.
+  IterationWork work;
+  /// Unit of a sample in throughput figures ("samples", "sequences").
+  std::string sample_unit = "samples";
+};
+
+/// Timing of iterations on a device (CUDA events on the workload's stream):
+/// start()/stop() bracket one iteration without synchronising; collect_ms()
+/// waits for the device and returns the times since the last collect.
+class DeviceIterationTimer {
+ public:
+  virtual ~DeviceIterationTimer() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  virtual std::vector<double> collect_ms() = 0;
 };
 
 /// Everything a workload is configured with.
@@ -56,6 +100,15 @@ class TrainingRun {
   virtual double take_training_loss() = 0;
   /// Quality metric on the held-out set.
   virtual double evaluate() = 0;
+  /// Waits until every iteration issued so far has finished (device
+  /// backends); the runner calls it before reading the clock at the end of
+  /// a timed window, never inside one.
+  virtual void synchronize() {}
+  /// Device-side iteration timer, or null when iterations run on the host.
+  virtual DeviceIterationTimer* device_timer() { return nullptr; }
+  /// Throughput mode's gate, run after the timed iterations (untimed):
+  /// compares the workload's latest output with a reference.
+  virtual CorrectnessReport check_correctness() = 0;
 };
 
 /// A workload configured for one invocation: data prepared once, shared by

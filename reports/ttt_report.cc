@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/stats.h"
+#include "reports/report_sections.h"
 
 namespace perflab::reports {
 namespace {
@@ -35,31 +36,14 @@ std::string last_quality(const json& run) {
 }  // namespace
 
 std::string render_ttt_markdown(const json& result) {
-  const json& spec = result["spec"];
-  const json& env = result["environment"];
   const json& quality = result["quality"];
-  std::string md;
-  md += fmt::format("# perflab: {} (preset {}) on {}\n\n", spec["workload"].get<std::string>(),
-                    spec["preset"].get<std::string>(), spec["backend"].get<std::string>());
-  md += fmt::format("- created: {}\n", result["created"].get<std::string>());
-  md += fmt::format("- perflab: {} (git {})\n", env.value("perflab_version", "?"),
-                    env.value("git_revision", "?"));
-  md += fmt::format("- host: {}, {} threads\n", env.value("cpu_model", std::string("?")),
-                    spec["threads"].get<int>());
-  if (!spec["overrides"].empty())
-    md += fmt::format("- overrides: `{}`\n", spec["overrides"].dump());
+  std::string md = render_setup_markdown(result);
   std::string ceiling = quality["ceiling"].is_null()
                             ? std::string("unknown")
                             : fmt::format("{:.4f}", quality["ceiling"].get<double>());
   md += fmt::format("- quality target: {} >= {:.4f} (best achievable: {})\n\n",
                     quality["metric"].get<std::string>(), quality["target"].get<double>(), ceiling);
-
-  md += "## Toggles\n\n| toggle | requested | in effect | reason |\n|---|---|---|---|\n";
-  for (const auto& [name, t] : result["toggles"].items()) {
-    md += fmt::format("| {} | {} | {} | {} |\n", name, t["requested"].get<bool>() ? "on" : "off",
-                      t["in_effect"].get<bool>() ? "on" : "off", t.value("reason", ""));
-  }
-
+  md += render_toggles_markdown(result);
   md += "\n## Runs\n\n| # | seed | status | time to train (s) | epochs | last ";
   md += quality["metric"].get<std::string>();
   md += " | samples/s | iteration p50 (ms) | p99 (ms) |\n|---|---|---|---|---|---|---|---|---|\n";

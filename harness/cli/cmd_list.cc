@@ -34,7 +34,10 @@ int list_command() {
   for (const WorkloadInfo& w : Registry::instance().all()) {
     std::vector<std::string> backends;
     for (Backend b : w.backends) backends.push_back(backend_name(b));
-    out << fmt::format("\nWorkload {}: {}\n  backends: {}\n", w.name, w.summary, join(backends, ", "));
+    std::vector<std::string> modes;
+    for (RunMode m : w.modes) modes.push_back(run_mode_name(m));
+    out << fmt::format("\nWorkload {}: {}\n  backends: {}\n  modes: {} (first is the default)\n", w.name,
+                       w.summary, join(backends, ", "), join(modes, ", "));
     out << "  toggles in effect:";
     bool any = false;
     for (Toggle t : kAllToggles) {

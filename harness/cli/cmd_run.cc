@@ -24,7 +24,7 @@
 #include "harness/runner.h"
 #include "harness/text.h"
 #include "harness/utc_time.h"
-#include "reports/ttt_report.h"
+#include "reports/throughput_report.h"
 
 namespace perflab::cli {
 namespace {
@@ -79,9 +79,9 @@ int run_command(const RunRequest& request) {
                                             [&](const ProgressEvent& e) { progress.update(e); });
     nlohmann::json result = result_to_json(record, env);
     write_file_atomically(work_dir / "result.json", result.dump(2) + "\n");
-    write_file_atomically(work_dir / "report.md", reports::render_ttt_markdown(result));
+    write_file_atomically(work_dir / "report.md", reports::render_run_markdown(result));
     fs::rename(work_dir, final_dir);
-    std::cout << reports::render_ttt_summary(result);
+    std::cout << reports::render_run_summary(result);
     std::cout << fmt::format("result: {}\nreport: {}\nlogs:   {}/run_*.log\n",
                              (final_dir / "result.json").string(), (final_dir / "report.md").string(),
                              final_dir.string());
@@ -98,7 +98,8 @@ namespace {
 }  // namespace
 
 Command add_run(CLI::App& app) {
-  auto* sub = app.add_subcommand("run", "Run a workload to its quality target, once per seed");
+  auto* sub = app.add_subcommand(
+      "run", "Run a workload once per seed: to its quality target, or for timed iterations (--mode throughput)");
   auto request = std::make_shared<RunRequest>();
   auto sets = std::make_shared<std::vector<std::string>>();
   auto toggles = std::make_shared<std::map<Toggle, std::string>>();
@@ -115,6 +116,12 @@ Command add_run(CLI::App& app) {
   sub->add_option("--warmup", request->warmup_iterations,
                   "Iterations left out of the per-iteration timing statistics")
       ->capture_default_str();
+  sub->add_option("--mode,-m", request->mode,
+                  "time-to-train (train to the quality target) | throughput (timed iterations, "
+                  "then a correctness gate); default: the workload's first mode (perflab list)");
+  sub->add_option("--iterations,-i", request->iterations,
+                  "Throughput mode: timed iterations after the --warmup ones")
+      ->capture_default_str();
   sub->add_option("--out,-o", request->out_dir, "Folder for results (one subfolder per invocation)")
       ->capture_default_str();
   for (Toggle t : kAllToggles) {
@@ -124,7 +131,8 @@ Command add_run(CLI::App& app) {
   }
   sub->footer(
       "Exit status: 0 when the runs give a score, 1 when they do not (too many\n"
-      "runs missed the target) or the run failed, 2 for invalid usage.");
+      "runs missed the target, or a throughput run failed its correctness gate)\n"
+      "or the run failed, 2 for invalid usage.");
 
   return {sub, [sub, request, sets, toggles] {
             // Comma lists (--set batch_size=256,512 --cuda-graphs on,off) make a sweep.
@@ -159,7 +167,8 @@ Command add_run(CLI::App& app) {
             nlohmann::json definition = {{"command_line", true}, {"workload", r.workload},
                                          {"preset", r.preset}, {"sets", *sets},
                                          {"seeds", r.seeds}, {"first_seed", r.first_seed},
-                                         {"backend", r.backend}, {"threads", r.threads}};
+                                         {"backend", r.backend}, {"threads", r.threads},
+                                         {"mode", r.mode}, {"iterations", r.iterations}};
             for (const auto& [t, text] : *toggles) {
               if (sub->count(fmt::format("--{}", toggle_flag(t)))) definition["toggles"][toggle_key(t)] = text;
             }

@@ -21,6 +21,23 @@ namespace fs = std::filesystem;
 struct Script {
   double step = 0.1;
   int nan_at = 0;
+  bool gate_passes = true;
+  bool device = false;  ///< Use a fake device timer reporting 2 ms per iteration.
+};
+
+/// Reports 2 ms for every iteration bracketed since the last collect.
+class FakeDeviceTimer : public DeviceIterationTimer {
+ public:
+  void start() override { ++started_; }
+  void stop() override { ++stopped_; }
+  std::vector<double> collect_ms() override {
+    std::vector<double> out(static_cast<size_t>(stopped_), 2.0);
+    started_ = stopped_ = 0;
+    return out;
+  }
+
+ private:
+  int started_ = 0, stopped_ = 0;
 };
 
 class ScriptedRun : public TrainingRun {
@@ -32,11 +49,19 @@ class ScriptedRun : public TrainingRun {
     return s_.nan_at == evals_ ? std::numeric_limits<double>::quiet_NaN() : 0.5;
   }
   double evaluate() override { return 0.5 + s_.step * evals_; }
+  DeviceIterationTimer* device_timer() override { return s_.device ? &timer_ : nullptr; }
+  void synchronize() override { ++syncs_; }
+  int64_t iterations() const { return iterations_; }
+  CorrectnessReport check_correctness() override {
+    return {s_.gate_passes, s_.gate_passes ? "scripted pass" : "scripted failure"};
+  }
 
  private:
   Script s_;
   int evals_ = 0;
   int64_t iterations_ = 0;
+  int syncs_ = 0;
+  FakeDeviceTimer timer_;
 };
 
 class ScriptedBenchmark : public Benchmark {
@@ -171,6 +196,75 @@ TEST_F(RunnerTest, ThreeSeedsGiveAnOlympicScore) {
   ASSERT_TRUE(rec.score.value);
   EXPECT_EQ(rec.score.method, "olympic mean of 3");
   EXPECT_EQ(rec.runs[1].seed, 2u);
+}
+
+RunSpec throughput_spec(int seeds, int iterations) {
+  RunSpec spec = spec_with_seeds(seeds);
+  spec.mode = RunMode::kThroughput;
+  spec.iterations = iterations;
+  return spec;
+}
+
+TEST_F(RunnerTest, ThroughputRunsWarmupPlusTimedIterationsThenTheGate) {
+  InvocationRecord rec = run_benchmark(throughput_spec(3, 7), scripted({}), dir_, "test platform");
+  ASSERT_EQ(rec.runs.size(), 3u);
+  for (const RunRecord& run : rec.runs) {
+    EXPECT_TRUE(run.success) << run.reason;
+    EXPECT_EQ(run.iterations, 9);  // 2 warm-up + 7 timed
+    EXPECT_EQ(run.samples, 36);
+    EXPECT_EQ(run.iteration_ms.n, 7u);
+    EXPECT_EQ(run.host_iteration_ms.n, 7u);
+    EXPECT_FALSE(run.device_timed);
+    EXPECT_TRUE(run.quality_curve.empty());  // no evaluation in throughput mode
+    ASSERT_TRUE(run.correctness);
+    EXPECT_EQ(run.correctness->detail, "scripted pass");
+    EXPECT_GT(run.throughput, 0);
+  }
+  ASSERT_TRUE(rec.score.value);
+  EXPECT_EQ(rec.score.method, "median of 3");
+
+  auto events = read_log(dir_ / rec.runs[0].log_file);
+  EXPECT_EQ(events.back()["key"], "run_stop");
+  EXPECT_EQ(events.back()["metadata"]["status"], "success");
+  bool gate_logged = false, mode_logged = false;
+  for (const auto& e : events) {
+    EXPECT_NE(e["key"], "eval_accuracy");
+    if (e["key"] == "perflab_correctness") gate_logged = e["value"] == true;
+    if (e["key"] == "perflab_mode") mode_logged = e["value"] == "throughput";
+  }
+  EXPECT_TRUE(gate_logged);
+  EXPECT_TRUE(mode_logged);
+}
+
+TEST_F(RunnerTest, FailedCorrectnessGateFailsTheRunAndTheScore) {
+  Script s;
+  s.gate_passes = false;
+  InvocationRecord rec = run_benchmark(throughput_spec(2, 3), scripted(s), dir_, "test platform");
+  const RunRecord& run = rec.runs[0];
+  EXPECT_FALSE(run.success);
+  EXPECT_EQ(run.status, "aborted");
+  EXPECT_EQ(run.reason, "correctness gate failed: scripted failure");
+  EXPECT_FALSE(rec.score.value);
+  EXPECT_NE(rec.score.reason.find("correctness gate failed"), std::string::npos) << rec.score.reason;
+  auto events = read_log(dir_ / run.log_file);
+  EXPECT_EQ(events.back()["metadata"]["status"], "aborted");
+}
+
+TEST_F(RunnerTest, DeviceTimerTimesIterationsInThroughputAndTimeToTrain) {
+  Script s;
+  s.device = true;
+  InvocationRecord tp = run_benchmark(throughput_spec(1, 5), scripted(s), dir_, "test platform");
+  EXPECT_TRUE(tp.runs[0].device_timed);
+  EXPECT_EQ(tp.runs[0].iteration_ms.n, 5u);
+  EXPECT_DOUBLE_EQ(tp.runs[0].iteration_ms.p50, 2.0);
+  EXPECT_EQ(tp.runs[0].host_iteration_ms.n, 5u);
+
+  InvocationRecord ttt = run_benchmark(spec_with_seeds(1), scripted(s), dir_, "test platform");
+  const RunRecord& run = ttt.runs[0];
+  EXPECT_TRUE(run.device_timed);
+  EXPECT_EQ(run.iteration_ms.n, 13u);  // 15 iterations minus 2 of warm-up
+  EXPECT_DOUBLE_EQ(run.iteration_ms.max, 2.0);
+  EXPECT_DOUBLE_EQ(run.train_s, 15 * 2.0 / 1e3);  // device time, warm-up included
 }
 
 }  // namespace

@@ -54,6 +54,24 @@ class DlrmRun final : public TrainingRun {
     return kernels::cpu::roc_auc(probabilities_.data(), eval_.labels.data(), eval_.size());
   }
 
+  /// Throughput mode's gate on the CPU (the reference itself): the model
+  /// still predicts finite probabilities and ranks the held-out set (AUC
+  /// is a number); a diverged model fails it.
+  CorrectnessReport check_correctness() override {
+    double auc = evaluate();
+    CorrectnessReport r;
+    r.passed = std::isfinite(auc);
+    for (float p : probabilities_) {
+      if (!std::isfinite(p)) {
+        r.passed = false;
+        break;
+      }
+    }
+    r.detail = fmt::format("predictions on {} held-out samples finite: {}; AUC {:.4f}", eval_.size(),
+                           r.passed ? "yes" : "no", auc);
+    return r;
+  }
+
  private:
   const DlrmSetup& setup_;
   const Dataset& train_;
@@ -167,6 +185,9 @@ DlrmBenchmark::DlrmBenchmark(const WorkloadConfig& config) {
   data_facts["parameters"] = parameter_count(shape);
   data_facts["forward_flops_per_sample"] = forward_flops_per_sample(shape);
   plan.data = data_facts;
+  plan.work.flops = training_flops_per_iteration(shape, setup_.batch_size);
+  plan.work.bytes = training_bytes_floor_per_iteration(shape, setup_.batch_size, 4);
+  plan.work.floor_basis = "no floor: peak FLOP/s and bandwidth of this CPU are not known";
 }
 
 std::unique_ptr<TrainingRun> DlrmBenchmark::start_run(uint64_t seed) {

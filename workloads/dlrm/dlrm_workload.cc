@@ -85,6 +85,7 @@ WorkloadInfo dlrm_info() {
   info.presets = dlrm_presets();
   info.default_preset = "tiny";
   info.backends = {Backend::kCpu};
+  info.modes = {RunMode::kTimeToTrain, RunMode::kThroughput};
   info.toggle_unsupported = toggle_unsupported;
   info.create = [](const WorkloadConfig& config) -> std::unique_ptr<Benchmark> {
     return std::make_unique<DlrmBenchmark>(config);

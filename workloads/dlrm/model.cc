@@ -310,6 +310,23 @@ double forward_flops_per_sample(const ModelShape& shape) {
   return 2.0 * model_cost(shape).multiply_adds;
 }
 
+double training_flops_per_iteration(const ModelShape& shape, int64_t batch) {
+  return 3.0 * forward_flops_per_sample(shape) * static_cast<double>(batch);
+}
+
+double training_bytes_floor_per_iteration(const ModelShape& shape, int64_t batch, int value_bytes) {
+  const auto tables = static_cast<double>(shape.table_sizes.size());
+  double embedding_rows = 0;
+  for (int64_t rows : shape.table_sizes) embedding_rows += static_cast<double>(rows);
+  const double dense_params =
+      static_cast<double>(model_cost(shape).parameters) - embedding_rows * shape.embed_dim;
+  const auto b = static_cast<double>(batch);
+  const double embeddings = 3.0 * b * tables * shape.embed_dim * value_bytes;
+  const double dense = 4.0 * dense_params * value_bytes;
+  const double inputs = b * (shape.num_dense + tables + 1.0) * 4.0;
+  return embeddings + dense + inputs;
+}
+
 std::vector<DenseParameter> CpuModel::dense_parameters() {
   std::vector<DenseParameter> params;
   const auto add = [&](const std::string& prefix, const std::vector<Layer>& layers) {

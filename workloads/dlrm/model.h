@@ -39,6 +39,22 @@ int64_t parameter_count(const ModelShape& shape);
 /// interaction's dot products (bias adds and activations not counted).
 double forward_flops_per_sample(const ModelShape& shape);
 
+/// FLOPs of one training iteration on `batch` samples: forward plus
+/// backward, the backward counted as twice the forward (dgrad and wgrad).
+double training_flops_per_iteration(const ModelShape& shape, int64_t batch);
+
+/// A lower bound on the bytes one training iteration moves to and from
+/// memory, with `value_bytes` per stored value (4 for fp32):
+///   embeddings: every looked-up row read in the forward pass and read and
+///     written by the sparse update (3 x batch x tables x dim values; rows
+///     shared within a batch are counted each time, so with heavy reuse the
+///     true floor is lower);
+///   dense parameters: read in forward, read in backward, read and written
+///     by the update (4 x parameters);
+///   inputs: dense features, ids and labels, read once (4 bytes each).
+/// Activations are assumed to stay on chip.
+double training_bytes_floor_per_iteration(const ModelShape& shape, int64_t batch, int value_bytes);
+
 /// A dense parameter tensor and its gradient (from the last forward_backward).
 struct DenseParameter {
   std::string name;                 ///< "bottom.<layer>.weight", "top.<layer>.bias", ...

@@ -67,6 +67,12 @@ TEST(DlrmModelFacts, CountsMatchTheBuiltModel) {
   EXPECT_EQ(parameter_count(shape), dense + (5 + 7 + 3) * 4);
   // Bottom 13*8 + 8*4, top (4 + 6 pairs)*6 + 6*1, interaction 6 pairs of dim 4.
   EXPECT_DOUBLE_EQ(forward_flops_per_sample(shape), 2.0 * (13 * 8 + 8 * 4 + 10 * 6 + 6 + 6 * 4));
+  EXPECT_DOUBLE_EQ(training_flops_per_iteration(shape, 10), 30.0 * forward_flops_per_sample(shape));
+  // Dense parameters: bottom 13*8+8 + 8*4+4 = 148, top 10*6+6 + 6*1+1 = 73 -> 221.
+  // 10 samples: embeddings 3*10*3*4 values, dense 4*221 values (4 bytes each),
+  // inputs 10*(13 + 3 + 1)*4 bytes.
+  EXPECT_DOUBLE_EQ(training_bytes_floor_per_iteration(shape, 10, 4),
+                   3.0 * 10 * 3 * 4 * 4 + 4.0 * 221 * 4 + 10.0 * 17 * 4);
 }
 
 }  // namespace

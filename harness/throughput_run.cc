@@ -1,0 +1,64 @@
+// Throughput mode: warm-up iterations, then a fixed number of timed ones,
+// then a correctness gate that fails the run when the workload's output
+// disagrees with its reference. MLLOG keeps its fixed points (run_start,
+// one block/epoch, train_loss, run_stop); the gate is logged as
+// perflab_correctness.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "harness/mllog_keys.h"
+#include "harness/run_phases.h"
+
+namespace perflab::detail {
+
+void run_throughput(const RunSpec& spec, const TrainingPlan& plan, TrainingRun& model,
+                    MllogWriter& log, RunRecord& rec) {
+  namespace k = mllog;
+  const int64_t warmup = spec.warmup_iterations;
+  const int64_t total = warmup + spec.iterations;
+  auto run_t0 = Clock::now();
+  PERFLAB_MLLOG(log, k::kBlockStart, nullptr,
+                {{"first_epoch_num", 1}, {"epoch_count", 1}, {"samples_count", 0}});
+  PERFLAB_MLLOG(log, k::kEpochStart, nullptr, {{"epoch_num", 1}});
+  IterationTimes times(model, warmup);
+  for (int64_t i = 0; i < warmup; ++i) rec.train_s += times.time(i);
+  model.synchronize();
+  auto t0 = Clock::now();
+  for (int64_t i = warmup; i < total; ++i) rec.train_s += times.time(i);
+  model.synchronize();
+  rec.measured_s = seconds_since(t0);
+  times.collect();
+  PERFLAB_MLLOG(log, k::kEpochStop, nullptr, {{"epoch_num", 1}});
+  PERFLAB_MLLOG(log, k::kBlockStop, nullptr,
+                {{"first_epoch_num", 1}, {"samples_count", total * plan.global_batch_size}});
+
+  double loss = model.take_training_loss();
+  nlohmann::ordered_json meta = {{"epoch_num", 1.0}, {"samples_count", total * plan.global_batch_size}};
+  PERFLAB_MLLOG(log, k::kTrainLoss, loss, meta);
+  CorrectnessReport gate = model.check_correctness();
+  if (gate.passed && !std::isfinite(loss)) {
+    gate.passed = false;
+    gate.detail = fmt::format("training loss is {} ({})", loss, gate.detail);
+  }
+  PERFLAB_MLLOG(log, k::kPerflabCorrectness, gate.passed,
+                {{"detail", gate.detail}, {"iterations", spec.iterations}});
+  rec.correctness = gate;
+  rec.success = gate.passed;
+  rec.status = gate.passed ? "success" : "aborted";
+  rec.reason = gate.passed ? "correctness gate passed: " + gate.detail
+                           : "correctness gate failed: " + gate.detail;
+  rec.time_to_train_s = seconds_since(run_t0);
+  nlohmann::ordered_json stop = {{"status", rec.status}};
+  if (!rec.success) stop["reason"] = rec.reason;
+  PERFLAB_MLLOG(log, k::kRunStop, nullptr, stop);
+
+  times.summarize_into(rec);
+  rec.iterations = total;
+  rec.samples = total * plan.global_batch_size;
+  rec.epochs = static_cast<double>(total) / static_cast<double>(plan.iterations_per_epoch);
+  const double measured_samples = static_cast<double>(spec.iterations * plan.global_batch_size);
+  rec.throughput = rec.measured_s > 0 ? measured_samples / rec.measured_s : 0;
+}
+
+}  // namespace perflab::detail
