@@ -1,0 +1,85 @@
+// Sigmoid binary cross-entropy on logits on the GPU.
+#include <algorithm>
+#include <cstdint>
+#include <cub/block/block_reduce.cuh>
+#include <string>
+
+#include "kernels/cuda/bce.h"
+#include "kernels/cuda/check.h"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = 1024;
+
+int64_t partial_blocks(int64_t n) {
+  return std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks);
+}
+
+/// σ(z) without overflow, as kernels/cpu/bce.cc computes it.
+__device__ double stable_sigmoid(double z) {
+  if (z >= 0) return 1.0 / (1.0 + exp(-z));
+  const double e = exp(z);
+  return e / (1.0 + e);
+}
+
+using BlockSum = cub::BlockReduce<double, kThreads>;
+
+/// Writes dlogit and each block's partial loss sum (in double).
+__global__ void bce_partial_kernel(int64_t n, const float* __restrict__ logits,
+                                   const float* __restrict__ labels, float* __restrict__ dlogit,
+                                   double* __restrict__ partials) {
+  __shared__ typename BlockSum::TempStorage temp;
+  const double count = static_cast<double>(n);
+  double local = 0.0;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const double z = logits[i];
+    const double y = labels[i];
+    local += fmax(z, 0.0) - z * y + log1p(exp(-fabs(z)));
+    if (dlogit != nullptr) dlogit[i] = static_cast<float>((stable_sigmoid(z) - y) / count);
+  }
+  const double block_sum = BlockSum(temp).Sum(local);
+  if (threadIdx.x == 0) partials[blockIdx.x] = block_sum;
+}
+
+/// One block: sums the partials in a fixed order and publishes the mean.
+__global__ void bce_finish_kernel(int64_t n, int blocks, const double* __restrict__ partials,
+                                  float* __restrict__ loss_accumulator,
+                                  int32_t* __restrict__ nonfinite_flag) {
+  __shared__ typename BlockSum::TempStorage temp;
+  double local = 0.0;
+  for (int k = threadIdx.x; k < blocks; k += blockDim.x) local += partials[k];
+  const double total = BlockSum(temp).Sum(local);
+  if (threadIdx.x == 0) {
+    const double mean = total / static_cast<double>(n);
+    if (loss_accumulator != nullptr) *loss_accumulator += static_cast<float>(mean);
+    if (nonfinite_flag != nullptr && !isfinite(mean)) *nonfinite_flag = 1;
+  }
+}
+
+}  // namespace
+
+Status BceWithLogits::can_implement(const BceArguments& a) {
+  if (a.n < 1) return Status::invalid("bce: n must be at least 1, got " + std::to_string(a.n));
+  if (a.logits == nullptr) return Status::invalid("bce: logits is null");
+  if (a.labels == nullptr) return Status::invalid("bce: labels is null");
+  return Status::success();
+}
+
+size_t BceWithLogits::workspace_bytes(const BceArguments& a) {
+  return static_cast<size_t>(partial_blocks(a.n)) * sizeof(double);
+}
+
+void BceWithLogits::run(const BceArguments& a, void* workspace, cudaStream_t stream) {
+  const int blocks = static_cast<int>(partial_blocks(a.n));
+  auto* partials = static_cast<double*>(workspace);
+  bce_partial_kernel<<<blocks, kThreads, 0, stream>>>(a.n, a.logits, a.labels, a.dlogit, partials);
+  PERFLAB_CUDA_CHECK_LAUNCH("bce_partial_kernel");
+  bce_finish_kernel<<<1, kThreads, 0, stream>>>(a.n, blocks, partials, a.loss_accumulator,
+                                                a.nonfinite_flag);
+  PERFLAB_CUDA_CHECK_LAUNCH("bce_finish_kernel");
+}
+
+}  // namespace perflab::kernels::cuda

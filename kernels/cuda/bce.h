@@ -1,0 +1,45 @@
+// Sigmoid binary cross-entropy on logits on the GPU: the CUDA twin of
+// kernels/cpu/bce.h. Per-sample math is in double, as on the CPU.
+//
+//   dlogit[i]          = (σ(z[i]) - y[i]) / n            (the gradient of the mean)
+//   *loss_accumulator += (1/n) Σ_i l(z[i], y[i])         (the batch's mean loss)
+//   *nonfinite_flag    = 1 when that mean is not finite   (sticky; never cleared here)
+//
+// The loss stays on the device: the host reads the accumulator (and the
+// flag) only when it chooses, e.g. at the end of a block of iterations. The
+// batch sum is reduced in a fixed order (per-block partials in double, then
+// one block), so results are deterministic for a given n; the mean is then
+// rounded to float and added to the accumulator. run() never allocates or
+// synchronises.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cuda/status.h"
+
+namespace perflab::kernels::cuda {
+
+/// Problem and device pointers of the loss.
+struct BceArguments {
+  int64_t n = 0;                      ///< Samples (logits), at least 1.
+  const float* logits = nullptr;      ///< [n]
+  const float* labels = nullptr;      ///< [n], each in [0, 1].
+  float* dlogit = nullptr;            ///< Optional [n]: receives (σ(z) - y) / n.
+  float* loss_accumulator = nullptr;  ///< Optional device float: += the batch's mean loss.
+  int32_t* nonfinite_flag = nullptr;  ///< Optional device int: set to 1 on a non-finite mean loss.
+};
+
+/// Mean BCE with logits and its gradient.
+class BceWithLogits {
+ public:
+  /// Checks n and that logits and labels are set.
+  static Status can_implement(const BceArguments& args);
+  /// Per-block partial sums (a few KiB at most).
+  static size_t workspace_bytes(const BceArguments& args);
+  static void run(const BceArguments& args, void* workspace, cudaStream_t stream);
+};
+
+}  // namespace perflab::kernels::cuda

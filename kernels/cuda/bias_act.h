@@ -1,0 +1,59 @@
+// The unfused helpers of the CUDA linear layer: bias add, ReLU forward and
+// backward, and the bias gradient, each its own launch. They are what the
+// fused cuBLASLt epilogues replace (kernels/cuda/linear.h) and are kept as
+// the "unfused" baseline. CPU references: kernels/cpu/relu.h (relu_forward,
+// relu_backward) and the db reduction of kernels/cpu/linear.h.
+//
+// Layout: matrices are dense and row-major, [rows, cols] (rows = batch,
+// cols = features). Two element types, picked by DType: fp32, and bf16 (math
+// in fp32, one rounding per stored result). Every function only enqueues
+// work on `stream`: none allocates, none synchronises with the host.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace perflab::kernels::cuda {
+
+/// Element type of the buffers passed as void*.
+enum class DType {
+  kF32,   ///< float
+  kBF16,  ///< __nv_bfloat16 (bf16 storage, fp32 math)
+};
+
+/// Bytes per element of `dtype`.
+constexpr size_t dtype_bytes(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
+
+/// y[r, c] += b[c] for a [rows, cols] matrix (broadcast over rows).
+void add_bias(DType dtype, int64_t rows, int64_t cols, void* y, const void* b, cudaStream_t stream);
+
+/// y[i] = max(x[i], 0) over n elements; `y` may be `x`. NaN stays NaN.
+void relu_forward(DType dtype, int64_t n, const void* x, void* y, cudaStream_t stream);
+
+/// dx[i] = y[i] > 0 ? dy[i] : 0, masking by the forward *output* y (as the
+/// CPU reference does). `dx` may be `dy` (in place).
+void relu_backward(DType dtype, int64_t n, const void* y, const void* dy, void* dx,
+                   cudaStream_t stream);
+
+/// dx[r, c] = bit(r, c) ? dy[r, c] : 0 for a [rows, cols] matrix, the bit
+/// read from a ReLU bitmask in cuBLASLt's EPILOGUE_RELU_AUX layout: the GEMM
+/// output is the column-major transpose [cols, rows] of the row-major matrix,
+/// so element (r, c) is bit (r * mask_ld + c) of the byte array, least
+/// significant bit first; mask_ld (in bits) is a multiple of 128 and >= cols.
+/// `dx` may be `dy`. (The bit order is checked against cuBLASLt's own mask by
+/// tests/kernels/cuda/bias_act_cuda_test.cc.)
+void relu_backward_from_mask(DType dtype, int64_t rows, int64_t cols, const void* mask,
+                             int64_t mask_ld, const void* dy, void* dx, cudaStream_t stream);
+
+/// Workspace bias_grad needs for a [rows, cols] input (partial column sums).
+size_t bias_grad_workspace_bytes(int64_t rows, int64_t cols);
+
+/// db[c] = Σ_r dy[r, c] for a [rows, cols] matrix, accumulated in fp32 and
+/// deterministic (fixed partition and order, no atomics); db has dy's type.
+/// rows == 0 gives db = 0. `workspace` holds bias_grad_workspace_bytes().
+void bias_grad(DType dtype, int64_t rows, int64_t cols, const void* dy, void* db, void* workspace,
+               cudaStream_t stream);
+
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,93 @@
+// Multi-table embedding lookup and sparse SGD on the GPU: the CUDA twin of
+// kernels/cpu/embedding.h, with the same ids/output layout.
+//
+// All tables live in one device allocation `tables` [total_rows, dim]; table
+// t starts at row table_row_offsets[t], so the global row of ids[b, t] is
+// table_row_offsets[t] + ids[b, t]. As on the CPU, ids are not checked here:
+// the caller validates them once per batch.
+//
+//   EmbeddingForward       out[b, t, :] = row(b, t)   (fp32, or bf16 rounded to nearest even)
+//   EmbeddingBackwardSgd   for every distinct row r touched by the batch:
+//                            r -= lr_device[0] * (sum of grad[b, t, :] over the slots that read r)
+//
+// The backward deduplicates with CUB (radix sort of global row ids paired
+// with their slot b*T+t, run-length encode, exclusive scan), then one update
+// per distinct row, its gradients summed in slot order. The CPU reference
+// applies each occurrence in turn (r -= lr*g1; r -= lr*g2; ...): equal in
+// exact arithmetic, so the two agree to rounding (bit for bit when a row is
+// read once). Two variants behind one Arguments type:
+//   kSyncFree       buffers sized for B*T slots; the update kernel covers
+//                   every slot and is masked by the device-side unique count.
+//   kSynchronising  reads the unique count back (counted_copy_to_host, one
+//                   host sync per run) and launches the update sized to it.
+// run() never allocates; the sync-free variant never synchronises, so it
+// can be captured in a CUDA graph (the learning rate is read from device
+// memory, so a replay sees the current value).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cuda/status.h"
+
+namespace perflab::kernels::cuda {
+
+/// Element type of the forward output.
+enum class EmbeddingOutputType { kFloat32, kBFloat16 };
+
+/// How the backward learns the number of distinct rows.
+enum class EmbeddingUpdateMode { kSyncFree, kSynchronising };
+
+/// Problem and device pointers shared by the forward and the backward.
+struct EmbeddingArguments {
+  int64_t batch = 0;       ///< B: samples.
+  int num_tables = 0;      ///< T: tables, one id per sample each.
+  int64_t dim = 0;         ///< D: floats per row, the same for every table.
+  int64_t total_rows = 0;  ///< Rows of all tables together (at most 2^32).
+
+  float* tables = nullptr;                     ///< [total_rows, dim], fp32.
+  const int64_t* table_row_offsets = nullptr;  ///< Device [num_tables]: first row of table t.
+  const int32_t* ids = nullptr;                ///< Device [batch, num_tables].
+
+  // Forward.
+  void* out = nullptr;  ///< [batch, num_tables, dim] of out_type.
+  EmbeddingOutputType out_type = EmbeddingOutputType::kFloat32;
+
+  // Backward + sparse SGD.
+  const float* grad = nullptr;       ///< [batch, num_tables, dim], fp32.
+  const float* lr_device = nullptr;  ///< Device float: the learning rate.
+  EmbeddingUpdateMode mode = EmbeddingUpdateMode::kSyncFree;
+};
+
+/// Gather of every table's rows in one launch.
+class EmbeddingForward {
+ public:
+  /// Checks the shape and that tables, table_row_offsets, ids and out are set.
+  static Status can_implement(const EmbeddingArguments& args);
+  /// Always 0.
+  static size_t workspace_bytes(const EmbeddingArguments& args);
+  /// Launches the gather on `stream`. Never allocates or synchronises.
+  static void run(const EmbeddingArguments& args, void* workspace, cudaStream_t stream);
+};
+
+/// Deduplicated sparse SGD: tables -= lr * (summed gradient of each distinct row).
+class EmbeddingBackwardSgd {
+ public:
+  /// Checks the shape (B*T below 2^31, total_rows at most 2^32) and that
+  /// tables, table_row_offsets, ids, grad and lr_device are set.
+  static Status can_implement(const EmbeddingArguments& args);
+  /// Sort/unique buffers for B*T slots plus CUB's temporary storage (asked
+  /// of CUB here; it depends only on B*T, the bits of total_rows - 1 and
+  /// the current device's architecture). Allocates nothing; throws
+  /// CudaError when CUB cannot answer (no device).
+  static size_t workspace_bytes(const EmbeddingArguments& args);
+  /// Runs the sort, dedup and update on `stream`. `workspace` holds
+  /// workspace_bytes(args) bytes, 256-byte aligned (cudaMalloc's alignment).
+  /// kSyncFree never synchronises; kSynchronising makes exactly one counted
+  /// host sync.
+  static void run(const EmbeddingArguments& args, void* workspace, cudaStream_t stream);
+};
+
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,171 @@
+// DLRM dot interaction on the GPU: one thread block per sample.
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "kernels/cpu/interaction.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/interaction.h"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr size_t kMaxSharedBytes = 48 * 1024;  // without the opt-in attribute
+
+/// Floats between feature rows in shared memory: odd, so that threads
+/// reading column d of different rows hit different banks.
+int64_t row_stride(int64_t dim) { return dim % 2 == 1 ? dim : dim + 1; }
+
+__host__ __device__ int64_t pair_count(int features) {
+  return int64_t{features} * (features - 1) / 2;
+}
+
+/// The pair (i, j), i > j, at index p = i*(i-1)/2 + j.
+__device__ void pair_from_index(int64_t p, int64_t* i, int64_t* j) {
+  int64_t r = static_cast<int64_t>((1.0 + sqrt(1.0 + 8.0 * static_cast<double>(p))) * 0.5);
+  while (r * (r - 1) / 2 > p) --r;
+  while ((r + 1) * r / 2 <= p) ++r;
+  *i = r;
+  *j = p - r * (r - 1) / 2;
+}
+
+/// Copies the sample's features into z [features, stride] (x first, then
+/// the embedding rows); also writes x through to `x_out` when not null.
+__device__ void load_features(const float* xb, const float* eb, int64_t features, int64_t dim,
+                              int64_t stride, float* z, float* x_out) {
+  for (int64_t k = threadIdx.x; k < features * dim; k += blockDim.x) {
+    const int64_t f = k / dim;
+    const int64_t d = k - f * dim;
+    const float v = k < dim ? xb[k] : eb[k - dim];
+    z[f * stride + d] = v;
+    if (x_out != nullptr && k < dim) x_out[k] = v;
+  }
+}
+
+__global__ void interaction_forward_kernel(const float* __restrict__ x,
+                                           const float* __restrict__ emb, int features, int64_t dim,
+                                           int64_t stride, int64_t width, float* __restrict__ out) {
+  extern __shared__ float z[];  // [features, stride]
+  const int64_t b = blockIdx.x;
+  float* ob = out + b * width;
+  load_features(x + b * dim, emb + b * (features - 1) * dim, features, dim, stride, z, ob);
+  __syncthreads();
+  const int64_t pairs = pair_count(features);
+  for (int64_t p = threadIdx.x; p < pairs; p += blockDim.x) {
+    int64_t i = 0;
+    int64_t j = 0;
+    pair_from_index(p, &i, &j);
+    const float* zi = z + i * stride;
+    const float* zj = z + j * stride;
+    float sum = 0.0f;
+    for (int64_t d = 0; d < dim; ++d) sum = __fadd_rn(sum, __fmul_rn(zi[d], zj[d]));
+    ob[dim + p] = sum;
+  }
+}
+
+/// Thread k of the sample owns feature f = k / dim, column d: it sums
+/// g_fj * z_j[d] over j != f in ascending j, the CPU's order.
+__global__ void interaction_backward_kernel(const float* __restrict__ x,
+                                            const float* __restrict__ emb,
+                                            const float* __restrict__ dout, int features,
+                                            int64_t dim, int64_t stride, int64_t width,
+                                            float* __restrict__ dx, float* __restrict__ demb) {
+  extern __shared__ float smem[];
+  float* z = smem;                      // [features, stride]
+  float* g = smem + features * stride;  // [pairs]
+  const int64_t b = blockIdx.x;
+  const float* db = dout + b * width;
+  load_features(x + b * dim, emb + b * (features - 1) * dim, features, dim, stride, z, nullptr);
+  const int64_t pairs = pair_count(features);
+  for (int64_t p = threadIdx.x; p < pairs; p += blockDim.x) g[p] = db[dim + p];
+  __syncthreads();
+  float* dxb = dx + b * dim;
+  float* deb = demb + b * (features - 1) * dim;
+  for (int64_t k = threadIdx.x; k < features * dim; k += blockDim.x) {
+    const int64_t f = k / dim;
+    const int64_t d = k - f * dim;
+    float acc = f == 0 ? db[d] : 0.0f;
+    for (int64_t j = 0; j < features; ++j) {
+      if (j == f) continue;
+      const float gij = g[f > j ? f * (f - 1) / 2 + j : j * (j - 1) / 2 + f];
+      acc = __fadd_rn(acc, __fmul_rn(gij, z[j * stride + d]));
+    }
+    if (f == 0) {
+      dxb[d] = acc;
+    } else {
+      deb[k - dim] = acc;
+    }
+  }
+}
+
+Status check(const InteractionArguments& a, bool backward) {
+  const char* op = backward ? "interaction backward: " : "interaction forward: ";
+  if (a.batch < 1 || a.batch > std::numeric_limits<int32_t>::max()) {
+    return Status::invalid(std::string(op) + "batch must be in [1, 2^31), got " +
+                           std::to_string(a.batch));
+  }
+  if (a.num_tables < 1 || a.num_tables > (1 << 14)) {
+    return Status::invalid(std::string(op) + "num_tables must be in [1, 2^14], got " +
+                           std::to_string(a.num_tables));
+  }
+  if (a.dim < 1 || a.dim > (int64_t{1} << 20)) {
+    return Status::invalid(std::string(op) + "dim must be in [1, 2^20], got " +
+                           std::to_string(a.dim));
+  }
+  const size_t shared = interaction_shared_bytes(a.num_tables, a.dim, backward);
+  if (shared > kMaxSharedBytes) {
+    return Status::invalid(std::string(op) + "features need " + std::to_string(shared) +
+                           " bytes of shared memory, more than " + std::to_string(kMaxSharedBytes) +
+                           " (num_tables " + std::to_string(a.num_tables) + ", dim " +
+                           std::to_string(a.dim) + ")");
+  }
+  if (a.x == nullptr) return Status::invalid(std::string(op) + "x is null");
+  if (a.emb == nullptr) return Status::invalid(std::string(op) + "emb is null");
+  if (!backward && a.out == nullptr) return Status::invalid(std::string(op) + "out is null");
+  if (backward) {
+    if (a.dout == nullptr) return Status::invalid(std::string(op) + "dout is null");
+    if (a.dx == nullptr) return Status::invalid(std::string(op) + "dx is null");
+    if (a.demb == nullptr) return Status::invalid(std::string(op) + "demb is null");
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+size_t interaction_shared_bytes(int num_tables, int64_t dim, bool backward) {
+  const int features = num_tables + 1;
+  int64_t floats = int64_t{features} * row_stride(dim);
+  if (backward) floats += pair_count(features);
+  return static_cast<size_t>(floats) * sizeof(float);
+}
+
+Status InteractionForward::can_implement(const InteractionArguments& args) {
+  return check(args, false);
+}
+
+size_t InteractionForward::workspace_bytes(const InteractionArguments&) { return 0; }
+
+void InteractionForward::run(const InteractionArguments& a, void*, cudaStream_t stream) {
+  const int64_t width = cpu::interaction_output_width(a.num_tables, a.dim);
+  interaction_forward_kernel<<<static_cast<unsigned>(a.batch), kThreads,
+                               interaction_shared_bytes(a.num_tables, a.dim, false), stream>>>(
+      a.x, a.emb, a.num_tables + 1, a.dim, row_stride(a.dim), width, a.out);
+  PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_kernel");
+}
+
+Status InteractionBackward::can_implement(const InteractionArguments& args) {
+  return check(args, true);
+}
+
+size_t InteractionBackward::workspace_bytes(const InteractionArguments&) { return 0; }
+
+void InteractionBackward::run(const InteractionArguments& a, void*, cudaStream_t stream) {
+  const int64_t width = cpu::interaction_output_width(a.num_tables, a.dim);
+  interaction_backward_kernel<<<static_cast<unsigned>(a.batch), kThreads,
+                                interaction_shared_bytes(a.num_tables, a.dim, true), stream>>>(
+      a.x, a.emb, a.dout, a.num_tables + 1, a.dim, row_stride(a.dim), width, a.dx, a.demb);
+  PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_kernel");
+}
+
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,70 @@
+// DLRM dot interaction on the GPU: the CUDA twin of kernels/cpu/interaction.h,
+// with the same layouts and pair order.
+//
+// Per sample, the F = T + 1 features are z_0 = x and z_1..z_T = the T
+// embedding rows. out[b] = concat(x[b], z_i·z_j for i > j), pair (i, j) at
+// column dim + interaction_pair_index(i, j):
+//   x    [batch, dim]
+//   emb  [batch, num_tables, dim]
+//   out  [batch, dim + F*(F-1)/2]   (kernels::cpu::interaction_output_width)
+// One thread block per sample; the sample's F x dim features sit in shared
+// memory. The backward sums each gradient row in the CPU's order (j
+// ascending) with the CPU's rounding (no fused multiply-add); the forward's
+// dot products accumulate in d order, which the CPU's vectorised reduction
+// may not. fp32 throughout. run() never allocates or synchronises.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cuda/status.h"
+
+namespace perflab::kernels::cuda {
+
+/// Problem and device pointers of the forward and the backward.
+struct InteractionArguments {
+  int64_t batch = 0;   ///< B: samples.
+  int num_tables = 0;  ///< T: embedding vectors per sample (F = T + 1 features).
+  int64_t dim = 0;     ///< D: length of every feature vector.
+
+  const float* x = nullptr;    ///< [batch, dim]
+  const float* emb = nullptr;  ///< [batch, num_tables, dim]
+
+  // Forward.
+  float* out = nullptr;  ///< [batch, width]; must not alias x or emb.
+
+  // Backward; every output is overwritten and none may alias an input.
+  const float* dout = nullptr;  ///< [batch, width]
+  float* dx = nullptr;          ///< [batch, dim]
+  float* demb = nullptr;        ///< [batch, num_tables, dim]
+};
+
+/// Bytes of shared memory a block needs: the forward's when `backward` is
+/// false, else the backward's (features plus the sample's pair gradients).
+size_t interaction_shared_bytes(int num_tables, int64_t dim, bool backward);
+
+/// out = concat(x, pairwise dots).
+class InteractionForward {
+ public:
+  /// Checks the shape, the pointers and that the features fit in 48 KiB of
+  /// shared memory (F * (dim + 1) floats).
+  static Status can_implement(const InteractionArguments& args);
+  /// Always 0.
+  static size_t workspace_bytes(const InteractionArguments& args);
+  static void run(const InteractionArguments& args, void* workspace, cudaStream_t stream);
+};
+
+/// dx[b] = dout[b, :dim] + Σ_{j≠0} g_0j z_j; demb[b, t] = Σ_{j≠t+1} g_(t+1)j z_j.
+class InteractionBackward {
+ public:
+  /// As the forward, for x, emb, dout, dx and demb, with the pair gradients
+  /// also in shared memory.
+  static Status can_implement(const InteractionArguments& args);
+  /// Always 0.
+  static size_t workspace_bytes(const InteractionArguments& args);
+  static void run(const InteractionArguments& args, void* workspace, cudaStream_t stream);
+};
+
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,263 @@
+// The CUDA linear layer: three cuBLASLt GEMMs (forward, dgrad, wgrad)
+// planned once (linear_plan.h), plus the unfused bias/activation kernels of
+// bias_act.h. This file maps the layer onto the GEMMs and sequences them.
+//
+// Row-major to cuBLASLt (column-major). A row-major M[r, c] with leading
+// dimension c occupies exactly the bytes of the column-major matrix Mᵀ[c, r]
+// with leading dimension c. So, with every layout below "rows, cols, ld=rows":
+//
+//   forward  y[B,out] = x[B,in]·Wᵀ      <=>  yᵀ[out,B] = W[out,in] · xᵀ[in,B]
+//     A = W  : stored as col-major Wᵀ[in,out] (ld in), TRANSA=T -> op(A) = W
+//     B = x  : stored as col-major xᵀ[in,B]  (ld in), TRANSB=N
+//     D = y  : col-major yᵀ[out,B] (ld out);  m = out, n = B, k = in ("TN")
+//     Bias: length m = out, broadcast over the n = B columns: b[out]. Right.
+//     ReLU bitmask: one bit per element of D[out,B], ld = out rounded up to
+//     128 bits, so element (batch i, feature o) is bit i*ld + o.
+//
+//   dgrad    dx[B,in] = dz[B,out]·W     <=>  dxᵀ[in,B] = Wᵀ[in,out] · dzᵀ[out,B]
+//     A = W  : col-major Wᵀ[in,out] (ld in), TRANSA=N
+//     B = dz : col-major dzᵀ[out,B] (ld out), TRANSB=N
+//     D = dx : col-major dxᵀ[in,B] (ld in);  m = in, n = B, k = out ("NN")
+//     DRELU_BGRAD: D := D ⊙ mask(aux of the layer below, whose forward D was
+//     [in,B] with ld round_up(in,128): the same shape), and bias gradient[m]
+//     = Σ over the n = B columns = the lower layer's db[in]. Right.
+//
+//   wgrad    dW[out,in] = dzᵀ[out,B]·x[B,in]  <=>  dWᵀ[in,out] = xᵀ[in,B] · dz[B,out]
+//     A = x  : col-major xᵀ[in,B] (ld in), TRANSA=N
+//     B = dz : col-major dzᵀ[out,B] (ld out), TRANSB=T -> op(B) = dz[B,out]
+//     D = dW : col-major dWᵀ[in,out] (ld in); m = in, n = out, k = B ("NT")
+//     BGRADB: bias gradient[n] = Σ_k op(B)[k, j] = Σ_batch dz[., j] = db[out].
+//
+// C is D with beta = 0 everywhere.
+#include "kernels/cuda/linear.h"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "harness/error.h"
+#include "kernels/cuda/bias_act.h"
+#include "kernels/cuda/linear_plan.h"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+/// cuBLASLt wants a 256-byte aligned workspace; we keep our carve-outs so.
+constexpr size_t kWorkspaceAlignment = 256;
+constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
+
+size_t round_up(size_t value, size_t to) { return (value + to - 1) / to * to; }
+
+DType dtype_of(Precision precision) {
+  return precision == Precision::kTf32 ? DType::kF32 : DType::kBF16;
+}
+
+bool aligned(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % kLinearPointerAlignment == 0;
+}
+
+void require(const void* pointer, const char* name) {
+  if (pointer == nullptr) throw UsageError(fmt::format("Linear: {} is null", name));
+  if (!aligned(pointer)) {
+    throw UsageError(
+        fmt::format("Linear: {} is not {}-byte aligned", name, kLinearPointerAlignment));
+  }
+}
+
+bool same_problem(const LinearArguments& a, const LinearArguments& b) {
+  return a.batch == b.batch && a.in_features == b.in_features && a.out_features == b.out_features &&
+         a.precision == b.precision && a.activation == b.activation && a.fused == b.fused &&
+         a.dy_is_pre_activation == b.dy_is_pre_activation &&
+         a.dx_applies_input_relu == b.dx_applies_input_relu;
+}
+
+}  // namespace
+
+struct Linear::Plan {
+  cublasLtHandle_t handle = nullptr;
+  LinearArguments problem;  ///< Shape and modes; pointers cleared.
+  Status status = Status::success();
+  LtGemm forward, dgrad, wgrad;
+
+  void check_call(const LinearArguments& args, const void* workspace) const {
+    if (!status) throw UsageError("Linear: cannot run: " + status.reason());
+    if (!same_problem(args, problem)) {
+      throw UsageError("Linear: arguments' shape or modes differ from the planned ones");
+    }
+    if (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % kWorkspaceAlignment != 0) {
+      throw UsageError("Linear: workspace is null or not 256-byte aligned");
+    }
+  }
+};
+
+Status Linear::can_implement(const LinearArguments& args) {
+  for (auto [value, name] :
+       {std::pair{args.batch, "batch"}, std::pair{args.in_features, "in_features"},
+        std::pair{args.out_features, "out_features"}}) {
+    if (value < 1 || value > kMaxDim) {
+      return Status::invalid(fmt::format("{} must be in [1, 2^31-1], got {}", name, value));
+    }
+  }
+  if (args.precision != Precision::kTf32 && args.precision != Precision::kBf16) {
+    return Status::invalid("unknown precision");
+  }
+  if (args.activation != Activation::kNone && args.activation != Activation::kRelu) {
+    return Status::invalid("unknown activation");
+  }
+  if (!args.fused && (args.dy_is_pre_activation || args.dx_applies_input_relu)) {
+    return Status::invalid(
+        "dy_is_pre_activation and dx_applies_input_relu need the fused mode (cuBLASLt's "
+        "DRELU_BGRAD epilogue); the unfused mode applies each layer's dReLU itself");
+  }
+  if (args.dy_is_pre_activation && args.activation != Activation::kRelu) {
+    return Status::invalid(
+        "dy_is_pre_activation applies to ReLU layers only (without an activation dy already is "
+        "the pre-activation gradient, and db is computed here)");
+  }
+  for (auto [pointer, name] : {std::pair<const void*, const char*>{args.x, "x"},
+                               {args.w, "w"},
+                               {args.b, "b"},
+                               {args.y, "y"},
+                               {args.aux, "aux"},
+                               {args.dy, "dy"},
+                               {args.dx, "dx"},
+                               {args.dw, "dw"},
+                               {args.db, "db"},
+                               {args.input_aux, "input_aux"},
+                               {args.input_db, "input_db"}}) {
+    if (!aligned(pointer)) {
+      return Status::invalid(
+          fmt::format("{} is not {}-byte aligned (cuBLASLt algorithms are "
+                      "chosen for that alignment)",
+                      name, kLinearPointerAlignment));
+    }
+  }
+  return Status::success();
+}
+
+size_t Linear::workspace_bytes(const LinearArguments& args) {
+  size_t bytes = kLinearCublasWorkspaceBytes;
+  if (!args.fused) {
+    bytes +=
+        round_up(bias_grad_workspace_bytes(args.batch, args.out_features), kWorkspaceAlignment);
+  }
+  return bytes;
+}
+
+int64_t Linear::aux_ld_bits(int64_t out_features) { return (out_features + 127) / 128 * 128; }
+
+size_t Linear::aux_bytes(const LinearArguments& args) {
+  if (!args.fused || args.activation != Activation::kRelu) return 0;
+  return static_cast<size_t>(aux_ld_bits(args.out_features) / 8 * args.batch);
+}
+
+Linear::Linear(cublasLtHandle_t handle, const LinearArguments& shape_and_modes)
+    : plan_(std::make_unique<Plan>()) {
+  Plan& p = *plan_;
+  p.handle = handle;
+  p.problem.batch = shape_and_modes.batch;
+  p.problem.in_features = shape_and_modes.in_features;
+  p.problem.out_features = shape_and_modes.out_features;
+  p.problem.precision = shape_and_modes.precision;
+  p.problem.activation = shape_and_modes.activation;
+  p.problem.fused = shape_and_modes.fused;
+  p.problem.dy_is_pre_activation = shape_and_modes.dy_is_pre_activation;
+  p.problem.dx_applies_input_relu = shape_and_modes.dx_applies_input_relu;
+  p.status = can_implement(p.problem);
+  if (!p.status) return;
+
+  const auto batch = static_cast<uint64_t>(p.problem.batch);
+  const auto in = static_cast<uint64_t>(p.problem.in_features);
+  const auto out = static_cast<uint64_t>(p.problem.out_features);
+  const bool fused = p.problem.fused;
+  const bool relu = p.problem.activation == Activation::kRelu;
+
+  const cublasLtEpilogue_t forward_epilogue =
+      !fused ? CUBLASLT_EPILOGUE_DEFAULT
+             : (relu ? CUBLASLT_EPILOGUE_RELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS);
+  const cublasLtEpilogue_t dgrad_epilogue =
+      p.problem.dx_applies_input_relu ? CUBLASLT_EPILOGUE_DRELU_BGRAD : CUBLASLT_EPILOGUE_DEFAULT;
+  const cublasLtEpilogue_t wgrad_epilogue = fused && !p.problem.dy_is_pre_activation
+                                                ? CUBLASLT_EPILOGUE_BGRADB
+                                                : CUBLASLT_EPILOGUE_DEFAULT;
+  const GemmSpec specs[] = {
+      {"forward", p.problem.precision, CUBLAS_OP_T, CUBLAS_OP_N, in, out, in, batch, out, batch,
+       forward_epilogue, aux_ld_bits(p.problem.out_features)},
+      {"dgrad", p.problem.precision, CUBLAS_OP_N, CUBLAS_OP_N, in, out, out, batch, in, batch,
+       dgrad_epilogue, aux_ld_bits(p.problem.in_features)},
+      {"wgrad", p.problem.precision, CUBLAS_OP_N, CUBLAS_OP_T, in, batch, out, batch, in, out,
+       wgrad_epilogue, 0},
+  };
+  LtGemm* gemms[] = {&p.forward, &p.dgrad, &p.wgrad};
+  for (int i = 0; i < 3 && p.status; ++i) p.status = gemms[i]->plan(handle, specs[i]);
+}
+
+Linear::~Linear() = default;
+Linear::Linear(Linear&&) noexcept = default;
+Linear& Linear::operator=(Linear&&) noexcept = default;
+
+const Status& Linear::status() const { return plan_->status; }
+
+void Linear::forward(const LinearArguments& args, void* workspace, cudaStream_t stream) const {
+  const Plan& p = *plan_;
+  p.check_call(args, workspace);
+  require(args.x, "x");
+  require(args.w, "w");
+  require(args.b, "b");
+  require(args.y, "y");
+  const bool relu = args.activation == Activation::kRelu;
+  if (args.fused) {
+    p.forward.set_bias(args.b);
+    if (relu) {
+      require(args.aux, "aux");
+      p.forward.set_aux(args.aux);
+    }
+    p.forward.run(p.handle, args.w, args.x, args.y, workspace, stream);
+    return;
+  }
+  const DType dtype = dtype_of(args.precision);
+  p.forward.run(p.handle, args.w, args.x, args.y, workspace, stream);
+  add_bias(dtype, args.batch, args.out_features, args.y, args.b, stream);
+  if (relu) relu_forward(dtype, args.batch * args.out_features, args.y, args.y, stream);
+}
+
+void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t stream) const {
+  const Plan& p = *plan_;
+  p.check_call(args, workspace);
+  require(args.x, "x");
+  require(args.w, "w");
+  require(args.dy, "dy");
+  require(args.dw, "dw");
+  const DType dtype = dtype_of(args.precision);
+  const int64_t n = args.batch * args.out_features;
+  // dz = dL/d(pre-activation), in place on dy (as the CPU model does).
+  if (args.activation == Activation::kRelu && !args.dy_is_pre_activation) {
+    require(args.y, "y");
+    relu_backward(dtype, n, args.y, args.dy, args.dy, stream);
+  }
+  if (!args.dy_is_pre_activation) require(args.db, "db");
+  if (!args.fused) {
+    bias_grad(dtype, args.batch, args.out_features, args.dy, args.db,
+              static_cast<char*>(workspace) + kLinearCublasWorkspaceBytes, stream);
+  } else if (!args.dy_is_pre_activation) {
+    p.wgrad.set_bias(args.db);
+  }
+  p.wgrad.run(p.handle, args.x, args.dy, args.dw, workspace, stream);
+
+  if (args.dx_applies_input_relu) {
+    require(args.dx, "dx (dx_applies_input_relu)");
+    require(args.input_aux, "input_aux");
+    require(args.input_db, "input_db");
+    p.dgrad.set_bias(args.input_db);
+    p.dgrad.set_aux(args.input_aux);
+  }
+  if (args.dx != nullptr) {
+    require(args.dx, "dx");
+    p.dgrad.run(p.handle, args.w, args.dy, args.dx, workspace, stream);
+  }
+}
+
+}  // namespace perflab::kernels::cuda

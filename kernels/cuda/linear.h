@@ -1,0 +1,156 @@
+// Fully connected layer on the GPU through cuBLASLt: y = act(x·Wᵀ + b) and
+// its backward pass; the CUDA twin of kernels/cpu/linear.h + relu.h.
+//
+// Layout (as the CPU reference): dense, row-major
+//   x, dx [batch, in]    y, dy [batch, out]    W, dW [out, in]    b, db [out]
+//
+// Precision (every tensor of a layer has one element type):
+//   kTf32  fp32 storage, CUBLAS_COMPUTE_32F_FAST_TF32 (TF32 tensor cores,
+//          fp32 accumulate).
+//   kBf16  bf16 storage for x, W, b, y and all gradients; fp32 accumulate,
+//          bias added in fp32 before the one rounding. Why bf16 outputs,
+//          even for dW/db and the logit: cuBLASLt's bias (and bias-gradient)
+//          type is the type of D, and both backward GEMMs need dy as a bf16
+//          operand, so an fp32 y or dW would cost a conversion pass and split
+//          the bias types. fp32 master weights, and widening the [batch, 1]
+//          logits for the loss, are the caller's business.
+//
+// Modes, fixed at construction:
+//   fused    forward: one cublasLtMatmul with epilogue RELU_AUX_BIAS (ReLU;
+//            writes a ReLU bitmask `aux`) or BIAS (no activation).
+//            backward: wgrad with epilogue BGRADB (db = column sums of dZ),
+//            dgrad plain or, when the layer below is a fused ReLU layer,
+//            DRELU_BGRAD (see "Chaining" below).
+//   unfused  forward: plain GEMM, then add_bias and relu_forward launches.
+//            backward: relu_backward (mask = y > 0, in place on dy),
+//            bias_grad, then plain dgrad and wgrad GEMMs.
+//
+// Chaining the fused backward. cuBLASLt applies dReLU to a GEMM's *output*,
+// so the dReLU of layer l (and with it db_l) cannot ride on layer l's own
+// GEMMs (dy_l is their input); it rides on the dgrad GEMM of layer l+1, whose
+// output is dL/dy_l. For an MLP L0 -> L1 -> ... with fused ReLU layers:
+//   * forward: L_l writes aux_l (Linear::aux_bytes bytes, kept until backward).
+//   * L_{l+1} is built with dx_applies_input_relu = true and, per call,
+//     input_aux = aux_l, input_db = db_l: its dgrad (DRELU_BGRAD) writes
+//     dx = dL/dz_l (the pre-activation gradient of L_l) and db_l.
+//   * L_l is then built with dy_is_pre_activation = true and gets that dx as
+//     its dy: its wgrad has no epilogue (db_l is already written).
+//   * A ReLU layer whose dy arrives raw (the last layer of the bottom MLP,
+//     whose dy comes from the interaction) uses dy_is_pre_activation = false:
+//     its backward applies dReLU from y > 0 in place on dy (one extra launch)
+//     and its wgrad computes db with BGRADB. A layer without ReLU always has
+//     dy_is_pre_activation = false (wgrad BGRADB gives db).
+//   * The first layer of a chain (x is data or the interaction output, not a
+//     ReLU output) has dx_applies_input_relu = false.
+//
+// Lifecycle (CUTLASS-style): can_implement() -> workspace_bytes()/aux_bytes()
+// -> construct (descriptors, layouts and cublasLtMatmulAlgoGetHeuristic, once)
+// -> status() -> forward()/backward() any number of times. forward/backward
+// only enqueue on the stream: no allocation, no host synchronisation, so they
+// can be captured in a CUDA graph. They set the per-call bias/aux pointers on
+// the held matmul descriptors, so one Linear must not run on two host threads
+// at once.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "kernels/cuda/status.h"
+
+namespace perflab::kernels::cuda {
+
+/// Storage and math of a layer (see the file comment).
+enum class Precision { kTf32, kBf16 };
+
+/// Activation applied after the bias.
+enum class Activation { kNone, kRelu };
+
+/// Every device pointer (and the workspace) must be aligned to this many
+/// bytes: the cuBLASLt algorithms are chosen at construction for this
+/// alignment (matrices, bias and aux). Models packing parameters into one
+/// buffer must pad each tensor's offset to it.
+inline constexpr size_t kLinearPointerAlignment = 16;
+
+/// Shape, modes and buffers of one layer. Shape and modes are fixed when a
+/// Linear is built; the pointers are per call (they may be null at
+/// construction). Buffers hold float (kTf32) or __nv_bfloat16 (kBf16).
+struct LinearArguments {
+  int64_t batch = 0;         ///< B: rows of x, y.
+  int64_t in_features = 0;   ///< Columns of x and W.
+  int64_t out_features = 0;  ///< Columns of y, rows of W.
+  Precision precision = Precision::kTf32;
+  Activation activation = Activation::kNone;
+  bool fused = true;  ///< cuBLASLt epilogues (true) or separate kernels (false).
+  /// Fused ReLU layers only: dy already is dL/dz (pre-activation) and db was
+  /// already written by the layer above's dgrad (DRELU_BGRAD).
+  bool dy_is_pre_activation = false;
+  /// Fused only: x is the output of a fused ReLU layer; backward's dgrad
+  /// applies that layer's dReLU (input_aux) and writes its db (input_db), so
+  /// dx receives that layer's pre-activation gradient. Requires dx.
+  bool dx_applies_input_relu = false;
+
+  const void* x = nullptr;          ///< [B, in] input.
+  const void* w = nullptr;          ///< [out, in] weights.
+  const void* b = nullptr;          ///< [out] bias.
+  void* y = nullptr;                ///< [B, out] output (after the activation). Backward
+                                    ///< reads it for ReLU layers whose dy is raw.
+  void* aux = nullptr;              ///< Fused ReLU: bitmask written by forward (aux_bytes()),
+                                    ///< read by the layer above's backward as input_aux.
+  void* dy = nullptr;               ///< [B, out] dL/dy. A ReLU layer that applies dReLU
+                                    ///< itself overwrites it with dL/dz (as the CPU model).
+  void* dx = nullptr;               ///< [B, in] dL/dx; null skips the dgrad GEMM.
+  void* dw = nullptr;               ///< [out, in] dL/dW (overwritten).
+  void* db = nullptr;               ///< [out] dL/db (overwritten; untouched when
+                                    ///< dy_is_pre_activation).
+  const void* input_aux = nullptr;  ///< dx_applies_input_relu: the lower layer's aux.
+  void* input_db = nullptr;         ///< dx_applies_input_relu: the lower layer's db.
+};
+
+/// Forward and backward of one fully connected layer (see the file comment).
+class Linear {
+ public:
+  /// Whether the shape and modes (and any non-null pointer's alignment) can
+  /// be run; the reason when not. Host-only: needs no device.
+  static Status can_implement(const LinearArguments& args);
+  /// Device workspace forward/backward need (cuBLASLt's plus the unfused
+  /// bias-gradient partials); 256-byte aligned. May be shared by layers run
+  /// one after another on one stream.
+  static size_t workspace_bytes(const LinearArguments& args);
+  /// Bytes of the ReLU bitmask a fused ReLU layer writes (0 otherwise). It
+  /// lives from this layer's forward to the layer above's backward, so it is
+  /// a per-layer buffer, not part of the shared workspace.
+  static size_t aux_bytes(const LinearArguments& args);
+  /// Leading dimension, in bits, of that bitmask: out rounded up to 128.
+  static int64_t aux_ld_bits(int64_t out_features);
+
+  /// Plans the forward, dgrad and wgrad GEMMs for args' shape and modes on
+  /// the current device. Throws CudaError on a library failure; a problem
+  /// can_implement rejects, or one cuBLASLt has no algorithm for, leaves
+  /// status() not ok (forward/backward then throw UsageError).
+  Linear(cublasLtHandle_t handle, const LinearArguments& shape_and_modes);
+  ~Linear();
+  Linear(Linear&&) noexcept;
+  Linear& operator=(Linear&&) noexcept;
+  Linear(const Linear&) = delete;
+  Linear& operator=(const Linear&) = delete;
+
+  /// ok, or why this configuration cannot run (names the GEMM and epilogue).
+  const Status& status() const;
+
+  /// y = act(x·Wᵀ + b); fused ReLU also writes aux. Needs x, w, b, y (+aux).
+  void forward(const LinearArguments& args, void* workspace, cudaStream_t stream) const;
+  /// dW, db (unless dy_is_pre_activation), dx (when non-null; with
+  /// dx_applies_input_relu also input_db). Needs x, w, dy, dw, db, and y for
+  /// ReLU layers with dy_is_pre_activation false.
+  void backward(const LinearArguments& args, void* workspace, cudaStream_t stream) const;
+
+ private:
+  struct Plan;
+  std::unique_ptr<Plan> plan_;
+};
+
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,126 @@
+// One planned cublasLtMatmul: descriptor, layouts, heuristic, run.
+#include "kernels/cuda/linear_plan.h"
+
+#include <fmt/format.h>
+
+#include <tuple>
+
+#include "kernels/cuda/check.h"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+const char* epilogue_name(cublasLtEpilogue_t epilogue) {
+  switch (epilogue) {
+    case CUBLASLT_EPILOGUE_DEFAULT:
+      return "DEFAULT";
+    case CUBLASLT_EPILOGUE_BIAS:
+      return "BIAS";
+    case CUBLASLT_EPILOGUE_RELU_AUX_BIAS:
+      return "RELU_AUX_BIAS";
+    case CUBLASLT_EPILOGUE_DRELU_BGRAD:
+      return "DRELU_BGRAD";
+    case CUBLASLT_EPILOGUE_BGRADB:
+      return "BGRADB";
+    default:
+      return "other";
+  }
+}
+
+bool uses_bias_pointer(cublasLtEpilogue_t e) {
+  return e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_RELU_AUX_BIAS ||
+         e == CUBLASLT_EPILOGUE_DRELU_BGRAD || e == CUBLASLT_EPILOGUE_BGRADB;
+}
+
+bool uses_aux(cublasLtEpilogue_t e) {
+  return e == CUBLASLT_EPILOGUE_RELU_AUX_BIAS || e == CUBLASLT_EPILOGUE_DRELU_BGRAD;
+}
+
+template <typename T>
+void set_attribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
+                   const T& value) {
+  PERFLAB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof(value)));
+}
+
+}  // namespace
+
+LtGemm::~LtGemm() {
+  if (d_ != nullptr) cublasLtMatrixLayoutDestroy(d_);
+  if (b_ != nullptr) cublasLtMatrixLayoutDestroy(b_);
+  if (a_ != nullptr) cublasLtMatrixLayoutDestroy(a_);
+  if (desc_ != nullptr) cublasLtMatmulDescDestroy(desc_);
+}
+
+Status LtGemm::plan(cublasLtHandle_t handle, const GemmSpec& spec) {
+  const bool tf32 = spec.precision == Precision::kTf32;
+  const cudaDataType_t type = tf32 ? CUDA_R_32F : CUDA_R_16BF;
+  const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  PERFLAB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, compute, CUDA_R_32F));
+  set_attribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, spec.trans_a);
+  set_attribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, spec.trans_b);
+  set_attribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, spec.epilogue);
+  // The heuristic reads the bias/aux pointers' values for their alignment
+  // (cublasLt.h): plan with a stand-in aligned to exactly what we promise.
+  const void* stand_in = reinterpret_cast<const void*>(uintptr_t{kLinearPointerAlignment});
+  if (uses_bias_pointer(spec.epilogue)) set_bias(stand_in);
+  if (uses_aux(spec.epilogue)) {
+    set_aux(stand_in);
+    set_attribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, spec.aux_ld_bits);
+  }
+  PERFLAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_, type, spec.a_rows, spec.a_cols,
+                                                  static_cast<int64_t>(spec.a_rows)));
+  PERFLAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b_, type, spec.b_rows, spec.b_cols,
+                                                  static_cast<int64_t>(spec.b_rows)));
+  PERFLAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d_, type, spec.d_rows, spec.d_cols,
+                                                  static_cast<int64_t>(spec.d_rows)));
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  PERFLAB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  const uint64_t workspace = kLinearCublasWorkspaceBytes;
+  const auto alignment = static_cast<uint32_t>(kLinearPointerAlignment);
+  cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
+  for (auto attribute :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+    if (status == CUBLAS_STATUS_SUCCESS) {
+      status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, &alignment,
+                                                    sizeof(alignment));
+    }
+  }
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  if (status == CUBLAS_STATUS_SUCCESS) {
+    status = cublasLtMatmulAlgoGetHeuristic(handle, desc_, a_, b_, d_, d_, preference, 1, &result,
+                                            &found);
+  }
+  cublasLtMatmulPreferenceDestroy(preference);
+  if (status != CUBLAS_STATUS_SUCCESS || found == 0) {
+    return Status::invalid(fmt::format(
+        "cuBLASLt has no algorithm for the {} GEMM (m={}, n={}, k={}, {}, epilogue {}): {}",
+        spec.name, spec.d_rows, spec.d_cols,
+        spec.trans_a == CUBLAS_OP_T ? spec.a_rows : spec.a_cols, tf32 ? "tf32" : "bf16",
+        epilogue_name(spec.epilogue),
+        status != CUBLAS_STATUS_SUCCESS ? cublasLtGetStatusString(status) : "none found"));
+  }
+  algo_ = result.algo;
+  return Status::success();
+}
+
+void LtGemm::set_bias(const void* bias) const {
+  set_attribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+}
+
+void LtGemm::set_aux(const void* aux) const {
+  set_attribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux);
+}
+
+void LtGemm::run(cublasLtHandle_t handle, const void* a, const void* b, void* d, void* workspace,
+                 cudaStream_t stream) const {
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+  PERFLAB_CUBLAS_CHECK(cublasLtMatmul(handle, desc_, &alpha, a, a_, b, b_, &beta, d, d_, d, d_,
+                                      &algo_, workspace, kLinearCublasWorkspaceBytes, stream));
+}
+
+}  // namespace perflab::kernels::cuda

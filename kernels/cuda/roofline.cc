@@ -1,0 +1,55 @@
+// Roofline arithmetic: device peak table and linear-layer FLOP/byte counts.
+#include "kernels/cuda/roofline.h"
+
+#include <algorithm>
+
+namespace perflab::kernels::cuda {
+namespace {
+
+constexpr double kTera = 1e12;
+
+bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+}  // namespace
+
+std::optional<DevicePeaks> device_peaks(std::string_view name) {
+  constexpr std::string_view kVendor = "NVIDIA ";
+  if (name.substr(0, kVendor.size()) == kVendor) name.remove_prefix(kVendor.size());
+  // "H100 80GB HBM3" is the SXM part (the PCIe card reports "H100 PCIe").
+  if (name.substr(0, 4) == "H100" && (contains(name, "HBM3") || contains(name, "SXM")) &&
+      !contains(name, "PCIe") && !contains(name, "NVL")) {
+    return DevicePeaks{"H100 SXM", 494 * kTera, 989 * kTera, 3.35 * kTera};
+  }
+  // "H200" is the SXM part; "GH200 ..." fails the prefix test on purpose.
+  if (name.substr(0, 4) == "H200" && !contains(name, "NVL")) {
+    return DevicePeaks{"H200 SXM", 494 * kTera, 989 * kTera, 4.8 * kTera};
+  }
+  return std::nullopt;
+}
+
+double linear_flops(int64_t batch, int64_t in, int64_t out) {
+  return 2.0 * static_cast<double>(batch) * static_cast<double>(in) * static_cast<double>(out);
+}
+
+double linear_backward_flops(int64_t batch, int64_t in, int64_t out) {
+  return 2.0 * linear_flops(batch, in, out);
+}
+
+double linear_forward_bytes(int64_t batch, int64_t in, int64_t out, int64_t element_bytes,
+                            double aux_bytes) {
+  const double elements = static_cast<double>(batch * in + out * in + out + batch * out);
+  return elements * static_cast<double>(element_bytes) + aux_bytes;
+}
+
+double linear_backward_bytes(int64_t batch, int64_t in, int64_t out, int64_t element_bytes) {
+  const double elements = static_cast<double>(batch * out + 2 * batch * in + 2 * out * in + out);
+  return elements * static_cast<double>(element_bytes);
+}
+
+double roofline_floor_seconds(double flops, double bytes, double peak_flops, double bytes_per_s) {
+  return std::max(flops / peak_flops, bytes / bytes_per_s);
+}
+
+}  // namespace perflab::kernels::cuda

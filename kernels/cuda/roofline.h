@@ -1,0 +1,52 @@
+// Roofline arithmetic for the CUDA kernel benchmarks: FLOP and byte counts
+// of a linear layer, a small table of device peaks keyed by device name,
+// and the roofline floor. Pure functions (no CUDA calls), unit-tested
+// against hand-worked values in tests/kernels/cuda/roofline_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace perflab::kernels::cuda {
+
+/// Dense peaks of one device model (vendor datasheet, no sparsity).
+struct DevicePeaks {
+  std::string model;       ///< e.g. "H100 SXM".
+  double tf32_flops = 0;   ///< TF32 tensor-core FLOP/s.
+  double bf16_flops = 0;   ///< BF16 tensor-core FLOP/s.
+  double bytes_per_s = 0;  ///< HBM bandwidth, bytes/s.
+};
+
+/// Peaks for a CUDA device name as the runtime reports it ("NVIDIA H100 80GB
+/// HBM3", "NVIDIA H200"); nullopt for any device not in the table (the
+/// caller says "unknown peak"). Known: H100 SXM (494 / 989 TFLOP/s, 3.35
+/// TB/s) and H200 SXM (same FLOP/s, 4.8 TB/s). H100 PCIe/NVL, H200 NVL and
+/// GH200 have other clocks or memory and are deliberately not matched.
+std::optional<DevicePeaks> device_peaks(std::string_view device_name);
+
+/// FLOPs of a linear layer's forward pass: one multiply-add per (batch, in,
+/// out) triple, 2·B·in·out (the bias and activation are not counted).
+double linear_flops(int64_t batch, int64_t in, int64_t out);
+
+/// FLOPs of its backward pass: dgrad and wgrad, each 2·B·in·out, so 4·B·in·out
+/// (2x linear_flops). Without dx (first layer) the dgrad half is not run,
+/// but the benchmarks count the full pass.
+double linear_backward_flops(int64_t batch, int64_t in, int64_t out);
+
+/// Compulsory bytes of the forward pass (each tensor touched once): read x
+/// [B,in], W [out,in], b [out]; write y [B,out]; elements of `element_bytes`.
+/// A fused ReLU also writes its bitmask: `aux_bytes`.
+double linear_forward_bytes(int64_t batch, int64_t in, int64_t out, int64_t element_bytes,
+                            double aux_bytes = 0);
+
+/// Compulsory bytes of the backward pass: read dy [B,out], x [B,in], W
+/// [out,in]; write dx [B,in], dW [out,in], db [out].
+double linear_backward_bytes(int64_t batch, int64_t in, int64_t out, int64_t element_bytes);
+
+/// The roofline floor in seconds: max(flops / peak_flops, bytes / peak_bw),
+/// the least time the work could take on a device with those peaks.
+double roofline_floor_seconds(double flops, double bytes, double peak_flops, double bytes_per_s);
+
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,75 @@
+// Dense SGD and the fp32 -> bf16 copy on the GPU.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/sgd.h"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = int64_t{1} << 20;  // grid-stride loops cover the rest
+
+unsigned blocks_for(int64_t work) {
+  return static_cast<unsigned>(
+      std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1, kMaxBlocks));
+}
+
+__global__ void sgd_kernel(int64_t count, float* __restrict__ w, const float* __restrict__ g,
+                           const float* __restrict__ lr_device,
+                           __nv_bfloat16* __restrict__ w_bf16) {
+  const float lr = *lr_device;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const float updated = __fsub_rn(w[i], __fmul_rn(lr, g[i]));
+    w[i] = updated;
+    if (w_bf16 != nullptr) w_bf16[i] = __float2bfloat16_rn(updated);
+  }
+}
+
+__global__ void cast_bf16_kernel(int64_t count, const float* __restrict__ src,
+                                 __nv_bfloat16* __restrict__ dst) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    dst[i] = __float2bfloat16_rn(src[i]);
+  }
+}
+
+}  // namespace
+
+Status SgdUpdate::can_implement(const SgdArguments& a) {
+  if (a.count < 1)
+    return Status::invalid("sgd: count must be at least 1, got " + std::to_string(a.count));
+  if (a.weights == nullptr) return Status::invalid("sgd: weights is null");
+  if (a.gradients == nullptr) return Status::invalid("sgd: gradients is null");
+  if (a.lr_device == nullptr) return Status::invalid("sgd: lr_device is null");
+  return Status::success();
+}
+
+size_t SgdUpdate::workspace_bytes(const SgdArguments&) { return 0; }
+
+void SgdUpdate::run(const SgdArguments& a, void*, cudaStream_t stream) {
+  sgd_kernel<<<blocks_for(a.count), kThreads, 0, stream>>>(a.count, a.weights, a.gradients,
+                                                           a.lr_device, a.weights_bf16);
+  PERFLAB_CUDA_CHECK_LAUNCH("sgd_kernel");
+}
+
+Status CastFloatToBf16::can_implement(const CastArguments& a) {
+  if (a.count < 1)
+    return Status::invalid("cast to bf16: count must be at least 1, got " +
+                           std::to_string(a.count));
+  if (a.src == nullptr) return Status::invalid("cast to bf16: src is null");
+  if (a.dst == nullptr) return Status::invalid("cast to bf16: dst is null");
+  return Status::success();
+}
+
+size_t CastFloatToBf16::workspace_bytes(const CastArguments&) { return 0; }
+
+void CastFloatToBf16::run(const CastArguments& a, void*, cudaStream_t stream) {
+  cast_bf16_kernel<<<blocks_for(a.count), kThreads, 0, stream>>>(a.count, a.src, a.dst);
+  PERFLAB_CUDA_CHECK_LAUNCH("cast_bf16_kernel");
+}
+
+}  // namespace perflab::kernels::cuda

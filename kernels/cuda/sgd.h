@@ -1,0 +1,60 @@
+// Dense SGD on the GPU, and the fp32 -> bf16 copy for mixed precision.
+//
+//   SgdUpdate        w[i] -= lr_device[0] * g[i] over a flat array (one launch
+//                    for every dense parameter when they share one
+//                    allocation), rounded as the CPU rounds (product, then
+//                    difference: no fused multiply-add), so it matches
+//                    CpuModel::apply_gradients bit for bit. When weights_bf16
+//                    is set, the updated weights are also written there as
+//                    bf16 (round to nearest even) in the same pass.
+//   CastFloatToBf16  dst[i] = bf16(src[i]): fp32 master weights -> the bf16
+//                    copies the GEMMs read.
+// The learning rate is read from device memory, so a captured CUDA graph
+// replays with the current value. run() never allocates or synchronises.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cuda/status.h"
+
+namespace perflab::kernels::cuda {
+
+/// A flat dense update.
+struct SgdArguments {
+  int64_t count = 0;                      ///< Floats in weights and gradients.
+  float* weights = nullptr;               ///< [count], fp32 master weights.
+  const float* gradients = nullptr;       ///< [count]
+  const float* lr_device = nullptr;       ///< Device float: the learning rate.
+  __nv_bfloat16* weights_bf16 = nullptr;  ///< Optional [count]: bf16 copy of the updated weights.
+};
+
+/// w -= lr * g (and optionally the bf16 copy of w).
+class SgdUpdate {
+ public:
+  static Status can_implement(const SgdArguments& args);
+  /// Always 0.
+  static size_t workspace_bytes(const SgdArguments& args);
+  static void run(const SgdArguments& args, void* workspace, cudaStream_t stream);
+};
+
+/// A flat fp32 -> bf16 copy.
+struct CastArguments {
+  int64_t count = 0;             ///< Elements.
+  const float* src = nullptr;    ///< [count]
+  __nv_bfloat16* dst = nullptr;  ///< [count]; must not overlap src.
+};
+
+/// dst = bf16(src), round to nearest even.
+class CastFloatToBf16 {
+ public:
+  static Status can_implement(const CastArguments& args);
+  /// Always 0.
+  static size_t workspace_bytes(const CastArguments& args);
+  static void run(const CastArguments& args, void* workspace, cudaStream_t stream);
+};
+
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,143 @@
+// The CUDA sigmoid BCE with logits against the CPU reference (kernels/cpu/bce)
+// on odd sizes, with extreme logits and fractional labels.
+//
+// Tolerances: both sides do the per-sample math in double and round once
+// to float, so dlogit may differ by at most 1 ulp (2^-23 relative). The
+// batch mean is summed in a different order (blocks vs serial), a 1e-15
+// relative difference in double; after the float additions into the
+// accumulator the two may differ by at most 2 ulps of the accumulator.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/bce.h"
+#include "kernels/cuda/bce.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
+#include "tests/support/cuda_device.h"
+#include "tests/support/random.h"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+TEST(BceCudaCanImplement, RejectsBadProblemsWithAReason) {
+  // No device needed.
+  float anything = 0.0f;
+  BceArguments good;
+  good.n = 5;
+  good.logits = &anything;
+  good.labels = &anything;
+  EXPECT_TRUE(BceWithLogits::can_implement(good).ok())
+      << BceWithLogits::can_implement(good).reason();
+  // One double per 256-sample block, at most 1024 blocks.
+  EXPECT_EQ(BceWithLogits::workspace_bytes(good), sizeof(double));
+  BceArguments big = good;
+  big.n = int64_t{1} << 40;
+  EXPECT_EQ(BceWithLogits::workspace_bytes(big), 1024 * sizeof(double));
+
+  BceArguments a = good;
+  a.n = 0;
+  EXPECT_NE(BceWithLogits::can_implement(a).reason().find("n must be at least 1"),
+            std::string::npos);
+  a = good;
+  a.logits = nullptr;
+  EXPECT_NE(BceWithLogits::can_implement(a).reason().find("logits is null"), std::string::npos);
+  a = good;
+  a.labels = nullptr;
+  EXPECT_NE(BceWithLogits::can_implement(a).reason().find("labels is null"), std::string::npos);
+}
+
+/// Logits in [-8, 8) with a few extremes; labels mostly 0/1, some fractional.
+void make_batch(int64_t n, std::vector<float>& logits, std::vector<float>& labels) {
+  logits = test_support::random_vector(static_cast<size_t>(n), 7, -8.0f, 8.0f);
+  labels = test_support::random_vector(static_cast<size_t>(n), 8, 0.0f, 1.0f);
+  const float extremes[] = {0.0f, 30.0f, -30.0f, 100.0f, -100.0f, 1e-6f};
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (i % 7 == 3) logits[i] = extremes[(i / 7) % 6];
+    if (i % 5 != 4) labels[i] = labels[i] < 0.25f ? 1.0f : 0.0f;
+  }
+}
+
+TEST(BceCuda, GradientAndAccumulatedLossMatchCpu) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (int64_t n :
+       {int64_t{1}, int64_t{3}, int64_t{37}, int64_t{2049}, int64_t{65537}, int64_t{300001}}) {
+    std::vector<float> logits, labels;
+    make_batch(n, logits, labels);
+    std::vector<float> expected_dlogit(static_cast<size_t>(n));
+    const double mean =
+        cpu::bce_with_logits(n, logits.data(), labels.data(), expected_dlogit.data());
+    float expected_loss = 1.5f;
+    expected_loss += static_cast<float>(mean);
+    expected_loss += static_cast<float>(mean);
+
+    DeviceBuffer<float> d_logits(logits), d_labels(labels), d_dlogit(static_cast<size_t>(n));
+    DeviceBuffer<float> d_loss(std::vector<float>{1.5f});
+    DeviceBuffer<int32_t> d_flag(std::vector<int32_t>{0});
+    BceArguments a;
+    a.n = n;
+    a.logits = d_logits.data();
+    a.labels = d_labels.data();
+    a.dlogit = d_dlogit.data();
+    a.loss_accumulator = d_loss.data();
+    a.nonfinite_flag = d_flag.data();
+    ASSERT_TRUE(BceWithLogits::can_implement(a).ok()) << BceWithLogits::can_implement(a).reason();
+    DeviceBuffer<uint8_t> workspace(BceWithLogits::workspace_bytes(a));
+    BceWithLogits::run(a, workspace.data(), nullptr);
+    BceWithLogits::run(a, workspace.data(), nullptr);  // the accumulator adds each batch
+    PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+
+    const auto dlogit = d_dlogit.download();
+    for (size_t i = 0; i < dlogit.size(); ++i) {
+      const float e = expected_dlogit[i];
+      const double tol = std::ldexp(static_cast<double>(std::fabs(e)), -23);
+      ASSERT_LE(std::fabs(static_cast<double>(dlogit[i]) - e), tol)
+          << "first dlogit mismatch at " << i << " (logit " << logits[i] << ", label " << labels[i]
+          << "): expected " << e << ", actual " << dlogit[i] << "; n=" << n;
+    }
+    const float loss = d_loss.download()[0];
+    EXPECT_LE(std::fabs(static_cast<double>(loss) - expected_loss),
+              std::ldexp(std::fabs(expected_loss), -22))
+        << "accumulated loss (1.5 + 2 x batch mean): expected " << expected_loss << ", actual "
+        << loss << "; n=" << n;
+    EXPECT_EQ(d_flag.download()[0], 0) << "finite loss flagged; n=" << n;
+  }
+}
+
+TEST(BceCuda, NonFiniteLossSetsTheStickyFlag) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const int64_t n = 37;
+  std::vector<float> logits, labels;
+  make_batch(n, logits, labels);
+  std::vector<float> bad = logits;
+  bad[20] = std::numeric_limits<float>::quiet_NaN();
+  DeviceBuffer<float> d_good(logits), d_bad(bad), d_labels(labels),
+      d_loss(std::vector<float>{0.0f});
+  DeviceBuffer<int32_t> d_flag(std::vector<int32_t>{0});
+  BceArguments a;
+  a.n = n;
+  a.labels = d_labels.data();
+  a.loss_accumulator = d_loss.data();
+  a.nonfinite_flag = d_flag.data();  // dlogit left null: the loss alone
+  DeviceBuffer<uint8_t> workspace(BceWithLogits::workspace_bytes(a));
+  a.logits = d_good.data();
+  BceWithLogits::run(a, workspace.data(), nullptr);
+  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(d_flag.download()[0], 0);
+  a.logits = d_bad.data();
+  BceWithLogits::run(a, workspace.data(), nullptr);
+  a.logits = d_good.data();
+  BceWithLogits::run(a, workspace.data(), nullptr);
+  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(d_flag.download()[0], 1)
+      << "a NaN logit must set the flag, and a later finite batch must not clear it";
+  EXPECT_TRUE(std::isnan(d_loss.download()[0]));
+}
+
+}  // namespace
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,229 @@
+// The unfused bias/activation kernels against the CPU reference on odd
+// shapes (rows 1, 3, 37, 2049 x cols 1, 3, 13, 127, 479), fp32 and bf16, and
+// the ReLU-bitmask reader against cuBLASLt's own EPILOGUE_RELU_AUX_BIAS mask.
+// Tolerances: elementwise results are exact in fp32 and within one bf16
+// rounding (2^-8 relative) in bf16; the bias gradient within 1e-5 (fp32) or
+// 2e-2 (bf16) of Σ|dy| per column.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/relu.h"
+#include "kernels/cuda/bias_act.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/host_sync.h"
+#include "kernels/cuda/linear.h"
+#include "tests/support/cuda_device.h"
+#include "tests/support/random.h"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+using test_support::random_vector;
+
+uint16_t to_bf16(float f) {  // round to nearest even (inputs are finite)
+  uint32_t u = 0;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+float from_bf16(uint16_t h) {
+  const uint32_t u = uint32_t{h} << 16;
+  float f = 0;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+/// Uploads `values` as `dtype` (rounding them in place for bf16).
+DeviceBuffer<uint8_t> upload(DType dtype, std::vector<float>& values) {
+  DeviceBuffer<uint8_t> dev(std::max<size_t>(1, values.size() * dtype_bytes(dtype)));
+  std::vector<uint8_t> bytes(dev.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (dtype == DType::kF32) {
+      std::memcpy(bytes.data() + 4 * i, &values[i], 4);
+    } else {
+      const uint16_t h = to_bf16(values[i]);
+      values[i] = from_bf16(h);
+      std::memcpy(bytes.data() + 2 * i, &h, 2);
+    }
+  }
+  dev.upload(bytes);
+  return dev;
+}
+
+std::vector<float> download(DType dtype, const DeviceBuffer<uint8_t>& dev, size_t n) {
+  const std::vector<uint8_t> bytes = dev.download();
+  std::vector<float> values(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (dtype == DType::kF32) {
+      std::memcpy(&values[i], bytes.data() + 4 * i, 4);
+    } else {
+      uint16_t h = 0;
+      std::memcpy(&h, bytes.data() + 2 * i, 2);
+      values[i] = from_bf16(h);
+    }
+  }
+  return values;
+}
+
+/// Reports the first element off by more than tol * scale[i] (+ 0 for exact).
+void expect_close(const std::vector<float>& actual, const std::vector<float>& expected,
+                  const std::vector<double>& scale, double tol, int64_t cols,
+                  const std::string& what) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double bound = tol * scale[i];
+    if (!(std::fabs(double{actual[i]} - expected[i]) <= bound)) {
+      ADD_FAILURE() << what << " mismatch at [" << i / cols << ", " << i % cols << "]: expected "
+                    << expected[i] << ", actual " << actual[i] << ", bound " << bound;
+      return;
+    }
+  }
+}
+
+const int64_t kRows[] = {1, 3, 37, 2049};
+const int64_t kCols[] = {1, 3, 13, 127, 479};
+
+class BiasActCudaTest : public ::testing::TestWithParam<DType> {};
+
+TEST_P(BiasActCudaTest, ElementwiseKernelsAndBiasGradMatchCpu) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const DType dtype = GetParam();
+  const bool bf16 = dtype == DType::kBF16;
+  const double elementwise_tol = bf16 ? 1.0 / 256 : 0.0;
+  const double sum_tol = bf16 ? 2e-2 : 1e-5;
+  cudaStream_t stream = nullptr;
+  PERFLAB_CUDA_CHECK(cudaStreamCreate(&stream));
+  for (int64_t rows : kRows) {
+    for (int64_t cols : kCols) {
+      SCOPED_TRACE("rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+                   (bf16 ? " bf16" : " fp32"));
+      const auto n = static_cast<size_t>(rows * cols);
+      std::vector<float> x = random_vector(n, 1), b = random_vector(static_cast<size_t>(cols), 2);
+      std::vector<float> dy = random_vector(n, 3);
+      auto x_dev = upload(dtype, x), b_dev = upload(dtype, b), dy_dev = upload(dtype, dy);
+      std::vector<float> zeros(n, 0.0f);
+      auto y_dev = upload(dtype, zeros), r_dev = upload(dtype, zeros),
+           dx_dev = upload(dtype, zeros);
+      std::vector<float> db_zero(static_cast<size_t>(cols), 0.0f);
+      auto db_dev = upload(dtype, db_zero);
+      DeviceBuffer<uint8_t> workspace(std::max<size_t>(1, bias_grad_workspace_bytes(rows, cols)));
+
+      const int64_t syncs = host_sync_count();
+      // y = x + b; r = relu(y); dx = drelu(r) * dy; db = colsum(dy).
+      PERFLAB_CUDA_CHECK(cudaMemcpyAsync(y_dev.data(), x_dev.data(), n * dtype_bytes(dtype),
+                                         cudaMemcpyDeviceToDevice, stream));
+      add_bias(dtype, rows, cols, y_dev.data(), b_dev.data(), stream);
+      relu_forward(dtype, static_cast<int64_t>(n), y_dev.data(), r_dev.data(), stream);
+      relu_backward(dtype, static_cast<int64_t>(n), r_dev.data(), dy_dev.data(), dx_dev.data(),
+                    stream);
+      bias_grad(dtype, rows, cols, dy_dev.data(), db_dev.data(), workspace.data(), stream);
+      EXPECT_EQ(host_sync_count(), syncs);
+      counted_stream_synchronize(stream);
+      const std::vector<float> biased = download(dtype, y_dev, n);
+
+      std::vector<float> biased_ref(n);
+      std::vector<double> scale(n);
+      for (size_t i = 0; i < n; ++i) {
+        biased_ref[i] = x[i] + b[i % cols];
+        scale[i] = std::fabs(biased_ref[i]);
+      }
+      expect_close(biased, biased_ref, scale, elementwise_tol, cols, "add_bias");
+      // ReLU and its backward on the GPU's own biased values: exact.
+      std::vector<float> y_ref(n), dx_ref(n);
+      cpu::relu_forward(static_cast<int64_t>(n), biased.data(), y_ref.data());
+      const std::vector<float> y = download(dtype, r_dev, n);
+      std::vector<double> exact(n, 0.0);
+      expect_close(y, y_ref, exact, 0.0, cols, "relu_forward");
+      cpu::relu_backward(static_cast<int64_t>(n), y.data(), dy.data(), dx_ref.data());
+      expect_close(download(dtype, dx_dev, n), dx_ref, exact, 0.0, cols, "relu_backward");
+
+      std::vector<float> db_ref(static_cast<size_t>(cols));
+      std::vector<double> abs_sum(static_cast<size_t>(cols), 0.0);
+      std::vector<double> sums(static_cast<size_t>(cols), 0.0);
+      for (size_t i = 0; i < n; ++i) {
+        sums[i % cols] += dy[i];
+        abs_sum[i % cols] += std::fabs(dy[i]);
+      }
+      for (int64_t c = 0; c < cols; ++c) db_ref[c] = static_cast<float>(sums[c]);
+      for (double& s : abs_sum) s = std::max(s, 1e-30);
+      expect_close(download(dtype, db_dev, static_cast<size_t>(cols)), db_ref, abs_sum, sum_tol,
+                   cols, "bias_grad");
+    }
+  }
+  cudaStreamDestroy(stream);
+}
+
+TEST_P(BiasActCudaTest, MaskReaderFollowsTheDocumentedBitLayout) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const DType dtype = GetParam();
+  const int64_t rows = 37, cols = 130, ld = 256;  // ld crosses a 128-bit boundary
+  std::vector<uint8_t> mask(static_cast<size_t>(rows * ld / 8));
+  for (size_t i = 0; i < mask.size(); ++i) mask[i] = static_cast<uint8_t>((i * 37 + 11) & 0xff);
+  std::vector<float> dy = random_vector(static_cast<size_t>(rows * cols), 5);
+  DeviceBuffer<uint8_t> mask_dev(mask);
+  auto dy_dev = upload(dtype, dy);
+  relu_backward_from_mask(dtype, rows, cols, mask_dev.data(), ld, dy_dev.data(), dy_dev.data(),
+                          nullptr);
+  const std::vector<float> dx = download(dtype, dy_dev, dy.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t bit = r * ld + c;
+      const bool on = (mask[static_cast<size_t>(bit / 8)] >> (bit % 8)) & 1;
+      const float expected = on ? dy[static_cast<size_t>(r * cols + c)] : 0.0f;
+      ASSERT_EQ(dx[static_cast<size_t>(r * cols + c)], expected) << "at [" << r << ", " << c << "]";
+    }
+  }
+}
+
+std::string dtype_name(const ::testing::TestParamInfo<DType>& param) {
+  return param.param == DType::kF32 ? "fp32" : "bf16";
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, BiasActCudaTest, ::testing::Values(DType::kF32, DType::kBF16),
+                         dtype_name);
+
+// cuBLASLt's RELU_AUX_BIAS bitmask, read back through relu_backward_from_mask
+// with dy = 1, must equal (y > 0): this pins the bit order the header assumes.
+TEST(ReluMaskCuda, CublasLtBitmaskMatchesOutputSign) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  LinearArguments args;
+  args.batch = 37;
+  args.in_features = 13;
+  args.out_features = 130;
+  args.activation = Activation::kRelu;
+  cublasLtHandle_t lt = nullptr;
+  PERFLAB_CUBLAS_CHECK(cublasLtCreate(&lt));
+  {
+    Linear op(lt, args);
+    ASSERT_TRUE(op.status().ok()) << op.status().reason();
+    std::vector<float> x = random_vector(37 * 13, 7), w = random_vector(130 * 13, 8),
+                       b = random_vector(130, 9), ones(37 * 130, 1.0f), y(37 * 130);
+    DeviceBuffer<float> x_dev(x), w_dev(w), b_dev(b), y_dev(y), ones_dev(ones);
+    DeviceBuffer<uint8_t> aux(Linear::aux_bytes(args)), workspace(Linear::workspace_bytes(args));
+    args.x = x_dev.data();
+    args.w = w_dev.data();
+    args.b = b_dev.data();
+    args.y = y_dev.data();
+    args.aux = aux.data();
+    op.forward(args, workspace.data(), nullptr);
+    relu_backward_from_mask(DType::kF32, 37, 130, aux.data(), Linear::aux_ld_bits(130),
+                            ones_dev.data(), ones_dev.data(), nullptr);
+    const std::vector<float> y_gpu = y_dev.download(), bits = ones_dev.download();
+    for (size_t i = 0; i < y_gpu.size(); ++i) {
+      ASSERT_EQ(bits[i], y_gpu[i] > 0.0f ? 1.0f : 0.0f)
+          << "cuBLASLt's ReLU bit at [" << i / 130 << ", " << i % 130
+          << "] disagrees with y = " << y_gpu[i]
+          << ": the mask's bit layout is not the one bias_act.h assumes";
+    }
+  }
+  cublasLtDestroy(lt);
+}
+
+}  // namespace
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,228 @@
+// The CUDA dot interaction, forward and backward, against the CPU reference
+// (kernels/cpu/interaction) on odd sizes.
+//
+// Tolerance: each output element is a sum of n products (n = D for a dot
+// product; n = F for a backward element, plus the passthrough). Both sides
+// lie within the first-order rounding bound of exact arithmetic, so they may
+// differ by at most 2 (n + 1) * 2^-24 * m, where m is the same sum taken
+// over absolute values (got by running the CPU reference on |inputs|). The
+// x passthrough columns must match exactly.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/interaction.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/interaction.h"
+#include "tests/support/cuda_device.h"
+#include "tests/support/random.h"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+struct Problem {
+  int64_t batch;
+  int num_tables;
+  int64_t dim;
+  std::string describe() const {
+    std::ostringstream s;
+    s << "B=" << batch << " T=" << num_tables << " D=" << dim;
+    return s.str();
+  }
+};
+
+const std::vector<Problem>& problems() {
+  static const std::vector<Problem> all = {
+      {1, 1, 1},  {3, 3, 3},      {37, 26, 16},  {37, 26, 128},
+      {3, 26, 1}, {2049, 3, 128}, {2049, 26, 3}, {1, 1, 128},
+  };
+  return all;
+}
+
+std::vector<float> absolute(std::vector<float> v) {
+  for (float& x : v) x = std::fabs(x);
+  return v;
+}
+
+/// Checks actual against expected, element i allowed tolerance(i).
+template <typename Tolerance>
+::testing::AssertionResult close(const std::vector<float>& expected,
+                                 const std::vector<float>& actual, Tolerance tolerance,
+                                 const char* what, int64_t row_width, const Problem& p) {
+  if (expected.size() != actual.size())
+    return ::testing::AssertionFailure() << what << ": sizes differ";
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const double tol = tolerance(i);
+    if (!(std::fabs(static_cast<double>(actual[i]) - expected[i]) <= tol)) {
+      return ::testing::AssertionFailure()
+             << what << ": first mismatch at element " << i << " (sample "
+             << static_cast<int64_t>(i) / row_width << ", column "
+             << static_cast<int64_t>(i) % row_width << "): expected " << expected[i] << ", actual "
+             << actual[i] << ", tolerance " << tol << "; " << p.describe();
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+InteractionArguments valid_arguments(float* anything) {
+  InteractionArguments a;
+  a.batch = 8;
+  a.num_tables = 26;
+  a.dim = 128;
+  a.x = anything;
+  a.emb = anything;
+  a.out = anything;
+  a.dout = anything;
+  a.dx = anything;
+  a.demb = anything;
+  return a;
+}
+
+TEST(InteractionCudaCanImplement, AcceptsDleShapesAndRejectsBadOnesWithAReason) {
+  // No device needed: can_implement only reads the arguments.
+  float anything = 0.0f;
+  const InteractionArguments good = valid_arguments(&anything);
+  EXPECT_TRUE(InteractionForward::can_implement(good).ok())
+      << InteractionForward::can_implement(good).reason();
+  EXPECT_TRUE(InteractionBackward::can_implement(good).ok())
+      << InteractionBackward::can_implement(good).reason();
+  EXPECT_EQ(InteractionForward::workspace_bytes(good), 0u);
+  EXPECT_EQ(InteractionBackward::workspace_bytes(good), 0u);
+  // 27 features, rows padded to 129 floats, plus 351 pair gradients.
+  EXPECT_EQ(interaction_shared_bytes(26, 128, false), 27u * 129u * 4u);
+  EXPECT_EQ(interaction_shared_bytes(26, 128, true), (27u * 129u + 351u) * 4u);
+  EXPECT_EQ(interaction_shared_bytes(3, 3, false), 4u * 3u * 4u);
+
+  struct Case {
+    const char* expect;
+    void (*edit)(InteractionArguments&);
+    bool forward;
+    bool backward;
+  };
+  const Case cases[] = {
+      {"batch must be in", [](InteractionArguments& a) { a.batch = 0; }, true, true},
+      {"batch must be in", [](InteractionArguments& a) { a.batch = int64_t{1} << 31; }, true, true},
+      {"num_tables must be in", [](InteractionArguments& a) { a.num_tables = 0; }, true, true},
+      {"dim must be in", [](InteractionArguments& a) { a.dim = 0; }, true, true},
+      {"shared memory", [](InteractionArguments& a) { a.dim = 1024; }, true, true},
+      {"shared memory",
+       [](InteractionArguments& a) {
+         a.num_tables = 200;
+         a.dim = 64;
+       },
+       true, true},
+      {"x is null", [](InteractionArguments& a) { a.x = nullptr; }, true, true},
+      {"emb is null", [](InteractionArguments& a) { a.emb = nullptr; }, true, true},
+      {"out is null", [](InteractionArguments& a) { a.out = nullptr; }, true, false},
+      {"dout is null", [](InteractionArguments& a) { a.dout = nullptr; }, false, true},
+      {"dx is null", [](InteractionArguments& a) { a.dx = nullptr; }, false, true},
+      {"demb is null", [](InteractionArguments& a) { a.demb = nullptr; }, false, true},
+  };
+  for (const Case& c : cases) {
+    InteractionArguments a = good;
+    c.edit(a);
+    const Status fwd = InteractionForward::can_implement(a);
+    const Status bwd = InteractionBackward::can_implement(a);
+    EXPECT_EQ(!fwd.ok(), c.forward) << c.expect << ": forward said '" << fwd.reason() << "'";
+    EXPECT_EQ(!bwd.ok(), c.backward) << c.expect << ": backward said '" << bwd.reason() << "'";
+    if (c.forward) {
+      EXPECT_NE(fwd.reason().find(c.expect), std::string::npos) << fwd.reason();
+    }
+    if (c.backward) {
+      EXPECT_NE(bwd.reason().find(c.expect), std::string::npos) << bwd.reason();
+    }
+  }
+}
+
+TEST(InteractionCuda, ForwardMatchesCpu) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (const Problem& p : problems()) {
+    const cpu::InteractionShape shape{p.batch, p.num_tables, p.dim};
+    const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
+    const auto x = test_support::random_vector(static_cast<size_t>(p.batch * p.dim), 1);
+    const auto emb =
+        test_support::random_vector(static_cast<size_t>(p.batch * p.num_tables * p.dim), 2);
+    std::vector<float> expected(static_cast<size_t>(p.batch * width));
+    std::vector<float> magnitude(expected.size());
+    cpu::interaction_forward(shape, x.data(), emb.data(), expected.data());
+    const auto abs_x = absolute(x);
+    const auto abs_emb = absolute(emb);
+    cpu::interaction_forward(shape, abs_x.data(), abs_emb.data(), magnitude.data());
+
+    DeviceBuffer<float> dx(x), demb(emb), dout(expected.size());
+    InteractionArguments a;
+    a.batch = p.batch;
+    a.num_tables = p.num_tables;
+    a.dim = p.dim;
+    a.x = dx.data();
+    a.emb = demb.data();
+    a.out = dout.data();
+    ASSERT_TRUE(InteractionForward::can_implement(a).ok())
+        << InteractionForward::can_implement(a).reason();
+    InteractionForward::run(a, nullptr, nullptr);
+    PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto actual = dout.download();
+    const double n = static_cast<double>(p.dim);
+    EXPECT_TRUE(close(
+        expected, actual,
+        [&](size_t i) {
+          const bool passthrough = static_cast<int64_t>(i) % width < p.dim;
+          return passthrough ? 0.0 : 2.0 * (n + 1.0) * std::ldexp(1.0, -24) * magnitude[i];
+        },
+        "forward out", width, p));
+  }
+}
+
+TEST(InteractionCuda, BackwardMatchesCpu) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (const Problem& p : problems()) {
+    const cpu::InteractionShape shape{p.batch, p.num_tables, p.dim};
+    const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
+    const auto x = test_support::random_vector(static_cast<size_t>(p.batch * p.dim), 3);
+    const auto emb =
+        test_support::random_vector(static_cast<size_t>(p.batch * p.num_tables * p.dim), 4);
+    const auto dout = test_support::random_vector(static_cast<size_t>(p.batch * width), 5);
+    std::vector<float> expected_dx(x.size()), expected_demb(emb.size());
+    std::vector<float> magnitude_dx(x.size()), magnitude_demb(emb.size());
+    cpu::interaction_backward(shape, x.data(), emb.data(), dout.data(), expected_dx.data(),
+                              expected_demb.data());
+    const auto abs_x = absolute(x);
+    const auto abs_emb = absolute(emb);
+    const auto abs_dout = absolute(dout);
+    cpu::interaction_backward(shape, abs_x.data(), abs_emb.data(), abs_dout.data(),
+                              magnitude_dx.data(), magnitude_demb.data());
+
+    DeviceBuffer<float> d_x(x), d_emb(emb), d_dout(dout), d_dx(x.size()), d_demb(emb.size());
+    InteractionArguments a;
+    a.batch = p.batch;
+    a.num_tables = p.num_tables;
+    a.dim = p.dim;
+    a.x = d_x.data();
+    a.emb = d_emb.data();
+    a.dout = d_dout.data();
+    a.dx = d_dx.data();
+    a.demb = d_demb.data();
+    ASSERT_TRUE(InteractionBackward::can_implement(a).ok())
+        << InteractionBackward::can_implement(a).reason();
+    InteractionBackward::run(a, nullptr, nullptr);
+    PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    const double n = static_cast<double>(p.num_tables + 1);
+    auto bound = [n](const std::vector<float>& magnitude) {
+      return [n, &magnitude](size_t i) {
+        return 2.0 * (n + 1.0) * std::ldexp(1.0, -24) * magnitude[i];
+      };
+    };
+    EXPECT_TRUE(close(expected_dx, d_dx.download(), bound(magnitude_dx), "dx", p.dim, p));
+    EXPECT_TRUE(close(expected_demb, d_demb.download(), bound(magnitude_demb), "demb",
+                      p.num_tables * p.dim, p));
+  }
+}
+
+}  // namespace
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,423 @@
+// The cuBLASLt linear layer against the CPU reference (kernels/cpu/linear.h,
+// relu.h) on odd sizes, both precisions, ReLU and none, fused and unfused,
+// forward and backward, and the fused chain of two layers (DRELU_BGRAD in the
+// upper layer's dgrad). Tolerances, relative to |expected| + rms(expected):
+// TF32 1e-2, bf16 2e-2 (inputs are rounded to bf16 on the host first, so the
+// reference sees the same inputs). The CPU backward masks by the GPU's own y,
+// so a ReLU that flips on a near-zero pre-activation cannot fail the test.
+// can_implement cases need no device and never skip.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/cpu/linear.h"
+#include "kernels/cpu/relu.h"
+#include "kernels/cuda/bias_act.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/host_sync.h"
+#include "kernels/cuda/linear.h"
+#include "tests/support/cuda_device.h"
+#include "tests/support/random.h"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+using test_support::random_vector;
+
+// ---- host helpers ------------------------------------------------------------
+
+uint16_t to_bf16(float f) {  // round to nearest even (inputs are finite)
+  uint32_t u = 0;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+float from_bf16(uint16_t h) {
+  const uint32_t u = uint32_t{h} << 16;
+  float f = 0;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+/// A device tensor of `dtype`; `host` holds the values as stored (rounded).
+struct Tensor {
+  DType dtype;
+  std::vector<float> host;
+  DeviceBuffer<uint8_t> dev;
+
+  Tensor(DType type, std::vector<float> values)
+      : dtype(type),
+        host(std::move(values)),
+        dev(std::max<size_t>(1, host.size() * dtype_bytes(type))) {
+    std::vector<uint8_t> bytes(dev.size());
+    for (size_t i = 0; i < host.size(); ++i) {
+      if (dtype == DType::kF32) {
+        std::memcpy(bytes.data() + 4 * i, &host[i], 4);
+      } else {
+        const uint16_t h = to_bf16(host[i]);
+        host[i] = from_bf16(h);
+        std::memcpy(bytes.data() + 2 * i, &h, 2);
+      }
+    }
+    dev.upload(bytes);
+  }
+  Tensor(DType type, size_t n) : Tensor(type, std::vector<float>(n, 0.0f)) {}
+
+  void* data() { return dev.data(); }
+  std::vector<float> download() const {
+    const std::vector<uint8_t> bytes = dev.download();
+    std::vector<float> values(host.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (dtype == DType::kF32) {
+        std::memcpy(&values[i], bytes.data() + 4 * i, 4);
+      } else {
+        uint16_t h = 0;
+        std::memcpy(&h, bytes.data() + 2 * i, 2);
+        values[i] = from_bf16(h);
+      }
+    }
+    return values;
+  }
+};
+
+struct LtHandle {
+  cublasLtHandle_t handle = nullptr;
+  LtHandle() { PERFLAB_CUBLAS_CHECK(cublasLtCreate(&handle)); }
+  ~LtHandle() { cublasLtDestroy(handle); }
+};
+
+struct Stream {
+  cudaStream_t stream = nullptr;
+  Stream() { PERFLAB_CUDA_CHECK(cudaStreamCreate(&stream)); }
+  ~Stream() { cudaStreamDestroy(stream); }
+};
+
+const char* name(Precision p) { return p == Precision::kTf32 ? "tf32" : "bf16"; }
+double tolerance(Precision p) { return p == Precision::kTf32 ? 1e-2 : 2e-2; }
+DType dtype_of(Precision p) { return p == Precision::kTf32 ? DType::kF32 : DType::kBF16; }
+
+std::string describe(const LinearArguments& a) {
+  return "batch=" + std::to_string(a.batch) + " in=" + std::to_string(a.in_features) +
+         " out=" + std::to_string(a.out_features) + " " + name(a.precision) +
+         (a.activation == Activation::kRelu ? " relu" : " none") +
+         (a.fused ? " fused" : " unfused");
+}
+
+/// |actual - expected| <= tol * (|expected| + rms(expected)) + 1e-6 for every
+/// element of a [rows, cols] tensor; reports the first mismatch in full.
+void expect_close(const std::vector<float>& actual, const std::vector<float>& expected,
+                  int64_t cols, double tol, const std::string& what, const std::string& problem) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  double sum_sq = 0;
+  for (float e : expected) sum_sq += double{e} * e;
+  const double rms =
+      expected.empty() ? 0.0 : std::sqrt(sum_sq / static_cast<double>(expected.size()));
+  size_t bad = 0;
+  size_t first = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double bound = tol * (std::fabs(double{expected[i]}) + rms) + 1e-6;
+    if (!(std::fabs(double{actual[i]} - expected[i]) <= bound)) {
+      if (bad++ == 0) first = i;
+    }
+  }
+  if (bad > 0) {
+    const double bound = tol * (std::fabs(double{expected[first]}) + rms) + 1e-6;
+    ADD_FAILURE() << what << " mismatch at [" << first / cols << ", " << first % cols
+                  << "]: expected " << expected[first] << ", actual " << actual[first]
+                  << ", |diff| " << std::fabs(double{actual[first]} - expected[first])
+                  << " > bound " << bound << " (tol " << tol << ", rms " << rms << "); " << bad
+                  << " of " << actual.size() << " elements off; problem: " << problem;
+  }
+}
+
+// ---- no device needed --------------------------------------------------------
+
+LinearArguments valid() {
+  LinearArguments a;
+  a.batch = 37;
+  a.in_features = 13;
+  a.out_features = 127;
+  a.activation = Activation::kRelu;
+  return a;
+}
+
+void expect_rejected(const LinearArguments& args, const std::string& fragment) {
+  Status status = Linear::can_implement(args);
+  EXPECT_FALSE(status.ok()) << "accepted: " << describe(args);
+  EXPECT_NE(status.reason().find(fragment), std::string::npos) << status.reason();
+}
+
+TEST(LinearCanImplement, AcceptsValidProblems) {
+  EXPECT_TRUE(Linear::can_implement(valid()).ok()) << Linear::can_implement(valid()).reason();
+  LinearArguments a = valid();
+  a.fused = false;
+  a.precision = Precision::kBf16;
+  EXPECT_TRUE(Linear::can_implement(a).ok()) << Linear::can_implement(a).reason();
+  a = valid();
+  a.dy_is_pre_activation = true;
+  a.dx_applies_input_relu = true;
+  EXPECT_TRUE(Linear::can_implement(a).ok()) << Linear::can_implement(a).reason();
+}
+
+TEST(LinearCanImplement, RejectsZeroAndHugeSizesWithAReason) {
+  LinearArguments a = valid();
+  a.batch = 0;
+  expect_rejected(a, "batch must be in [1, 2^31-1], got 0");
+  a = valid();
+  a.in_features = 0;
+  expect_rejected(a, "in_features");
+  a = valid();
+  a.out_features = -3;
+  expect_rejected(a, "out_features must be in [1, 2^31-1], got -3");
+  a = valid();
+  a.batch = int64_t{1} << 31;
+  expect_rejected(a, "batch");
+}
+
+TEST(LinearCanImplement, RejectsUnsupportedModeCombinations) {
+  LinearArguments a = valid();
+  a.fused = false;
+  a.dy_is_pre_activation = true;
+  expect_rejected(a, "need the fused mode");
+  a = valid();
+  a.fused = false;
+  a.dx_applies_input_relu = true;
+  expect_rejected(a, "need the fused mode");
+  a = valid();
+  a.activation = Activation::kNone;
+  a.dy_is_pre_activation = true;
+  expect_rejected(a, "ReLU layers only");
+  a = valid();
+  a.precision = static_cast<Precision>(7);
+  expect_rejected(a, "unknown precision");
+}
+
+TEST(LinearCanImplement, RejectsMisalignedPointers) {
+  alignas(16) static float storage[8];
+  LinearArguments a = valid();
+  a.x = storage;
+  EXPECT_TRUE(Linear::can_implement(a).ok());
+  a.x = storage + 1;  // 4-byte aligned only
+  expect_rejected(a, "x is not 16-byte aligned");
+  a = valid();
+  a.input_db = storage + 2;
+  expect_rejected(a, "input_db is not 16-byte aligned");
+}
+
+TEST(LinearSizes, AuxAndWorkspace) {
+  EXPECT_EQ(Linear::aux_ld_bits(1), 128);
+  EXPECT_EQ(Linear::aux_ld_bits(128), 128);
+  EXPECT_EQ(Linear::aux_ld_bits(129), 256);
+  LinearArguments a = valid();  // fused ReLU, out 127 -> 128 bits = 16 bytes per row
+  EXPECT_EQ(Linear::aux_bytes(a), size_t{16 * 37});
+  a.activation = Activation::kNone;
+  EXPECT_EQ(Linear::aux_bytes(a), 0u);
+  a.activation = Activation::kRelu;
+  a.fused = false;
+  EXPECT_EQ(Linear::aux_bytes(a), 0u);
+  EXPECT_GT(Linear::workspace_bytes(a), Linear::workspace_bytes(valid()));  // + bias_grad partials
+  EXPECT_EQ(Linear::workspace_bytes(valid()) % 256, 0u);
+}
+
+// ---- GPU: one layer against the CPU reference ----------------------------------
+
+struct Shape {
+  int64_t batch, in, out;
+};
+const Shape kShapes[] = {{1, 1, 1},      {3, 13, 3},       {1, 479, 13},    {37, 3, 1},
+                         {37, 127, 479}, {2049, 479, 127}, {2049, 13, 479}, {3, 1, 127}};
+
+using Param = std::tuple<int, Precision, Activation, bool>;
+
+class LinearCudaTest : public ::testing::TestWithParam<Param> {};
+
+TEST_P(LinearCudaTest, ForwardAndBackwardMatchCpuReference) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const auto [shape_index, precision, activation, fused] = GetParam();
+  const Shape s = kShapes[shape_index];
+  const DType dtype = dtype_of(precision);
+  LinearArguments args;
+  args.batch = s.batch;
+  args.in_features = s.in;
+  args.out_features = s.out;
+  args.precision = precision;
+  args.activation = activation;
+  args.fused = fused;
+  const std::string problem = describe(args);
+  ASSERT_TRUE(Linear::can_implement(args).ok()) << Linear::can_implement(args).reason();
+  LtHandle lt;
+  Stream stream;
+  Linear op(lt.handle, args);
+  ASSERT_TRUE(op.status().ok()) << op.status().reason() << "; problem: " << problem;
+
+  const auto bn = static_cast<size_t>(s.batch);
+  Tensor x(dtype, random_vector(bn * s.in, 11));
+  Tensor w(dtype, random_vector(static_cast<size_t>(s.out * s.in), 12));
+  Tensor b(dtype, random_vector(static_cast<size_t>(s.out), 13));
+  Tensor y(dtype, bn * s.out);
+  Tensor dy(dtype, random_vector(bn * s.out, 14));
+  Tensor dx(dtype, bn * s.in);
+  Tensor dw(dtype, static_cast<size_t>(s.out * s.in));
+  Tensor db(dtype, static_cast<size_t>(s.out));
+  DeviceBuffer<uint8_t> aux(std::max<size_t>(1, Linear::aux_bytes(args)));
+  DeviceBuffer<uint8_t> workspace(Linear::workspace_bytes(args));
+  args.x = x.data();
+  args.w = w.data();
+  args.b = b.data();
+  args.y = y.data();
+  args.aux = aux.data();
+  args.dy = dy.data();
+  args.dx = dx.data();
+  args.dw = dw.data();
+  args.db = db.data();
+
+  const int64_t syncs = host_sync_count();
+  op.forward(args, workspace.data(), stream.stream);
+  op.backward(args, workspace.data(), stream.stream);
+  EXPECT_EQ(host_sync_count(), syncs) << "forward/backward synchronised with the host";
+  counted_stream_synchronize(stream.stream);
+
+  const cpu::LinearShape cs{s.batch, s.in, s.out};
+  const bool relu = activation == Activation::kRelu;
+  std::vector<float> y_ref(bn * s.out);
+  cpu::linear_forward(cs, x.host.data(), w.host.data(), b.host.data(), y_ref.data());
+  if (relu) cpu::relu_forward(static_cast<int64_t>(y_ref.size()), y_ref.data(), y_ref.data());
+  const std::vector<float> y_gpu = y.download();
+  const double tol = tolerance(precision);
+  expect_close(y_gpu, y_ref, s.out, tol, "y", problem);
+
+  std::vector<float> dz = dy.host;
+  if (relu) cpu::relu_backward(static_cast<int64_t>(dz.size()), y_gpu.data(), dz.data(), dz.data());
+  std::vector<float> dx_ref(bn * s.in), dw_ref(static_cast<size_t>(s.out * s.in)),
+      db_ref(static_cast<size_t>(s.out));
+  cpu::linear_backward(cs, x.host.data(), w.host.data(), dz.data(), dx_ref.data(), dw_ref.data(),
+                       db_ref.data());
+  expect_close(dy.download(), dz, s.out, tol, "dy (overwritten with dz)", problem);
+  expect_close(dx.download(), dx_ref, s.in, tol, "dx", problem);
+  expect_close(dw.download(), dw_ref, s.in, tol, "dW", problem);
+  expect_close(db.download(), db_ref, s.out, tol, "db", problem);
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& param) {
+  const auto [shape_index, precision, activation, fused] = param.param;
+  const Shape s = kShapes[shape_index];
+  return "b" + std::to_string(s.batch) + "_in" + std::to_string(s.in) + "_out" +
+         std::to_string(s.out) + "_" + name(precision) +
+         (activation == Activation::kRelu ? "_relu" : "_none") + (fused ? "_fused" : "_unfused");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    OddSizes, LinearCudaTest,
+    ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kShapes))),
+                       ::testing::Values(Precision::kTf32, Precision::kBf16),
+                       ::testing::Values(Activation::kNone, Activation::kRelu), ::testing::Bool()),
+    param_name);
+
+// ---- GPU: the fused chain of two layers -------------------------------------------
+
+// L0: in -> hidden (ReLU, dy_is_pre_activation), L1: hidden -> out
+// (dx_applies_input_relu): L1's dgrad applies L0's dReLU from aux0 and writes
+// db0; L0's wgrad then runs without an epilogue.
+using ChainParam = std::tuple<Precision, Activation>;
+class LinearChainCudaTest : public ::testing::TestWithParam<ChainParam> {};
+
+TEST_P(LinearChainCudaTest, FusedBackwardChainMatchesCpuReference) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const auto [precision, top_activation] = GetParam();
+  const DType dtype = dtype_of(precision);
+  const int64_t batch = 37, in = 13, hidden = 129, out = 3;
+  LinearArguments a0, a1;
+  a0.batch = a1.batch = batch;
+  a0.precision = a1.precision = precision;
+  a0.in_features = in;
+  a0.out_features = a1.in_features = hidden;
+  a1.out_features = out;
+  a0.activation = Activation::kRelu;
+  a0.dy_is_pre_activation = true;
+  a1.activation = top_activation;
+  a1.dx_applies_input_relu = true;
+  const std::string problem = "chain " + describe(a0) + " -> " + describe(a1);
+  LtHandle lt;
+  Stream stream;
+  Linear l0(lt.handle, a0), l1(lt.handle, a1);
+  ASSERT_TRUE(l0.status().ok()) << l0.status().reason();
+  ASSERT_TRUE(l1.status().ok()) << l1.status().reason();
+
+  Tensor x0(dtype, random_vector(batch * in, 21));
+  Tensor w0(dtype, random_vector(hidden * in, 22)), b0(dtype, random_vector(hidden, 23));
+  Tensor w1(dtype, random_vector(out * hidden, 24)), b1(dtype, random_vector(out, 25));
+  Tensor y0(dtype, batch * hidden), y1(dtype, batch * out);
+  Tensor dy1(dtype, random_vector(batch * out, 26)), dy0(dtype, batch * hidden);
+  Tensor dx0(dtype, batch * in), dw0(dtype, hidden * in), db0(dtype, hidden);
+  Tensor dw1(dtype, out * hidden), db1(dtype, out);
+  DeviceBuffer<uint8_t> aux0(Linear::aux_bytes(a0)),
+      aux1(std::max<size_t>(1, Linear::aux_bytes(a1)));
+  DeviceBuffer<uint8_t> workspace(
+      std::max(Linear::workspace_bytes(a0), Linear::workspace_bytes(a1)));
+
+  a0.x = x0.data(), a0.w = w0.data(), a0.b = b0.data(), a0.y = y0.data(), a0.aux = aux0.data();
+  a0.dy = dy0.data(), a0.dx = dx0.data(), a0.dw = dw0.data(), a0.db = db0.data();
+  a1.x = y0.data(), a1.w = w1.data(), a1.b = b1.data(), a1.y = y1.data(), a1.aux = aux1.data();
+  a1.dy = dy1.data(), a1.dx = dy0.data(), a1.dw = dw1.data(), a1.db = db1.data();
+  a1.input_aux = aux0.data(), a1.input_db = db0.data();
+
+  const int64_t syncs = host_sync_count();
+  l0.forward(a0, workspace.data(), stream.stream);
+  l1.forward(a1, workspace.data(), stream.stream);
+  l1.backward(a1, workspace.data(), stream.stream);
+  l0.backward(a0, workspace.data(), stream.stream);
+  EXPECT_EQ(host_sync_count(), syncs);
+  counted_stream_synchronize(stream.stream);
+
+  const double tol = tolerance(precision);
+  const std::vector<float> y0_gpu = y0.download(), y1_gpu = y1.download();
+  std::vector<float> y0_ref(batch * hidden), y1_ref(batch * out);
+  cpu::linear_forward({batch, in, hidden}, x0.host.data(), w0.host.data(), b0.host.data(),
+                      y0_ref.data());
+  cpu::relu_forward(batch * hidden, y0_ref.data(), y0_ref.data());
+  expect_close(y0_gpu, y0_ref, hidden, tol, "y0", problem);
+  // Layer 1 from the GPU's y0, so both sides see the same input.
+  cpu::linear_forward({batch, hidden, out}, y0_gpu.data(), w1.host.data(), b1.host.data(),
+                      y1_ref.data());
+  if (top_activation == Activation::kRelu)
+    cpu::relu_forward(batch * out, y1_ref.data(), y1_ref.data());
+  expect_close(y1_gpu, y1_ref, out, tol, "y1", problem);
+
+  std::vector<float> dz1 = dy1.host;
+  if (top_activation == Activation::kRelu)
+    cpu::relu_backward(batch * out, y1_gpu.data(), dz1.data(), dz1.data());
+  std::vector<float> dh(batch * hidden), dw1_ref(out * hidden), db1_ref(out);
+  cpu::linear_backward({batch, hidden, out}, y0_gpu.data(), w1.host.data(), dz1.data(), dh.data(),
+                       dw1_ref.data(), db1_ref.data());
+  std::vector<float> dz0(batch * hidden), dx0_ref(batch * in), dw0_ref(hidden * in),
+      db0_ref(hidden);
+  cpu::relu_backward(batch * hidden, y0_gpu.data(), dh.data(), dz0.data());
+  cpu::linear_backward({batch, in, hidden}, x0.host.data(), w0.host.data(), dz0.data(),
+                       dx0_ref.data(), dw0_ref.data(), db0_ref.data());
+  expect_close(dw1.download(), dw1_ref, hidden, tol, "dW1", problem);
+  expect_close(db1.download(), db1_ref, out, tol, "db1", problem);
+  expect_close(dy0.download(), dz0, hidden, tol, "dz0 (L1's dgrad with DRELU)", problem);
+  expect_close(db0.download(), db0_ref, hidden, tol, "db0 (DRELU_BGRAD)", problem);
+  expect_close(dw0.download(), dw0_ref, in, tol, "dW0", problem);
+  expect_close(dx0.download(), dx0_ref, in, tol, "dx0", problem);
+}
+
+std::string chain_name(const ::testing::TestParamInfo<ChainParam>& param) {
+  return std::string(name(std::get<0>(param.param))) +
+         (std::get<1>(param.param) == Activation::kRelu ? "_relu" : "_none");
+}
+
+INSTANTIATE_TEST_SUITE_P(Fused, LinearChainCudaTest,
+                         ::testing::Combine(::testing::Values(Precision::kTf32, Precision::kBf16),
+                                            ::testing::Values(Activation::kNone,
+                                                              Activation::kRelu)),
+                         chain_name);
+
+}  // namespace
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,149 @@
+// The CUDA dense SGD update and fp32 -> bf16 copy against the host.
+//
+// Tolerance: none. The update rounds the product and then the difference,
+// as the CPU's `w -= lr * g` does (CpuModel::apply_gradients), so fp32
+// weights match bit for bit; bf16 copies must equal the host's round to
+// nearest even of the updated weight.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/sgd.h"
+#include "tests/support/cuda_device.h"
+#include "tests/support/random.h"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+/// Round to nearest even, as __float2bfloat16_rn (inputs here are finite).
+uint16_t bf16_bits(float value) {
+  uint32_t u = 0;
+  std::memcpy(&u, &value, sizeof(u));
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+uint32_t float_bits(float value) {
+  uint32_t u = 0;
+  std::memcpy(&u, &value, sizeof(u));
+  return u;
+}
+
+TEST(SgdCudaCanImplement, RejectsBadProblemsWithAReason) {
+  // No device needed.
+  float anything = 0.0f;
+  SgdArguments good;
+  good.count = 3;
+  good.weights = &anything;
+  good.gradients = &anything;
+  good.lr_device = &anything;
+  EXPECT_TRUE(SgdUpdate::can_implement(good).ok()) << SgdUpdate::can_implement(good).reason();
+  EXPECT_EQ(SgdUpdate::workspace_bytes(good), 0u);
+  SgdArguments a = good;
+  a.count = 0;
+  EXPECT_NE(SgdUpdate::can_implement(a).reason().find("count must be at least 1"),
+            std::string::npos);
+  a = good;
+  a.weights = nullptr;
+  EXPECT_NE(SgdUpdate::can_implement(a).reason().find("weights is null"), std::string::npos);
+  a = good;
+  a.gradients = nullptr;
+  EXPECT_NE(SgdUpdate::can_implement(a).reason().find("gradients is null"), std::string::npos);
+  a = good;
+  a.lr_device = nullptr;
+  EXPECT_NE(SgdUpdate::can_implement(a).reason().find("lr_device is null"), std::string::npos);
+
+  CastArguments cast;
+  cast.count = 3;
+  cast.src = &anything;
+  cast.dst = reinterpret_cast<__nv_bfloat16*>(&anything);
+  EXPECT_TRUE(CastFloatToBf16::can_implement(cast).ok())
+      << CastFloatToBf16::can_implement(cast).reason();
+  CastArguments c = cast;
+  c.count = -1;
+  EXPECT_NE(CastFloatToBf16::can_implement(c).reason().find("count must be at least 1"),
+            std::string::npos);
+  c = cast;
+  c.src = nullptr;
+  EXPECT_NE(CastFloatToBf16::can_implement(c).reason().find("src is null"), std::string::npos);
+  c = cast;
+  c.dst = nullptr;
+  EXPECT_NE(CastFloatToBf16::can_implement(c).reason().find("dst is null"), std::string::npos);
+}
+
+TEST(SgdCuda, UpdateMatchesCpuBitForBitWithAndWithoutTheBf16Copy) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (int64_t count : {int64_t{1}, int64_t{3}, int64_t{37}, int64_t{2049}, int64_t{1000003}}) {
+    for (bool with_bf16 : {false, true}) {
+      const auto w = test_support::random_vector(static_cast<size_t>(count), 1);
+      const auto g = test_support::random_vector(static_cast<size_t>(count), 2, -10.0f, 10.0f);
+      const float lr = 0.0375f;
+      std::vector<float> expected = w;
+      for (size_t i = 0; i < expected.size(); ++i)
+        expected[i] -= lr * g[i];  // CpuModel::apply_gradients
+
+      DeviceBuffer<float> d_w(w), d_g(g), d_lr(std::vector<float>{lr});
+      DeviceBuffer<uint16_t> d_bf16(static_cast<size_t>(count));
+      SgdArguments a;
+      a.count = count;
+      a.weights = d_w.data();
+      a.gradients = d_g.data();
+      a.lr_device = d_lr.data();
+      if (with_bf16) a.weights_bf16 = reinterpret_cast<__nv_bfloat16*>(d_bf16.data());
+      ASSERT_TRUE(SgdUpdate::can_implement(a).ok()) << SgdUpdate::can_implement(a).reason();
+      SgdUpdate::run(a, nullptr, nullptr);
+      PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto actual = d_w.download();
+      for (size_t i = 0; i < actual.size(); ++i) {
+        ASSERT_EQ(float_bits(actual[i]), float_bits(expected[i]))
+            << "first mismatch at w[" << i << "] (w0 " << w[i] << ", g " << g[i] << ", lr " << lr
+            << "): expected " << expected[i] << ", actual " << actual[i] << "; count=" << count;
+      }
+      if (with_bf16) {
+        const auto copy = d_bf16.download();
+        for (size_t i = 0; i < copy.size(); ++i) {
+          ASSERT_EQ(copy[i], bf16_bits(expected[i]))
+              << "first bf16 mismatch at " << i << " (of " << expected[i] << "); count=" << count;
+        }
+      }
+    }
+  }
+}
+
+TEST(SgdCuda, CastToBf16RoundsToNearestEven) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (int64_t count : {int64_t{1}, int64_t{3}, int64_t{2049}}) {
+    auto src = test_support::random_vector(static_cast<size_t>(count), 9, -1000.0f, 1000.0f);
+    // Exact ties round to even: 1 + 2^-8 -> 1, 1 + 3 * 2^-8 -> 1 + 2^-6.
+    src[0] = 1.0f + 1.0f / 256.0f;
+    if (count > 1) src[1] = 1.0f + 3.0f / 256.0f;
+    DeviceBuffer<float> d_src(src);
+    DeviceBuffer<uint16_t> d_dst(static_cast<size_t>(count));
+    CastArguments a;
+    a.count = count;
+    a.src = d_src.data();
+    a.dst = reinterpret_cast<__nv_bfloat16*>(d_dst.data());
+    ASSERT_TRUE(CastFloatToBf16::can_implement(a).ok())
+        << CastFloatToBf16::can_implement(a).reason();
+    CastFloatToBf16::run(a, nullptr, nullptr);
+    PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto dst = d_dst.download();
+    EXPECT_EQ(dst[0], 0x3f80u);
+    if (count > 1) {
+      EXPECT_EQ(dst[1], 0x3f82u);
+    }
+    for (size_t i = 0; i < dst.size(); ++i) {
+      ASSERT_EQ(dst[i], bf16_bits(src[i]))
+          << "first mismatch at " << i << " (of " << src[i] << "); count=" << count;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace perflab::kernels::cuda
