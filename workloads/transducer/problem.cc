@@ -1,0 +1,132 @@
+#include "workloads/transducer/problem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+
+namespace perflab::transducer {
+
+Problem parse_problem(const ParamValues& p) {
+  Problem pr;
+  pr.op = p.get_string("op") == "joint" ? Op::kJoint : Op::kLoss;
+  pr.layout = p.get_string("layout") == "packed" ? Layout::kPacked : Layout::kPadded;
+  pr.batch = p.get_int("batch");
+  pr.max_time = p.get_int("max_time");
+  pr.max_labels = p.get_int("max_labels");
+  pr.vocab = p.get_int("vocab");
+  pr.hidden = p.get_int("hidden");
+  pr.options.blank = p.get_int("blank");
+  std::string reduction = p.get_string("reduction");
+  pr.options.reduction = reduction == "none"  ? kernels::cpu::RnntReduction::kNone
+                         : reduction == "sum" ? kernels::cpu::RnntReduction::kSum
+                                              : kernels::cpu::RnntReduction::kMean;
+  pr.dtype = p.get_string("dtype");
+  pr.length_sets = static_cast<int>(p.get_int("length_sets"));
+  pr.min_length_fraction = p.get_float("min_length_fraction");
+  pr.data_seed = static_cast<uint64_t>(p.get_int("data_seed"));
+  if (pr.op == Op::kLoss && pr.options.blank >= pr.vocab) {
+    throw UsageError(fmt::format("transducer: blank {} is outside the vocabulary [0, {})",
+                                 pr.options.blank, pr.vocab));
+  }
+  if (pr.op == Op::kLoss && pr.max_labels > 0 && pr.vocab < 2) {
+    throw UsageError("transducer: vocab must be at least 2 (blank and one label) when max_labels > 0");
+  }
+  return pr;
+}
+
+namespace {
+
+int32_t draw_length(std::mt19937_64& gen, int64_t max, double fraction, int64_t lowest) {
+  auto lo = std::max<int64_t>(lowest, static_cast<int64_t>(std::ceil(fraction * static_cast<double>(max))));
+  lo = std::min(lo, max);
+  std::uniform_int_distribution<int64_t> dist(lo, max);
+  return static_cast<int32_t>(dist(gen));
+}
+
+}  // namespace
+
+ProblemData make_problem_data(const Problem& pr) {
+  ProblemData d;
+  std::mt19937_64 gen(pr.data_seed);
+  const int64_t blank = pr.op == Op::kLoss ? kernels::cpu::rnnt_blank(pr.loss_shape(), pr.options) : -1;
+  for (int s = 0; s < pr.length_sets; ++s) {
+    LengthSet set;
+    for (int64_t b = 0; b < pr.batch; ++b) {
+      bool full = b == 0;
+      set.frames.push_back(full ? static_cast<int32_t>(pr.max_time)
+                                : draw_length(gen, pr.max_time, pr.min_length_fraction, 1));
+      set.label_lengths.push_back(full ? static_cast<int32_t>(pr.max_labels)
+                                       : draw_length(gen, pr.max_labels, pr.min_length_fraction, 0));
+    }
+    set.labels.resize(static_cast<size_t>(pr.batch * pr.max_labels), 0);
+    if (pr.op == Op::kLoss && pr.max_labels > 0) {
+      // Labels over the non-blank symbols.
+      std::uniform_int_distribution<int64_t> symbol(0, pr.vocab - 2);
+      for (int32_t& y : set.labels) {
+        int64_t v = symbol(gen);
+        y = static_cast<int32_t>(v >= blank ? v + 1 : v);
+      }
+    }
+    set.offsets.resize(static_cast<size_t>(pr.batch + 1));
+    set.packed_rows = kernels::cpu::rnnt_packed_offsets(pr.batch, set.frames.data(),
+                                                        set.label_lengths.data(), set.offsets.data());
+    d.sets.push_back(std::move(set));
+  }
+  const auto rows = static_cast<size_t>(pr.padded_rows());
+  const auto width = static_cast<size_t>(pr.row_width());
+  d.values.resize(rows * width);
+  if (pr.op == Op::kLoss) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (float& x : d.values) x = normal(gen);
+  } else {
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    for (float& x : d.values) x = uniform(gen);
+    d.f.resize(static_cast<size_t>(pr.batch * pr.max_time) * width);
+    d.g.resize(static_cast<size_t>(pr.batch * (pr.max_labels + 1)) * width);
+    for (float& x : d.f) x = uniform(gen);
+    for (float& x : d.g) x = uniform(gen);
+  }
+  return d;
+}
+
+double bytes_floor_per_iteration(const Problem& pr, const ProblemData& data) {
+  const double width = static_cast<double>(pr.row_width());
+  const double value = pr.value_bytes();
+  double total = 0;
+  for (const LengthSet& set : data.sets) {
+    const auto valid = static_cast<double>(set.packed_rows);
+    const double written = pr.layout == Layout::kPacked ? valid : static_cast<double>(pr.padded_rows());
+    if (pr.op == Op::kLoss) {
+      total += (valid + written) * width * value;
+    } else {
+      // Forward: f and g read, h written. Backward: dh and h (the ReLU
+      // mask) read over the valid rows, df and dg written.
+      double frames = 0, steps = 0;
+      for (int64_t b = 0; b < pr.batch; ++b) {
+        frames += set.frames[static_cast<size_t>(b)];
+        steps += set.label_lengths[static_cast<size_t>(b)] + 1.0;
+      }
+      total += (2.0 * (frames + steps) + written + 2.0 * valid) * width * value;
+    }
+  }
+  return total / static_cast<double>(data.sets.size());
+}
+
+IterationWork iteration_work(const Problem& pr, const ProblemData& data,
+                             std::optional<double> peak_bytes_per_s, const std::string& peak_source) {
+  IterationWork w;
+  w.bytes = bytes_floor_per_iteration(pr, data);
+  if (peak_bytes_per_s && *peak_bytes_per_s > 0) {
+    w.floor_ms = w.bytes / *peak_bytes_per_s * 1e3;
+    w.floor_basis = fmt::format("bytes / {:.0f} GB/s ({})", *peak_bytes_per_s / 1e9, peak_source);
+  } else {
+    w.floor_basis = "no floor: " + peak_source;
+  }
+  return w;
+}
+
+}  // namespace perflab::transducer

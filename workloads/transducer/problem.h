@@ -1,0 +1,86 @@
+// The transducer workload's problem: what one iteration computes (the RNN-T
+// loss with its gradient, or the joint forward and backward), its sizes and
+// layout, and the seeded inputs prepared once per invocation.
+//
+// Lengths vary per iteration, as they do between real batches: the workload
+// prepares `length_sets` sets of per-sequence lengths and labels and
+// iteration i uses set i % length_sets. Sequence 0 of every set has the full
+// lengths (T, U), the others are drawn uniformly from
+// [min_length_fraction x max, max]. The logits (or f, g, dh for the joint)
+// are one buffer of the worst-case size, filled once; each set uses its
+// valid region (padded) or its first Σ T_b (U_b + 1) rows (packed).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/params.h"
+#include "harness/workload.h"
+#include "kernels/cpu/rnnt_loss.h"
+#include "kernels/cpu/transducer_joint.h"
+
+namespace perflab::transducer {
+
+enum class Op { kLoss, kJoint };
+enum class Layout { kPadded, kPacked };
+
+/// The workload's parameters, parsed and checked.
+struct Problem {
+  Op op = Op::kLoss;
+  Layout layout = Layout::kPadded;
+  int64_t batch = 0, max_time = 0, max_labels = 0, vocab = 0, hidden = 0;
+  kernels::cpu::RnntOptions options;  ///< blank, reduction
+  std::string dtype = "fp32";         ///< Logits (loss) or activations (joint): fp32 | bf16 | fp16.
+  int length_sets = 4;
+  double min_length_fraction = 0.6;
+  uint64_t data_seed = 0;
+
+  kernels::cpu::RnntShape loss_shape() const { return {batch, max_time, max_labels, vocab}; }
+  kernels::cpu::JointShape joint_shape() const { return {batch, max_time, max_labels, hidden}; }
+  /// Values per row: V for the loss, H for the joint.
+  int64_t row_width() const { return op == Op::kLoss ? vocab : hidden; }
+  /// Rows of the padded layout: B T (U+1).
+  int64_t padded_rows() const { return batch * max_time * (max_labels + 1); }
+  /// Bytes of one stored value of `dtype`.
+  int value_bytes() const { return dtype == "fp32" ? 4 : 2; }
+};
+
+/// Reads the workload's parameters; throws UsageError for inconsistent ones.
+Problem parse_problem(const ParamValues& params);
+
+/// One iteration's lengths and labels.
+struct LengthSet {
+  std::vector<int32_t> frames;         ///< T_b, [B]
+  std::vector<int32_t> label_lengths;  ///< U_b, [B]
+  std::vector<int32_t> labels;         ///< [B, U]; never the blank
+  std::vector<int64_t> offsets;        ///< [B+1] packed row offsets
+  int64_t packed_rows = 0;             ///< offsets[B]
+};
+
+/// Inputs prepared once per invocation (host copies; device backends upload them).
+struct ProblemData {
+  std::vector<LengthSet> sets;
+  std::vector<float> values;  ///< loss: logits [padded_rows, V]; joint: dh [padded_rows, H]
+  std::vector<float> f;       ///< joint: [B, T, H]
+  std::vector<float> g;       ///< joint: [B, U+1, H]
+};
+
+/// Seeded inputs for `problem` (logits ~ N(0, 1), f and g ~ U(-1, 1)).
+ProblemData make_problem_data(const Problem& problem);
+
+/// Minimum bytes one iteration moves, averaged over the length sets: the
+/// loss reads the valid logits once and writes the gradient once (every
+/// padded row is written: padding is zeroed); the joint reads f and g and
+/// writes h (every padded row, or the packed rows), then reads dh and h
+/// (the ReLU mask) over the valid rows and writes df and dg. Labels and
+/// lengths are not counted.
+double bytes_floor_per_iteration(const Problem& problem, const ProblemData& data);
+
+/// The floor and its basis for a device with `peak_bytes_per_s` of memory
+/// bandwidth (nullopt: unknown, e.g. on the CPU).
+IterationWork iteration_work(const Problem& problem, const ProblemData& data,
+                             std::optional<double> peak_bytes_per_s, const std::string& peak_source);
+
+}  // namespace perflab::transducer

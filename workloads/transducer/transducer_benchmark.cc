@@ -1,0 +1,94 @@
+#include "workloads/transducer/transducer_benchmark.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "harness/device.h"
+#include "harness/error.h"
+
+namespace perflab::transducer {
+namespace {
+
+/// Host bytes the CPU run needs: inputs plus outputs of the worst-case size.
+double cpu_bytes_needed(const Problem& pr) {
+  const double values = static_cast<double>(pr.padded_rows()) * static_cast<double>(pr.row_width());
+  return values * 4.0 * 2.0 + (pr.op == Op::kLoss ? static_cast<double>(pr.padded_rows()) * 3 * 8 : 0);
+}
+
+double physical_memory_bytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+}
+
+}  // namespace
+
+TransducerBenchmark::TransducerBenchmark(const WorkloadConfig& config)
+    : config_(config), problem_(parse_problem(config.params)) {
+  if (config.backend == Backend::kCpu) {
+    if (problem_.dtype != "fp32") {
+      throw UsageError(fmt::format("transducer: the cpu backend computes fp32 {} only (dtype={}); use "
+                                   "--backend cuda or --set dtype=fp32",
+                                   problem_.op == Op::kLoss ? "logits" : "activations", problem_.dtype));
+    }
+    double need = cpu_bytes_needed(problem_), have = physical_memory_bytes();
+    if (have > 0 && need > 0.75 * have) {
+      throw UsageError(fmt::format("transducer: this problem needs about {:.1f} GB of host memory on the "
+                                   "cpu backend, more than 75% of the {:.1f} GB here; reduce batch",
+                                   need / 1e9, have / 1e9));
+    }
+  }
+  data_ = make_problem_data(problem_);
+
+  std::optional<double> peak;
+  std::string source = "the cpu backend's memory bandwidth is not known";
+  if (config.backend == Backend::kCuda) {
+    DeviceProbe probe = probe_devices();
+    if (probe.available && !probe.devices.empty()) {
+      const DeviceInfo& d = probe.devices.front();
+      if (d.memory_clock_rate_khz > 0 && d.memory_bus_width_bits > 0) {
+        peak = 2.0 * d.memory_clock_rate_khz * 1e3 * d.memory_bus_width_bits / 8.0;
+        source = fmt::format("{}: 2 x {} MHz x {} bits", d.name, d.memory_clock_rate_khz / 1000,
+                             d.memory_bus_width_bits);
+      } else {
+        source = d.name + " does not report its memory clock";
+      }
+    }
+  }
+
+  plan_.global_batch_size = problem_.batch;
+  plan_.iterations_per_epoch = problem_.length_sets;
+  plan_.train_samples = problem_.batch * problem_.length_sets;
+  plan_.eval_samples = 0;
+  plan_.max_epochs = 1;
+  plan_.quality_metric = "";
+  plan_.sample_unit = "sequences";
+  plan_.precision = problem_.dtype;
+  plan_.hyperparameters = {
+      {"perflab_transducer_op", problem_.op == Op::kLoss ? "loss" : "joint"},
+      {"perflab_transducer_layout", problem_.layout == Layout::kPacked ? "packed" : "padded"},
+  };
+  double mean_rows = 0;
+  for (const LengthSet& s : data_.sets) mean_rows += static_cast<double>(s.packed_rows);
+  mean_rows /= static_cast<double>(data_.sets.size());
+  plan_.data = {{"batch", problem_.batch},
+                {"max_time", problem_.max_time},
+                {"max_labels", problem_.max_labels},
+                {"vocab", problem_.vocab},
+                {"hidden", problem_.hidden},
+                {"dtype", problem_.dtype},
+                {"length_sets", problem_.length_sets},
+                {"padded_rows", problem_.padded_rows()},
+                {"mean_valid_rows", mean_rows}};
+  plan_.work = iteration_work(problem_, data_, peak, source);
+}
+
+std::unique_ptr<TrainingRun> TransducerBenchmark::start_run(uint64_t /*seed*/) {
+  // The inputs are the invocation's (data_seed); seeds repeat the measurement.
+#ifdef PERFLAB_TRANSDUCER_CUDA
+  if (config_.backend == Backend::kCuda) return make_cuda_run(problem_, data_, config_);
+#endif
+  return make_cpu_run(problem_, data_);
+}
+
+}  // namespace perflab::transducer
