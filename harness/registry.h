@@ -27,6 +27,10 @@ struct WorkloadInfo {
   /// Empty when `toggle` can be honoured on `backend`, else the reason it
   /// cannot (recorded as "requested: on, in effect: off (reason)").
   std::function<std::string(Toggle toggle, Backend backend)> toggle_unsupported;
+  /// Empty when `toggle` can take effect together with the other toggles
+  /// in effect (`toggles`), else the reason it cannot (e.g. graph capture
+  /// needs the sync-free iteration). Optional; asked after toggle_unsupported.
+  std::function<std::string(Toggle toggle, Backend backend, const ToggleSet& toggles)> toggle_conflict;
   /// Prepares data and configuration; throws UsageError for bad inputs.
   std::function<std::unique_ptr<Benchmark>(const WorkloadConfig&)> create;
   /// Rules file for the compliance checker, per preset (relative to the

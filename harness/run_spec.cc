@@ -122,6 +122,18 @@ RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
     state.reason = info.toggle_unsupported ? info.toggle_unsupported(t, spec.backend) : "";
     state.in_effect = state.reason.empty();
   }
+  if (info.toggle_conflict) {
+    const ToggleSet first_pass = spec.toggles;
+    for (Toggle t : kAllToggles) {
+      ToggleState& state = spec.toggles[t];
+      if (!state.in_effect) continue;
+      std::string conflict = info.toggle_conflict(t, spec.backend, first_pass);
+      if (!conflict.empty()) {
+        state.in_effect = false;
+        state.reason = conflict;
+      }
+    }
+  }
 
   if (request.seeds < 1) throw UsageError("--seeds: must be at least 1");
   for (int i = 0; i < request.seeds; ++i) spec.seeds.push_back(request.first_seed + static_cast<uint64_t>(i));
