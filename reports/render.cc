@@ -32,12 +32,25 @@ std::string cell(const std::string& s) {
   return out;
 }
 
+std::string throughput_table(const SweepReport& r) {
+  std::string md =
+      "| point | runs | passed the correctness gate | samples/s (median) | iteration (ms, mean of "
+      "runs) |\n|---|---|---|---|---|\n";
+  for (const Point& p : r.points) {
+    if (p.target) continue;
+    md += fmt::format("| {} | {} | {} | {} | {} |\n", cell(p.label), p.runs.size(), converged(p),
+                      fixed(p.median_throughput(), 0), fixed(detail::mean_iteration_ms(p), 4));
+  }
+  return md;
+}
+
 std::string points_table(const SweepReport& r) {
   std::string md =
       "| point | runs | converged | time to train (s) | per-run times (s) | samples/s (median) | "
       "last "
       "quality per run |\n|---|---|---|---|---|---|---|\n";
   for (const Point& p : r.points) {
+    if (!p.target) continue;
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} {} |\n", cell(p.label), p.runs.size(),
                       converged(p), cell(score_text(p.score())), run_times(p),
                       fixed(p.median_throughput(), 0), cell(p.metric), last_qualities(p));
@@ -99,10 +112,19 @@ std::string render_sweep_markdown(const SweepReport& r) {
   std::string md = fmt::format("# {}\n\n", r.title);
   md += fmt::format("{} result file(s), {} run(s), {} point(s); {} file(s) skipped.\n\n", r.results,
                     r.runs, r.points.size(), r.skipped.size());
-  md +=
-      "Time to train is the olympic mean over a point's runs (an aborted run counts as the "
-      "slowest; more than one gives no score).\n\n";
-  md += "## Time to train per point\n\n" + points_table(r);
+  bool any_ttt = false, any_throughput = false;
+  for (const Point& p : r.points) (p.target ? any_ttt : any_throughput) = true;
+  if (any_ttt) {
+    md +=
+        "Time to train is the olympic mean over a point's runs (an aborted run counts as the "
+        "slowest; more than one gives no score).\n\n";
+    md += "## Time to train per point\n\n" + points_table(r);
+  }
+  if (any_throughput) {
+    md += "\n## Throughput per point\n\nThroughput runs time a fixed number of iterations; a run "
+          "that fails its correctness gate is not counted.\n\n" +
+          throughput_table(r);
+  }
   for (const ToggleMatrix& m : r.toggle_matrices) {
     md += fmt::format("\n## Toggle matrix: {}\n\n", m.title) + matrix_table(m);
   }

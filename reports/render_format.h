@@ -65,6 +65,19 @@ inline std::string speedup_text(std::optional<double> s) {
   return s ? fmt::format("{:.2f}x", *s) : "n/a";
 }
 
+/// Mean over a point's runs of their mean timed iteration (ms); none when
+/// no run timed any iteration.
+inline std::optional<double> mean_iteration_ms(const Point& p) {
+  double sum = 0;
+  int n = 0;
+  for (const RunEntry& r : p.runs) {
+    if (r.iteration_ms_n == 0) continue;
+    sum += r.iteration_ms_mean;
+    ++n;
+  }
+  return n > 0 ? std::optional<double>(sum / n) : std::nullopt;
+}
+
 /// "12.3 ± 0.4" epochs, "-" without converged runs.
 inline std::string mean_sd(std::optional<double> mean, std::optional<double> sd, int decimals) {
   if (!mean) return "-";

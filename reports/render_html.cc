@@ -145,19 +145,37 @@ std::string sweep_chart(const BatchSweep& s) {
   return render_line_chart(chart);
 }
 
+std::string throughput_section(const SweepReport& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Point& p : r.points) {
+    if (p.target) continue;
+    rows.push_back({p.label, std::to_string(p.runs.size()), std::to_string(converged(p)),
+                    fixed(p.median_throughput(), 0), fixed(detail::mean_iteration_ms(p), 4)});
+  }
+  if (rows.empty()) return "";
+  std::string h = "<h2>Throughput per point</h2>\n";
+  return h + table({"point", "runs", "passed the correctness gate", "samples/s (median)",
+                    "iteration (ms, mean of runs)"},
+                   rows, {0});
+}
+
 std::string points_section(const SweepReport& r) {
   std::vector<std::vector<std::string>> rows;
   for (const Point& p : r.points) {
+    if (!p.target) continue;
     rows.push_back({p.label, std::to_string(p.runs.size()), std::to_string(converged(p)),
                     score_text(p.score()), run_times(p), fixed(p.median_throughput(), 0),
                     p.metric + " " + last_qualities(p)});
   }
-  std::string h = "<h2>Time to train per point</h2>\n";
+  if (rows.empty()) return throughput_section(r);
+  std::string h = throughput_section(r) + "<h2>Time to train per point</h2>\n";
   h += table({"point", "runs", "converged", "time to train (s)", "per-run times (s)",
               "samples/s (median)", "last quality per run"},
              rows, {0, 4, 6});
   h += "<div class=\"charts\">\n";
-  for (const Point& p : r.points) h += quality_chart(p);
+  for (const Point& p : r.points) {
+    if (p.target) h += quality_chart(p);
+  }
   return h + "</div>\n";
 }
 
