@@ -3,7 +3,8 @@
 // RNN-T shapes: a throughput benchmark with no quality target, whose run
 // fails when its correctness gate fails.
 // Variants: layout padded | packed (param), fused | unfused kernels
-// (--fused, cuda), lengths kept on the device (--sync-free, cuda).
+// (--fused, cuda), no host synchronisation (--sync-free, cuda), the
+// iteration replayed as a CUDA graph (--cuda-graphs, cuda, with sync-free).
 // Backends: cpu (the reference kernels) and, when built with CUDA, cuda.
 #include "harness/registry.h"
 #include "workloads/transducer/transducer_benchmark.h"
@@ -53,10 +54,17 @@ std::vector<Preset> transducer_presets() {
 
 std::string toggle_unsupported(Toggle toggle, Backend backend) {
   if (toggle == Toggle::kSharp) return "the transducer runs as a single process: there is no collective to offload";
-  if (toggle == Toggle::kCudaGraphs) return "graph capture of the transducer iteration is not implemented yet";
   if (backend == Backend::kCpu) {
+    if (toggle == Toggle::kCudaGraphs) return "the cpu backend launches no CUDA work to capture";
     if (toggle == Toggle::kFused) return "the cpu backend runs the one reference implementation";
     if (toggle == Toggle::kSyncFree) return "the cpu backend has no host-device synchronisation to remove";
+  }
+  return "";
+}
+
+std::string toggle_conflict(Toggle toggle, Backend backend, const ToggleSet& toggles) {
+  if (toggle == Toggle::kCudaGraphs && backend == Backend::kCuda && !toggles[Toggle::kSyncFree].in_effect) {
+    return "graph capture needs --sync-free (the synchronising iteration reads lengths back to the host)";
   }
   return "";
 }
@@ -75,6 +83,7 @@ WorkloadInfo transducer_info() {
 #endif
   info.modes = {RunMode::kThroughput};
   info.toggle_unsupported = toggle_unsupported;
+  info.toggle_conflict = toggle_conflict;
   info.create = [](const WorkloadConfig& config) -> std::unique_ptr<Benchmark> {
     return std::make_unique<TransducerBenchmark>(config);
   };

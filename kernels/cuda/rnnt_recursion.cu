@@ -1,0 +1,121 @@
+// The alpha/beta recursions of the CUDA RNN-T loss, shared by both variants,
+// and the loss reduction used when no gradient is asked for.
+//
+// One block per (sequence, direction): blockIdx.x = b, blockIdx.y = 0 runs
+// alpha, 1 runs beta (the two are independent; both only read log-probs).
+// Nodes on one anti-diagonal d = t + u depend only on diagonal d-1 (alpha) or
+// d+1 (beta), so the block's threads share a diagonal's nodes and
+// __syncthreads() separates diagonals (it also makes the global writes of one
+// diagonal visible to the block for the next). The alpha block writes costs[b].
+#include <cstdint>
+
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/rnnt_common.cuh"
+
+namespace perflab::kernels::cuda::rnnt_detail {
+namespace {
+
+/// Log-probs from the unfused [rows, V] log-softmax.
+struct FullLogProbs {
+  const float* lp;
+  int64_t vocab;
+  int64_t blank;
+  __device__ float blank_lp(int64_t r) const { return lp[r * vocab + blank]; }
+  __device__ float label_lp(int64_t r, int64_t y) const { return lp[r * vocab + y]; }
+};
+
+/// Log-probs from the fused per-row values (the label of row (t,u) is y_{u+1}).
+struct RowLogProbs {
+  const float* blank;
+  const float* label;
+  __device__ float blank_lp(int64_t r) const { return blank[r]; }
+  __device__ float label_lp(int64_t r, int64_t) const { return label[r]; }
+};
+
+template <typename Source>
+__global__ void alpha_beta_kernel(RnntProblem p, Source src, float* alpha, float* beta) {
+  const int64_t b = blockIdx.x;
+  const bool is_alpha = blockIdx.y == 0;
+  const Sequence s = load_sequence(p, b);
+  const int32_t* y = p.labels + b * p.max_labels;
+
+  // Every label of the sequence must be a symbol other than blank.
+  int bad = s.valid ? 0 : 1;
+  if (s.valid) {
+    for (int64_t u = threadIdx.x; u < s.labels; u += blockDim.x) {
+      const int64_t label = y[u];
+      if (label < 0 || label >= p.vocab || label == p.blank) bad = 1;
+    }
+  }
+  if (__syncthreads_or(bad)) {
+    if (is_alpha && threadIdx.x == 0) p.costs[b] = NAN;
+    return;
+  }
+
+  const int64_t last_t = s.frames - 1;
+  const int64_t diagonals = last_t + s.labels + 1;
+  for (int64_t step = 0; step < diagonals; ++step) {
+    const int64_t d = is_alpha ? step : diagonals - 1 - step;
+    const int64_t u_lo = d > last_t ? d - last_t : 0;
+    const int64_t u_hi = d < s.labels ? d : s.labels;
+    for (int64_t u = u_lo + threadIdx.x; u <= u_hi; u += blockDim.x) {
+      const int64_t t = d - u;
+      const int64_t r = s.base + t * s.stride + u;
+      if (is_alpha) {
+        float a = t == 0 && u == 0 ? 0.0f : neg_inf();
+        if (t > 0) a = alpha[r - s.stride] + src.blank_lp(r - s.stride);
+        if (u > 0) a = log_add(a, alpha[r - 1] + src.label_lp(r - 1, y[u - 1]));
+        alpha[r] = a;
+      } else if (t == last_t && u == s.labels) {
+        beta[r] = src.blank_lp(r);  // the final blank
+      } else {
+        float value = neg_inf();
+        if (t < last_t) value = beta[r + s.stride] + src.blank_lp(r);
+        if (u < s.labels) value = log_add(value, beta[r + 1] + src.label_lp(r, y[u]));
+        beta[r] = value;
+      }
+    }
+    __syncthreads();
+  }
+  if (is_alpha && threadIdx.x == 0) {
+    const int64_t last = s.base + last_t * s.stride + s.labels;
+    p.costs[b] = -(alpha[last] + src.blank_lp(last));
+  }
+}
+
+__global__ void reduce_loss_kernel(RnntProblem p) {
+  if (threadIdx.x == 0) reduce_loss(p);
+}
+
+/// Threads per recursion block: the widest diagonal (U+1 nodes), rounded up
+/// to whole warps, between 32 and 256.
+unsigned recursion_threads(int64_t max_labels) {
+  int64_t threads = (max_labels + 1 + 31) / 32 * 32;
+  if (threads > 256) threads = 256;
+  return static_cast<unsigned>(threads);
+}
+
+}  // namespace
+
+void launch_alpha_beta(const RnntProblem& p, const RnntWorkspace& w, bool fused, bool with_beta,
+                       cudaStream_t stream) {
+  if (p.batch == 0) return;
+  const dim3 grid(static_cast<unsigned>(p.batch), with_beta ? 2u : 1u);
+  const unsigned threads = recursion_threads(p.max_labels);
+  if (fused) {
+    alpha_beta_kernel<<<grid, threads, 0, stream>>>(p, RowLogProbs{w.lp_blank, w.lp_label},
+                                                    w.alpha, w.beta);
+  } else {
+    alpha_beta_kernel<<<grid, threads, 0, stream>>>(p, FullLogProbs{w.log_probs, p.vocab, p.blank},
+                                                    w.alpha, w.beta);
+  }
+  PERFLAB_CUDA_CHECK_LAUNCH("rnnt alpha_beta_kernel");
+}
+
+void launch_reduce_loss(const RnntProblem& p, cudaStream_t stream) {
+  if (p.loss == nullptr) return;
+  reduce_loss_kernel<<<1, 32, 0, stream>>>(p);
+  PERFLAB_CUDA_CHECK_LAUNCH("rnnt reduce_loss_kernel");
+}
+
+}  // namespace perflab::kernels::cuda::rnnt_detail

@@ -1,0 +1,426 @@
+// The transducer on a CUDA device: kernels/cuda's RNN-T loss (unfused or
+// fused, as --fused says) or joint, on padded or packed rows. Inputs are
+// uploaded once; every length set has its own device copy of lengths,
+// labels and packed offsets, so an iteration only picks pointers.
+//
+// --sync-free on: nothing in an iteration synchronises; the packed row count
+// of each set is known on the host from the data (as a data loader knows its
+// batch's lengths). Off, the naive way: the lengths are read back from the
+// device (one counted host synchronisation), the packed offsets computed on
+// the host and copied up before the launch.
+//
+// --cuda-graphs (needs --sync-free): each length set's iteration is run once
+// eagerly, then captured into a CUDA graph and replayed from then on.
+//
+// Correctness gate: the first sequences' costs and gradient (loss) or
+// h, df and dg (joint) against the CPU reference on the same inputs.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "harness/cuda_event_timer.h"
+#include "harness/error.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/host_sync.h"
+#include "kernels/cuda/rnnt_loss.h"
+#include "kernels/cuda/transducer_joint.h"
+#include "workloads/transducer/transducer_benchmark.h"
+
+namespace perflab::transducer {
+namespace {
+
+namespace cpu = kernels::cpu;
+namespace kc = kernels::cuda;
+
+kc::RnntDType dtype_of(const std::string& name) {
+  if (name == "bf16") return kc::RnntDType::kBFloat16;
+  if (name == "fp16") return kc::RnntDType::kFloat16;
+  return kc::RnntDType::kFloat32;
+}
+
+/// Host values stored as `dtype` (raw bytes), and back to float.
+std::vector<unsigned char> encode(const std::vector<float>& v, kc::RnntDType dtype) {
+  std::vector<unsigned char> out(v.size() * kc::rnnt_dtype_bytes(dtype));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (dtype == kc::RnntDType::kFloat32) {
+      std::memcpy(out.data() + 4 * i, &v[i], 4);
+    } else if (dtype == kc::RnntDType::kBFloat16) {
+      __nv_bfloat16 h = __float2bfloat16(v[i]);
+      std::memcpy(out.data() + 2 * i, &h, 2);
+    } else {
+      __half h = __float2half(v[i]);
+      std::memcpy(out.data() + 2 * i, &h, 2);
+    }
+  }
+  return out;
+}
+
+float decode_one(const unsigned char* p, kc::RnntDType dtype) {
+  if (dtype == kc::RnntDType::kFloat32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  if (dtype == kc::RnntDType::kBFloat16) {
+    __nv_bfloat16 h;
+    std::memcpy(&h, p, 2);
+    return __bfloat162float(h);
+  }
+  __half h;
+  std::memcpy(&h, p, 2);
+  return __half2float(h);
+}
+
+/// Device copies of one length set.
+struct DeviceSet {
+  kc::DeviceBuffer<int32_t> frames, label_lengths, labels;
+  kc::DeviceBuffer<int64_t> offsets;
+};
+
+class CudaRun final : public TrainingRun {
+ public:
+  CudaRun(const Problem& problem, const ProblemData& data, const WorkloadConfig& config)
+      : pr_(problem), data_(data), dtype_(dtype_of(problem.dtype)),
+        fused_(config.toggles[Toggle::kFused].in_effect),
+        sync_free_(config.toggles[Toggle::kSyncFree].in_effect),
+        graphs_(config.toggles[Toggle::kCudaGraphs].in_effect) {
+    if (graphs_ && !sync_free_) throw Error("internal: graph capture needs the sync-free iteration");
+    PERFLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    timer_ = std::make_unique<CudaEventTimer>(stream_);
+    for (const LengthSet& s : data_.sets) {
+      DeviceSet d;
+      d.frames = kc::DeviceBuffer<int32_t>(s.frames);
+      d.label_lengths = kc::DeviceBuffer<int32_t>(s.label_lengths);
+      d.labels = s.labels.empty() ? kc::DeviceBuffer<int32_t>(1) : kc::DeviceBuffer<int32_t>(s.labels);
+      d.offsets = kc::DeviceBuffer<int64_t>(s.offsets);
+      sets_.push_back(std::move(d));
+    }
+    // The synchronising variant's scratch: offsets computed on the host each
+    // iteration, uploaded from pinned memory.
+    PERFLAB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_lengths_), 2 * pr_.batch * sizeof(int32_t)));
+    PERFLAB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_offsets_), (pr_.batch + 1) * sizeof(int64_t)));
+    naive_offsets_ = kc::DeviceBuffer<int64_t>(static_cast<size_t>(pr_.batch + 1));
+
+    const size_t rows = static_cast<size_t>(pr_.padded_rows());
+    const size_t width = static_cast<size_t>(pr_.row_width());
+    if (pr_.op == Op::kLoss) {
+      std::vector<unsigned char> bytes = encode(data_.values, dtype_);
+      logits_ = kc::DeviceBuffer<unsigned char>(bytes);
+      grad_ = kc::DeviceBuffer<unsigned char>(bytes.size());
+      grad_.zero();
+      costs_ = kc::DeviceBuffer<float>(static_cast<size_t>(pr_.batch));
+      loss_ = kc::DeviceBuffer<float>(1);
+      size_t ws = 0;
+      for (size_t i = 0; i < sets_.size(); ++i) ws = std::max(ws, kc::RnntLoss::workspace_bytes(loss_args(i, sets_[i].offsets.data()), variant()));
+      workspace_ = kc::DeviceBuffer<unsigned char>(std::max<size_t>(ws, 1));
+      for (size_t i = 0; i < sets_.size(); ++i) {
+        kc::Status st = kc::RnntLoss::can_implement(loss_args(i, sets_[i].offsets.data()), variant());
+        if (!st) throw UsageError("transducer: the cuda loss cannot run this problem: " + st.reason());
+      }
+    } else {
+      if (dtype_ != kc::RnntDType::kFloat32) {
+        throw UsageError("transducer: the cuda joint computes fp32 only (set dtype=fp32)");
+      }
+      f_ = kc::DeviceBuffer<float>(data_.f);
+      g_ = kc::DeviceBuffer<float>(data_.g);
+      dh_ = kc::DeviceBuffer<float>(data_.values);
+      h_ = kc::DeviceBuffer<float>(rows * width);
+      df_ = kc::DeviceBuffer<float>(data_.f.size());
+      dg_ = kc::DeviceBuffer<float>(data_.g.size());
+      size_t ws = 0;
+      for (size_t i = 0; i < sets_.size(); ++i) {
+        for (kc::JointPass pass : {kc::JointPass::kForward, kc::JointPass::kBackward}) {
+          auto a = joint_args(i, sets_[i].offsets.data());
+          kc::Status st = kc::TransducerJoint::can_implement(a, joint_variant(), pass);
+          if (!st) throw UsageError("transducer: the cuda joint cannot run this problem: " + st.reason());
+          ws = std::max(ws, kc::TransducerJoint::workspace_bytes(a, joint_variant(), pass));
+        }
+      }
+      workspace_ = kc::DeviceBuffer<unsigned char>(std::max<size_t>(ws, 1));
+    }
+    PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  ~CudaRun() override {
+    cudaStreamSynchronize(stream_);
+    for (cudaGraphExec_t g : graphs_exec_) {
+      if (g) cudaGraphExecDestroy(g);
+    }
+    cudaFreeHost(host_lengths_);
+    cudaFreeHost(host_offsets_);
+    timer_.reset();
+    cudaStreamDestroy(stream_);
+  }
+
+  void train_iteration(int64_t iteration) override {
+    const int64_t syncs_before = kc::host_sync_count();
+    last_set_ = static_cast<size_t>(iteration % static_cast<int64_t>(sets_.size()));
+    if (graphs_) {
+      replay_or_capture(last_set_);
+    } else {
+      enqueue(last_set_);
+    }
+    max_syncs_ = std::max(max_syncs_, kc::host_sync_count() - syncs_before);
+  }
+
+  /// Enqueues one iteration on length set `set`.
+  void enqueue(size_t set) {
+    const int64_t* offsets = sets_[set].offsets.data();
+    if (!sync_free_) offsets = offsets_the_naive_way(set);
+    if (pr_.op == Op::kLoss) {
+      kc::Status st = kc::RnntLoss().run(loss_args(set, offsets), variant(), workspace_.data(), stream_);
+      if (!st) throw Error("transducer: cuda loss: " + st.reason());
+    } else {
+      auto a = joint_args(set, offsets);
+      for (kc::JointPass pass : {kc::JointPass::kForward, kc::JointPass::kBackward}) {
+        kc::Status st = kc::TransducerJoint().run(a, joint_variant(), pass, workspace_.data(), stream_);
+        if (!st) throw Error("transducer: cuda joint: " + st.reason());
+      }
+    }
+  }
+
+  /// First use of a set: run eagerly (loads the kernels), then capture.
+  /// Later uses replay the set's graph.
+  void replay_or_capture(size_t set) {
+    if (graphs_exec_.empty()) graphs_exec_.assign(sets_.size(), nullptr);
+    if (!graphs_exec_[set]) {
+      enqueue(set);
+      cudaGraph_t graph = nullptr;
+      PERFLAB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal));
+      enqueue(set);
+      PERFLAB_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+      PERFLAB_CUDA_CHECK(cudaGraphInstantiate(&graphs_exec_[set], graph, 0));
+      PERFLAB_CUDA_CHECK(cudaGraphDestroy(graph));
+      return;
+    }
+    PERFLAB_CUDA_CHECK(cudaGraphLaunch(graphs_exec_[set], stream_));
+  }
+
+  double take_training_loss() override {
+    if (pr_.op != Op::kLoss) {
+      // The joint has no loss; report df[0] so a NaN still shows.
+      float v = 0;
+      kc::counted_copy_to_host(&v, df_.data(), sizeof(float), stream_);
+      return v;
+    }
+    // The loss of the latest iteration (lengths differ between iterations,
+    // so a mean would mix problems; the runner only needs a finite value).
+    float loss = 0;
+    kc::counted_copy_to_host(&loss, loss_.data(), sizeof(float), stream_);
+    return loss;
+  }
+
+  double evaluate() override { throw Error("internal: the transducer workload has no quality metric"); }
+  void synchronize() override { PERFLAB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  DeviceIterationTimer* device_timer() override { return timer_.get(); }
+
+  CorrectnessReport check_correctness() override {
+    synchronize();
+    return pr_.op == Op::kLoss ? check_loss() : check_joint();
+  }
+
+ private:
+  kc::RnntLoss::Variant variant() const { return fused_ ? kc::RnntLoss::Variant::kFused : kc::RnntLoss::Variant::kUnfused; }
+  kc::TransducerJoint::Variant joint_variant() const {
+    return fused_ ? kc::TransducerJoint::Variant::kFused : kc::TransducerJoint::Variant::kUnfused;
+  }
+  kc::TransducerLayout layout() const {
+    return pr_.layout == Layout::kPacked ? kc::TransducerLayout::kPacked : kc::TransducerLayout::kPadded;
+  }
+
+  kc::RnntLossArguments loss_args(size_t set, const int64_t* offsets) {
+    kc::RnntLossArguments a;
+    a.shape = pr_.loss_shape();
+    a.options = pr_.options;
+    a.layout = layout();
+    a.dtype = dtype_;
+    a.logits = logits_.data();
+    a.labels = sets_[set].labels.data();
+    a.logit_lengths = sets_[set].frames.data();
+    a.label_lengths = sets_[set].label_lengths.data();
+    a.packed_offsets = offsets;
+    a.packed_rows = data_.sets[set].packed_rows;
+    a.costs = costs_.data();
+    a.grad = grad_.data();
+    a.loss = loss_.data();
+    return a;
+  }
+
+  kc::TransducerJointArguments joint_args(size_t set, const int64_t* offsets) {
+    kc::TransducerJointArguments a;
+    a.shape = pr_.joint_shape();
+    a.activation = cpu::JointActivation::kRelu;
+    a.layout = layout();
+    a.frames = sets_[set].frames.data();
+    a.label_lengths = sets_[set].label_lengths.data();
+    a.packed_offsets = offsets;
+    a.packed_rows = data_.sets[set].packed_rows;
+    a.f = f_.data();
+    a.g = g_.data();
+    a.h = h_.data();
+    a.dh = dh_.data();
+    a.df = df_.data();
+    a.dg = dg_.data();
+    return a;
+  }
+
+  /// The synchronising variant: lengths back to the host (one counted
+  /// sync), offsets computed there and copied up on the stream.
+  const int64_t* offsets_the_naive_way(size_t set) {
+    const auto n = static_cast<size_t>(pr_.batch);
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(host_lengths_, sets_[set].frames.data(), n * sizeof(int32_t),
+                                       cudaMemcpyDeviceToHost, stream_));
+    kc::counted_copy_to_host(host_lengths_ + n, sets_[set].label_lengths.data(), n * sizeof(int32_t), stream_);
+    int64_t rows = cpu::rnnt_packed_offsets(pr_.batch, host_lengths_, host_lengths_ + n, host_offsets_);
+    if (rows != data_.sets[set].packed_rows) throw Error("internal: packed rows read back differ from the data's");
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(naive_offsets_.data(), host_offsets_, (n + 1) * sizeof(int64_t),
+                                       cudaMemcpyHostToDevice, stream_));
+    return naive_offsets_.data();
+  }
+
+  /// Sequences compared with the CPU reference.
+  int64_t gate_batch() const { return std::min<int64_t>(pr_.batch, 2); }
+
+  /// Rows of the first k sequences in the current layout (a prefix in both).
+  int64_t prefix_rows(int64_t k) const {
+    const LengthSet& s = data_.sets[last_set_];
+    return pr_.layout == Layout::kPacked ? s.offsets[k] : k * pr_.max_time * (pr_.max_labels + 1);
+  }
+
+  CorrectnessReport check_loss();
+  CorrectnessReport check_joint();
+
+  const Problem& pr_;
+  const ProblemData& data_;
+  kc::RnntDType dtype_;
+  bool fused_, sync_free_, graphs_;
+  std::vector<cudaGraphExec_t> graphs_exec_;  ///< One per length set, captured on first use.
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<CudaEventTimer> timer_;
+  std::vector<DeviceSet> sets_;
+  int32_t* host_lengths_ = nullptr;
+  int64_t* host_offsets_ = nullptr;
+  kc::DeviceBuffer<int64_t> naive_offsets_;
+  kc::DeviceBuffer<unsigned char> logits_, grad_, workspace_;
+  kc::DeviceBuffer<float> costs_, loss_;
+  kc::DeviceBuffer<float> f_, g_, dh_, h_, df_, dg_;
+  size_t last_set_ = 0;
+  int64_t max_syncs_ = 0;  ///< Most counted host syncs made inside one iteration.
+};
+
+/// Downloads `count` elements of `dtype` from `device` as floats.
+std::vector<float> download(const void* device, size_t count, kc::RnntDType dtype) {
+  const size_t bytes = kc::rnnt_dtype_bytes(dtype);
+  std::vector<unsigned char> raw(count * bytes);
+  if (count > 0) PERFLAB_CUDA_CHECK(cudaMemcpy(raw.data(), device, raw.size(), cudaMemcpyDeviceToHost));
+  std::vector<float> out(count);
+  for (size_t i = 0; i < count; ++i) out[i] = decode_one(raw.data() + i * bytes, dtype);
+  return out;
+}
+
+/// Largest |a - b| / (rel * |b| + abs) over the arrays, and where.
+struct Worst {
+  double ratio = 0;
+  size_t index = 0;
+  double got = 0, want = 0;
+};
+Worst compare(const std::vector<float>& got, const std::vector<double>& want, double rel, double abs) {
+  Worst w;
+  for (size_t i = 0; i < want.size(); ++i) {
+    double r = std::fabs(got[i] - want[i]) / (rel * std::fabs(want[i]) + abs);
+    if (!(r <= w.ratio)) w = {std::isnan(r) ? 1e30 : r, i, got[i], want[i]};
+  }
+  return w;
+}
+
+CorrectnessReport CudaRun::check_loss() {
+  const LengthSet& s = data_.sets[last_set_];
+  const int64_t k = gate_batch(), V = pr_.vocab, rows = prefix_rows(k);
+  const auto n = static_cast<size_t>(rows * V);
+  // The CPU sees exactly the device's inputs (bf16/fp16 values rounded).
+  std::vector<float> logits = download(logits_.data(), n, dtype_);
+  std::vector<float> dev_grad = download(grad_.data(), n, dtype_);
+  std::vector<float> dev_costs = download(costs_.data(), static_cast<size_t>(k), kc::RnntDType::kFloat32);
+  cpu::RnntShape shape{k, pr_.max_time, pr_.max_labels, V};
+  cpu::RnntOptions options = pr_.options;
+  options.reduction = cpu::RnntReduction::kSum;
+  std::vector<double> costs(static_cast<size_t>(k));
+  std::vector<float> grad(n);
+  std::vector<double> workspace(static_cast<size_t>(cpu::rnnt_workspace_elements(rows)));
+  if (pr_.layout == Layout::kPacked) {
+    cpu::rnnt_loss_packed<float, double>(shape, options, logits.data(), s.labels.data(), s.frames.data(),
+                                         s.label_lengths.data(), s.offsets.data(), costs.data(), grad.data(),
+                                         workspace.data());
+  } else {
+    cpu::rnnt_loss<float, double>(shape, options, logits.data(), s.labels.data(), s.frames.data(),
+                                  s.label_lengths.data(), costs.data(), grad.data(), workspace.data());
+  }
+  const double scale = pr_.options.reduction == cpu::RnntReduction::kMean ? 1.0 / static_cast<double>(pr_.batch) : 1.0;
+  std::vector<double> want_grad(n);
+  for (size_t i = 0; i < n; ++i) want_grad[i] = grad[i] * scale;
+  // Tolerances per dtype: costs relative; gradient relative plus absolute.
+  const bool fp32 = dtype_ == kc::RnntDType::kFloat32;
+  const double cost_rel = fp32 ? 1e-4 : 2e-2;
+  const double grad_rel = fp32 ? 1e-4 : dtype_ == kc::RnntDType::kFloat16 ? 2e-3 : 1e-2;
+  const double grad_abs = (fp32 ? 1e-6 : 1e-4) * scale;
+  Worst wc = compare(dev_costs, costs, cost_rel, 1e-6);
+  Worst wg = compare(dev_grad, want_grad, grad_rel, grad_abs);
+  const bool ok = wc.ratio <= 1.0 && wg.ratio <= 1.0;
+  return {ok, fmt::format("{} {} {} sequences vs the CPU reference: costs within {:g} relative (worst {:.2g} of it at "
+                          "b={}: {} vs {}), gradient within {:g}|ref| + {:.2g} (worst {:.2g} of it at element {}: "
+                          "{} vs {}); host syncs per iteration: {}",
+                          rnnt_variant_name(variant()), kc::rnnt_dtype_name(dtype_), k, cost_rel, wc.ratio,
+                          wc.index, wc.got, wc.want, grad_rel, grad_abs, wg.ratio, wg.index, wg.got, wg.want,
+                          max_syncs_)};
+}
+
+CorrectnessReport CudaRun::check_joint() {
+  const LengthSet& s = data_.sets[last_set_];
+  const int64_t k = gate_batch(), H = pr_.hidden, rows = prefix_rows(k);
+  const auto nh = static_cast<size_t>(rows * H);
+  const auto nf = static_cast<size_t>(k * pr_.max_time * H);
+  const auto ng = static_cast<size_t>(k * (pr_.max_labels + 1) * H);
+  std::vector<float> dev_h = download(h_.data(), nh, kc::RnntDType::kFloat32);
+  std::vector<float> dev_df = download(df_.data(), nf, kc::RnntDType::kFloat32);
+  std::vector<float> dev_dg = download(dg_.data(), ng, kc::RnntDType::kFloat32);
+  cpu::JointShape shape{k, pr_.max_time, pr_.max_labels, H};
+  std::vector<float> h(nh), df(nf), dg(ng);
+  const auto act = cpu::JointActivation::kRelu;
+  if (pr_.layout == Layout::kPacked) {
+    cpu::transducer_joint_forward_packed(shape, act, data_.f.data(), data_.g.data(), s.frames.data(),
+                                         s.label_lengths.data(), s.offsets.data(), h.data());
+    cpu::transducer_joint_backward_packed(shape, act, h.data(), data_.values.data(), s.frames.data(),
+                                          s.label_lengths.data(), s.offsets.data(), df.data(), dg.data());
+  } else {
+    cpu::transducer_joint_forward(shape, act, data_.f.data(), data_.g.data(), s.frames.data(),
+                                  s.label_lengths.data(), h.data());
+    cpu::transducer_joint_backward(shape, act, h.data(), data_.values.data(), s.frames.data(),
+                                   s.label_lengths.data(), df.data(), dg.data());
+  }
+  auto widen = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+  Worst wh = compare(dev_h, widen(h), 1e-6, 1e-7);
+  Worst wf = compare(dev_df, widen(df), 1e-5, 1e-6);
+  Worst wg = compare(dev_dg, widen(dg), 1e-5, 1e-6);
+  const bool ok = wh.ratio <= 1 && wf.ratio <= 1 && wg.ratio <= 1;
+  return {ok, fmt::format("{} joint, {} sequences vs the CPU reference: h within 1e-6 relative (worst {:.2g} of it), "
+                          "df and dg within 1e-5 relative (worst {:.2g} and {:.2g} of it; df at {}: {} vs {}); "
+                          "host syncs per iteration: {}",
+                          fused_ ? "fused" : "unfused", k, wh.ratio, wf.ratio, wg.ratio, wf.index, wf.got, wf.want,
+                          max_syncs_)};
+}
+
+}  // namespace
+
+std::unique_ptr<TrainingRun> make_cuda_run(const Problem& problem, const ProblemData& data,
+                                           const WorkloadConfig& config) {
+  return std::make_unique<CudaRun>(problem, data, config);
+}
+
+}  // namespace perflab::transducer
