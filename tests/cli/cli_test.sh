@@ -5,31 +5,8 @@
 # and the documented exit code, and leaves nothing half-written.
 set -uo pipefail
 : "${PERFLAB:?}" "${PERFLAB_SOURCE_DIR:?}"
-PYTHON=${PYTHON:-python3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect CODE PATTERN -- ARGS...: exit code CODE, exactly one stderr line matching PATTERN.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  "$PERFLAB" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"
-  local rc=$?
-  local lines
-  lines=$(wc -l <"$tmp/err.txt")
-  if [[ $rc -ne $code ]]; then
-    fail "perflab $* exited $rc, expected $code: $(cat "$tmp/err.txt")"
-  elif [[ $lines -ne 1 ]]; then
-    fail "perflab $* wrote $lines lines to stderr, expected 1: $(cat "$tmp/err.txt")"
-  elif ! grep -qE -- "$pattern" "$tmp/err.txt"; then
-    fail "perflab $*: stderr '$(cat "$tmp/err.txt")' does not match '$pattern'"
-  else
-    pass "perflab $* -> $code: $(cat "$tmp/err.txt")"
-  fi
-}
+# shellcheck source=tests/cli/lib.bash
+source "$(dirname "$0")/lib.bash"
 
 # --- the main job: dlrm tiny, 3 seeds, on the CPU -------------------------
 out="$tmp/results"
@@ -182,5 +159,4 @@ fi
 expect 2 "logits must be <f4 or <f8, are <i4" -- transducer loss --logits "$tmp/rnnt/labels.npy" \
   --labels "$tmp/rnnt/labels.npy" --logit-lengths "$tmp/rnnt/t.npy" --label-lengths "$tmp/rnnt/u.npy" --out "$tmp/rnnt/bad"
 
-echo "$failures failure(s)"
-[[ $failures -eq 0 ]]
+finish

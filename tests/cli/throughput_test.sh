@@ -6,30 +6,8 @@
 # exit 2 (1 for a missing device); a comma list makes a throughput sweep.
 set -uo pipefail
 : "${PERFLAB:?}" "${PERFLAB_SOURCE_DIR:?}"
-PYTHON=${PYTHON:-python3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  "$PERFLAB" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"
-  local rc=$?
-  local lines
-  lines=$(wc -l <"$tmp/err.txt")
-  if [[ $rc -ne $code ]]; then
-    fail "perflab $* exited $rc, expected $code: $(cat "$tmp/err.txt")"
-  elif [[ $lines -ne 1 ]]; then
-    fail "perflab $* wrote $lines lines to stderr, expected 1: $(cat "$tmp/err.txt")"
-  elif ! grep -qE -- "$pattern" "$tmp/err.txt"; then
-    fail "perflab $*: stderr '$(cat "$tmp/err.txt")' does not match '$pattern'"
-  else
-    pass "perflab $* -> $code: $(cat "$tmp/err.txt")"
-  fi
-}
+# shellcheck source=tests/cli/lib.bash
+source "$(dirname "$0")/lib.bash"
 
 # check_result DIR WHAT: schema-valid throughput result whose runs passed their gate.
 check_result() {
@@ -99,5 +77,4 @@ if ! "$PERFLAB" env 2>/dev/null | grep -q '"available": true'; then
   expect 1 "--backend cuda: no usable CUDA device" -- run transducer --backend cuda --out "$tmp/never"
 fi
 
-echo "$failures failure(s)"
-[[ $failures -eq 0 ]]
+finish

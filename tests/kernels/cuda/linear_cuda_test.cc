@@ -21,6 +21,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/host_sync.h"
 #include "kernels/cuda/linear.h"
+#include "tests/support/bf16.h"
 #include "tests/support/cuda_device.h"
 #include "tests/support/random.h"
 
@@ -31,19 +32,8 @@ using test_support::random_vector;
 
 // ---- host helpers ------------------------------------------------------------
 
-uint16_t to_bf16(float f) {  // round to nearest even (inputs are finite)
-  uint32_t u = 0;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-
-float from_bf16(uint16_t h) {
-  const uint32_t u = uint32_t{h} << 16;
-  float f = 0;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using test_support::from_bf16;
+using test_support::to_bf16;
 
 /// A device tensor of `dtype`; `host` holds the values as stored (rounded).
 struct Tensor {
