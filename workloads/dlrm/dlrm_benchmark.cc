@@ -12,6 +12,12 @@
 #include "workloads/dlrm/data/binary_dataset.h"
 #include "workloads/dlrm/data/synthetic.h"
 
+#ifdef PERFLAB_DLRM_CUDA
+#include "harness/device.h"
+#include "kernels/cuda/roofline.h"
+#include "workloads/dlrm/cuda_run.h"
+#endif
+
 namespace perflab::dlrm {
 namespace {
 
@@ -103,8 +109,46 @@ std::vector<int> parse_layers(const std::string& param, const std::string& text)
   return out;
 }
 
-DlrmBenchmark::DlrmBenchmark(const WorkloadConfig& config) {
+#ifdef PERFLAB_DLRM_CUDA
+namespace {
+
+/// The roofline floor of one iteration on device 0 (cuda backend).
+void set_cuda_floor(IterationWork& work, bool bf16) {
+  const DeviceProbe probe = probe_devices();
+  if (!probe.available || probe.devices.empty()) {
+    work.floor_basis = "no floor: " + (probe.reason.empty() ? std::string("no CUDA device") : probe.reason);
+    return;
+  }
+  const std::string& name = probe.devices.front().name;
+  const auto peaks = kernels::cuda::device_peaks(name);
+  if (!peaks) {
+    work.floor_basis = fmt::format(
+        "no floor: the peaks of device 0 ({}) are not in the roofline table (kernels/cuda/roofline.h)",
+        name);
+    return;
+  }
+  const double peak_flops = bf16 ? peaks->bf16_flops : peaks->tf32_flops;
+  work.floor_ms =
+      kernels::cuda::roofline_floor_seconds(work.flops, work.bytes, peak_flops, peaks->bytes_per_s) * 1e3;
+  work.floor_basis = fmt::format(
+      "max(flops / {} peak, bytes / HBM bandwidth) on device 0 ({}, as {}): {:.0f} TFLOP/s dense, "
+      "{:.2f} TB/s",
+      bf16 ? "BF16" : "TF32", name, peaks->model, peak_flops / 1e12, peaks->bytes_per_s / 1e12);
+}
+
+}  // namespace
+#endif
+
+DlrmBenchmark::DlrmBenchmark(const WorkloadConfig& config)
+    : backend_(config.backend), toggles_(config.toggles) {
   const ParamValues& p = config.params;
+  setup_.precision = p.get_string("precision");
+  if (backend_ == Backend::kCpu && setup_.precision != "fp32") {
+    throw UsageError(fmt::format(
+        "dlrm: the cpu backend trains in fp32 only (precision={}); use --backend cuda or --set "
+        "precision=fp32",
+        setup_.precision));
+  }
   std::string source = p.get_string("data");
   std::optional<double> ceiling;
   nlohmann::json data_facts;
@@ -186,11 +230,27 @@ DlrmBenchmark::DlrmBenchmark(const WorkloadConfig& config) {
   data_facts["forward_flops_per_sample"] = forward_flops_per_sample(shape);
   plan.data = data_facts;
   plan.work.flops = training_flops_per_iteration(shape, setup_.batch_size);
+  // 4 bytes per value on both backends: in bf16 the embeddings and the
+  // master weights (which dominate the bytes) stay fp32.
   plan.work.bytes = training_bytes_floor_per_iteration(shape, setup_.batch_size, 4);
   plan.work.floor_basis = "no floor: peak FLOP/s and bandwidth of this CPU are not known";
+#ifdef PERFLAB_DLRM_CUDA
+  if (backend_ == Backend::kCuda) {
+    const bool bf16 = setup_.precision == "bf16";
+    plan.precision = bf16 ? "bf16" : "tf32";
+    plan.hyperparameters["perflab_dlrm_precision"] =
+        bf16 ? "bf16 Linear layers (fp32 accumulate); fp32 master weights, SGD, embeddings, "
+               "interaction and loss"
+             : "TF32 GEMMs (fp32 storage and accumulate); everything else fp32";
+    set_cuda_floor(plan.work, bf16);
+  }
+#endif
 }
 
 std::unique_ptr<TrainingRun> DlrmBenchmark::start_run(uint64_t seed) {
+#ifdef PERFLAB_DLRM_CUDA
+  if (backend_ == Backend::kCuda) return make_dlrm_cuda_run(setup_, train_, eval_, seed, toggles_);
+#endif
   return std::make_unique<DlrmRun>(setup_, train_, eval_, seed);
 }
 

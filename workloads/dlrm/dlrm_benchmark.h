@@ -1,5 +1,6 @@
 // DLRM as a train-to-target benchmark: the data is prepared once (synthetic
-// or converted Criteo), each seed trains a fresh CPU model with SGD and is
+// or converted Criteo), each seed trains a fresh model with SGD (CpuModel on
+// the cpu backend, CudaModel on the cuda backend, see cuda_run.h) and is
 // evaluated by exact ROC AUC on the held-out split.
 #pragma once
 
@@ -23,6 +24,9 @@ struct DlrmSetup {
   ModelShape shape;
   LrSchedule schedule;
   int64_t batch_size = 0;
+  /// "fp32" (cuda: TF32 GEMMs, fp32 storage) or "bf16" (cuda only: bf16
+  /// Linear layers, fp32 master weights, embeddings, interaction and loss).
+  std::string precision = "fp32";
   TrainingPlan plan;
 };
 
@@ -35,6 +39,8 @@ class DlrmBenchmark final : public Benchmark {
   std::unique_ptr<TrainingRun> start_run(uint64_t seed) override;
 
  private:
+  Backend backend_ = Backend::kCpu;
+  ToggleSet toggles_;
   DlrmSetup setup_;
   Dataset train_;
   Dataset eval_;

@@ -4,7 +4,12 @@
 // MLPerf's time-to-train. Data: a seeded synthetic Criteo-like set whose
 // best achievable AUC is known, or real Criteo converted by
 // `perflab data convert` (--set data=DIR/feature_spec.yaml).
-// Backends: cpu (OpenBLAS + OpenMP). Toggles: none apply on the CPU.
+// Backends: cpu (OpenBLAS + OpenMP; fp32) and, in CUDA builds, cuda
+// (cuBLASLt MLPs, CUB-deduplicated embedding SGD; precision fp32 = TF32 GEMMs
+// or bf16). Toggles on cuda: fused (cuBLASLt epilogues vs separate bias/ReLU
+// kernels), sync-free (device-side unique count vs reading it back: 0 vs 1
+// host sync per iteration), cuda-graphs (whole-iteration capture and replay;
+// needs sync-free). None apply on the CPU.
 #include "harness/registry.h"
 #include "workloads/dlrm/dlrm_benchmark.h"
 
@@ -31,6 +36,9 @@ std::vector<ParamSpec> dlrm_params() {
       {"max_epochs", T::kInt, "8", "abort when the target is not reached by then", 1, 1000},
       {"eval_interval", T::kFloat, "0.25", "evaluate every this many epochs", 1e-4, 1},
       {"target_auc", T::kFloat, "0.74", "quality target: eval ROC AUC", 0.5, 1},
+      {"precision", T::kString, "fp32",
+       "fp32 (cuda: TF32 GEMMs) or bf16 (cuda only: bf16 MLPs, fp32 master weights)", {}, {},
+       {"fp32", "bf16"}},
   };
 }
 
@@ -74,7 +82,16 @@ std::string toggle_unsupported(Toggle toggle, Backend backend) {
       default: break;
     }
   }
-  return "dlrm has no cuda backend yet";
+  return "";  // cuda: fused, sync-free and cuda-graphs (see toggle_conflict)
+}
+
+std::string toggle_conflict(Toggle toggle, Backend backend, const ToggleSet& toggles) {
+  if (toggle == Toggle::kCudaGraphs && backend == Backend::kCuda &&
+      !toggles[Toggle::kSyncFree].in_effect) {
+    return "graph capture needs the sync-free iteration: the synchronising embedding update reads "
+           "its unique-row count back to the host inside the iteration (add --sync-free on)";
+  }
+  return "";
 }
 
 WorkloadInfo dlrm_info() {
@@ -84,9 +101,14 @@ WorkloadInfo dlrm_info() {
   info.params = dlrm_params();
   info.presets = dlrm_presets();
   info.default_preset = "tiny";
+#ifdef PERFLAB_DLRM_CUDA
+  info.backends = {Backend::kCpu, Backend::kCuda};
+#else
   info.backends = {Backend::kCpu};
+#endif
   info.modes = {RunMode::kTimeToTrain, RunMode::kThroughput};
   info.toggle_unsupported = toggle_unsupported;
+  info.toggle_conflict = toggle_conflict;
   info.create = [](const WorkloadConfig& config) -> std::unique_ptr<Benchmark> {
     return std::make_unique<DlrmBenchmark>(config);
   };

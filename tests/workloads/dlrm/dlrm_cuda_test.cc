@@ -1,0 +1,371 @@
+// The cuda backend of dlrm. Without a device: the registration (backends,
+// toggle reasons, graphs needing sync-free) and the cpu backend refusing
+// bf16. With a device (skipped otherwise): one step on the GPU against the
+// CPU reference for every mode, host-sync counts, graph replay against eager
+// steps, several steps and evaluation against the CPU, and a gate that fails
+// when the GPU step is wrong.
+//
+// Tiny odd shape: batch 37, 5 dense features, 3 tables of 5/7/3 rows, dim 4
+// (bottom 8-4) or 16 (bottom 8-16), top 6-1; 111 training samples (3 batches
+// per epoch) and 50 held-out ones (not a multiple of the batch).
+// Tolerances (cuda_compare.h, step_tolerance at batch 37): one step: loss
+// relative 1e-3 (TF32) / 3e-2 (bf16); each tensor's update, normwise,
+// 0.05 / 0.15 + 2/sqrt(37) (a ReLU input near 0 decided the other way moves
+// one sample's share, ~1/sqrt(batch), of a gradient). Six steps: mean loss
+// 1e-2 / 5e-2, updates 1.5x the one-step tolerance (the differences
+// compound). Graph replay against eager steps: 1e-6 relative (the same
+// kernels in the same order: expected bit-identical).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "harness/error.h"
+#include "harness/registry.h"
+#include "workloads/dlrm/dlrm_benchmark.h"
+
+#ifdef PERFLAB_DLRM_CUDA
+#include "kernels/cpu/auc.h"
+#include "kernels/cuda/host_sync.h"
+#include "tests/support/cuda_device.h"
+#include "workloads/dlrm/cuda_compare.h"
+#include "workloads/dlrm/cuda_run.h"
+#endif
+
+namespace perflab::dlrm {
+namespace {
+
+// ---- Without a device ----------------------------------------------------------
+
+TEST(DlrmCudaRegistration, ListsTheCudaBackendInCudaBuilds) {
+  const WorkloadInfo& info = Registry::instance().get("dlrm");
+  const bool has_cuda =
+      std::find(info.backends.begin(), info.backends.end(), Backend::kCuda) != info.backends.end();
+#ifdef PERFLAB_DLRM_CUDA
+  EXPECT_TRUE(has_cuda);
+#else
+  EXPECT_FALSE(has_cuda);
+#endif
+  EXPECT_NE(std::find(info.backends.begin(), info.backends.end(), Backend::kCpu), info.backends.end());
+}
+
+TEST(DlrmCudaRegistration, ToggleReasons) {
+  const WorkloadInfo& info = Registry::instance().get("dlrm");
+  ASSERT_TRUE(info.toggle_unsupported);
+  for (Toggle t : {Toggle::kFused, Toggle::kSyncFree, Toggle::kCudaGraphs}) {
+    EXPECT_EQ(info.toggle_unsupported(t, Backend::kCuda), "") << toggle_key(t);
+    EXPECT_NE(info.toggle_unsupported(t, Backend::kCpu), "") << toggle_key(t);
+  }
+  EXPECT_NE(info.toggle_unsupported(Toggle::kSharp, Backend::kCuda).find("single process"),
+            std::string::npos);
+
+  ASSERT_TRUE(info.toggle_conflict);
+  ToggleSet toggles;
+  toggles[Toggle::kCudaGraphs] = {true, true, ""};
+  const std::string reason = info.toggle_conflict(Toggle::kCudaGraphs, Backend::kCuda, toggles);
+  EXPECT_NE(reason.find("sync-free"), std::string::npos) << reason;
+  toggles[Toggle::kSyncFree] = {true, true, ""};
+  EXPECT_EQ(info.toggle_conflict(Toggle::kCudaGraphs, Backend::kCuda, toggles), "");
+  EXPECT_EQ(info.toggle_conflict(Toggle::kFused, Backend::kCuda, ToggleSet{}), "");
+}
+
+TEST(DlrmCudaRegistration, CpuBackendRefusesBf16) {
+  const WorkloadInfo& info = Registry::instance().get("dlrm");
+  WorkloadConfig config;
+  config.params = resolve_params("dlrm", info.params, info.find_preset("tiny"),
+                                 {{"train_samples", "512"}, {"eval_samples", "64"},
+                                  {"batch_size", "64"}, {"precision", "bf16"}});
+  config.backend = Backend::kCpu;
+  try {
+    DlrmBenchmark bench(config);
+    FAIL() << "the cpu backend accepted precision=bf16";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("cpu backend trains in fp32 only"), std::string::npos)
+        << e.what();
+  }
+}
+
+#ifndef PERFLAB_DLRM_CUDA
+
+TEST(DlrmCuda, Skipped) { GTEST_SKIP() << "built without CUDA"; }
+
+#else  // PERFLAB_DLRM_CUDA
+
+namespace kc = perflab::kernels::cuda;
+
+constexpr int64_t kBatch = 37;
+constexpr uint64_t kSeed = 5;
+
+ModelShape tiny_shape(int dim) {
+  ModelShape s;
+  s.num_dense = 5;
+  s.table_sizes = {5, 7, 3};
+  s.embed_dim = dim;
+  s.bottom_mlp = {8, dim};
+  s.top_mlp = {6, 1};
+  return s;
+}
+
+Dataset tiny_data(int64_t samples, uint32_t seed) {
+  Dataset d;
+  d.num_dense = 5;
+  d.table_sizes = {5, 7, 3};
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  for (int64_t i = 0; i < samples; ++i) {
+    for (int f = 0; f < d.num_dense; ++f) d.dense.push_back(value(gen));
+    for (int64_t rows : d.table_sizes) {
+      d.categorical.push_back(static_cast<int32_t>(gen() % static_cast<uint32_t>(rows)));
+    }
+    d.labels.push_back(gen() % 2 == 0 ? 0.0f : 1.0f);
+  }
+  return d;
+}
+
+DlrmSetup tiny_setup(int dim, const std::string& precision, const Dataset& train) {
+  DlrmSetup s;
+  s.shape = tiny_shape(dim);
+  s.batch_size = kBatch;
+  s.precision = precision;
+  s.schedule.base = 0.5;
+  s.schedule.warmup_steps = 2;  // the learning rate changes between iterations
+  s.plan.iterations_per_epoch = train.size() / kBatch;
+  s.plan.global_batch_size = kBatch;
+  return s;
+}
+
+ToggleSet toggles(bool fused, bool sync_free, bool graphs) {
+  ToggleSet t;
+  t[Toggle::kFused] = {fused, fused, ""};
+  t[Toggle::kSyncFree] = {sync_free, sync_free, ""};
+  t[Toggle::kCudaGraphs] = {graphs, graphs, ""};
+  return t;
+}
+
+std::string mode_name(bool fused, bool sync_free, bool graphs, const std::string& precision) {
+  return std::string(fused ? "fused" : "unfused") + (sync_free ? ", sync-free" : ", synchronising") +
+         (graphs ? ", graphs" : "") + ", " + precision;
+}
+
+/// ||(actual - before) - (expected - before)|| / ||expected - before||: the
+/// normwise error of a trained tensor's change against the reference's.
+double relative_update_error(const std::vector<float>& before, const std::vector<float>& actual,
+                             const std::vector<float>& expected) {
+  double norm = 0, difference = 0;
+  for (size_t i = 0; i < before.size(); ++i) {
+    const double d = static_cast<double>(expected[i]) - before[i];
+    const double e = static_cast<double>(actual[i]) - expected[i];
+    norm += d * d;
+    difference += e * e;
+  }
+  const double error = std::sqrt(difference) / std::max(std::sqrt(norm), 1e-12);
+  return std::isnan(error) ? INFINITY : error;
+}
+
+/// Every parameter of a CpuModel, flattened per tensor: dense tensors, then
+/// one vector per table.
+std::vector<std::vector<float>> cpu_state(CpuModel& m) {
+  std::vector<std::vector<float>> out;
+  for (const DenseParameter& p : m.dense_parameters()) out.emplace_back(p.value, p.value + p.size);
+  for (int t = 0; t < static_cast<int>(m.shape().table_sizes.size()); ++t) {
+    const float* v = m.embedding_row(t, 0);
+    out.emplace_back(v, v + m.shape().table_sizes[static_cast<size_t>(t)] * m.shape().embed_dim);
+  }
+  return out;
+}
+
+std::vector<std::vector<float>> gpu_state(DlrmCudaRun& run, const ModelShape& shape, size_t dense_tensors) {
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < dense_tensors; ++i) out.push_back(run.dense_parameter(i));
+  for (int t = 0; t < static_cast<int>(shape.table_sizes.size()); ++t) {
+    std::vector<float> table;
+    for (int64_t r = 0; r < shape.table_sizes[static_cast<size_t>(t)]; ++r) {
+      const std::vector<float> row = run.embedding_row(t, r);
+      table.insert(table.end(), row.begin(), row.end());
+    }
+    out.push_back(table);
+  }
+  return out;
+}
+
+// ---- One step against the CPU, every mode ------------------------------------------
+
+using StepParam = std::tuple<int, kc::Precision, bool, bool>;  // dim, precision, fused, sync-free
+class DlrmCudaStepTest : public ::testing::TestWithParam<StepParam> {};
+
+TEST_P(DlrmCudaStepTest, OneStepMatchesTheCpuModel) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const auto [dim, precision, fused, sync_free] = GetParam();
+  const Dataset data = tiny_data(kBatch, 7);
+  CudaModelOptions options;
+  options.batch = kBatch;
+  options.precision = precision;
+  options.fused = fused;
+  options.update_mode =
+      sync_free ? kc::EmbeddingUpdateMode::kSyncFree : kc::EmbeddingUpdateMode::kSynchronising;
+  const StepComparison c =
+      compare_one_step(tiny_shape(dim), kSeed, options, data.batch(0, kBatch), 0.5f);
+  EXPECT_TRUE(c.passed) << c.detail;
+  EXPECT_TRUE(std::isfinite(c.loss_gpu)) << c.detail;
+}
+
+std::string step_name(const ::testing::TestParamInfo<StepParam>& p) {
+  const auto [dim, precision, fused, sync_free] = p.param;
+  return "dim" + std::to_string(dim) + (precision == kc::Precision::kBf16 ? "_bf16" : "_tf32") +
+         (fused ? "_fused" : "_unfused") + (sync_free ? "_syncfree" : "_sync");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, DlrmCudaStepTest,
+                         ::testing::Combine(::testing::Values(4, 16),
+                                            ::testing::Values(kc::Precision::kTf32, kc::Precision::kBf16),
+                                            ::testing::Bool(), ::testing::Bool()),
+                         step_name);
+
+TEST(DlrmCudaCheck, FailsWhenTheGpuStepIsWrong) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const Dataset data = tiny_data(kBatch, 7);
+  CudaModelOptions options;
+  options.batch = kBatch;
+  const StepComparison c = compare_one_step(tiny_shape(4), kSeed, options, data.batch(0, kBatch),
+                                            0.5f, /*gpu_lr_factor=*/2.0f);
+  EXPECT_FALSE(c.passed) << c.detail;
+  EXPECT_LE(c.loss_error, 1e-3) << "the loss is taken before the update: " << c.detail;
+  EXPECT_GT(c.dense_error, 0.6) << "every update doubled: normwise error 1: " << c.detail;
+  EXPECT_GT(c.embedding_error, 0.6) << c.detail;
+}
+
+// ---- Runs: syncs, graphs, several steps, evaluation ----------------------------------
+
+struct RunCase {
+  bool fused, sync_free, graphs;
+  std::string precision;
+};
+
+class DlrmCudaRunTest : public ::testing::TestWithParam<RunCase> {};
+
+/// Six iterations (two epochs of three batches; with graphs: two eager, then
+/// each input slot's graph captured and replayed twice) against six CPU steps.
+TEST_P(DlrmCudaRunTest, SeveralIterationsMatchTheCpuModelAndCountSyncs) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const RunCase rc = GetParam();
+  const std::string mode = mode_name(rc.fused, rc.sync_free, rc.graphs, rc.precision);
+  const Dataset train = tiny_data(3 * kBatch, 11), eval = tiny_data(50, 12);
+  const DlrmSetup setup = tiny_setup(16, rc.precision, train);
+  auto run = make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(rc.fused, rc.sync_free, rc.graphs));
+  EXPECT_EQ(run->graphs_in_use(), rc.graphs && rc.sync_free) << run->graphs_note();
+
+  CpuModel cpu(setup.shape, kSeed);
+  const std::vector<std::vector<float>> before = cpu_state(cpu);
+  double cpu_loss = 0;
+  constexpr int64_t kIterations = 6;
+  for (int64_t i = 0; i < kIterations; ++i) {
+    const int64_t before_syncs = kc::host_sync_count();
+    run->train_iteration(i);
+    EXPECT_EQ(kc::host_sync_count() - before_syncs, rc.sync_free ? 0 : 1) << mode << ", iteration " << i;
+    cpu_loss += cpu.train_step(train.batch((i % 3) * kBatch, kBatch), static_cast<float>(setup.schedule.at(i)));
+  }
+  const HostSyncStats syncs = run->host_syncs();
+  EXPECT_EQ(syncs.iterations, kIterations);
+  EXPECT_EQ(syncs.max_per_iteration, rc.sync_free ? 0 : 1) << mode;
+  EXPECT_EQ(syncs.min_per_iteration, rc.sync_free ? 0 : 1) << mode;
+
+  const bool bf16 = rc.precision == "bf16";
+  const StepTolerance tol =
+      step_tolerance(bf16 ? kc::Precision::kBf16 : kc::Precision::kTf32, kBatch);
+  const double gpu_loss = run->take_training_loss();
+  cpu_loss /= kIterations;
+  EXPECT_NEAR(gpu_loss, cpu_loss, (bf16 ? 5e-2 : 1e-2) * std::abs(cpu_loss)) << mode;
+  EXPECT_EQ(run->take_training_loss(), 0.0) << "the accumulator restarts after a take";
+
+  const std::vector<std::vector<float>> expected = cpu_state(cpu);
+  const std::vector<std::vector<float>> actual = gpu_state(*run, setup.shape, cpu.dense_parameters().size());
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t k = 0; k < expected.size(); ++k) {
+    // Six steps compound the per-step differences: 1.5x the one-step tolerance.
+    EXPECT_LE(relative_update_error(before[k], actual[k], expected[k]), 1.5 * tol.update)
+        << mode << ", tensor " << k << " (dense tensors first, then one per table)";
+  }
+
+  // Evaluation over 50 samples (two chunks, the second padded).
+  const double auc = run->evaluate();
+  std::vector<float> p(50);
+  cpu.predict(eval.batch(0, 50), p.data());
+  const double cpu_auc = kernels::cpu::roc_auc(p.data(), eval.labels.data(), 50);
+  EXPECT_NEAR(auc, cpu_auc, bf16 ? 0.1 : 0.02) << mode;
+
+  const CorrectnessReport gate = run->check_correctness();
+  EXPECT_TRUE(gate.passed) << gate.detail;
+  EXPECT_NE(gate.detail.find(rc.sync_free ? "host syncs per iteration: 0" : "host syncs per iteration: 1"),
+            std::string::npos)
+      << gate.detail;
+}
+
+std::vector<RunCase> run_cases() {
+  std::vector<RunCase> cases;
+  for (const char* precision : {"fp32", "bf16"}) {
+    for (bool fused : {false, true}) {
+      for (bool sync_free : {false, true}) {
+        cases.push_back({fused, sync_free, false, precision});
+        if (sync_free) cases.push_back({fused, sync_free, true, precision});
+      }
+    }
+  }
+  return cases;
+}
+
+std::string run_name(const ::testing::TestParamInfo<RunCase>& p) {
+  const RunCase& c = p.param;
+  return std::string(c.fused ? "fused" : "unfused") + (c.sync_free ? "_syncfree" : "_sync") +
+         (c.graphs ? "_graphs" : "") + "_" + c.precision;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, DlrmCudaRunTest, ::testing::ValuesIn(run_cases()), run_name);
+
+TEST(DlrmCudaGraphs, ReplayGivesTheSameResultAsEagerSteps) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const Dataset train = tiny_data(3 * kBatch, 21), eval = tiny_data(50, 22);
+  for (bool fused : {false, true}) {
+    const DlrmSetup setup = tiny_setup(4, "fp32", train);
+    auto graphed = make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(fused, true, true));
+    auto eager = make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(fused, true, false));
+    ASSERT_TRUE(graphed->graphs_in_use()) << graphed->graphs_note();
+    ASSERT_FALSE(eager->graphs_in_use());
+    // Iterations 2..5 replay: slot 0's graph at 2 and 4, slot 1's at 3 and 5.
+    for (int64_t i = 0; i < 6; ++i) {
+      graphed->train_iteration(i);
+      eager->train_iteration(i);
+    }
+    EXPECT_NEAR(graphed->take_training_loss(), eager->take_training_loss(), 1e-6);
+    const size_t dense = CpuModel(setup.shape, kSeed).dense_parameters().size();
+    const auto a = gpu_state(*graphed, setup.shape, dense);
+    const auto b = gpu_state(*eager, setup.shape, dense);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t k = 0; k < a.size(); ++k) {
+      ASSERT_EQ(a[k].size(), b[k].size());
+      for (size_t i = 0; i < a[k].size(); ++i) {
+        ASSERT_NEAR(a[k][i], b[k][i], 1e-6 * std::max(1.0f, std::abs(b[k][i])))
+            << (fused ? "fused" : "unfused") << ": tensor " << k << " element " << i;
+      }
+    }
+  }
+}
+
+TEST(DlrmCudaGraphs, WithoutSyncFreeTheRunSaysGraphsWereNotUsed) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const Dataset train = tiny_data(3 * kBatch, 31), eval = tiny_data(50, 32);
+  const DlrmSetup setup = tiny_setup(4, "fp32", train);
+  auto run = make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(true, false, true));
+  EXPECT_FALSE(run->graphs_in_use());
+  for (int64_t i = 0; i < 3; ++i) run->train_iteration(i);
+  const CorrectnessReport gate = run->check_correctness();
+  EXPECT_TRUE(gate.passed) << gate.detail;
+  EXPECT_NE(gate.detail.find("needs sync-free"), std::string::npos) << gate.detail;
+}
+
+#endif  // PERFLAB_DLRM_CUDA
+
+}  // namespace
+}  // namespace perflab::dlrm

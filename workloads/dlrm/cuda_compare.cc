@@ -1,0 +1,178 @@
+// One training step on the CPU reference and on the GPU, compared.
+#include "workloads/dlrm/cuda_compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "harness/error.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/host_sync.h"
+#include "workloads/dlrm/cuda_convert.h"
+
+namespace perflab::dlrm {
+namespace {
+
+namespace kc = perflab::kernels::cuda;
+
+/// A tensor whose CPU update has a smaller norm than this is compared
+/// against this scale instead (a dead tensor: the GPU must not move it).
+constexpr double kMinUpdateNorm = 1e-12;
+constexpr size_t kRowsPerTable = 64;
+
+/// The tensor with the largest update error so far, and its worst element.
+struct Worst {
+  double error = 0;  // ||Δgpu - Δcpu|| / ||Δcpu|| of that tensor
+  bool any = false;
+  std::string where = "nothing compared";
+  double cpu = 0, gpu = 0;  // the updates of its element with the largest difference
+};
+
+/// Folds the update error of one tensor into `worst`: values before the step,
+/// after it on the CPU and on the GPU, n each, elements named by where(i).
+template <typename Where>
+void compare_updates(const float* before, const float* cpu, const float* gpu, size_t n,
+                     Where&& where, Worst& worst) {
+  double norm = 0, difference = 0, largest = -1;
+  size_t at = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double d_cpu = static_cast<double>(cpu[i]) - before[i];
+    const double d_gpu = static_cast<double>(gpu[i]) - before[i];
+    const double e = std::isnan(d_gpu) ? std::numeric_limits<double>::infinity() : d_gpu - d_cpu;
+    norm += d_cpu * d_cpu;
+    difference += e * e;
+    if (std::abs(e) > largest) {
+      largest = std::abs(e);
+      at = i;
+    }
+  }
+  double error = std::sqrt(difference) / std::max(std::sqrt(norm), kMinUpdateNorm);
+  if (std::isnan(error)) error = std::numeric_limits<double>::infinity();
+  if (n > 0 && (!worst.any || error > worst.error)) {
+    worst = {error, true, where(at), static_cast<double>(cpu[at]) - before[at],
+             static_cast<double>(gpu[at]) - before[at]};
+  }
+}
+
+/// A stream for the comparison, destroyed on every path.
+struct Stream {
+  cudaStream_t stream = nullptr;
+  Stream() { PERFLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(stream); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+};
+
+}  // namespace
+
+StepTolerance step_tolerance(kc::Precision precision, int64_t batch) {
+  const double flips = 2.0 / std::sqrt(static_cast<double>(std::max<int64_t>(batch, 1)));
+  return precision == kc::Precision::kBf16 ? StepTolerance{3e-2, 0.15 + flips}
+                                           : StepTolerance{1e-3, 0.05 + flips};
+}
+
+StepComparison compare_one_step(const ModelShape& shape, uint64_t seed,
+                                const CudaModelOptions& options, const BatchView& batch,
+                                float learning_rate, float gpu_lr_factor) {
+  if (batch.size != options.batch) {
+    throw UsageError(fmt::format("dlrm cuda check: batch of {} samples for a model planned for {}",
+                                 batch.size, options.batch));
+  }
+  const int tables = static_cast<int>(shape.table_sizes.size());
+  const auto dim = static_cast<size_t>(shape.embed_dim);
+  const auto samples = static_cast<size_t>(batch.size);
+  CpuModel cpu(shape, seed);
+
+  // Snapshots before the step: every dense tensor, and the sampled rows.
+  std::vector<DenseParameter> params = cpu.dense_parameters();
+  std::vector<std::vector<float>> dense_before;
+  for (const DenseParameter& p : params) {
+    dense_before.emplace_back(p.value, p.value + p.size);
+  }
+  std::vector<std::vector<int64_t>> rows(static_cast<size_t>(tables));
+  std::vector<std::vector<float>> rows_before(static_cast<size_t>(tables));
+  for (int t = 0; t < tables; ++t) {
+    std::vector<int64_t>& r = rows[static_cast<size_t>(t)];
+    const int64_t last = shape.table_sizes[static_cast<size_t>(t)] - 1;
+    for (size_t b = 0; b < samples && r.size() < kRowsPerTable; ++b) {
+      const int64_t id = batch.categorical[b * static_cast<size_t>(tables) + static_cast<size_t>(t)];
+      if (std::find(r.begin(), r.end(), id) == r.end()) r.push_back(id);
+    }
+    for (int64_t extra : {int64_t{0}, last}) {
+      if (std::find(r.begin(), r.end(), extra) == r.end()) r.push_back(extra);
+    }
+    for (int64_t row : r) {
+      const float* v = cpu.embedding_row(t, row);
+      rows_before[static_cast<size_t>(t)].insert(rows_before[static_cast<size_t>(t)].end(), v, v + dim);
+    }
+  }
+
+  // The GPU step, from the untouched CPU model's parameters.
+  CudaModel gpu(cpu, options);
+  StepComparison out;
+  {
+    const size_t dense_count = samples * static_cast<size_t>(shape.num_dense);
+    kc::DeviceBuffer<float> dense(std::vector<float>(batch.dense, batch.dense + dense_count));
+    kc::DeviceBuffer<int32_t> ids(std::vector<int32_t>(
+        batch.categorical, batch.categorical + samples * static_cast<size_t>(tables)));
+    kc::DeviceBuffer<float> labels(std::vector<float>(batch.labels, batch.labels + samples));
+    kc::counted_stream_synchronize(nullptr);  // the uploads (legacy stream) have landed
+    Stream s;
+    set_device_float(gpu.learning_rate(), learning_rate * gpu_lr_factor, s.stream);
+    gpu.train_step({dense.data(), ids.data(), labels.data()}, s.stream);
+    const DeviceLoss loss = gpu.take_loss(s.stream);  // synchronises the stream
+    out.loss_gpu = loss.nonfinite ? std::numeric_limits<double>::quiet_NaN() : loss.sum;
+  }
+  out.loss_cpu = cpu.train_step(batch, learning_rate);
+
+  const StepTolerance tol = step_tolerance(options.precision, batch.size);
+  out.loss_error = std::abs(out.loss_gpu - out.loss_cpu) / std::max(std::abs(out.loss_cpu), 1e-12);
+  if (std::isnan(out.loss_error)) out.loss_error = std::numeric_limits<double>::infinity();
+
+  Worst dense;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::vector<float> gpu_after = gpu.dense_parameter(i);
+    const std::string& name = params[i].name;
+    compare_updates(dense_before[i].data(), params[i].value, gpu_after.data(), gpu_after.size(),
+                    [&](size_t k) { return fmt::format("{}[{}]", name, k); }, dense);
+  }
+  out.dense_error = dense.error;
+
+  Worst emb;
+  size_t compared_rows = 0;
+  for (int t = 0; t < tables; ++t) {
+    const std::vector<int64_t>& r = rows[static_cast<size_t>(t)];
+    std::vector<float> cpu_after, gpu_after;
+    for (int64_t row : r) {
+      const float* v = cpu.embedding_row(t, row);
+      cpu_after.insert(cpu_after.end(), v, v + dim);
+      const std::vector<float> g = gpu.embedding_row(t, row);
+      gpu_after.insert(gpu_after.end(), g.begin(), g.end());
+    }
+    compare_updates(rows_before[static_cast<size_t>(t)].data(), cpu_after.data(), gpu_after.data(),
+                    cpu_after.size(),
+                    [&](size_t k) { return fmt::format("table {} row {} [{}]", t, r[k / dim], k % dim); },
+                    emb);
+    compared_rows += r.size();
+  }
+  out.embedding_error = emb.error;
+
+  out.passed = out.loss_error <= tol.loss && out.dense_error <= tol.update &&
+               out.embedding_error <= tol.update;
+  out.detail = fmt::format(
+      "one SGD step (batch {}, lr {:g}, seed {}) on the CPU reference and on the GPU ({}): "
+      "loss cpu {:.6f} gpu {:.6f} (relative error {:.2e}, tolerance {:.0e}); "
+      "dense updates of {} tensors: worst |Δgpu - Δcpu| / |Δcpu| {:.2e} (largest difference at {}: "
+      "cpu Δ {:.3e}, gpu Δ {:.3e}; tolerance {:.2f}); "
+      "embedding updates of {} rows in {} tables: worst {:.2e} (at {}: cpu Δ {:.3e}, gpu Δ {:.3e})",
+      batch.size, learning_rate, seed, describe(options), out.loss_cpu, out.loss_gpu,
+      out.loss_error, tol.loss, params.size(), dense.error, dense.where, dense.cpu, dense.gpu,
+      tol.update, compared_rows, tables, emb.error, emb.where, emb.cpu, emb.gpu);
+  return out;
+}
+
+}  // namespace perflab::dlrm

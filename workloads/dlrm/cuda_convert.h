@@ -1,0 +1,22 @@
+// Small device helpers of the DLRM CUDA model that no kernel in kernels/cuda
+// provides: the bf16 -> fp32 widening at the boundaries of the bf16 layers
+// (the interaction, BCE and the fp32 gradients the SGD reads are fp32), and
+// writing one float to device memory from a kernel argument (the learning
+// rate: the value travels in the launch itself, so no host buffer must stay
+// alive until the copy runs). Both only enqueue on `stream`: no allocation,
+// no host synchronisation, so they can be captured in a CUDA graph.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace perflab::dlrm {
+
+/// dst[i] = float(src[i]) for n elements; src holds __nv_bfloat16.
+void cast_bf16_to_float(int64_t n, const void* src, float* dst, cudaStream_t stream);
+
+/// *dst = value (one thread; the value is a kernel argument).
+void set_device_float(float* dst, float value, cudaStream_t stream);
+
+}  // namespace perflab::dlrm

@@ -1,0 +1,386 @@
+// The DLRM model on one GPU: parameter layout, the copy from a CpuModel, and
+// the forward, loss, backward and optimizer passes built from kernels/cuda.
+#include "workloads/dlrm/cuda_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "harness/error.h"
+#include "kernels/cpu/interaction.h"
+#include "kernels/cuda/bce.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/host_sync.h"
+#include "kernels/cuda/interaction.h"
+#include "kernels/cuda/sgd.h"
+#include "workloads/dlrm/cuda_convert.h"
+
+namespace perflab::dlrm {
+namespace {
+
+namespace kc = perflab::kernels::cuda;
+
+/// Dense tensors start at multiples of this many elements: 32 bytes in
+/// fp32, 16 in bf16, so each meets kc::kLinearPointerAlignment in both.
+constexpr int64_t kSlotAlignment = 8;
+static_assert(kSlotAlignment * 2 % kc::kLinearPointerAlignment == 0, "bf16 slots must stay aligned");
+
+size_t count(int64_t n) { return static_cast<size_t>(n); }
+
+template <typename T>
+T* as(kc::DeviceBuffer<uint16_t>& buffer) {
+  return reinterpret_cast<T*>(buffer.data());
+}
+
+void require(const kc::Status& status, const std::string& what) {
+  if (!status) throw UsageError(fmt::format("dlrm cuda: {}: {}", what, status.reason()));
+}
+
+}  // namespace
+
+/// One Linear layer with its planned GEMMs and its own activations.
+struct CudaModel::Layer {
+  kc::LinearArguments args;  ///< Shape, modes and every pointer fixed at construction.
+  std::unique_ptr<kc::Linear> linear;
+  kc::DeviceBuffer<uint8_t> y, dy, aux;  // [B, out] of the layer's element type; ReLU bitmask
+};
+
+void CudaModel::LtDeleter::operator()(cublasLtContext* handle) const { cublasLtDestroy(handle); }
+
+std::string describe(const CudaModelOptions& o) {
+  return fmt::format("{}, {}, {}", o.precision == kc::Precision::kBf16 ? "bf16" : "tf32",
+                     o.fused ? "fused" : "unfused",
+                     o.update_mode == kc::EmbeddingUpdateMode::kSyncFree ? "sync-free"
+                                                                         : "synchronising");
+}
+
+CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
+    : shape_(init.shape()), options_(options) {
+  if (options_.batch < 1) throw UsageError("dlrm cuda: the batch must hold at least one sample");
+  bf16_ = options_.precision == kc::Precision::kBf16;
+  num_tables_ = static_cast<int>(shape_.table_sizes.size());
+  interaction_width_ = kernels::cpu::interaction_output_width(num_tables_, shape_.embed_dim);
+  const int64_t batch = options_.batch;
+  const int64_t dim = shape_.embed_dim;
+  cublasLtHandle_t handle = nullptr;
+  PERFLAB_CUBLAS_CHECK(cublasLtCreate(&handle));
+  lt_.reset(handle);
+
+  // Dense parameters: CpuModel's order (bottom then top, weight then bias),
+  // padded offsets, copied from the CPU model.
+  std::vector<DenseParameter> params = init.dense_parameters();
+  for (const DenseParameter& p : params) {
+    slots_.push_back({dense_count_, p.size});
+    dense_count_ += (p.size + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment;
+  }
+  std::vector<float> host(count(dense_count_), 0.0f);
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::copy(params[i].value, params[i].value + params[i].size, host.begin() + slots_[i].offset);
+  }
+  dense_ = Buffer<float>(host);
+  grad_ = Buffer<float>(count(dense_count_));
+  grad_.zero();  // the padding between tensors is never written: keep it 0
+  if (bf16_) {
+    dense_bf16_ = Buffer<uint16_t>(count(dense_count_));
+    grad_bf16_ = Buffer<uint16_t>(count(dense_count_));
+    grad_bf16_.zero();
+  }
+
+  // Every table in one allocation; table t starts at row offsets[t].
+  std::vector<int64_t> offsets;
+  for (int64_t rows : shape_.table_sizes) {
+    offsets.push_back(total_rows_);
+    total_rows_ += rows;
+  }
+  tables_ = Buffer<float>(count(total_rows_ * dim));
+  for (int t = 0; t < num_tables_; ++t) {
+    const size_t bytes = count(shape_.table_sizes[t] * dim) * sizeof(float);
+    PERFLAB_CUDA_CHECK(cudaMemcpy(tables_.data() + offsets[t] * dim, init.embedding_row(t, 0), bytes,
+                                  cudaMemcpyHostToDevice));
+  }
+  table_offsets_ = Buffer<int64_t>(offsets);
+  lr_ = Buffer<float>(std::vector<float>{0.0f});
+  loss_state_ = Buffer<float>(2);
+  loss_state_.zero();
+
+  emb_ = Buffer<float>(count(batch * num_tables_ * dim));
+  demb_ = Buffer<float>(count(batch * num_tables_ * dim));
+  inter_ = Buffer<float>(count(batch * interaction_width_));
+  dinter_ = Buffer<float>(count(batch * interaction_width_));
+  if (bf16_) {
+    dense_in_bf16_ = Buffer<uint16_t>(count(batch * shape_.num_dense));
+    bottom_out_f32_ = Buffer<float>(count(batch * dim));
+    bottom_dx_f32_ = Buffer<float>(count(batch * dim));
+    inter_bf16_ = Buffer<uint16_t>(count(batch * interaction_width_));
+    dinter_bf16_ = Buffer<uint16_t>(count(batch * interaction_width_));
+    logits_f32_ = Buffer<float>(count(batch));
+    dlogit_f32_ = Buffer<float>(count(batch));
+  }
+
+  build_mlp(shape_.bottom_mlp, shape_.num_dense, /*bottom=*/true, 0);
+  build_mlp(shape_.top_mlp, interaction_width_, /*bottom=*/false, 2 * shape_.bottom_mlp.size());
+  // The top MLP's input is the interaction output (cast to bf16 in bf16).
+  kc::LinearArguments& top0 = top_.front()->args;
+  top0.x = bf16_ ? static_cast<void*>(inter_bf16_.data()) : inter_.data();
+  top0.dx = bf16_ ? static_cast<void*>(dinter_bf16_.data()) : dinter_.data();
+  // The fp32 tensors around the interaction and the loss.
+  x_f32_ = bf16_ ? bottom_out_f32_.data() : reinterpret_cast<float*>(bottom_.back()->y.data());
+  dx_f32_ = bf16_ ? bottom_dx_f32_.data() : reinterpret_cast<float*>(bottom_.back()->dy.data());
+  logits_ = bf16_ ? logits_f32_.data() : reinterpret_cast<float*>(top_.back()->y.data());
+  dlogit_ = bf16_ ? dlogit_f32_.data() : reinterpret_cast<float*>(top_.back()->dy.data());
+
+  check_operators();
+  if (bf16_) {
+    kc::CastFloatToBf16::run({dense_count_, dense_.data(), as<__nv_bfloat16>(dense_bf16_)},
+                             nullptr, nullptr);
+  }
+  kc::counted_stream_synchronize(nullptr);  // setup: the uploads and the cast are done
+}
+
+CudaModel::~CudaModel() = default;
+
+void* CudaModel::weights(const Slot& s) {
+  return bf16_ ? static_cast<void*>(dense_bf16_.data() + s.offset) : dense_.data() + s.offset;
+}
+
+void* CudaModel::gradients(const Slot& s) {
+  return bf16_ ? static_cast<void*>(grad_bf16_.data() + s.offset) : grad_.data() + s.offset;
+}
+
+void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool bottom,
+                          size_t first_slot) {
+  std::vector<std::unique_ptr<Layer>>& layers = bottom ? bottom_ : top_;
+  const size_t n = widths.size();
+  const size_t element_bytes = bf16_ ? 2 : 4;
+  for (size_t l = 0; l < n; ++l) {
+    auto layer = std::make_unique<Layer>();
+    kc::LinearArguments& a = layer->args;
+    const int64_t out = widths[l];
+    const bool relu = bottom || l + 1 < n;  // the top MLP's last layer gives the logit
+    a.batch = options_.batch;
+    a.in_features = in;
+    a.out_features = out;
+    a.precision = options_.precision;
+    a.activation = relu ? kc::Activation::kRelu : kc::Activation::kNone;
+    a.fused = options_.fused;
+    // Fused chain (linear.h): a ReLU layer with a layer above gets dL/dz from
+    // that layer's dgrad (DRELU_BGRAD), which also writes its db.
+    a.dy_is_pre_activation = options_.fused && relu && l + 1 < n;
+    // Every layer above the first reads a ReLU output (the layer below is ReLU).
+    a.dx_applies_input_relu = options_.fused && l > 0;
+
+    layer->y = kc::DeviceBuffer<uint8_t>(count(options_.batch * out) * element_bytes);
+    layer->dy = kc::DeviceBuffer<uint8_t>(count(options_.batch * out) * element_bytes);
+    const size_t aux_bytes = kc::Linear::aux_bytes(a);
+    if (aux_bytes > 0) layer->aux = kc::DeviceBuffer<uint8_t>(aux_bytes);
+    const Slot& w = slots_.at(first_slot + 2 * l);
+    const Slot& b = slots_.at(first_slot + 2 * l + 1);
+    a.w = weights(w);
+    a.b = weights(b);
+    a.dw = gradients(w);
+    a.db = gradients(b);
+    a.y = layer->y.data();
+    a.dy = layer->dy.data();
+    a.aux = aux_bytes > 0 ? layer->aux.data() : nullptr;
+    if (l > 0) {
+      Layer& below = *layers[l - 1];
+      a.x = below.y.data();
+      a.dx = below.dy.data();
+      if (a.dx_applies_input_relu) {
+        a.input_aux = below.aux.data();
+        a.input_db = below.args.db;
+      }
+    }
+    const std::string name = fmt::format("{} layer {} ({} -> {})", bottom ? "bottom" : "top", l, in, out);
+    require(kc::Linear::can_implement(a), name);
+    layer->linear = std::make_unique<kc::Linear>(lt_.get(), a);
+    require(layer->linear->status(), name);
+    layers.push_back(std::move(layer));
+    in = out;
+  }
+}
+
+/// Checks every operator against its real arguments and sizes the shared
+/// workspace (the largest any of them needs).
+void CudaModel::check_operators() {
+  const int64_t batch = options_.batch;
+  size_t workspace = 0;
+  for (const auto* layers : {&bottom_, &top_}) {
+    for (const auto& layer : *layers) {
+      workspace = std::max(workspace, kc::Linear::workspace_bytes(layer->args));
+    }
+  }
+  kc::EmbeddingArguments emb;
+  emb.batch = batch;
+  emb.num_tables = num_tables_;
+  emb.dim = shape_.embed_dim;
+  emb.total_rows = total_rows_;
+  emb.tables = tables_.data();
+  emb.table_row_offsets = table_offsets_.data();
+  emb.ids = reinterpret_cast<const int32_t*>(emb_.data());  // any non-null pointer: checked per call
+  emb.out = emb_.data();
+  emb.grad = demb_.data();
+  emb.lr_device = lr_.data();
+  emb.mode = options_.update_mode;
+  require(kc::EmbeddingForward::can_implement(emb), "embedding forward");
+  require(kc::EmbeddingBackwardSgd::can_implement(emb), "embedding update");
+  workspace = std::max(workspace, kc::EmbeddingBackwardSgd::workspace_bytes(emb));
+
+  kc::InteractionArguments inter{batch,   num_tables_, shape_.embed_dim, x_f32_, emb_.data(),
+                                 inter_.data(), dinter_.data(), dx_f32_, demb_.data()};
+  require(kc::InteractionForward::can_implement(inter), "interaction forward");
+  require(kc::InteractionBackward::can_implement(inter), "interaction backward");
+
+  kc::BceArguments bce{batch, logits_, logits_, dlogit_, loss_state_.data(),
+                       reinterpret_cast<int32_t*>(loss_state_.data() + 1)};
+  require(kc::BceWithLogits::can_implement(bce), "loss");
+  workspace = std::max(workspace, kc::BceWithLogits::workspace_bytes(bce));
+
+  kc::SgdArguments sgd{dense_count_, dense_.data(), grad_.data(), lr_.data(),
+                       bf16_ ? as<__nv_bfloat16>(dense_bf16_) : nullptr};
+  require(kc::SgdUpdate::can_implement(sgd), "dense update");
+  workspace_ = kc::DeviceBuffer<uint8_t>(workspace);
+}
+
+const void* CudaModel::first_input(const DeviceBatch& batch) const {
+  return bf16_ ? static_cast<const void*>(dense_in_bf16_.data()) : batch.dense;
+}
+
+void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
+  const int64_t b = options_.batch;
+  void* ws = workspace_.data();
+  {
+    NvtxRange range("bottom_mlp");
+    if (bf16_) {
+      kc::CastFloatToBf16::run({b * shape_.num_dense, batch.dense, as<__nv_bfloat16>(dense_in_bf16_)},
+                               nullptr, stream);
+    }
+    for (size_t l = 0; l < bottom_.size(); ++l) {
+      kc::LinearArguments a = bottom_[l]->args;
+      if (l == 0) a.x = first_input(batch);
+      bottom_[l]->linear->forward(a, ws, stream);
+    }
+    if (bf16_) cast_bf16_to_float(b * shape_.embed_dim, bottom_.back()->y.data(), x_f32_, stream);
+  }
+  {
+    NvtxRange range("embeddings");
+    kc::EmbeddingArguments e;
+    e.batch = b;
+    e.num_tables = num_tables_;
+    e.dim = shape_.embed_dim;
+    e.total_rows = total_rows_;
+    e.tables = tables_.data();
+    e.table_row_offsets = table_offsets_.data();
+    e.ids = batch.ids;
+    e.out = emb_.data();
+    kc::EmbeddingForward::run(e, nullptr, stream);
+  }
+  {
+    NvtxRange range("interaction");
+    kc::InteractionArguments a{b, num_tables_, shape_.embed_dim, x_f32_, emb_.data(), inter_.data(),
+                               nullptr, nullptr, nullptr};
+    kc::InteractionForward::run(a, nullptr, stream);
+  }
+  {
+    NvtxRange range("top_mlp");
+    if (bf16_) {
+      kc::CastFloatToBf16::run({b * interaction_width_, inter_.data(), as<__nv_bfloat16>(inter_bf16_)},
+                               nullptr, stream);
+    }
+    for (const auto& layer : top_) layer->linear->forward(layer->args, ws, stream);
+    if (bf16_) cast_bf16_to_float(b, top_.back()->y.data(), logits_, stream);  // [B, 1]
+  }
+}
+
+void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
+  NvtxRange range("backward");
+  const int64_t b = options_.batch;
+  void* ws = workspace_.data();
+  if (bf16_) {
+    kc::CastFloatToBf16::run({b, dlogit_, reinterpret_cast<__nv_bfloat16*>(top_.back()->dy.data())},
+                             nullptr, stream);
+  }
+  for (size_t l = top_.size(); l-- > 0;) top_[l]->linear->backward(top_[l]->args, ws, stream);
+  if (bf16_) cast_bf16_to_float(b * interaction_width_, dinter_bf16_.data(), dinter_.data(), stream);
+  kc::InteractionArguments inter{b,       num_tables_,   shape_.embed_dim, x_f32_, emb_.data(),
+                                 nullptr, dinter_.data(), dx_f32_,          demb_.data()};
+  kc::InteractionBackward::run(inter, nullptr, stream);
+  if (bf16_) {
+    kc::CastFloatToBf16::run(
+        {b * shape_.embed_dim, dx_f32_, reinterpret_cast<__nv_bfloat16*>(bottom_.back()->dy.data())},
+        nullptr, stream);
+  }
+  for (size_t l = bottom_.size(); l-- > 0;) {
+    kc::LinearArguments a = bottom_[l]->args;
+    if (l == 0) a.x = first_input(batch);  // dx stays null: no gradient for the data
+    bottom_[l]->linear->backward(a, ws, stream);
+  }
+}
+
+void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
+  NvtxRange range("optimizer");
+  if (bf16_) cast_bf16_to_float(dense_count_, grad_bf16_.data(), grad_.data(), stream);
+  kc::SgdUpdate::run({dense_count_, dense_.data(), grad_.data(), lr_.data(),
+                      bf16_ ? as<__nv_bfloat16>(dense_bf16_) : nullptr},
+                     nullptr, stream);
+  kc::EmbeddingArguments e;
+  e.batch = options_.batch;
+  e.num_tables = num_tables_;
+  e.dim = shape_.embed_dim;
+  e.total_rows = total_rows_;
+  e.tables = tables_.data();
+  e.table_row_offsets = table_offsets_.data();
+  e.ids = batch.ids;
+  e.grad = demb_.data();
+  e.lr_device = lr_.data();
+  e.mode = options_.update_mode;
+  kc::EmbeddingBackwardSgd::run(e, workspace_.data(), stream);
+}
+
+void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
+  forward(batch, stream);
+  {
+    NvtxRange range("loss");
+    kc::BceArguments a{options_.batch, logits_, batch.labels, dlogit_, loss_state_.data(),
+                       reinterpret_cast<int32_t*>(loss_state_.data() + 1)};
+    kc::BceWithLogits::run(a, workspace_.data(), stream);
+  }
+  backward(batch, stream);
+  optimizer(batch, stream);
+}
+
+void CudaModel::forward_logits(const DeviceBatch& batch, float* logits, cudaStream_t stream) {
+  forward(batch, stream);
+  PERFLAB_CUDA_CHECK(cudaMemcpyAsync(logits, logits_, count(options_.batch) * sizeof(float),
+                                     cudaMemcpyDeviceToDevice, stream));
+}
+
+DeviceLoss CudaModel::take_loss(cudaStream_t stream) {
+  float state[2] = {0.0f, 0.0f};
+  kc::counted_copy_to_host(state, loss_state_.data(), sizeof(state), stream);
+  PERFLAB_CUDA_CHECK(cudaMemsetAsync(loss_state_.data(), 0, sizeof(state), stream));
+  int32_t flag = 0;
+  std::memcpy(&flag, &state[1], sizeof(flag));
+  return {static_cast<double>(state[0]), flag != 0};
+}
+
+std::vector<float> CudaModel::dense_parameter(size_t index) const {
+  const Slot& s = slots_.at(index);
+  std::vector<float> out(count(s.size));
+  PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), dense_.data() + s.offset, out.size() * sizeof(float),
+                                cudaMemcpyDeviceToHost));
+  return out;
+}
+
+std::vector<float> CudaModel::embedding_row(int table, int64_t row) const {
+  int64_t first = 0;
+  for (int t = 0; t < table; ++t) first += shape_.table_sizes.at(static_cast<size_t>(t));
+  std::vector<float> out(count(shape_.embed_dim));
+  PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), tables_.data() + (first + row) * shape_.embed_dim,
+                                out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+}  // namespace perflab::dlrm

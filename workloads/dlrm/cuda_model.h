@@ -1,0 +1,179 @@
+// The DLRM model on one GPU: the CUDA twin of CpuModel (model.h), built from
+// the operators in kernels/cuda and initialised by copying a CpuModel's
+// parameters, so that both start identical for a seed.
+//
+//   dense [B, num_dense] -> bottom MLP (Linear+ReLU, cuBLASLt)  -> x [B, D]
+//   ids   [B, T]         -> EmbeddingForward (all tables, one allocation) -> e [B, T, D]
+//   (x, e) -> InteractionForward -> top MLP -> logits -> BceWithLogits (loss stays on the device)
+//   backward: top MLP, InteractionBackward, bottom MLP; optimizer: SgdUpdate over every dense
+//   parameter (one flat allocation) and EmbeddingBackwardSgd (deduplicated sparse update).
+//
+// Precision (fixed at construction):
+//   kTf32  every Linear tensor fp32, GEMMs on TF32 tensor cores (fp32 accumulate).
+//   kBf16  the Linear layers store x, W, b, y and their gradients in bf16 (fp32
+//          accumulate); the master weights, the SGD and its gradients are fp32
+//          (SgdUpdate writes the bf16 copies the GEMMs read). Embeddings, the
+//          interaction and the loss stay fp32 (the interaction kernel is fp32
+//          only); casts sit at the boundaries (dense input, bottom output,
+//          interaction output and its gradient, logits and dlogit).
+// Fused: cuBLASLt epilogues (bias+ReLU with a bitmask forward; DRELU_BGRAD on
+// the dgrad of the layer above and BGRADB on wgrad, chained as linear.h
+// describes) versus separate bias/ReLU/bias-gradient kernels.
+//
+// Every step has the batch size given at construction (the cuBLASLt plans are
+// made for it). train_step and forward_logits only enqueue work on the given
+// stream: nothing allocates, and with EmbeddingUpdateMode::kSyncFree nothing
+// synchronises with the host, so a whole step can be captured in a CUDA graph
+// (the learning rate is read from device memory, learning_rate()).
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/embedding.h"
+#include "kernels/cuda/linear.h"
+#include "workloads/dlrm/model.h"
+
+namespace perflab::dlrm {
+
+/// An NVTX range for the scope (shows in Nsight Systems; free without a profiler).
+class NvtxRange {
+ public:
+  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
+
+/// How a CudaModel runs; fixed at construction.
+struct CudaModelOptions {
+  int64_t batch = 0;  ///< Samples in every step and every forward_logits call.
+  kernels::cuda::Precision precision = kernels::cuda::Precision::kTf32;
+  bool fused = true;  ///< cuBLASLt epilogues (true) or separate bias/ReLU kernels.
+  kernels::cuda::EmbeddingUpdateMode update_mode = kernels::cuda::EmbeddingUpdateMode::kSyncFree;
+};
+
+/// "tf32" or "bf16", "fused" or "unfused", "sync-free" or "synchronising".
+std::string describe(const CudaModelOptions& options);
+
+/// Device pointers to one batch (options.batch samples), as a Dataset lays it out.
+struct DeviceBatch {
+  const float* dense = nullptr;   ///< [batch, num_dense]; 16-byte aligned (cuBLASLt).
+  const int32_t* ids = nullptr;   ///< [batch, num_tables], each inside its table (not checked).
+  const float* labels = nullptr;  ///< [batch]; only train_step reads it.
+};
+
+/// The loss accumulated on the device since the last take_loss.
+struct DeviceLoss {
+  double sum = 0;          ///< Sum of the per-step mean losses.
+  bool nonfinite = false;  ///< Some step's mean loss was not finite.
+};
+
+class CudaModel {
+ public:
+  /// Copies `init`'s parameters to the current device and plans every layer.
+  /// Throws UsageError when an operator cannot run this shape (with its
+  /// reason) and CudaError on a CUDA failure. Synchronises once (setup).
+  CudaModel(CpuModel& init, const CudaModelOptions& options);
+  ~CudaModel();
+  CudaModel(const CudaModel&) = delete;
+  CudaModel& operator=(const CudaModel&) = delete;
+
+  const CudaModelOptions& options() const { return options_; }
+  const ModelShape& shape() const { return shape_; }
+
+  /// The device float both SGD updates read as the learning rate.
+  float* learning_rate() { return lr_.data(); }
+
+  /// Enqueues one SGD step on `stream`: forward, loss (added to the device
+  /// accumulator), backward, dense and sparse updates at *learning_rate().
+  void train_step(const DeviceBatch& batch, cudaStream_t stream);
+
+  /// Enqueues the forward pass and copies the fp32 logits of the batch
+  /// (options.batch of them) to `logits` (device memory). Touches no parameter
+  /// and no loss.
+  void forward_logits(const DeviceBatch& batch, float* logits, cudaStream_t stream);
+
+  /// Reads the loss accumulator and the non-finite flag (one counted host
+  /// sync on `stream`) and resets both.
+  DeviceLoss take_loss(cudaStream_t stream);
+
+  /// Downloads dense parameter `index` (CpuModel::dense_parameters order) as
+  /// fp32 master values (synchronous: checks and tests only).
+  std::vector<float> dense_parameter(size_t index) const;
+  /// Downloads row `row` of embedding table `table` (synchronous).
+  std::vector<float> embedding_row(int table, int64_t row) const;
+
+ private:
+  struct Layer;
+  struct Slot {  // one dense parameter tensor inside the flat allocations
+    int64_t offset = 0;
+    int64_t size = 0;
+  };
+
+  void build_mlp(const std::vector<int>& widths, int64_t in, bool bottom, size_t first_slot);
+  void check_operators();
+  const void* first_input(const DeviceBatch& batch) const;
+  void forward(const DeviceBatch& batch, cudaStream_t stream);
+  void backward(const DeviceBatch& batch, cudaStream_t stream);
+  void optimizer(const DeviceBatch& batch, cudaStream_t stream);
+  void* weights(const Slot& s);
+  void* gradients(const Slot& s);
+
+  ModelShape shape_;
+  CudaModelOptions options_;
+  bool bf16_ = false;
+  int num_tables_ = 0;
+  int64_t interaction_width_ = 0;
+  int64_t total_rows_ = 0;
+  struct LtDeleter {
+    void operator()(cublasLtContext* handle) const;
+  };
+  std::unique_ptr<cublasLtContext, LtDeleter> lt_;  // declared before the layers: outlives them
+
+  template <typename T>
+  using Buffer = kernels::cuda::DeviceBuffer<T>;
+
+  // Parameters: every dense tensor in one flat allocation (offsets padded to
+  // 8 elements, so each tensor is 16-byte aligned in fp32 and in bf16).
+  std::vector<Slot> slots_;
+  int64_t dense_count_ = 0;
+  Buffer<float> dense_;            // fp32 master values
+  Buffer<float> grad_;             // fp32 gradients (bf16: widened from grad_bf16_)
+  Buffer<uint16_t> dense_bf16_;    // bf16 copies the GEMMs read (bf16 only)
+  Buffer<uint16_t> grad_bf16_;     // the GEMMs' bf16 gradients (bf16 only)
+  Buffer<float> tables_;           // [total_rows, D]
+  Buffer<int64_t> table_offsets_;  // [T]
+  Buffer<float> lr_;               // [1]
+  Buffer<float> loss_state_;       // [0]: loss sum (float), [1]: non-finite flag (int32 bits)
+
+  std::vector<std::unique_ptr<Layer>> bottom_, top_;
+
+  // Activations and gradients outside the Linear layers, fp32.
+  Buffer<float> emb_, demb_;          // [B, T, D]
+  Buffer<float> inter_, dinter_;      // [B, W]
+  // bf16 only: the casts at the layer boundaries.
+  Buffer<uint16_t> dense_in_bf16_;    // [B, num_dense]
+  Buffer<float> bottom_out_f32_;      // [B, D]
+  Buffer<float> bottom_dx_f32_;       // [B, D]
+  Buffer<uint16_t> inter_bf16_;       // [B, W]
+  Buffer<uint16_t> dinter_bf16_;      // [B, W]
+  Buffer<float> logits_f32_, dlogit_f32_;  // [B]
+  // Views: the fp32 tensors the interaction and the loss read and write
+  // (the Linear buffers themselves in tf32, the casts' buffers in bf16).
+  float* x_f32_ = nullptr;
+  float* dx_f32_ = nullptr;
+  float* logits_ = nullptr;
+  float* dlogit_ = nullptr;
+
+  Buffer<uint8_t> workspace_;  // shared by every operator (they run one after another)
+};
+
+}  // namespace perflab::dlrm
