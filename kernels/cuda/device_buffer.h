@@ -47,12 +47,12 @@ class DeviceBuffer {
   /// Synchronous copies (setup and tests only; never inside run()).
   void upload(const std::vector<T>& host) {
     if (!host.empty()) {
-      PERFLAB_CUDA_CHECK(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+      PERFLAB_CUDA_CHECK(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));  // sync outside the iteration: setup
     }
   }
   std::vector<T> download() const {
     std::vector<T> host(count_);
-    if (count_ > 0) PERFLAB_CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
+    if (count_ > 0) PERFLAB_CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));  // sync outside the iteration: tests and read-back
     return host;
   }
   void zero() {

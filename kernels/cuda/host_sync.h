@@ -1,7 +1,9 @@
 // Every host synchronisation a training iteration may make goes through
 // these wrappers, which count it. The sync-free toggle is proven by the
-// count: a sync-free iteration makes none. (A test greps the CUDA
-// workloads for synchronising runtime calls made outside this file.)
+// count: a sync-free iteration makes none. tests/lint/host_sync_test.sh
+// fails on any synchronising runtime call in the CUDA operators and CUDA
+// workload runs that is made directly and not marked, on its line, as
+// outside the iteration ("// sync outside the iteration: why").
 #pragma once
 
 #include <cuda_runtime.h>

@@ -97,7 +97,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   tables_ = Buffer<float>(count(total_rows_ * dim));
   for (int t = 0; t < num_tables_; ++t) {
     const size_t bytes = count(shape_.table_sizes[t] * dim) * sizeof(float);
-    PERFLAB_CUDA_CHECK(cudaMemcpy(tables_.data() + offsets[t] * dim, init.embedding_row(t, 0), bytes,
+    PERFLAB_CUDA_CHECK(cudaMemcpy(tables_.data() + offsets[t] * dim, init.embedding_row(t, 0), bytes,  // sync outside the iteration: setup: initial tables
                                   cudaMemcpyHostToDevice));
   }
   table_offsets_ = Buffer<int64_t>(offsets);
@@ -369,7 +369,7 @@ DeviceLoss CudaModel::take_loss(cudaStream_t stream) {
 std::vector<float> CudaModel::dense_parameter(size_t index) const {
   const Slot& s = slots_.at(index);
   std::vector<float> out(count(s.size));
-  PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), dense_.data() + s.offset, out.size() * sizeof(float),
+  PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), dense_.data() + s.offset, out.size() * sizeof(float),  // sync outside the iteration: read-back for tests and the gate
                                 cudaMemcpyDeviceToHost));
   return out;
 }
@@ -378,7 +378,7 @@ std::vector<float> CudaModel::embedding_row(int table, int64_t row) const {
   int64_t first = 0;
   for (int t = 0; t < table; ++t) first += shape_.table_sizes.at(static_cast<size_t>(t));
   std::vector<float> out(count(shape_.embed_dim));
-  PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), tables_.data() + (first + row) * shape_.embed_dim,
+  PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), tables_.data() + (first + row) * shape_.embed_dim,  // sync outside the iteration: read-back for tests and the gate
                                 out.size() * sizeof(float), cudaMemcpyDeviceToHost));
   return out;
 }

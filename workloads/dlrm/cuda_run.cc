@@ -173,8 +173,8 @@ class CudaRun final : public DlrmCudaRun {
 
   ~CudaRun() override {
     // Let pending copies and steps finish before their buffers go.
-    cudaStreamSynchronize(copy_.stream);
-    cudaStreamSynchronize(compute_.stream);
+    cudaStreamSynchronize(copy_.stream);  // sync outside the iteration: destructor
+    cudaStreamSynchronize(compute_.stream);  // sync outside the iteration: destructor
   }
 
   void train_iteration(int64_t iteration) override {
@@ -257,7 +257,7 @@ class CudaRun final : public DlrmCudaRun {
   /// The runner's window boundary (never inside an iteration): a plain,
   /// uncounted wait for the compute stream, which has waited on every copy
   /// its steps read.
-  void synchronize() override { PERFLAB_CUDA_CHECK(cudaStreamSynchronize(compute_.stream)); }
+  void synchronize() override { PERFLAB_CUDA_CHECK(cudaStreamSynchronize(compute_.stream)); }  // sync outside the iteration: the runner's window boundary
 
   DeviceIterationTimer* device_timer() override { return &timer_; }
 

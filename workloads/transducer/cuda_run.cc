@@ -145,11 +145,11 @@ class CudaRun final : public TrainingRun {
       }
       workspace_ = kc::DeviceBuffer<unsigned char>(std::max<size_t>(ws, 1));
     }
-    PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());  // sync outside the iteration: setup
   }
 
   ~CudaRun() override {
-    cudaStreamSynchronize(stream_);
+    cudaStreamSynchronize(stream_);  // sync outside the iteration: destructor
     for (cudaGraphExec_t g : graphs_exec_) {
       if (g) cudaGraphExecDestroy(g);
     }
@@ -218,7 +218,7 @@ class CudaRun final : public TrainingRun {
   }
 
   double evaluate() override { throw Error("internal: the transducer workload has no quality metric"); }
-  void synchronize() override { PERFLAB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void synchronize() override { PERFLAB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }  // sync outside the iteration: the runner's window boundary
   DeviceIterationTimer* device_timer() override { return timer_.get(); }
 
   CorrectnessReport check_correctness() override {
@@ -319,7 +319,7 @@ class CudaRun final : public TrainingRun {
 std::vector<float> download(const void* device, size_t count, kc::RnntDType dtype) {
   const size_t bytes = kc::rnnt_dtype_bytes(dtype);
   std::vector<unsigned char> raw(count * bytes);
-  if (count > 0) PERFLAB_CUDA_CHECK(cudaMemcpy(raw.data(), device, raw.size(), cudaMemcpyDeviceToHost));
+  if (count > 0) PERFLAB_CUDA_CHECK(cudaMemcpy(raw.data(), device, raw.size(), cudaMemcpyDeviceToHost));  // sync outside the iteration: the gate reads results back
   std::vector<float> out(count);
   for (size_t i = 0; i < count; ++i) out[i] = decode_one(raw.data() + i * bytes, dtype);
   return out;
