@@ -1,0 +1,97 @@
+// Throughput results end to end in memory: the runner's record serialised
+// by result_to_json (kind, score, gate, work and floor), accepted by
+// validate_result, rendered as the per-invocation report and summary.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness/result.h"
+#include "harness/runner.h"
+#include "reports/throughput_report.h"
+
+namespace perflab {
+namespace {
+
+InvocationRecord throughput_record(bool gate_passes) {
+  InvocationRecord rec;
+  rec.spec.workload = "transducer";
+  rec.spec.preset = "mlperf";
+  rec.spec.mode = RunMode::kThroughput;
+  rec.spec.iterations = 50;
+  rec.spec.warmup_iterations = 5;
+  rec.spec.seeds = {1, 2, 3};
+  rec.spec.threads = 16;
+  rec.spec.backend = Backend::kCuda;
+  rec.plan.global_batch_size = 64;
+  rec.plan.iterations_per_epoch = 4;
+  rec.plan.train_samples = 256;
+  rec.plan.sample_unit = "sequences";
+  rec.plan.work.bytes = 4e9;
+  rec.plan.work.floor_ms = 1.2;
+  rec.plan.work.floor_basis = "bytes / 3352 GB/s (test)";
+  for (uint64_t seed : rec.spec.seeds) {
+    RunRecord r;
+    r.seed = seed;
+    r.success = gate_passes || seed != 2;
+    r.status = r.success ? "success" : "aborted";
+    r.correctness = CorrectnessReport{r.success, r.success ? "costs within 1e-4" : "costs off by 3"};
+    r.reason = (r.success ? "correctness gate passed: " : "correctness gate failed: ") + r.correctness->detail;
+    r.throughput = 1000.0 * static_cast<double>(seed);
+    r.iteration_ms = summarize({2.0, 2.0, 2.0});
+    r.host_iteration_ms = summarize({0.05, 0.05});
+    r.device_timed = true;
+    r.log_file = "run_" + std::to_string(seed - 1) + ".log";
+    rec.runs.push_back(r);
+  }
+  rec.score = score_runs(rec.runs, RunMode::kThroughput);
+  return rec;
+}
+
+TEST(ThroughputResult, SerialisesKindScoreGateAndFloor) {
+  nlohmann::json j = result_to_json(throughput_record(true), {{"cpu_model", "test"}});
+  EXPECT_EQ(validate_result(j), "");
+  EXPECT_EQ(j["kind"], "throughput");
+  EXPECT_TRUE(j["quality"]["target"].is_null());
+  EXPECT_TRUE(j["score"]["time_to_train_s"].is_null());
+  EXPECT_DOUBLE_EQ(j["score"]["throughput_samples_per_s"].get<double>(), 2000.0);  // median of 1000, 2000, 3000
+  EXPECT_EQ(j["score"]["method"], "median of 3");
+  EXPECT_EQ(j["runs"][0]["iteration_timer"], "cuda events");
+  EXPECT_EQ(j["runs"][0]["correctness"]["passed"], true);
+  EXPECT_DOUBLE_EQ(j["work"]["median_iteration_ms"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(j["work"]["achieved_gbytes_per_s"].get<double>(), 2000.0);  // 4e9 B / 2 ms
+  EXPECT_DOUBLE_EQ(j["work"]["times_floor"].get<double>(), 2.0 / 1.2);
+  EXPECT_EQ(j["spec"]["mode"], "throughput");
+}
+
+TEST(ThroughputResult, FailedGateLeavesNoScoreAndSaysWhich) {
+  nlohmann::json j = result_to_json(throughput_record(false), {{"cpu_model", "test"}});
+  EXPECT_EQ(validate_result(j), "");
+  EXPECT_TRUE(j["score"]["throughput_samples_per_s"].is_null());
+  EXPECT_EQ(j["score"]["reason"], "seed 2: correctness gate failed: costs off by 3");
+  std::string summary = reports::render_run_summary(j);
+  EXPECT_NE(summary.find("throughput: no score: seed 2: correctness gate failed: costs off by 3"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("gate FAILED: costs off by 3"), std::string::npos) << summary;
+}
+
+TEST(ThroughputReport, MarkdownHasRunsGateAndFloor) {
+  nlohmann::json j = result_to_json(throughput_record(true), {{"cpu_model", "test"}});
+  std::string md = reports::render_run_markdown(j);
+  EXPECT_NE(md.find("# perflab: transducer (preset mlperf) on cuda"), std::string::npos) << md;
+  EXPECT_NE(md.find("- mode: throughput, 50 timed iterations after 5 warm-up, batch 64"), std::string::npos) << md;
+  EXPECT_NE(md.find("| # | seed | status | sequences/s | iteration p50 (ms) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1 | 2 | success | 2000 | 2.0000 | 2.0000 | cuda events | 0.0500 | passed: costs within 1e-4 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("**Throughput:** 2000 sequences/s (median of 3)"), std::string::npos) << md;
+  EXPECT_NE(md.find("- roofline floor: 1.2000 ms (bytes / 3352 GB/s (test)); measured / floor: 1.67x"),
+            std::string::npos)
+      << md;
+  std::string summary = reports::render_run_summary(j);
+  EXPECT_NE(summary.find("roofline floor 1.2000 ms; measured 2.0000 ms = 1.67x the floor"), std::string::npos)
+      << summary;
+}
+
+}  // namespace
+}  // namespace perflab
