@@ -17,7 +17,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/host_sync.h"
 #include "kernels/cuda/linear.h"
-#include "tests/support/bf16.h"
+#include "tests/support/half_precision.h"
 #include "tests/support/cuda_device.h"
 #include "tests/support/random.h"
 

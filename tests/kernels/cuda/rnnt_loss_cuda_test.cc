@@ -12,8 +12,8 @@
 //                   error of every gradient term; rtol 0 for fp32, 2^-8 for
 //                   bf16, 2^-10 for fp16 outputs (one rounding of the result).
 //   padding rows of a padded gradient: exactly 0.
-// The first tests need no device (can_implement, workspace sizes, the host
-// half-precision conversions these tests use); the rest skip without one.
+// They skip without a device; rnnt_loss_cuda_host_test.cc has the checks
+// that need none (can_implement, workspace sizes).
 #include "kernels/cuda/rnnt_loss.h"
 
 #include <gtest/gtest.h>
@@ -34,6 +34,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/host_sync.h"
 #include "tests/support/cuda_device.h"
+#include "tests/support/half_precision.h"
 #include "tests/support/random.h"
 
 namespace perflab::kernels::cuda {
@@ -42,57 +43,10 @@ namespace {
 using Variant = RnntLoss::Variant;
 using cpu::RnntReduction;
 using cpu::RnntShape;
-
-// ---- host fp16/bf16 encodings (round to nearest even) ----
-
-uint16_t bf16_bits(float x) {
-  if (std::isnan(x)) return 0x7FC0;
-  uint32_t bits = 0;
-  std::memcpy(&bits, &x, 4);
-  bits += 0x7FFFu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>(bits >> 16);
-}
-
-float bf16_value(uint16_t h) {
-  const uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float x = 0;
-  std::memcpy(&x, &bits, 4);
-  return x;
-}
-
-uint16_t fp16_bits(float x) {
-  if (std::isnan(x)) return 0x7E00;
-  const uint16_t sign = std::signbit(x) ? 0x8000 : 0;
-  const double a = std::fabs(static_cast<double>(x));
-  if (a >= 65520.0) return static_cast<uint16_t>(sign | 0x7C00);  // rounds to inf
-  if (a < std::ldexp(1.0, -14)) {  // subnormal: multiples of 2^-24
-    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(a, 24))));
-  }
-  int e = 0;
-  const double fraction = std::frexp(a, &e);  // a = fraction * 2^e, fraction in [0.5, 1)
-  int exponent = e - 1 + 15;
-  int mantissa = static_cast<int>(std::nearbyint((2 * fraction - 1) * 1024));
-  if (mantissa == 1024) {
-    mantissa = 0;
-    ++exponent;
-  }
-  if (exponent >= 31) return static_cast<uint16_t>(sign | 0x7C00);
-  return static_cast<uint16_t>(sign | (exponent << 10) | mantissa);
-}
-
-float fp16_value(uint16_t h) {
-  const int exponent = (h >> 10) & 31;
-  const int mantissa = h & 1023;
-  double value = 0;
-  if (exponent == 0) {
-    value = std::ldexp(mantissa, -24);
-  } else if (exponent == 31) {
-    value = mantissa == 0 ? INFINITY : NAN;
-  } else {
-    value = std::ldexp(1024 + mantissa, exponent - 25);
-  }
-  return static_cast<float>((h & 0x8000) ? -value : value);
-}
+using test_support::from_bf16;
+using test_support::from_fp16;
+using test_support::to_bf16;
+using test_support::to_fp16;
 
 /// Element bytes of `values` in `dtype`.
 std::vector<uint8_t> encode(const std::vector<float>& values, RnntDType dtype) {
@@ -101,7 +55,7 @@ std::vector<uint8_t> encode(const std::vector<float>& values, RnntDType dtype) {
     if (dtype == RnntDType::kFloat32) {
       std::memcpy(&bytes[4 * i], &values[i], 4);
     } else {
-      const uint16_t h = dtype == RnntDType::kBFloat16 ? bf16_bits(values[i]) : fp16_bits(values[i]);
+      const uint16_t h = dtype == RnntDType::kBFloat16 ? to_bf16(values[i]) : to_fp16(values[i]);
       std::memcpy(&bytes[2 * i], &h, 2);
     }
   }
@@ -117,7 +71,7 @@ std::vector<float> decode(const std::vector<uint8_t>& bytes, RnntDType dtype) {
     } else {
       uint16_t h = 0;
       std::memcpy(&h, &bytes[2 * i], 2);
-      values[i] = dtype == RnntDType::kBFloat16 ? bf16_value(h) : fp16_value(h);
+      values[i] = dtype == RnntDType::kBFloat16 ? from_bf16(h) : from_fp16(h);
     }
   }
   return values;
@@ -335,133 +289,6 @@ const std::vector<RnntDType> kAllDtypes = {RnntDType::kFloat32, RnntDType::kBFlo
                                            RnntDType::kFloat16};
 const std::vector<RnntReduction> kAllReductions = {RnntReduction::kNone, RnntReduction::kSum,
                                                    RnntReduction::kMean};
-
-// ---- no device needed ----
-
-/// A well-formed padded problem whose device pointers are host addresses
-/// (can_implement never dereferences them).
-struct FakeProblem {
-  alignas(16) float storage[64] = {};
-  int32_t ints[8] = {};
-  int64_t offsets[4] = {};
-  RnntLossArguments args;
-  FakeProblem() {
-    args.shape = {3, 7, 4, 5};
-    args.logits = storage;
-    args.grad = storage + 8;
-    args.labels = ints;
-    args.logit_lengths = ints;
-    args.label_lengths = ints;
-    args.costs = storage + 16;
-    args.loss = storage + 20;
-  }
-};
-
-TEST(RnntLossCudaHost, CanImplementAcceptsWellFormedProblems) {
-  FakeProblem f;
-  for (Variant v : {Variant::kUnfused, Variant::kFused}) {
-    EXPECT_TRUE(RnntLoss::can_implement(f.args, v).ok()) << RnntLoss::can_implement(f.args, v).reason();
-    RnntLossArguments packed = f.args;
-    packed.layout = TransducerLayout::kPacked;
-    packed.packed_offsets = f.offsets;
-    packed.packed_rows = 50;
-    EXPECT_TRUE(RnntLoss::can_implement(packed, v).ok());
-    RnntLossArguments costs_only = f.args;
-    costs_only.grad = nullptr;
-    costs_only.loss = nullptr;
-    EXPECT_TRUE(RnntLoss::can_implement(costs_only, v).ok());
-    RnntLossArguments empty;  // B = 0: nothing to read
-    empty.shape = {0, 0, 0, 5};
-    EXPECT_TRUE(RnntLoss::can_implement(empty, v).ok());
-  }
-}
-
-TEST(RnntLossCudaHost, CanImplementRejectsBadProblemsWithAReason) {
-  struct Case {
-    const char* what;
-    void (*mutate)(RnntLossArguments&);
-    const char* reason;
-  };
-  const Case cases[] = {
-      {"vocab 0", [](RnntLossArguments& a) { a.shape.vocab = 0; }, "vocab >= 1"},
-      {"negative batch", [](RnntLossArguments& a) { a.shape.batch = -1; }, "invalid shape"},
-      {"no frames", [](RnntLossArguments& a) { a.shape.max_time = 0; }, "max_time must be >= 1"},
-      {"blank 5 of 5", [](RnntLossArguments& a) { a.options.blank = 5; }, "blank index 5"},
-      {"blank -2", [](RnntLossArguments& a) { a.options.blank = -2; }, "blank index -2"},
-      {"packed without offsets",
-       [](RnntLossArguments& a) { a.layout = TransducerLayout::kPacked; }, "packed_offsets"},
-      {"null logits", [](RnntLossArguments& a) { a.logits = nullptr; }, "logits is null"},
-      {"null labels", [](RnntLossArguments& a) { a.labels = nullptr; }, "labels is null"},
-      {"null lengths", [](RnntLossArguments& a) { a.label_lengths = nullptr; }, "label_lengths"},
-      {"null costs", [](RnntLossArguments& a) { a.costs = nullptr; }, "costs is null"},
-      {"grad aliases logits", [](RnntLossArguments& a) { a.grad = const_cast<void*>(a.logits); },
-       "alias"},
-      {"misaligned fp32 grad",
-       [](RnntLossArguments& a) { a.grad = static_cast<char*>(a.grad) + 2; }, "aligned"},
-      {"B*T over 2^31", [](RnntLossArguments& a) { a.shape.batch = a.shape.max_time = 1 << 16; },
-       "B*T"},
-  };
-  for (const Case& c : cases) {
-    FakeProblem f;
-    c.mutate(f.args);
-    for (Variant v : {Variant::kUnfused, Variant::kFused}) {
-      const Status status = RnntLoss::can_implement(f.args, v);
-      EXPECT_FALSE(status.ok()) << c.what;
-      EXPECT_NE(status.reason().find(c.reason), std::string::npos)
-          << c.what << ": reason was \"" << status.reason() << "\"";
-      EXPECT_EQ(status.reason().find('\n'), std::string::npos) << c.what;
-      EXPECT_EQ(RnntLoss::workspace_bytes(f.args, v), 0u) << c.what;
-      // run() refuses before touching the device.
-      EXPECT_FALSE(RnntLoss().run(f.args, v, nullptr, nullptr).ok()) << c.what;
-    }
-  }
-  // Packed rows must fit the padded grid.
-  FakeProblem f;
-  f.args.layout = TransducerLayout::kPacked;
-  f.args.packed_offsets = f.offsets;
-  f.args.packed_rows = 3 * 7 * 5 + 1;
-  EXPECT_NE(RnntLoss::can_implement(f.args, Variant::kFused).reason().find("packed_rows"),
-            std::string::npos);
-}
-
-TEST(RnntLossCudaHost, WorkspaceSizes) {
-  FakeProblem f;  // 3*7*5 = 105 rows, V = 5
-  const auto aligned = [](size_t bytes) { return (bytes + 255) / 256 * 256; };
-  EXPECT_EQ(RnntLoss::rows(f.args), 105);
-  EXPECT_EQ(RnntLoss::workspace_bytes(f.args, Variant::kUnfused),
-            aligned(105 * 5 * 4) + 2 * aligned(105 * 4));
-  EXPECT_EQ(RnntLoss::workspace_bytes(f.args, Variant::kFused), 5 * aligned(105 * 4));
-  f.args.layout = TransducerLayout::kPacked;
-  f.args.packed_offsets = f.offsets;
-  f.args.packed_rows = 70;
-  EXPECT_EQ(RnntLoss::rows(f.args), 70);
-  EXPECT_EQ(RnntLoss::workspace_bytes(f.args, Variant::kUnfused),
-            aligned(70 * 5 * 4) + 2 * aligned(70 * 4));
-  EXPECT_EQ(RnntLoss::workspace_bytes(f.args, Variant::kFused), 5 * aligned(70 * 4));
-  // A valid problem without its workspace is refused, not run.
-  EXPECT_NE(RnntLoss().run(f.args, Variant::kFused, nullptr, nullptr).reason().find("workspace"),
-            std::string::npos);
-}
-
-TEST(RnntLossCudaHost, HalfPrecisionEncodingsRoundTrip) {
-  for (float x : {0.0f, 1.0f, -2.5f, 3.0f, -3.0f, 0.015625f, 1.0f / 3, 65504.0f, 1e-6f, -6e-8f}) {
-    EXPECT_EQ(fp16_value(fp16_bits(fp16_value(fp16_bits(x)))), fp16_value(fp16_bits(x))) << x;
-    EXPECT_NEAR(fp16_value(fp16_bits(x)), x, std::fabs(x) * std::ldexp(1.0, -11) + 3e-8) << x;
-    EXPECT_NEAR(bf16_value(bf16_bits(x)), x, std::fabs(x) * std::ldexp(1.0, -8)) << x;
-  }
-  EXPECT_EQ(fp16_bits(1.0f), 0x3C00);
-  EXPECT_EQ(fp16_bits(-2.0f), 0xC000);
-  EXPECT_EQ(fp16_bits(65504.0f), 0x7BFF);
-  EXPECT_EQ(fp16_bits(std::ldexp(1.0f, -24)), 0x0001);
-  EXPECT_EQ(bf16_bits(1.0f), 0x3F80);
-  EXPECT_TRUE(std::isnan(fp16_value(fp16_bits(NAN))));
-  EXPECT_TRUE(std::isnan(bf16_value(bf16_bits(NAN))));
-  for (int k = -192; k <= 192; ++k) {  // the test logits are exact in both
-    const float x = static_cast<float>(k) / 64;
-    EXPECT_EQ(fp16_value(fp16_bits(x)), x);
-    EXPECT_EQ(bf16_value(bf16_bits(x)), x);
-  }
-}
 
 // ---- device ----
 
