@@ -1,5 +1,7 @@
 // Device probing for builds without CUDA: there is never a device.
 #include "harness/device.h"
+#include "harness/error.h"
+#include "harness/step_driver.h"
 
 namespace perflab {
 namespace {
@@ -20,5 +22,7 @@ bool device_smoke_test(int /*device*/, std::string* reason) {
 }
 
 std::string built_cuda_architectures() { return "none"; }
+
+std::unique_ptr<DeviceOps> make_cuda_device_ops() { throw Error(kNoCuda); }
 
 }  // namespace perflab

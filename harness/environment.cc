@@ -131,14 +131,13 @@ json device_json(const DeviceInfo& d) {
           {"pci_bus_id", d.pci_bus_id}};
 }
 
-json cuda_info() {
+json cuda_info(const DeviceProbe& probe) {
   json cuda = json::object();
 #ifdef PERFLAB_HAVE_CUDA
   cuda["built"] = true;
 #else
   cuda["built"] = false;
 #endif
-  const DeviceProbe probe = probe_devices();
   cuda["available"] = probe.available;
   if (!probe.available) cuda["reason"] = probe.reason;
 #ifdef PERFLAB_HAVE_CUDA
@@ -228,7 +227,9 @@ void add_cuda_rows(const json& cuda, std::vector<std::pair<std::string, std::str
 
 }  // namespace
 
-json capture_environment() {
+json capture_environment() { return capture_environment(probe_devices()); }
+
+json capture_environment(const DeviceProbe& probe) {
   json env = json::object();
   env["hostname"] = hostname();
   struct utsname u {};
@@ -246,7 +247,7 @@ json capture_environment() {
   env["openblas"] = openblas_info();
   env["openmp_max_threads"] = omp_get_max_threads();
   env["env"] = env_vars();
-  env["cuda"] = cuda_info();
+  env["cuda"] = cuda_info(probe);
   return env;
 }
 

@@ -4,8 +4,11 @@
 // no device is usable.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/device.h"
 
 namespace perflab {
 
@@ -21,6 +24,8 @@ namespace perflab {
 /// Versions are strings such as "13.0" or "9.19.0". Never throws for a
 /// missing device or driver.
 nlohmann::json capture_environment();
+/// The same, with devices as `probe` found them (no second probe).
+nlohmann::json capture_environment(const DeviceProbe& probe);
 
 /// Renders a captured environment as aligned `label  value` lines for
 /// `perflab env`. Fields missing from `env` are left out, so environments

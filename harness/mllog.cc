@@ -97,6 +97,7 @@ void MllogWriter::FileCloser::operator()(std::FILE* f) const { std::fclose(f); }
 
 MllogWriter::MllogWriter(std::string path, MllogClock clock)
     : path_(std::move(path)), clock_(std::move(clock)) {
+  if (path_.empty()) return;  // a rank other than 0: logs nothing
   errno = 0;
   file_.reset(std::fopen(path_.c_str(), "w"));
   if (!file_) {
@@ -121,6 +122,7 @@ void MllogWriter::log(MllogSource source, std::string_view key, const OrderedJso
     }
   }
 
+  if (!file_) return;
   std::lock_guard<std::mutex> lock(mutex_);
   std::string line = format_mllog_line(clock_(), key, value, full);
   line += '\n';

@@ -48,7 +48,8 @@ std::string format_mllog_line(int64_t time_ms, std::string_view key,
 class MllogWriter {
  public:
   /// Creates (truncates) `path`. Throws perflab::Error naming the path and
-  /// the system's reason when it cannot be opened.
+  /// the system's reason when it cannot be opened. An empty path writes
+  /// nothing (ranks other than 0: only rank 0 logs).
   explicit MllogWriter(std::string path, MllogClock clock = unix_time_ms);
   ~MllogWriter();
   MllogWriter(const MllogWriter&) = delete;

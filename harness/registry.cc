@@ -15,6 +15,18 @@ const Preset* WorkloadInfo::find_preset(const std::string& preset) const {
   return nullptr;
 }
 
+std::vector<RunMode> WorkloadInfo::modes() const {
+  if (kind == WorkloadKind::kTimedStep) return {RunMode::kThroughput};
+  return {RunMode::kTimeToTrain, RunMode::kThroughput};
+}
+
+const ToggleRule* WorkloadInfo::toggle_rule(Toggle toggle) const {
+  for (const auto& rule : toggle_rules) {
+    if (rule.toggle == toggle) return &rule;
+  }
+  return nullptr;
+}
+
 Registry& Registry::instance() {
   static Registry registry;
   return registry;

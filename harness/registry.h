@@ -8,12 +8,32 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/run_context.h"
 #include "harness/workload.h"
 
 namespace perflab {
+
+/// Where a toggle can be honoured, declared once by the workload as data;
+/// the harness applies the rules when it resolves a spec (run_spec.cc).
+struct ToggleRule {
+  Toggle toggle = Toggle::kFused;
+  std::vector<Backend> backends;  ///< Backends whose implementation honours it.
+  std::string unsupported;        ///< Why not, on every other backend.
+  /// Another toggle that must be in effect for this one to take effect
+  /// (graph capture needs the sync-free step), and why.
+  std::optional<Toggle> needs;
+  std::string needs_why;
+};
+
+/// What a workload's seeds give the harness.
+enum class WorkloadKind {
+  kTimedStep,  ///< A timed step with a correctness gate: throughput mode only.
+  kTrainable,  ///< A model trained to a quality target: time to train (default) and throughput.
+};
 
 struct WorkloadInfo {
   std::string name;
@@ -22,21 +42,26 @@ struct WorkloadInfo {
   std::vector<Preset> presets;
   std::string default_preset;
   std::vector<Backend> backends;  ///< Backends this workload implements.
-  /// Run modes this workload supports; the first is the default.
-  std::vector<RunMode> modes = {RunMode::kTimeToTrain};
-  /// Empty when `toggle` can be honoured on `backend`, else the reason it
-  /// cannot (recorded as "requested: on, in effect: off (reason)").
-  std::function<std::string(Toggle toggle, Backend backend)> toggle_unsupported;
-  /// Empty when `toggle` can take effect together with the other toggles
-  /// in effect (`toggles`), else the reason it cannot (e.g. graph capture
-  /// needs the sync-free iteration). Optional; asked after toggle_unsupported.
-  std::function<std::string(Toggle toggle, Backend backend, const ToggleSet& toggles)> toggle_conflict;
+  WorkloadKind kind = WorkloadKind::kTrainable;
+  /// The toggles it can honour; a toggle without a rule is reported as not
+  /// in effect ("<workload> has no <toggle> variant").
+  std::vector<ToggleRule> toggle_rules;
+  /// Its batch-size, learning-rate and warm-up parameters (empty: none), so
+  /// sweeps' learning-rate rules and batch-size reports work for any workload.
+  std::string batch_param;
+  std::string learning_rate_param;
+  std::string warmup_param;
   /// Prepares data and configuration; throws UsageError for bad inputs.
-  std::function<std::unique_ptr<Benchmark>(const WorkloadConfig&)> create;
+  std::function<std::unique_ptr<Benchmark>(const RunContext&)> create;
   /// Rules file for the compliance checker, per preset (relative to the
   /// source tree), empty when none is shipped.
   std::function<std::string(const std::string& preset)> rules_file;
 
+  /// Run modes, the default first: time to train and throughput for a
+  /// trainable workload, throughput for a timed step.
+  std::vector<RunMode> modes() const;
+  /// The rule of `toggle`, or null.
+  const ToggleRule* toggle_rule(Toggle toggle) const;
   const Preset* find_preset(const std::string& preset) const;
 };
 

@@ -16,6 +16,14 @@ nlohmann::json optional_json(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+nlohmann::json execution_to_json(const ExecutionRecord& e) {
+  return {{"cuda_graphs",
+           {{"used", e.graphs_used}, {"captured", e.graphs_captured}, {"replayed", e.graph_replays},
+            {"note", e.graphs_note}}},
+          {"host_syncs_per_iteration",
+           {{"min", e.syncs_min}, {"max", e.syncs_max}, {"expected", e.expected_syncs}}}};
+}
+
 nlohmann::json run_to_json(const RunRecord& r) {
   nlohmann::json curve = nlohmann::json::array();
   for (const auto& q : r.quality_curve) {
@@ -31,7 +39,7 @@ nlohmann::json run_to_json(const RunRecord& r) {
           {"eval_s", r.eval_s},
           {"iterations", r.iterations},
           {"samples", r.samples},
-          {"epochs", r.epochs},
+          {"epochs", r.epochs ? nlohmann::json(*r.epochs) : nlohmann::json(nullptr)},
           {"throughput_samples_per_s", r.throughput},
           {"iteration_ms", r.iteration_ms.to_json()},
           {"host_iteration_ms", r.host_iteration_ms.to_json()},
@@ -40,6 +48,7 @@ nlohmann::json run_to_json(const RunRecord& r) {
           {"correctness", r.correctness ? nlohmann::json{{"passed", r.correctness->passed},
                                                          {"detail", r.correctness->detail}}
                                         : nlohmann::json(nullptr)},
+          {"execution", r.execution ? execution_to_json(*r.execution) : nlohmann::json(nullptr)},
           {"quality_curve", curve},
           {"log", r.log_file}};
 }
@@ -71,41 +80,53 @@ nlohmann::json work_to_json(const IterationWork& work, const std::vector<RunReco
 /// Time to train: metric, target and ceiling. Throughput runs have no
 /// quality target (their gate is the correctness check): target is null.
 nlohmann::json quality_json(const InvocationRecord& rec) {
-  const TrainingPlan& plan = rec.plan;
-  if (rec.spec.mode == RunMode::kThroughput) {
+  if (rec.spec.mode == RunMode::kThroughput || !rec.training) {
     return {{"metric", "correctness gate"}, {"target", nullptr}, {"ceiling", nullptr}};
   }
+  const TrainingPlan& plan = *rec.training;
   return {{"metric", plan.quality_metric},
           {"target", plan.quality_target},
           {"ceiling", optional_json(plan.quality_ceiling)}};
 }
 
+nlohmann::json plan_json(const InvocationRecord& rec) {
+  const StepPlan& step = rec.step;
+  nlohmann::json plan = {{"global_batch_size", step.batch_size},
+                         {"precision", step.precision},
+                         {"hyperparameters", step.hyperparameters},
+                         {"data", step.data},
+                         {"sample_unit", step.sample_unit},
+                         {"train_samples", nullptr},
+                         {"eval_samples", nullptr},
+                         {"iterations_per_epoch", nullptr},
+                         {"max_epochs", nullptr},
+                         {"eval_interval_epochs", nullptr}};
+  if (rec.training) {
+    const TrainingPlan& t = *rec.training;
+    plan["train_samples"] = t.train_samples;
+    plan["eval_samples"] = t.eval_samples;
+    plan["iterations_per_epoch"] = t.iterations_per_epoch;
+    plan["max_epochs"] = t.max_epochs;
+    plan["eval_interval_epochs"] = t.eval_interval_epochs;
+  }
+  return plan;
+}
+
 }  // namespace
 
 nlohmann::json result_to_json(const InvocationRecord& rec, const nlohmann::json& environment) {
-  const TrainingPlan& plan = rec.plan;
   const bool throughput = rec.spec.mode == RunMode::kThroughput;
   nlohmann::json runs = nlohmann::json::array();
   for (const auto& r : rec.runs) runs.push_back(run_to_json(r));
   return {
       {"schema_version", kResultSchemaVersion},
       {"created", utc_now("%Y-%m-%dT%H:%M:%SZ")},
-      {"kind", rec.spec.mode == RunMode::kThroughput ? "throughput" : "time_to_train"},
+      {"kind", result_kind(rec.spec.mode)},
       {"spec", rec.spec.to_json()},
       {"environment", environment},
-      {"toggles", rec.spec.toggles.to_json()},
-      {"plan",
-       {{"train_samples", plan.train_samples},
-        {"eval_samples", plan.eval_samples},
-        {"global_batch_size", plan.global_batch_size},
-        {"iterations_per_epoch", plan.iterations_per_epoch},
-        {"max_epochs", plan.max_epochs},
-        {"eval_interval_epochs", plan.eval_interval_epochs},
-        {"precision", plan.precision},
-        {"hyperparameters", plan.hyperparameters},
-        {"data", plan.data},
-        {"sample_unit", plan.sample_unit}}},
-      {"work", work_to_json(plan.work, rec.runs)},
+      {"toggles", rec.toggles.to_json()},
+      {"plan", plan_json(rec)},
+      {"work", work_to_json(rec.step.work, rec.runs)},
       {"quality", quality_json(rec)},
       {"prepare_s", rec.prepare_s},
       {"runs", runs},
@@ -120,9 +141,10 @@ nlohmann::json result_to_json(const InvocationRecord& rec, const nlohmann::json&
 std::string validate_result(const nlohmann::json& result) {
   if (!result.is_object()) return "not a JSON object";
   if (!result.contains("schema_version")) return "no schema_version";
-  if (result["schema_version"] != kResultSchemaVersion) {
-    return fmt::format("schema_version {} (this perflab reads {})", result["schema_version"].dump(),
-                       kResultSchemaVersion);
+  if (!result["schema_version"].is_number_integer() ||
+      !result_schema_readable(result["schema_version"].get<int>())) {
+    return fmt::format("schema_version {} (this perflab reads {} to {})", result["schema_version"].dump(),
+                       kOldestReadableResultSchemaVersion, kResultSchemaVersion);
   }
   for (const char* key : {"spec", "environment", "toggles", "plan", "quality", "runs", "score"}) {
     if (!result.contains(key)) return fmt::format("missing '{}'", key);

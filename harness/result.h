@@ -10,8 +10,19 @@
 
 namespace perflab {
 
-/// Bumped whenever a field changes meaning or is removed.
-inline constexpr int kResultSchemaVersion = 1;
+/// Bumped whenever a field changes meaning or is removed. Version 2: plan's
+/// training fields are null for workloads that do not train, spec names the
+/// batch-size and learning-rate parameters, runs record their execution
+/// (graphs, host syncs) and may have null epochs.
+inline constexpr int kResultSchemaVersion = 2;
+/// The oldest version readers still accept (results from earlier perflabs).
+inline constexpr int kOldestReadableResultSchemaVersion = 1;
+
+/// Whether this perflab reads results of schema `version`: the one place
+/// that decides, for the harness and every report.
+inline bool result_schema_readable(int version) {
+  return version >= kOldestReadableResultSchemaVersion && version <= kResultSchemaVersion;
+}
 
 /// The result document: schema version, resolved spec, environment,
 /// toggles (requested and in effect), plan, per-run records and the score.

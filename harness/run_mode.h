@@ -18,6 +18,9 @@ inline const char* run_mode_name(RunMode m) {
   return m == RunMode::kTimeToTrain ? "time-to-train" : "throughput";
 }
 
+/// The valid values of --mode, as listed in error messages.
+inline constexpr const char* kRunModeNames = "time-to-train, throughput";
+
 /// The result document's `kind` for a mode: "time_to_train" or "throughput".
 inline const char* result_kind(RunMode m) {
   return m == RunMode::kTimeToTrain ? "time_to_train" : "throughput";

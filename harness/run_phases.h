@@ -1,14 +1,17 @@
-// The runner's phases, shared by its two modes (time-to-train in runner.cc,
+// The runner's phases, shared by its two modes (time to train in runner.cc,
 // throughput in throughput_run.cc). Internal to the harness.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <vector>
 
+#include "collectives/communicator.h"
 #include "harness/mllog.h"
-#include "harness/run_spec.h"
 #include "harness/runner.h"
+#include "harness/step_driver.h"
 #include "harness/workload.h"
 
 namespace perflab::detail {
@@ -19,11 +22,34 @@ inline double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-/// Times iterations on the host clock and, when the workload has one, on
-/// its device timer. Iterations before `warmup` are run but not recorded.
+/// One seed's step as the harness drives it: host iterations, or the
+/// workload's DeviceStep through a StepDriver (warm-up, graphs, sync
+/// counting, CUDA-event timing).
+class SeedStep {
+ public:
+  SeedStep(TimedStep& step, const RunContext& ctx);
+  void iterate(int64_t iteration);
+  /// Waits for the device (window boundaries only); nothing on the host.
+  void synchronize();
+  /// The device timer, or null for host iterations.
+  DeviceIterationTimer* timer();
+  /// What the device step did; empty for host iterations.
+  std::optional<ExecutionRecord> execution() const;
+  TimedStep& step() { return step_; }
+
+ private:
+  TimedStep& step_;
+  std::unique_ptr<DeviceOps> ops_;
+  std::unique_ptr<StepDriver> driver_;
+};
+
+/// Times iterations on the host clock and, when the step has one, on its
+/// device timer. Iterations before `warmup` are run but not recorded. The
+/// per-iteration times are reduced across ranks (the slowest rank's time).
 class IterationTimes {
  public:
-  IterationTimes(TrainingRun& run, int64_t warmup) : run_(run), warmup_(warmup) {}
+  IterationTimes(SeedStep& step, int64_t warmup, collectives::Communicator& comm)
+      : step_(step), warmup_(warmup), comm_(comm) {}
 
   /// Runs iteration `iteration` and returns its host time in seconds.
   double time(int64_t iteration);
@@ -35,16 +61,21 @@ class IterationTimes {
   double device_seconds() const;
 
  private:
-  TrainingRun& run_;
+  SeedStep& step_;
   int64_t warmup_;
+  collectives::Communicator& comm_;
   std::vector<double> host_ms_;
   std::vector<double> device_ms_;  ///< Every iteration's, warm-up included.
   int64_t device_pending_ = 0;
 };
 
+/// Ends a run's gate: a device step must have made exactly the host syncs
+/// it declares (sync-free: none); the execution record joins the detail.
+void add_execution_to_gate(const std::optional<ExecutionRecord>& execution, CorrectnessReport& gate);
+
 /// Runs a throughput-mode seed after init: warm-up, timed iterations, the
 /// correctness gate, and their MLLOG events.
-void run_throughput(const RunSpec& spec, const TrainingPlan& plan, TrainingRun& model,
+void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, SeedStep& step,
                     MllogWriter& log, RunRecord& rec);
 
 }  // namespace perflab::detail

@@ -38,19 +38,56 @@ std::string backend_list(const WorkloadInfo& info) {
 
 RunMode resolve_mode(const std::string& text, const WorkloadInfo& info) {
   std::vector<std::string> names;
-  for (RunMode m : info.modes) names.push_back(run_mode_name(m));
-  if (text.empty()) return info.modes.front();
-  for (RunMode m : info.modes) {
+  const std::vector<RunMode> modes = info.modes();
+  for (RunMode m : modes) names.push_back(run_mode_name(m));
+  if (text.empty()) return modes.front();
+  for (RunMode m : modes) {
     if (text == run_mode_name(m)) return m;
   }
-  if (text == "time-to-train" || text == "throughput") {
+  if (parse_run_mode(text)) {
     throw UsageError(fmt::format("{} has no {} mode; available: {}", info.name, text, join(names, ", ")));
   }
-  throw UsageError(fmt::format("--mode: '{}' is not a valid value; valid values: time-to-train, throughput",
-                               text));
+  throw UsageError(fmt::format("--mode: '{}' is not a valid value; valid values: {}", text, kRunModeNames));
+}
+
+bool honoured_on(const ToggleRule& rule, Backend backend) {
+  for (Backend b : rule.backends) {
+    if (b == backend) return true;
+  }
+  return false;
 }
 
 }  // namespace
+
+ToggleSet resolve_toggles(const std::map<Toggle, bool>& requested, const WorkloadInfo& info,
+                          Backend backend) {
+  ToggleSet out;
+  for (Toggle t : kAllToggles) {
+    auto it = requested.find(t);
+    ToggleState& state = out[t];
+    state.requested = it != requested.end() && it->second;
+    if (!state.requested) continue;
+    const ToggleRule* rule = info.toggle_rule(t);
+    if (!rule) {
+      state.reason = fmt::format("{} has no {} variant", info.name, toggle_flag(t));
+    } else if (!honoured_on(*rule, backend)) {
+      state.reason = rule->unsupported;
+    }
+    state.in_effect = state.reason.empty();
+  }
+  // Dependencies are judged against the first pass, so their order does not matter.
+  const ToggleSet first_pass = out;
+  for (Toggle t : kAllToggles) {
+    ToggleState& state = out[t];
+    const ToggleRule* rule = info.toggle_rule(t);
+    if (!state.in_effect || !rule || !rule->needs) continue;
+    if (!first_pass[*rule->needs].in_effect) {
+      state.in_effect = false;
+      state.reason = rule->needs_why;
+    }
+  }
+  return out;
+}
 
 std::string RunSpec::preset_label() const {
   return overrides.empty() ? preset : preset + "+overrides";
@@ -71,7 +108,10 @@ nlohmann::json RunSpec::to_json() const {
           {"threads", threads},
           {"warmup_iterations", warmup_iterations},
           {"mode", run_mode_name(mode)},
-          {"iterations", iterations}};
+          {"iterations", iterations},
+          {"batch_param", batch_param.empty() ? nlohmann::json(nullptr) : nlohmann::json(batch_param)},
+          {"learning_rate_param",
+           learning_rate_param.empty() ? nlohmann::json(nullptr) : nlohmann::json(learning_rate_param)}};
 }
 
 RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
@@ -114,26 +154,7 @@ RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
                                  backend_name(spec.backend), backend_list(info)));
   }
 
-  for (Toggle t : kAllToggles) {
-    auto it = request.toggles.find(t);
-    ToggleState& state = spec.toggles[t];
-    state.requested = it != request.toggles.end() && it->second;
-    if (!state.requested) continue;
-    state.reason = info.toggle_unsupported ? info.toggle_unsupported(t, spec.backend) : "";
-    state.in_effect = state.reason.empty();
-  }
-  if (info.toggle_conflict) {
-    const ToggleSet first_pass = spec.toggles;
-    for (Toggle t : kAllToggles) {
-      ToggleState& state = spec.toggles[t];
-      if (!state.in_effect) continue;
-      std::string conflict = info.toggle_conflict(t, spec.backend, first_pass);
-      if (!conflict.empty()) {
-        state.in_effect = false;
-        state.reason = conflict;
-      }
-    }
-  }
+  spec.toggles = resolve_toggles(request.toggles, info, spec.backend);
 
   if (request.seeds < 1) throw UsageError("--seeds: must be at least 1");
   for (int i = 0; i < request.seeds; ++i) spec.seeds.push_back(request.first_seed + static_cast<uint64_t>(i));
@@ -145,6 +166,8 @@ RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
   if (request.iterations < 1) throw UsageError("--iterations: must be at least 1");
   spec.iterations = request.iterations;
   spec.out_dir = request.out_dir;
+  spec.batch_param = info.batch_param;
+  spec.learning_rate_param = info.learning_rate_param;
   return spec;
 }
 

@@ -13,7 +13,7 @@
 #include "harness/backend.h"
 #include "harness/params.h"
 #include "harness/toggles.h"
-#include "harness/workload.h"
+#include "harness/run_mode.h"
 
 namespace perflab {
 
@@ -52,6 +52,8 @@ struct RunSpec {
   RunMode mode = RunMode::kTimeToTrain;
   int iterations = 100;  ///< Throughput mode: timed iterations after warm-up.
   std::filesystem::path out_dir;
+  std::string batch_param;          ///< The workload's batch-size parameter (empty: none).
+  std::string learning_rate_param;  ///< Its learning-rate parameter (empty: none).
 
   /// Preset name as logged (`perflab_preset`): the preset, or
   /// "<preset>+overrides" when --set changed anything.
@@ -64,6 +66,13 @@ struct RunSpec {
 /// backend cannot run here (exit 1).
 RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
                          const DeviceProbe& devices);
+
+/// Each toggle as requested and as in effect on `backend`, by the
+/// workload's toggle rules: a toggle it has no rule for, or whose rule does
+/// not list the backend, or whose needed toggle is not in effect, is
+/// "requested: on, in effect: off" with the reason.
+ToggleSet resolve_toggles(const std::map<Toggle, bool>& requested, const WorkloadInfo& info,
+                          Backend backend);
 
 /// What submission_platform says for `spec` on the machine `environment`
 /// describes: the GPU for the cuda backend, else the CPU and thread count.

@@ -1,11 +1,13 @@
-// The train-to-target loop. MLLOG calls sit at the fixed points MLPerf
-// references use: cache_clear and init_start first, the submission and
-// hyperparameter keys once, init_stop, run_start, block/epoch start and
-// stop, eval_start/eval_accuracy/eval_stop, run_stop with its status.
+// One seed's run. MLLOG calls sit at the fixed points MLPerf references use:
+// cache_clear and init_start first, the submission and hyperparameter keys
+// once, init_stop, run_start, block/epoch start and stop,
+// eval_start/eval_accuracy/eval_stop, run_stop with its status. Only rank 0
+// writes the log.
 #include "harness/runner.h"
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -20,11 +22,37 @@
 namespace perflab {
 namespace detail {
 
+SeedStep::SeedStep(TimedStep& step, const RunContext& ctx) : step_(step) {
+  if (DeviceStep* device = step.device_step()) {
+    ops_ = ctx.device_ops();
+    driver_ = std::make_unique<StepDriver>(*device, *ops_, ctx.spec.toggles[Toggle::kCudaGraphs].in_effect);
+  }
+}
+
+void SeedStep::iterate(int64_t iteration) {
+  if (driver_) {
+    driver_->iterate(iteration);
+  } else {
+    step_.run_iteration(iteration);
+  }
+}
+
+void SeedStep::synchronize() {
+  if (driver_) driver_->synchronize();
+}
+
+DeviceIterationTimer* SeedStep::timer() { return driver_ ? driver_->timer() : nullptr; }
+
+std::optional<ExecutionRecord> SeedStep::execution() const {
+  if (!driver_) return std::nullopt;
+  return driver_->record();
+}
+
 double IterationTimes::time(int64_t iteration) {
-  DeviceIterationTimer* device = run_.device_timer();
+  DeviceIterationTimer* device = step_.timer();
   auto t0 = Clock::now();
   if (device) device->start();
-  run_.train_iteration(iteration);
+  step_.iterate(iteration);
   if (device) {
     device->stop();
     ++device_pending_;
@@ -35,7 +63,7 @@ double IterationTimes::time(int64_t iteration) {
 }
 
 void IterationTimes::collect() {
-  DeviceIterationTimer* device = run_.device_timer();
+  DeviceIterationTimer* device = step_.timer();
   if (!device || device_pending_ == 0) return;
   std::vector<double> ms = device->collect_ms();
   if (static_cast<int64_t>(ms.size()) != device_pending_) {
@@ -48,8 +76,12 @@ void IterationTimes::collect() {
 
 void IterationTimes::summarize_into(RunRecord& rec) {
   collect();
+  // Every rank ran the same iterations: each iteration took as long as its
+  // slowest rank.
+  comm_.all_reduce_host(host_ms_.data(), host_ms_.size(), collectives::ReduceOp::kMax);
+  comm_.all_reduce_host(device_ms_.data(), device_ms_.size(), collectives::ReduceOp::kMax);
   rec.host_iteration_ms = summarize(host_ms_);
-  rec.device_timed = run_.device_timer() != nullptr;
+  rec.device_timed = step_.timer() != nullptr;
   if (rec.device_timed) {
     std::vector<double> after_warmup;
     for (size_t i = 0; i < device_ms_.size(); ++i) {
@@ -67,6 +99,12 @@ double IterationTimes::device_seconds() const {
   return ms / 1e3;
 }
 
+void add_execution_to_gate(const std::optional<ExecutionRecord>& execution, CorrectnessReport& gate) {
+  if (!execution) return;
+  gate.detail += "; " + execution->describe();
+  if (!execution->syncs_as_expected()) gate.passed = false;
+}
+
 }  // namespace detail
 
 namespace {
@@ -82,9 +120,10 @@ int64_t eval_every(const TrainingPlan& plan) {
   return std::clamp<int64_t>(n, 1, plan.iterations_per_epoch);
 }
 
-void log_init_keys(MllogWriter& log, const RunSpec& spec, const TrainingPlan& plan,
+void log_init_keys(MllogWriter& log, const RunSpec& spec, const PreparedBenchmark& prepared,
                    const std::string& platform, uint64_t seed) {
   namespace k = mllog;
+  const StepPlan& step = prepared.step;
   PERFLAB_MLLOG(log, k::kSubmissionBenchmark, spec.workload);
   PERFLAB_MLLOG(log, k::kSubmissionOrg, "perflab");
   PERFLAB_MLLOG(log, k::kSubmissionDivision, "open");
@@ -93,50 +132,39 @@ void log_init_keys(MllogWriter& log, const RunSpec& spec, const TrainingPlan& pl
   PERFLAB_MLLOG(log, k::kPerflabPreset, spec.preset_label());
   PERFLAB_MLLOG(log, k::kPerflabMode, run_mode_name(spec.mode));
   PERFLAB_MLLOG(log, k::kSeed, seed);
-  PERFLAB_MLLOG(log, k::kGlobalBatchSize, plan.global_batch_size);
-  PERFLAB_MLLOG(log, k::kTrainSamples, plan.train_samples);
-  PERFLAB_MLLOG(log, k::kEvalSamples, plan.eval_samples);
-  for (const auto& [key, value] : plan.hyperparameters.items()) {
+  PERFLAB_MLLOG(log, k::kGlobalBatchSize, step.batch_size);
+  if (prepared.training) {
+    PERFLAB_MLLOG(log, k::kTrainSamples, prepared.training->train_samples);
+    PERFLAB_MLLOG(log, k::kEvalSamples, prepared.training->eval_samples);
+  } else {
+    // A timed step trains on nothing: the samples it processes, no eval.
+    PERFLAB_MLLOG(log, k::kTrainSamples,
+                  (spec.warmup_iterations + spec.iterations) * step.batch_size);
+    PERFLAB_MLLOG(log, k::kEvalSamples, 0);
+  }
+  for (const auto& [key, value] : step.hyperparameters.items()) {
     PERFLAB_MLLOG(log, key, value);
   }
-  PERFLAB_MLLOG(log, k::kLowestNumericalPrecisionInLinear, plan.precision);
+  PERFLAB_MLLOG(log, k::kLowestNumericalPrecisionInLinear, step.precision);
 }
 
 /// Trains one seed to the target (or until the stop rule says abort).
-class SeedRun {
+class TrainToTarget {
  public:
-  SeedRun(const RunSpec& spec, const TrainingPlan& plan, Benchmark& bench, MllogWriter& log)
-      : spec_(spec), plan_(plan), bench_(bench), log_(log) {}
+  TrainToTarget(const RunContext& ctx, const TrainingPlan& plan, int64_t batch, MllogWriter& log)
+      : ctx_(ctx), plan_(plan), batch_(batch), log_(log) {}
 
-  void run(RunRecord& rec, const std::string& platform, const std::function<void()>& on_eval) {
-    namespace k = mllog;
-    PERFLAB_MLLOG(log_, k::kCacheClear, true);
-    PERFLAB_MLLOG(log_, k::kInitStart, nullptr);
-    auto init_t0 = Clock::now();
-    log_init_keys(log_, spec_, plan_, platform, rec.seed);
-    std::unique_ptr<TrainingRun> model = bench_.start_run(rec.seed);
-    rec.init_s = seconds_since(init_t0);
-    PERFLAB_MLLOG(log_, k::kInitStop, nullptr);
-
-    PERFLAB_MLLOG(log_, k::kRunStart, nullptr);
-    if (spec_.mode == RunMode::kThroughput) {
-      detail::run_throughput(spec_, plan_, *model, log_, rec);
-      return;
-    }
-    train_to_target(*model, rec, on_eval);
-  }
-
- private:
-  void train_to_target(TrainingRun& model, RunRecord& rec, const std::function<void()>& on_eval) {
+  void run(TrainableModel& model, detail::SeedStep& step, RunRecord& rec,
+           const std::function<void()>& on_eval) {
     namespace k = mllog;
     run_t0_ = Clock::now();
-    detail::IterationTimes times(model, spec_.warmup_iterations);
+    detail::IterationTimes times(step, ctx_.spec.warmup_iterations, ctx_.comm);
     const int64_t per_epoch = plan_.iterations_per_epoch;
     const int64_t every = eval_every(plan_);
     int64_t iteration = 0;
     bool stop = false;
     for (int epoch = 1; epoch <= plan_.max_epochs && !stop; ++epoch) {
-      int64_t samples_before = iteration * plan_.global_batch_size;
+      int64_t samples_before = iteration * batch_;
       PERFLAB_MLLOG(log_, k::kBlockStart, nullptr,
                     {{"first_epoch_num", epoch}, {"epoch_count", 1}, {"samples_count", samples_before}});
       PERFLAB_MLLOG(log_, k::kEpochStart, nullptr, {{"epoch_num", epoch}});
@@ -151,7 +179,7 @@ class SeedRun {
       }
       PERFLAB_MLLOG(log_, k::kEpochStop, nullptr, {{"epoch_num", epoch}});
       PERFLAB_MLLOG(log_, k::kBlockStop, nullptr,
-                    {{"first_epoch_num", epoch}, {"samples_count", iteration * plan_.global_batch_size}});
+                    {{"first_epoch_num", epoch}, {"samples_count", iteration * batch_}});
     }
     if (!stop) {
       rec.status = "aborted";
@@ -166,23 +194,25 @@ class SeedRun {
     PERFLAB_MLLOG(log_, k::kRunStop, nullptr, meta);
 
     rec.iterations = iteration;
-    rec.samples = iteration * plan_.global_batch_size;
+    rec.samples = iteration * batch_;
     rec.epochs = static_cast<double>(iteration) / static_cast<double>(per_epoch);
     times.summarize_into(rec);
+    rec.execution = step.execution();
     // On a device, host time in the iteration call is launch time; the
     // device's own times are what training took.
     if (rec.device_timed) rec.train_s = times.device_seconds();
     rec.throughput = rec.train_s > 0 ? static_cast<double>(rec.samples) / rec.train_s : 0;
   }
 
+ private:
   /// Logs one evaluation; returns true when the run must stop (target
   /// reached or the loss diverged).
-  bool evaluate(TrainingRun& model, RunRecord& rec, int64_t iterations_done) {
+  bool evaluate(TrainableModel& model, RunRecord& rec, int64_t iterations_done) {
     namespace k = mllog;
     double epoch = static_cast<double>(iterations_done) / static_cast<double>(plan_.iterations_per_epoch);
-    int64_t samples = iterations_done * plan_.global_batch_size;
+    int64_t samples = iterations_done * batch_;
     nlohmann::ordered_json meta = {{"epoch_num", epoch}, {"samples_count", samples}};
-    double loss = model.take_training_loss();
+    double loss = model.take_loss();
     PERFLAB_MLLOG(log_, k::kTrainLoss, loss, meta);
     if (!std::isfinite(loss)) {
       rec.status = "aborted";
@@ -207,94 +237,99 @@ class SeedRun {
     return false;
   }
 
-  const RunSpec& spec_;
+  const RunContext& ctx_;
   const TrainingPlan& plan_;
-  Benchmark& bench_;
+  int64_t batch_;
   MllogWriter& log_;
   Clock::time_point run_t0_;
 };
 
 }  // namespace
 
-PreparedBenchmark prepare_benchmark(const RunSpec& spec, const WorkloadInfo& info) {
-  omp_set_num_threads(spec.threads);
+PreparedBenchmark prepare_benchmark(const RunContext& ctx, const WorkloadInfo& info) {
+  omp_set_num_threads(ctx.spec.threads);
   PreparedBenchmark out;
-  WorkloadConfig config{spec.params, spec.backend, spec.toggles, spec.threads};
   auto t0 = Clock::now();
-  out.bench = info.create(config);
+  out.bench = info.create(ctx);
   out.prepare_s = seconds_since(t0);
-  out.plan = out.bench->plan();
-  const TrainingPlan& plan = out.plan;
-  if (plan.iterations_per_epoch < 1 || plan.global_batch_size < 1 || plan.max_epochs < 1) {
+  out.step = out.bench->step_plan();
+  out.training = out.bench->training_plan();
+  apply_roofline_floor(out.step.work, ctx.spec.backend, ctx.device);
+  if (out.step.batch_size < 1) {
+    throw Error(fmt::format("internal: {} produced an empty step plan", info.name));
+  }
+  if (out.training && (out.training->iterations_per_epoch < 1 || out.training->max_epochs < 1)) {
     throw Error(fmt::format("internal: {} produced an empty training plan", info.name));
+  }
+  if (ctx.spec.mode == RunMode::kTimeToTrain && !out.training) {
+    throw Error(fmt::format("internal: {} has no training plan for time-to-train", info.name));
   }
   return out;
 }
 
-RunRecord run_seed(const RunSpec& spec, PreparedBenchmark& prepared, uint64_t seed,
+RunRecord run_seed(const RunContext& ctx, PreparedBenchmark& prepared, uint64_t seed,
                    const std::filesystem::path& log_path, const std::string& platform,
                    const std::function<void(const RunRecord&)>& on_eval) {
+  namespace k = mllog;
+  const RunSpec& spec = ctx.spec;
   omp_set_num_threads(spec.threads);
   RunRecord rec;
   rec.seed = seed;
   rec.log_file = log_path.filename().string();
-  MllogWriter log(log_path.string());
-  SeedRun(spec, prepared.plan, *prepared.bench, log).run(rec, platform, [&] {
-    if (on_eval) on_eval(rec);
-  });
+  MllogWriter log(ctx.rank() == 0 ? log_path.string() : std::string());
+  PERFLAB_MLLOG(log, k::kCacheClear, true);
+  PERFLAB_MLLOG(log, k::kInitStart, nullptr);
+  auto init_t0 = Clock::now();
+  log_init_keys(log, spec, prepared, platform, seed);
+  std::unique_ptr<TimedStep> step;
+  TrainableModel* model = nullptr;
+  if (spec.mode == RunMode::kTimeToTrain) {
+    auto* trainable = dynamic_cast<TrainableBenchmark*>(prepared.bench.get());
+    if (!trainable) throw Error(fmt::format("internal: {} cannot be trained", spec.workload));
+    std::unique_ptr<TrainableModel> m = trainable->start_model(seed);
+    model = m.get();
+    step = std::move(m);
+  } else {
+    step = prepared.bench->start_step(seed);
+  }
+  detail::SeedStep seed_step(*step, ctx);
+  rec.init_s = seconds_since(init_t0);
+  PERFLAB_MLLOG(log, k::kInitStop, nullptr);
+
+  PERFLAB_MLLOG(log, k::kRunStart, nullptr);
+  if (spec.mode == RunMode::kThroughput) {
+    detail::run_throughput(ctx, prepared, seed_step, log, rec);
+  } else {
+    TrainToTarget(ctx, *prepared.training, prepared.step.batch_size, log)
+        .run(*model, seed_step, rec, [&] {
+          if (on_eval) on_eval(rec);
+        });
+  }
   return rec;
 }
 
-Score score_runs(const std::vector<RunRecord>& runs, RunMode mode) {
-  if (mode == RunMode::kThroughput) {
-    Score s;
-    std::vector<double> rates;
-    for (const auto& r : runs) {
-      if (!r.success) {
-        s.reason = fmt::format("seed {}: {}", r.seed, r.reason);
-        return s;
-      }
-      rates.push_back(r.throughput);
-    }
-    if (rates.empty()) {
-      s.reason = "no runs";
-      return s;
-    }
-    s.value = percentile(rates, 50);
-    s.method = fmt::format("median of {}", rates.size());
-    return s;
-  }
-  std::vector<std::optional<double>> times;
-  for (const auto& r : runs) {
-    times.push_back(r.success ? std::optional<double>(r.time_to_train_s) : std::nullopt);
-  }
-  return olympic_mean(times);
+Score score_records(const std::vector<RunRecord>& runs, RunMode mode) {
+  std::vector<RunOutcome> outcomes;
+  for (const auto& r : runs) outcomes.push_back(r.outcome());
+  return score_runs(outcomes, mode);
 }
 
-InvocationRecord run_benchmark(const RunSpec& spec, const WorkloadInfo& info,
-                               const std::filesystem::path& dir, const std::string& platform,
-                               const ProgressObserver& observer) {
-  auto notify = [&](ProgressEvent::Kind kind, size_t index, const RunRecord* run) {
-    if (observer) observer({kind, index, spec.seeds.size(), run});
-  };
-  PreparedBenchmark prepared = prepare_benchmark(spec, info);
-  notify(ProgressEvent::Kind::kPrepared, 0, nullptr);
-
-  InvocationRecord out;
-  out.spec = spec;
-  out.plan = prepared.plan;
-  out.prepare_s = prepared.prepare_s;
-  for (size_t i = 0; i < spec.seeds.size(); ++i) {
-    RunRecord started;
-    started.seed = spec.seeds[i];
-    notify(ProgressEvent::Kind::kRunStarted, i, &started);
-    out.runs.push_back(run_seed(spec, prepared, spec.seeds[i], dir / fmt::format("run_{}.log", i),
-                                platform, [&](const RunRecord& r) {
-                                  notify(ProgressEvent::Kind::kEvaluated, i, &r);
-                                }));
-    notify(ProgressEvent::Kind::kRunFinished, i, &out.runs.back());
+ToggleSet toggles_as_run(const ToggleSet& spec, const std::vector<RunRecord>& runs) {
+  ToggleSet out = spec;
+  ToggleState& graphs = out[Toggle::kCudaGraphs];
+  if (!graphs.in_effect) return out;
+  for (const auto& r : runs) {
+    if (r.execution && r.execution->graphs_used) return out;
   }
-  out.score = score_runs(out.runs, spec.mode);
+  graphs.in_effect = false;
+  graphs.reason = "no iteration replayed a captured graph";
+  for (const auto& r : runs) {
+    if (r.execution) {
+      graphs.reason = "graphs " + r.execution->graphs_note;
+      break;
+    }
+  }
+  if (runs.empty()) graphs.reason = "no run";
   return out;
 }
 

@@ -1,6 +1,8 @@
-// The runner owns the loop of a train-to-target benchmark: seeds, the init
-// and run phases, timing, the eval schedule, the stop rule and the MLLOG
-// events. Workloads only compute.
+// The runner owns the loops of one seed's run: the init and run phases,
+// timing, the eval schedule and stop rule (time to train), the timed window
+// and gate (throughput), device steps (harness/step_driver.h) and the MLLOG
+// events. Workloads only compute. The invocation pipeline
+// (harness/invocation.h) calls it once per seed.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +15,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/run_context.h"
 #include "harness/run_spec.h"
+#include "harness/scoring.h"
 #include "harness/stats.h"
+#include "harness/step_driver.h"
 #include "harness/workload.h"
 
 namespace perflab {
@@ -42,27 +47,37 @@ struct RunRecord {
   double eval_s = 0;           ///< Time inside evaluations.
   int64_t iterations = 0;
   int64_t samples = 0;
-  double epochs = 0;
-  double throughput = 0;  ///< Training samples per second (iterations only).
+  std::optional<double> epochs;  ///< Epochs trained (trainable workloads only).
+  double throughput = 0;  ///< Samples per second (training iterations only).
   /// Per-iteration times after warm-up: on the device (CUDA events) when the
   /// workload runs on one, else on the host clock.
   Summary iteration_ms;
-  /// Host (CPU) time per iteration after warm-up: the time the training
-  /// iteration call took to return (launch cost on a device backend).
+  /// Host (CPU) time per iteration after warm-up: the time the iteration
+  /// call took to return (launch cost on a device backend).
   Summary host_iteration_ms;
   bool device_timed = false;  ///< iteration_ms comes from device events.
   /// Throughput mode: wall time of the timed iterations (device finished).
   double measured_s = 0;
   /// Throughput mode: the correctness gate's outcome.
   std::optional<CorrectnessReport> correctness;
+  /// What the device step did (graphs captured and replayed, host syncs);
+  /// empty when iterations ran on the host.
+  std::optional<ExecutionRecord> execution;
   std::vector<QualityPoint> quality_curve;
   std::string log_file;  ///< Relative to the invocation directory.
+
+  /// What scoring needs (harness/scoring.h).
+  RunOutcome outcome() const { return {seed, success, time_to_train_s, throughput, reason}; }
 };
 
 /// Everything an invocation produced, before serialisation.
 struct InvocationRecord {
   RunSpec spec;
-  TrainingPlan plan;
+  /// The toggles as they ran: cuda_graphs is in effect only when a run
+  /// replayed captured graphs (otherwise off, with what happened instead).
+  ToggleSet toggles;
+  StepPlan step;
+  std::optional<TrainingPlan> training;  ///< Trainable workloads only.
   double prepare_s = 0;  ///< Data preparation, once per invocation.
   std::vector<RunRecord> runs;
   Score score;
@@ -77,32 +92,31 @@ struct ProgressEvent {
 };
 using ProgressObserver = std::function<void(const ProgressEvent&)>;
 
-/// A workload configured for a spec: data prepared, plan known. Shared by
-/// every seed run on it.
+/// A workload configured for a spec: data prepared, plans known, the
+/// roofline floor applied. Shared by every seed run on it.
 struct PreparedBenchmark {
   std::unique_ptr<Benchmark> bench;
-  TrainingPlan plan;
+  StepPlan step;
+  std::optional<TrainingPlan> training;
   double prepare_s = 0;
 };
 
-/// Creates the workload's Benchmark for `spec` (prepares its data).
-PreparedBenchmark prepare_benchmark(const RunSpec& spec, const WorkloadInfo& info);
+/// Creates the workload's Benchmark for the context's spec (prepares its
+/// data) and applies the roofline floor from the context's device peaks.
+PreparedBenchmark prepare_benchmark(const RunContext& ctx, const WorkloadInfo& info);
 
-/// Trains one seed to the target (or until the stop rule aborts), writing
-/// its MLLOG to `log_path`. `on_eval` sees the record after each evaluation.
-RunRecord run_seed(const RunSpec& spec, PreparedBenchmark& prepared, uint64_t seed,
+/// Runs one seed in the spec's mode (to the target, or timed iterations and
+/// the gate), writing its MLLOG to `log_path` (rank 0 only). `on_eval` sees
+/// the record after each evaluation.
+RunRecord run_seed(const RunContext& ctx, PreparedBenchmark& prepared, uint64_t seed,
                    const std::filesystem::path& log_path, const std::string& platform,
                    const std::function<void(const RunRecord&)>& on_eval = {});
 
-/// The score of a set of runs. Time to train: MLPerf's olympic mean (failed
-/// runs count as slowest). Throughput: the median samples/s, only when
-/// every run passed its correctness gate.
-Score score_runs(const std::vector<RunRecord>& runs, RunMode mode = RunMode::kTimeToTrain);
+/// The score of a set of runs in `mode` (harness/scoring.h).
+Score score_records(const std::vector<RunRecord>& runs, RunMode mode);
 
-/// Runs every seed of `spec`, writing one MLLOG file per run into `dir`.
-/// `platform` is logged as submission_platform.
-InvocationRecord run_benchmark(const RunSpec& spec, const WorkloadInfo& info,
-                               const std::filesystem::path& dir, const std::string& platform,
-                               const ProgressObserver& observer = {});
+/// The toggles as they ran: `spec`'s, with cuda_graphs turned off (and the
+/// reason) when no run replayed a captured graph.
+ToggleSet toggles_as_run(const ToggleSet& spec, const std::vector<RunRecord>& runs);
 
 }  // namespace perflab

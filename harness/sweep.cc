@@ -6,8 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/atomic_file.h"
-#include "harness/device.h"
-#include "harness/environment.h"
+#include "harness/invocation.h"
 #include "harness/error.h"
 #include "harness/registry.h"
 #include "harness/result.h"
@@ -43,6 +42,18 @@ void for_each_combination(const std::vector<std::pair<std::string, std::vector<V
   rec(0);
 }
 
+/// Whether `dir` holds a readable result (a finished run of an earlier invocation).
+bool finished_run(const fs::path& dir) {
+  const fs::path result = dir / "result.json";
+  if (!fs::exists(result)) return false;
+  try {
+    read_result(result);
+    return true;
+  } catch (const UsageError&) {
+    return false;  // unreadable or outdated: run it again
+  }
+}
+
 std::string point_label(const RunSpec& spec, uint64_t seed) {
   std::string label = spec.workload + " " + spec.preset;
   for (const auto& [k, v] : spec.overrides) label += " " + k + "=" + v;
@@ -50,6 +61,27 @@ std::string point_label(const RunSpec& spec, uint64_t seed) {
     if (spec.toggles[t].requested) label += fmt::format(" --{}", toggle_flag(t));
   }
   return label + fmt::format(" seed {}", seed);
+}
+
+/// Sets the learning rate (and warm-up) of `r` from its batch size, through
+/// the parameters the workload declares as its batch size, learning rate
+/// and warm-up.
+void apply_lr_rule(const LrRule& rule, const WorkloadInfo& info, RunRequest& r) {
+  if (info.batch_param.empty() || info.learning_rate_param.empty()) {
+    throw UsageError(fmt::format("lr_rule: {} declares no batch-size and learning-rate parameters", info.name));
+  }
+  auto batch = r.overrides.find(info.batch_param);
+  if (batch == r.overrides.end()) {
+    throw UsageError(fmt::format("lr_rule needs a {} list to follow", info.batch_param));
+  }
+  r.overrides[info.learning_rate_param] =
+      fmt::format("{:.6g}", rule.learning_rate(std::stoll(batch->second)));
+  if (rule.warmup_steps) {
+    if (info.warmup_param.empty()) {
+      throw UsageError(fmt::format("lr_rule.warmup_steps: {} declares no warm-up parameter", info.name));
+    }
+    r.overrides[info.warmup_param] = std::to_string(*rule.warmup_steps);
+  }
 }
 
 }  // namespace
@@ -73,9 +105,6 @@ std::vector<RunRequest> expand_sweep(const RunRequest& base, const SweepAxes& ax
   for (const auto& [name, values] : params) {
     if (values.empty()) throw UsageError(fmt::format("params.{} has no values: the sweep is empty", name));
   }
-  if (axes.lr_rule && !axes.params.count("batch_size")) {
-    throw UsageError("lr_rule needs a batch_size list to follow");
-  }
 
   std::vector<RunRequest> out;
   for (const auto& workload : workloads) {
@@ -86,13 +115,7 @@ std::vector<RunRequest> expand_sweep(const RunRequest& base, const SweepAxes& ax
           r.workload = workload;
           r.preset = preset;
           for (const auto& [k, v] : p) r.overrides[k] = v;
-          if (axes.lr_rule) {
-            int64_t batch = std::stoll(r.overrides.at("batch_size"));
-            r.overrides["learning_rate"] = fmt::format("{:.6g}", axes.lr_rule->learning_rate(batch));
-            if (axes.lr_rule->warmup_steps) {
-              r.overrides["warmup_steps"] = std::to_string(*axes.lr_rule->warmup_steps);
-            }
-          }
+          if (axes.lr_rule) apply_lr_rule(*axes.lr_rule, Registry::instance().get(workload), r);
           for (Toggle tg : kAllToggles) {
             auto it = t.find(toggle_key(tg));
             if (it != t.end()) r.toggles[tg] = it->second;
@@ -123,13 +146,10 @@ std::string run_key(const RunSpec& spec, uint64_t seed) {
   return stable_hash(identity.dump());
 }
 
-SweepOutcome run_sweep(const SweepPlan& plan, const SweepObserver& observer) {
+SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObserver& observer) {
   // Resolve every point first: an invalid one stops the sweep before any run.
-  DeviceProbe devices = probe_devices();
   std::vector<RunSpec> specs;
-  for (const auto& request : plan.points) {
-    specs.push_back(resolve_run_spec(request, Registry::instance().get(request.workload), devices));
-  }
+  for (const auto& request : plan.points) specs.push_back(session.resolve(request));
   SweepOutcome outcome;
   outcome.dir = plan.out_dir / plan.name;
   ensure_writable_directory(outcome.dir / "runs");
@@ -144,21 +164,10 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepObserver& observer) {
   auto notify = [&](SweepEvent::Kind kind, const std::string& label, const RunRecord* run) {
     if (observer) observer({kind, outcome.reused + outcome.ran, outcome.total, label, run});
   };
-  nlohmann::json env = capture_environment();
   for (const RunSpec& spec : specs) {
     std::vector<uint64_t> pending;
     for (uint64_t seed : spec.seeds) {
-      fs::path result = outcome.dir / "runs" / run_key(spec, seed) / "result.json";
-      bool finished = false;
-      if (fs::exists(result)) {
-        try {
-          read_result(result);
-          finished = true;
-        } catch (const UsageError&) {
-          // An unreadable or outdated result: run it again.
-        }
-      }
-      if (finished) {
+      if (finished_run(outcome.dir / "runs" / run_key(spec, seed))) {
         ++outcome.reused;
         notify(SweepEvent::Kind::kRunSkipped, point_label(spec, seed), nullptr);
       } else {
@@ -166,30 +175,15 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepObserver& observer) {
       }
     }
     if (pending.empty()) continue;
-    PreparedBenchmark prepared = prepare_benchmark(spec, Registry::instance().get(spec.workload));
+    PreparedBenchmark prepared = prepare_point(session, spec);
     for (uint64_t seed : pending) {
-      std::string label = point_label(spec, seed);
-      std::string key = run_key(spec, seed);
-      fs::path final_dir = outcome.dir / "runs" / key;
-      fs::path work = outcome.dir / "runs" / ("." + key + ".partial");
-      fs::remove_all(work);
-      fs::remove_all(final_dir);
-      fs::create_directories(work);
+      const std::string label = point_label(spec, seed);
       notify(SweepEvent::Kind::kRunStarted, label, nullptr);
-      RunSpec one = spec;
-      one.seeds = {seed};
-      InvocationRecord record;
-      record.spec = one;
-      record.plan = prepared.plan;
-      record.prepare_s = prepared.prepare_s;
-      record.runs.push_back(run_seed(one, prepared, seed, work / "run_0.log",
-                                     platform_description(env, one)));
-      record.score = score_runs(record.runs);
-      write_file_atomically(work / "result.json", result_to_json(record, env).dump(2) + "\n");
-      fs::rename(work, final_dir);
+      PointOutcome done =
+          run_point(session, spec, prepared, {seed}, outcome.dir / "runs" / run_key(spec, seed), {});
       ++outcome.ran;
-      if (!record.runs.back().success) ++outcome.aborted;
-      notify(SweepEvent::Kind::kRunFinished, label, &record.runs.back());
+      if (!done.record.runs.back().success) ++outcome.aborted;
+      notify(SweepEvent::Kind::kRunFinished, label, &done.record.runs.back());
     }
   }
   return outcome;

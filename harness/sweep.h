@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/invocation.h"
 #include "harness/run_spec.h"
 #include "harness/runner.h"
 
@@ -46,8 +47,10 @@ struct SweepPlan {
 };
 
 /// The cartesian product of `axes` applied to `base` (seeds, backend,
-/// threads come from base). Throws UsageError for an empty product or an
-/// lr_rule without a batch_size axis.
+/// threads come from base). An lr_rule sets each point's learning rate
+/// through the parameters its workload declares (WorkloadInfo::batch_param,
+/// learning_rate_param, warmup_param). Throws UsageError for an empty
+/// product, or an lr_rule its workload cannot follow.
 std::vector<RunRequest> expand_sweep(const RunRequest& base, const SweepAxes& axes);
 
 /// Reads a sweep file. Unknown keys, wrong types, invalid parameter or
@@ -82,6 +85,7 @@ struct SweepOutcome {
 /// Runs every run of `plan` that has no result yet. Every point is resolved
 /// (validated) before anything runs. Results go to
 /// DIR/runs/<key>/{result.json,run_0.log}; DIR/sweep.json records the plan.
-SweepOutcome run_sweep(const SweepPlan& plan, const SweepObserver& observer = {});
+/// Each run goes through the invocation pipeline (harness/invocation.h).
+SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObserver& observer = {});
 
 }  // namespace perflab

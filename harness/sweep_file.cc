@@ -173,8 +173,8 @@ class SweepFileReader {
     if (root["iterations"]) base.iterations = static_cast<int>(integer(root["iterations"], "iterations", 1));
     if (root["mode"]) {
       base.mode = scalar(root["mode"], "mode");
-      if (!contains({"time-to-train", "throughput"}, base.mode)) {
-        fail(root["mode"], fmt::format("mode '{}' is not valid; valid values: time-to-train, throughput", base.mode));
+      if (!parse_run_mode(base.mode)) {
+        fail(root["mode"], fmt::format("mode '{}' is not valid; valid values: {}", base.mode, kRunModeNames));
       }
     }
     if (root["backend"]) {
@@ -196,9 +196,17 @@ class SweepFileReader {
       rule.base_batch_size = integer(lr["base_batch_size"], "lr_rule.base_batch_size", 1);
       rule.base_learning_rate = number(lr["base_learning_rate"], "lr_rule.base_learning_rate");
       if (lr["warmup_steps"]) rule.warmup_steps = integer(lr["warmup_steps"], "lr_rule.warmup_steps", 0);
-      if (!axes.params.count("batch_size")) fail(lr, "lr_rule needs a params.batch_size list to follow");
-      if (axes.params.count("learning_rate")) {
-        fail(lr, "lr_rule sets the learning rate: remove params.learning_rate");
+      for (const auto& w : axes.workloads) {
+        const WorkloadInfo& info = Registry::instance().get(w);
+        if (info.batch_param.empty() || info.learning_rate_param.empty()) {
+          fail(lr, fmt::format("lr_rule: {} declares no batch-size and learning-rate parameters", w));
+        }
+        if (!axes.params.count(info.batch_param)) {
+          fail(lr, fmt::format("lr_rule needs a params.{} list to follow", info.batch_param));
+        }
+        if (axes.params.count(info.learning_rate_param)) {
+          fail(lr, fmt::format("lr_rule sets the learning rate: remove params.{}", info.learning_rate_param));
+        }
       }
       axes.lr_rule = rule;
     }

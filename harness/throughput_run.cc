@@ -1,7 +1,8 @@
 // Throughput mode: warm-up iterations, then a fixed number of timed ones,
 // then a correctness gate that fails the run when the workload's output
-// disagrees with its reference. MLLOG keeps its fixed points (run_start,
-// one block/epoch, train_loss, run_stop); the gate is logged as
+// disagrees with its reference (or a device step made host syncs it does
+// not declare). MLLOG keeps its fixed points (run_start, one block/epoch,
+// train_loss when the step has a loss, run_stop); the gate is logged as
 // perflab_correctness.
 #include <cmath>
 
@@ -12,35 +13,43 @@
 
 namespace perflab::detail {
 
-void run_throughput(const RunSpec& spec, const TrainingPlan& plan, TrainingRun& model,
+void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, SeedStep& step,
                     MllogWriter& log, RunRecord& rec) {
   namespace k = mllog;
+  const RunSpec& spec = ctx.spec;
+  const int64_t batch = prepared.step.batch_size;
   const int64_t warmup = spec.warmup_iterations;
   const int64_t total = warmup + spec.iterations;
   auto run_t0 = Clock::now();
   PERFLAB_MLLOG(log, k::kBlockStart, nullptr,
                 {{"first_epoch_num", 1}, {"epoch_count", 1}, {"samples_count", 0}});
   PERFLAB_MLLOG(log, k::kEpochStart, nullptr, {{"epoch_num", 1}});
-  IterationTimes times(model, warmup);
+  IterationTimes times(step, warmup, ctx.comm);
   for (int64_t i = 0; i < warmup; ++i) rec.train_s += times.time(i);
-  model.synchronize();
+  step.synchronize();
+  ctx.comm.barrier();
   auto t0 = Clock::now();
   for (int64_t i = warmup; i < total; ++i) rec.train_s += times.time(i);
-  model.synchronize();
+  step.synchronize();
   rec.measured_s = seconds_since(t0);
   times.collect();
   PERFLAB_MLLOG(log, k::kEpochStop, nullptr, {{"epoch_num", 1}});
   PERFLAB_MLLOG(log, k::kBlockStop, nullptr,
-                {{"first_epoch_num", 1}, {"samples_count", total * plan.global_batch_size}});
+                {{"first_epoch_num", 1}, {"samples_count", total * batch}});
 
-  double loss = model.take_training_loss();
-  nlohmann::ordered_json meta = {{"epoch_num", 1.0}, {"samples_count", total * plan.global_batch_size}};
-  PERFLAB_MLLOG(log, k::kTrainLoss, loss, meta);
-  CorrectnessReport gate = model.check_correctness();
-  if (gate.passed && !std::isfinite(loss)) {
-    gate.passed = false;
-    gate.detail = fmt::format("training loss is {} ({})", loss, gate.detail);
+  const double loss = step.step().take_loss();
+  const bool has_loss = !std::isnan(loss) || prepared.training.has_value();
+  if (has_loss) {
+    nlohmann::ordered_json meta = {{"epoch_num", 1.0}, {"samples_count", total * batch}};
+    PERFLAB_MLLOG(log, k::kTrainLoss, loss, meta);
   }
+  CorrectnessReport gate = step.step().check_correctness();
+  if (gate.passed && has_loss && !std::isfinite(loss)) {
+    gate.passed = false;
+    gate.detail = fmt::format("loss is {} ({})", loss, gate.detail);
+  }
+  rec.execution = step.execution();
+  add_execution_to_gate(rec.execution, gate);
   PERFLAB_MLLOG(log, k::kPerflabCorrectness, gate.passed,
                 {{"detail", gate.detail}, {"iterations", spec.iterations}});
   rec.correctness = gate;
@@ -55,9 +64,11 @@ void run_throughput(const RunSpec& spec, const TrainingPlan& plan, TrainingRun& 
 
   times.summarize_into(rec);
   rec.iterations = total;
-  rec.samples = total * plan.global_batch_size;
-  rec.epochs = static_cast<double>(total) / static_cast<double>(plan.iterations_per_epoch);
-  const double measured_samples = static_cast<double>(spec.iterations * plan.global_batch_size);
+  rec.samples = total * batch;
+  if (prepared.training) {
+    rec.epochs = static_cast<double>(total) / static_cast<double>(prepared.training->iterations_per_epoch);
+  }
+  const double measured_samples = static_cast<double>(spec.iterations * batch);
   rec.throughput = rec.measured_s > 0 ? measured_samples / rec.measured_s : 0;
 }
 

@@ -1,11 +1,14 @@
-// The contract between the runner and a workload. A workload declares its
-// parameters, presets and toggle support (WorkloadInfo, see registry.h),
-// prepares its data once per invocation (Benchmark) and trains one model per
-// seed (TrainingRun). It never prints, never times itself and never parses
-// the command line: the runner does all of that.
+// The contracts between the harness and a workload. A workload declares its
+// parameters, presets, toggle rules and kind (WorkloadInfo, registry.h),
+// prepares its data once per invocation (Benchmark) and, per seed, gives the
+// harness either a timed step with a correctness gate (TimedStep: throughput
+// workloads) or a model it can also train to a quality target
+// (TrainableModel). It never prints, never times itself, never captures CUDA
+// graphs and never parses the command line: the harness does all of that.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,64 +17,65 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/backend.h"
+#include "harness/device_step.h"
 #include "harness/params.h"
+#include "harness/run_mode.h"
 #include "harness/toggles.h"
 
 namespace perflab {
 
-/// How the runner drives a workload.
-enum class RunMode {
-  kTimeToTrain,  ///< Train until the quality target is reached (MLPerf style).
-  kThroughput,   ///< A fixed number of timed iterations after warm-up, then a correctness gate.
-};
-
-/// "time-to-train" or "throughput" (as on the command line).
-inline const char* run_mode_name(RunMode m) {
-  return m == RunMode::kTimeToTrain ? "time-to-train" : "throughput";
-}
+struct RunContext;
 
 /// The work one iteration does, for achieved rates and the roofline floor.
+/// The workload counts; the harness computes the floor from the device's
+/// peaks (harness/roofline.h), the one place peaks are known.
 struct IterationWork {
   double flops = 0;  ///< Floating-point operations per iteration (0: not counted).
   double bytes = 0;  ///< Minimum bytes moved to/from device memory per iteration (0: not counted).
+  /// Which peak the FLOPs run at: "tf32", "bf16", "fp32" (empty: FLOPs not
+  /// bound by a tensor-core peak; only the bytes give a floor).
+  std::string flops_precision;
   /// Lower bound on the iteration time on this machine,
   /// max(flops / peak FLOP/s, bytes / peak bandwidth), when the peaks are known.
   std::optional<double> floor_ms;
   std::string floor_basis;  ///< How floor_ms was computed (peaks used), or why it is absent.
 };
 
-/// The outcome of a throughput run's correctness gate: the workload's output
-/// compared against a reference. A failed gate fails the run.
+/// The outcome of a correctness gate: the workload's output compared against
+/// a reference. A failed gate fails the run.
 struct CorrectnessReport {
   bool passed = false;
   std::string detail;  ///< What was compared and the worst error found.
 };
 
-/// What the runner needs to drive a train-to-target run.
-struct TrainingPlan {
-  int64_t train_samples = 0;       ///< Samples in one epoch.
-  int64_t eval_samples = 0;        ///< Samples in one evaluation.
-  int64_t global_batch_size = 0;
-  int64_t iterations_per_epoch = 0;
-  int max_epochs = 1;              ///< Stop (aborted) after this many epochs.
-  double eval_interval_epochs = 1; ///< Evaluate every this many epochs (may be < 1).
-  std::string quality_metric;      ///< e.g. "AUC".
-  double quality_target = 0;       ///< Success when the metric reaches this.
-  std::optional<double> quality_ceiling;  ///< Best achievable, when known.
-  std::string precision = "fp32";  ///< Lowest precision in linear layers.
+/// What every workload says about one iteration (step).
+struct StepPlan {
+  int64_t batch_size = 0;              ///< Samples per iteration (the global batch).
+  std::string sample_unit = "samples"; ///< Unit of a sample in throughput figures ("sequences").
+  std::string precision = "fp32";      ///< Lowest precision in linear layers.
   /// Logged once as MLLOG keys (opt_name, opt_base_learning_rate, ...).
   nlohmann::json hyperparameters = nlohmann::json::object();
   /// Facts about the prepared data, recorded in the result.
   nlohmann::json data = nlohmann::json::object();
-  /// Work per training iteration at global_batch_size.
-  IterationWork work;
-  /// Unit of a sample in throughput figures ("samples", "sequences").
-  std::string sample_unit = "samples";
+  IterationWork work;  ///< Work per iteration at batch_size.
 };
 
-/// Timing of iterations on a device (CUDA events on the workload's stream):
+/// What the runner needs, beyond the step, to train to a target.
+struct TrainingPlan {
+  int64_t train_samples = 0;        ///< Samples in one epoch.
+  int64_t eval_samples = 0;         ///< Samples in one evaluation.
+  int64_t iterations_per_epoch = 0;
+  int max_epochs = 1;               ///< Stop (aborted) after this many epochs.
+  double eval_interval_epochs = 1;  ///< Evaluate every this many epochs (may be < 1).
+  std::string quality_metric;       ///< e.g. "AUC".
+  double quality_target = 0;        ///< Success when the metric reaches this.
+  std::optional<double> quality_ceiling;  ///< Best achievable, when known.
+};
+
+/// Timing of iterations on a device (CUDA events on the step's stream):
 /// start()/stop() bracket one iteration without synchronising; collect_ms()
 /// waits for the device and returns the times since the last collect.
+/// Created by the harness for a DeviceStep's stream.
 class DeviceIterationTimer {
  public:
   virtual ~DeviceIterationTimer() = default;
@@ -80,35 +84,32 @@ class DeviceIterationTimer {
   virtual std::vector<double> collect_ms() = 0;
 };
 
-/// Everything a workload is configured with.
-struct WorkloadConfig {
-  ParamValues params;
-  Backend backend = Backend::kCpu;
-  ToggleSet toggles;  ///< in_effect already decided by the registry's rules.
-  int threads = 1;
+/// One seed's timed step (throughput workloads: transducer, collectives,
+/// halo convolution). A host backend implements run_iteration; a device
+/// backend returns its DeviceStep and the harness drives it.
+class TimedStep {
+ public:
+  virtual ~TimedStep() = default;
+  /// One iteration on the host. `iteration` counts from 0 (warm-up
+  /// included); the workload derives its input from it.
+  virtual void run_iteration(int64_t iteration);
+  /// The device step, or null when iterations run on the host.
+  virtual DeviceStep* device_step() { return nullptr; }
+  /// Mean of the step's loss over the iterations since the last call (NaN
+  /// when the step has none). Called only outside timed windows.
+  virtual double take_loss() { return std::numeric_limits<double>::quiet_NaN(); }
+  /// The gate, run after the timed iterations (untimed): compares the
+  /// step's latest output with a reference.
+  virtual CorrectnessReport check_correctness() = 0;
 };
 
-/// One training run (one seed): a freshly initialised model.
-class TrainingRun {
+/// One seed's model of a trainable workload (DLRM): a timed step (its
+/// training iteration, so it runs in throughput mode too) that can also be
+/// evaluated, so the harness can train it to the quality target.
+class TrainableModel : public TimedStep {
  public:
-  virtual ~TrainingRun() = default;
-  /// One optimizer step. `iteration` counts from 0 across epochs; the
-  /// workload derives its batch and learning rate from it.
-  virtual void train_iteration(int64_t iteration) = 0;
-  /// Mean training loss over the iterations since the last call (may
-  /// synchronise with a device; the runner calls it only at block ends).
-  virtual double take_training_loss() = 0;
-  /// Quality metric on the held-out set.
+  /// Quality metric on the held-out set (outside timed iterations).
   virtual double evaluate() = 0;
-  /// Waits until every iteration issued so far has finished (device
-  /// backends); the runner calls it before reading the clock at the end of
-  /// a timed window, never inside one.
-  virtual void synchronize() {}
-  /// Device-side iteration timer, or null when iterations run on the host.
-  virtual DeviceIterationTimer* device_timer() { return nullptr; }
-  /// Throughput mode's gate, run after the timed iterations (untimed):
-  /// compares the workload's latest output with a reference.
-  virtual CorrectnessReport check_correctness() = 0;
 };
 
 /// A workload configured for one invocation: data prepared once, shared by
@@ -116,9 +117,20 @@ class TrainingRun {
 class Benchmark {
  public:
   virtual ~Benchmark() = default;
-  virtual TrainingPlan plan() const = 0;
-  /// Initialises a model from `seed` (untimed: between init_start/init_stop).
-  virtual std::unique_ptr<TrainingRun> start_run(uint64_t seed) = 0;
+  virtual StepPlan step_plan() const = 0;
+  /// The training plan of a trainable workload; nullopt for a timed step.
+  virtual std::optional<TrainingPlan> training_plan() const { return std::nullopt; }
+  /// Initialises one seed's step (untimed: between init_start/init_stop).
+  virtual std::unique_ptr<TimedStep> start_step(uint64_t seed) = 0;
+};
+
+/// A trainable workload's Benchmark: its seeds' steps are models.
+class TrainableBenchmark : public Benchmark {
+ public:
+  std::optional<TrainingPlan> training_plan() const override { return training(); }
+  virtual TrainingPlan training() const = 0;
+  virtual std::unique_ptr<TrainableModel> start_model(uint64_t seed) = 0;
+  std::unique_ptr<TimedStep> start_step(uint64_t seed) override { return start_model(seed); }
 };
 
 }  // namespace perflab

@@ -1,5 +1,6 @@
 // `perflab list`: workloads, their parameters (defaults, ranges), presets,
 // toggles and the backends available on this machine.
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -35,17 +36,17 @@ int list_command() {
     std::vector<std::string> backends;
     for (Backend b : w.backends) backends.push_back(backend_name(b));
     std::vector<std::string> modes;
-    for (RunMode m : w.modes) modes.push_back(run_mode_name(m));
+    for (RunMode m : w.modes()) modes.push_back(run_mode_name(m));
     out << fmt::format("\nWorkload {}: {}\n  backends: {}\n  modes: {} (first is the default)\n", w.name,
                        w.summary, join(backends, ", "), join(modes, ", "));
     out << "  toggles in effect:";
     bool any = false;
-    for (Toggle t : kAllToggles) {
-      for (Backend b : w.backends) {
-        if (!w.toggle_unsupported || w.toggle_unsupported(t, b).empty()) {
-          out << fmt::format(" {} ({})", toggle_flag(t), backend_name(b));
-          any = true;
-        }
+    for (const ToggleRule& rule : w.toggle_rules) {
+      for (Backend b : rule.backends) {
+        if (std::find(w.backends.begin(), w.backends.end(), b) == w.backends.end()) continue;
+        out << fmt::format(" {} ({}{})", toggle_flag(rule.toggle), backend_name(b),
+                           rule.needs ? fmt::format(", needs {}", toggle_flag(*rule.needs)) : "");
+        any = true;
       }
     }
     out << (any ? "\n" : " none on the backends built so far\n");

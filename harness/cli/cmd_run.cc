@@ -1,7 +1,7 @@
-// `perflab run WORKLOAD`: resolve the spec, run every seed, write the logs,
-// result.json and report.md into a fresh invocation folder under --out.
-// The folder is built under a hidden ".partial" name and renamed into place
-// only when complete, so a failed invocation leaves nothing half-written.
+// `perflab run WORKLOAD`: parse the request and hand it to the invocation
+// pipeline (harness/invocation.h), which writes the logs, result.json and
+// report.md into a fresh invocation folder under --out, atomically; comma
+// lists make a sweep (harness/sweep.h).
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,27 +9,19 @@
 
 #include <fmt/format.h>
 
-#include "harness/atomic_file.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/run_command.h"
 #include "harness/cli/progress.h"
 #include "harness/cli/sweep_command.h"
-#include "harness/sweep.h"
-#include "harness/device.h"
-#include "harness/environment.h"
 #include "harness/error.h"
-#include "harness/registry.h"
-#include "harness/result.h"
+#include "harness/invocation.h"
 #include "harness/run_spec.h"
-#include "harness/runner.h"
+#include "harness/sweep.h"
 #include "harness/text.h"
-#include "harness/utc_time.h"
 #include "reports/throughput_report.h"
 
 namespace perflab::cli {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::map<std::string, std::string> parse_sets(const std::vector<std::string>& sets) {
   std::map<std::string, std::string> out;
@@ -43,20 +35,11 @@ std::map<std::string, std::string> parse_sets(const std::vector<std::string>& se
   return out;
 }
 
-/// A fresh folder name under `out` that does not exist yet.
-fs::path invocation_dir(const fs::path& out, const RunSpec& spec) {
-  std::string base = fmt::format("{}-{}-{}", spec.workload, spec.preset, utc_now("%Y%m%d-%H%M%S"));
-  fs::path dir = out / base;
-  for (int i = 2; fs::exists(dir); ++i) dir = out / fmt::format("{}-{}", base, i);
-  return dir;
-}
-
 }  // namespace
 
 int run_command(const RunRequest& request) {
-  const WorkloadInfo& info = Registry::instance().get(request.workload);
-  RunSpec spec = resolve_run_spec(request, info, probe_devices());
-  ensure_writable_directory(spec.out_dir);
+  Session session;
+  RunSpec spec = session.resolve(request);
 
   // Said once the workload has accepted its parameters (data prepared), so
   // an invalid request gets its one error line and nothing else.
@@ -70,32 +53,19 @@ int run_command(const RunRequest& request) {
   }
   Progress progress(std::cerr, isatty(STDERR_FILENO) != 0, std::move(header));
 
-  fs::path final_dir = invocation_dir(spec.out_dir, spec);
-  fs::path work_dir = spec.out_dir / ("." + final_dir.filename().string() + ".partial");
-  fs::create_directories(work_dir);
-  try {
-    nlohmann::json env = capture_environment();
-    InvocationRecord record = run_benchmark(spec, info, work_dir, platform_description(env, spec),
-                                            [&](const ProgressEvent& e) { progress.update(e); });
-    nlohmann::json result = result_to_json(record, env);
-    write_file_atomically(work_dir / "result.json", result.dump(2) + "\n");
-    write_file_atomically(work_dir / "report.md", reports::render_run_markdown(result));
-    fs::rename(work_dir, final_dir);
-    std::cout << reports::render_run_summary(result);
-    std::cout << fmt::format("result: {}\nreport: {}\nlogs:   {}/run_*.log\n",
-                             (final_dir / "result.json").string(), (final_dir / "report.md").string(),
-                             final_dir.string());
-    return record.score.value ? 0 : 1;
-  } catch (...) {
-    std::error_code ec;
-    fs::remove_all(work_dir, ec);
-    throw;
-  }
+  PointHooks hooks;
+  hooks.progress = [&](const ProgressEvent& e) { progress.update(e); };
+  hooks.render = [](const nlohmann::json& result) {
+    return RenderedFiles{{"report.md", reports::render_run_markdown(result)}};
+  };
+  PointOutcome done = run_invocation(session, spec, hooks);
+  std::cout << reports::render_run_summary(done.result);
+  std::cout << fmt::format("result: {}\nreport: {}\nlogs:   {}/run_*.log\n",
+                           (done.dir / "result.json").string(), (done.dir / "report.md").string(),
+                           done.dir.string());
+  return done.record.score.value ? 0 : 1;
 }
 
-namespace {
-
-}  // namespace
 
 Command add_run(CLI::App& app) {
   auto* sub = app.add_subcommand(

@@ -28,7 +28,8 @@ int execute_sweep(const SweepPlan& plan, bool dry_run) {
   const bool tty = isatty(STDERR_FILENO) != 0;
   const auto start = std::chrono::steady_clock::now();
   size_t ran = 0;
-  SweepOutcome outcome = run_sweep(plan, [&](const SweepEvent& e) {
+  Session session;
+  SweepOutcome outcome = run_sweep(session, plan, [&](const SweepEvent& e) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     switch (e.kind) {
       case SweepEvent::Kind::kRunSkipped:

@@ -7,7 +7,7 @@
 // kernels), forward and backward of the whole MLP. Time is GPU time from CUDA
 // events (manual time). Counters: TFLOP/s; floor_us, the roofline floor
 // max(FLOPs / peak FLOP/s, compulsory bytes / peak bandwidth) from the peak
-// table in kernels/cuda/roofline.h; and pct_of_floor = floor / time.
+// table in kernels/roofline.h; and pct_of_floor = floor / time.
 // Without a CUDA device it prints one line and exits 1.
 // Run: build/bin/bench_cuda_linear [--benchmark_filter=top/b65536]
 #include <benchmark/benchmark.h>
@@ -30,10 +30,11 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/linear.h"
-#include "kernels/cuda/roofline.h"
+#include "kernels/roofline.h"
 
 namespace {
 
+using namespace perflab::kernels;        // NOLINT: benchmark file (roofline)
 using namespace perflab::kernels::cuda;  // NOLINT: benchmark file
 using perflab::kernels::cuda::DeviceBuffer;
 

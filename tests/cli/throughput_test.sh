@@ -66,6 +66,29 @@ else
   fail "throughput sweep: $(cat "$tmp/sweep.out")"
 fi
 
+# A throughput sweep's runs are scored as throughput: every run's result
+# carries the median samples/s (here one seed: its own rate), not a time.
+if "$PERFLAB" run dlrm --preset tiny --backend cpu --mode throughput --iterations 10 --warmup 1 \
+    --set batch_size=256,512 --out "$tmp/dsweep" >"$tmp/dsweep.out" 2>&1; then
+  if "$PYTHON" - "$tmp/dsweep" <<'PY'
+import json, pathlib, sys
+results = sorted(pathlib.Path(sys.argv[1]).glob("*/runs/*/result.json"))
+assert len(results) == 2, results
+for path in results:
+    r = json.loads(path.read_text())
+    assert r["kind"] == "throughput", (path, r["kind"])
+    score = r["score"]["throughput_samples_per_s"]
+    rate = r["runs"][0]["throughput_samples_per_s"]
+    assert score is not None and abs(score - rate) <= 1e-9 * rate, (path, score, rate)
+    assert score > 1000, (path, "a samples/s score, not a time", score)
+PY
+  then pass "throughput sweep: each run scored as samples/s"
+  else fail "throughput sweep scores: $(cat "$tmp"/dsweep/*/runs/*/result.json | head -c 2000)"
+  fi
+else
+  fail "dlrm throughput sweep: $(cat "$tmp/dsweep.out")"
+fi
+
 expect 2 "transducer has no time-to-train mode; available: throughput" -- run transducer --mode time-to-train --backend cpu
 expect 2 "--iterations: must be at least 1" -- run transducer --iterations 0 --backend cpu
 expect 2 "cpu backend computes fp32 logits only" -- run transducer --preset mlperf-bf16 --backend cpu --out "$tmp/never"

@@ -11,13 +11,17 @@
 namespace perflab {
 namespace {
 
-WorkloadInfo toy(std::vector<RunMode> modes) {
+/// A workload offering `modes`: both for a trainable one, throughput alone
+/// for a timed step.
+WorkloadInfo toy(const std::vector<RunMode>& modes) {
   WorkloadInfo info;
   info.name = "spectoy";
   info.presets = {{"p", "", {}}};
   info.default_preset = "p";
   info.backends = {Backend::kCpu};
-  info.modes = std::move(modes);
+  info.kind = modes.size() == 1 && modes[0] == RunMode::kThroughput ? WorkloadKind::kTimedStep
+                                                                    : WorkloadKind::kTrainable;
+  EXPECT_EQ(info.modes(), modes) << "toy cannot offer these modes";
   return info;
 }
 
@@ -64,7 +68,8 @@ TEST(RunSpecMode, BadModesAndIterationsSayWhy) {
 }
 
 TEST(RunSpecMode, OldResultsWithoutAModeAreTimeToTrain) {
-  nlohmann::json spec = resolve_run_spec(request(), toy({RunMode::kTimeToTrain}), {}).to_json();
+  nlohmann::json spec =
+      resolve_run_spec(request(), toy({RunMode::kTimeToTrain, RunMode::kThroughput}), {}).to_json();
   spec.erase("mode");
   spec.erase("iterations");
   RunRequest r = request_from_json(spec);
@@ -73,14 +78,10 @@ TEST(RunSpecMode, OldResultsWithoutAModeAreTimeToTrain) {
 }
 
 TEST(RunSpecToggles, ConflictTurnsAToggleOffWithTheReason) {
-  WorkloadInfo info = toy({RunMode::kTimeToTrain});
-  info.toggle_unsupported = [](Toggle, Backend) { return std::string(); };
-  info.toggle_conflict = [](Toggle t, Backend, const ToggleSet& toggles) {
-    if (t == Toggle::kCudaGraphs && !toggles[Toggle::kSyncFree].in_effect) {
-      return std::string("graph capture needs --sync-free");
-    }
-    return std::string();
-  };
+  WorkloadInfo info = toy({RunMode::kTimeToTrain, RunMode::kThroughput});
+  const std::vector<Backend> cpu = {Backend::kCpu};
+  info.toggle_rules = {{Toggle::kSyncFree, cpu, "", {}, ""},
+                       {Toggle::kCudaGraphs, cpu, "", Toggle::kSyncFree, "graph capture needs --sync-free"}};
   RunRequest r = request();
   r.toggles[Toggle::kCudaGraphs] = true;
   RunSpec alone = resolve_run_spec(r, info, {});
@@ -92,6 +93,36 @@ TEST(RunSpecToggles, ConflictTurnsAToggleOffWithTheReason) {
   RunSpec both = resolve_run_spec(r, info, {});
   EXPECT_TRUE(both.toggles[Toggle::kCudaGraphs].in_effect);
   EXPECT_TRUE(both.toggles[Toggle::kSyncFree].in_effect);
+}
+
+}  // namespace
+}  // namespace perflab
+
+namespace perflab {
+namespace {
+
+TEST(RunSpecToggles, RulesDeclareWhereEachToggleIsHonoured) {
+  WorkloadInfo info = toy({RunMode::kThroughput});
+  info.backends = {Backend::kCpu, Backend::kCuda};
+  info.toggle_rules = {{Toggle::kFused, {Backend::kCuda}, "the cpu backend has one implementation", {}, ""}};
+  std::map<Toggle, bool> requested = {{Toggle::kFused, true}, {Toggle::kSharp, true}};
+  ToggleSet on_cpu = resolve_toggles(requested, info, Backend::kCpu);
+  EXPECT_FALSE(on_cpu[Toggle::kFused].in_effect);
+  EXPECT_EQ(on_cpu[Toggle::kFused].reason, "the cpu backend has one implementation");
+  EXPECT_FALSE(on_cpu[Toggle::kSharp].in_effect);
+  EXPECT_EQ(on_cpu[Toggle::kSharp].reason, "spectoy has no sharp variant");
+  ToggleSet on_cuda = resolve_toggles(requested, info, Backend::kCuda);
+  EXPECT_TRUE(on_cuda[Toggle::kFused].in_effect);
+  EXPECT_EQ(on_cuda[Toggle::kFused].reason, "");
+  EXPECT_FALSE(on_cuda[Toggle::kCudaGraphs].requested);
+}
+
+TEST(RunSpecParams, TheSpecNamesTheWorkloadsBatchAndLearningRateParameters) {
+  WorkloadInfo info = toy({RunMode::kThroughput});
+  info.batch_param = "batch";
+  nlohmann::json spec = resolve_run_spec(request(), info, {}).to_json();
+  EXPECT_EQ(spec["batch_param"], "batch");
+  EXPECT_TRUE(spec["learning_rate_param"].is_null());
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include "collectives/communicator.h"
 #include "harness/registry.h"
+#include "harness/run_context.h"
 
 namespace perflab {
 namespace {
@@ -22,7 +24,8 @@ struct Script {
   double step = 0.1;
   int nan_at = 0;
   bool gate_passes = true;
-  bool device = false;  ///< Use a fake device timer reporting 2 ms per iteration.
+  bool device = false;  ///< Run as a device step on fake device ops (2 ms per iteration).
+  int step_syncs = 0;   ///< Host syncs the device step declares per iteration.
 };
 
 /// Reports 2 ms for every iteration bracketed since the last collect.
@@ -40,17 +43,36 @@ class FakeDeviceTimer : public DeviceIterationTimer {
   int started_ = 0, stopped_ = 0;
 };
 
-class ScriptedRun : public TrainingRun {
+/// Device calls that record what was asked of them.
+class FakeDeviceOps : public DeviceOps {
+ public:
+  int64_t host_sync_count() override { return 0; }
+  void begin_capture(void*) override {}
+  void end_capture(void*, int) override { ++captures; }
+  void abort_capture(void*) override {}
+  void launch(void*, int) override { ++launches; }
+  void synchronize(void*) override {}
+  std::unique_ptr<DeviceIterationTimer> make_timer(void*) override {
+    return std::make_unique<FakeDeviceTimer>();
+  }
+  int captures = 0, launches = 0;
+};
+
+class ScriptedRun : public TrainableModel, public DeviceStep {
  public:
   explicit ScriptedRun(Script s) : s_(s) {}
-  void train_iteration(int64_t) override { ++iterations_; }
-  double take_training_loss() override {
+  void run_iteration(int64_t) override { ++iterations_; }
+  DeviceStep* device_step() override { return s_.device ? this : nullptr; }
+  void* stream() override { return nullptr; }
+  int begin(int64_t iteration) override { return static_cast<int>(iteration % 2); }
+  void enqueue(int) override { ++iterations_; }
+  int variants() const override { return 2; }
+  int expected_host_syncs() const override { return s_.step_syncs; }
+  double take_loss() override {
     ++evals_;
     return s_.nan_at == evals_ ? std::numeric_limits<double>::quiet_NaN() : 0.5;
   }
   double evaluate() override { return 0.5 + s_.step * evals_; }
-  DeviceIterationTimer* device_timer() override { return s_.device ? &timer_ : nullptr; }
-  void synchronize() override { ++syncs_; }
   int64_t iterations() const { return iterations_; }
   CorrectnessReport check_correctness() override {
     return {s_.gate_passes, s_.gate_passes ? "scripted pass" : "scripted failure"};
@@ -60,27 +82,29 @@ class ScriptedRun : public TrainingRun {
   Script s_;
   int evals_ = 0;
   int64_t iterations_ = 0;
-  int syncs_ = 0;
-  FakeDeviceTimer timer_;
 };
 
-class ScriptedBenchmark : public Benchmark {
+class ScriptedBenchmark : public TrainableBenchmark {
  public:
   explicit ScriptedBenchmark(Script s) : s_(s) {}
-  TrainingPlan plan() const override {
+  StepPlan step_plan() const override {
+    StepPlan p;
+    p.batch_size = 4;
+    p.hyperparameters = {{"opt_name", "sgd"}};
+    return p;
+  }
+  TrainingPlan training() const override {
     TrainingPlan p;
     p.train_samples = 40;
     p.eval_samples = 10;
-    p.global_batch_size = 4;
     p.iterations_per_epoch = 10;
     p.max_epochs = 3;
     p.eval_interval_epochs = 0.5;
     p.quality_metric = "AUC";
     p.quality_target = 0.75;
-    p.hyperparameters = {{"opt_name", "sgd"}};
     return p;
   }
-  std::unique_ptr<TrainingRun> start_run(uint64_t) override {
+  std::unique_ptr<TrainableModel> start_model(uint64_t) override {
     return std::make_unique<ScriptedRun>(s_);
   }
 
@@ -92,8 +116,47 @@ WorkloadInfo scripted(Script s) {
   WorkloadInfo info;
   info.name = "scripted";
   info.backends = {Backend::kCpu};
-  info.create = [s](const WorkloadConfig&) { return std::make_unique<ScriptedBenchmark>(s); };
+  info.create = [s](const RunContext&) { return std::make_unique<ScriptedBenchmark>(s); };
   return info;
+}
+
+/// Every seed of `spec` through the runner, as the invocation pipeline runs
+/// them (prepare once, run_seed per seed, score by mode), logs in `dir`.
+InvocationRecord run_benchmark(const RunSpec& spec, const WorkloadInfo& info, const fs::path& dir,
+                               const std::string& platform, FakeDeviceOps* ops = nullptr) {
+  static const DeviceContext device;
+  static const nlohmann::json environment = nlohmann::json::object();
+  auto comm = collectives::make_single_communicator();
+  RunContext ctx{spec, device, environment, *comm};
+  if (ops) {
+    ctx.device_ops = [ops] {
+      // The runner owns what the factory returns; hand it a forwarder.
+      struct Forward : DeviceOps {
+        explicit Forward(FakeDeviceOps* o) : o_(o) {}
+        int64_t host_sync_count() override { return o_->host_sync_count(); }
+        void begin_capture(void* s) override { o_->begin_capture(s); }
+        void end_capture(void* s, int v) override { o_->end_capture(s, v); }
+        void abort_capture(void* s) override { o_->abort_capture(s); }
+        void launch(void* s, int v) override { o_->launch(s, v); }
+        void synchronize(void* s) override { o_->synchronize(s); }
+        std::unique_ptr<DeviceIterationTimer> make_timer(void* s) override { return o_->make_timer(s); }
+        FakeDeviceOps* o_;
+      };
+      return std::unique_ptr<DeviceOps>(std::make_unique<Forward>(ops));
+    };
+  }
+  PreparedBenchmark prepared = prepare_benchmark(ctx, info);
+  InvocationRecord rec;
+  rec.spec = spec;
+  rec.step = prepared.step;
+  rec.training = prepared.training;
+  for (size_t i = 0; i < spec.seeds.size(); ++i) {
+    rec.runs.push_back(run_seed(ctx, prepared, spec.seeds[i], dir / ("run_" + std::to_string(i) + ".log"),
+                                platform));
+  }
+  rec.score = score_records(rec.runs, spec.mode);
+  rec.toggles = toggles_as_run(spec.toggles, rec.runs);
+  return rec;
 }
 
 RunSpec spec_with_seeds(int n) {
@@ -253,18 +316,60 @@ TEST_F(RunnerTest, FailedCorrectnessGateFailsTheRunAndTheScore) {
 TEST_F(RunnerTest, DeviceTimerTimesIterationsInThroughputAndTimeToTrain) {
   Script s;
   s.device = true;
-  InvocationRecord tp = run_benchmark(throughput_spec(1, 5), scripted(s), dir_, "test platform");
+  FakeDeviceOps ops;
+  InvocationRecord tp = run_benchmark(throughput_spec(1, 5), scripted(s), dir_, "test platform", &ops);
   EXPECT_TRUE(tp.runs[0].device_timed);
   EXPECT_EQ(tp.runs[0].iteration_ms.n, 5u);
   EXPECT_DOUBLE_EQ(tp.runs[0].iteration_ms.p50, 2.0);
   EXPECT_EQ(tp.runs[0].host_iteration_ms.n, 5u);
 
-  InvocationRecord ttt = run_benchmark(spec_with_seeds(1), scripted(s), dir_, "test platform");
+  InvocationRecord ttt = run_benchmark(spec_with_seeds(1), scripted(s), dir_, "test platform", &ops);
   const RunRecord& run = ttt.runs[0];
   EXPECT_TRUE(run.device_timed);
   EXPECT_EQ(run.iteration_ms.n, 13u);  // 15 iterations minus 2 of warm-up
   EXPECT_DOUBLE_EQ(run.iteration_ms.max, 2.0);
   EXPECT_DOUBLE_EQ(run.train_s, 15 * 2.0 / 1e3);  // device time, warm-up included
+}
+
+TEST_F(RunnerTest, TheHarnessCapturesAndReplaysADeviceStepAndRecordsIt) {
+  Script s;
+  s.device = true;
+  FakeDeviceOps ops;
+  RunSpec spec = throughput_spec(1, 6);
+  spec.toggles[Toggle::kCudaGraphs] = {true, true, ""};
+  InvocationRecord rec = run_benchmark(spec, scripted(s), dir_, "test platform", &ops);
+  const RunRecord& run = rec.runs[0];
+  ASSERT_TRUE(run.execution);
+  EXPECT_TRUE(run.execution->graphs_used);
+  EXPECT_EQ(run.execution->graphs_captured, 2);  // both variants, once
+  EXPECT_EQ(run.execution->graph_replays, 6);    // 8 iterations minus 2 eager
+  EXPECT_EQ(ops.captures, 2);
+  EXPECT_EQ(ops.launches, 6);
+  EXPECT_TRUE(rec.toggles[Toggle::kCudaGraphs].in_effect);
+  ASSERT_TRUE(run.correctness);
+  EXPECT_TRUE(run.correctness->passed) << run.correctness->detail;
+  EXPECT_NE(run.correctness->detail.find("host syncs per iteration: 0"), std::string::npos)
+      << run.correctness->detail;
+}
+
+TEST_F(RunnerTest, GraphsRequestedOnAStepThatSynchronisesAreRecordedAsNotInEffect) {
+  Script s;
+  s.device = true;
+  s.step_syncs = 1;  // declared, but the fake counts none: the gate must fail too
+  FakeDeviceOps ops;
+  RunSpec spec = throughput_spec(1, 3);
+  spec.toggles[Toggle::kCudaGraphs] = {true, true, ""};
+  InvocationRecord rec = run_benchmark(spec, scripted(s), dir_, "test platform", &ops);
+  const RunRecord& run = rec.runs[0];
+  ASSERT_TRUE(run.execution);
+  EXPECT_FALSE(run.execution->graphs_used);
+  EXPECT_EQ(ops.captures, 0);
+  EXPECT_FALSE(rec.toggles[Toggle::kCudaGraphs].in_effect);
+  EXPECT_TRUE(rec.toggles[Toggle::kCudaGraphs].requested);
+  EXPECT_NE(rec.toggles[Toggle::kCudaGraphs].reason.find("synchronises the host"), std::string::npos)
+      << rec.toggles[Toggle::kCudaGraphs].reason;
+  EXPECT_FALSE(run.success) << "0 counted syncs where the step declares 1 must fail the gate";
+  EXPECT_NE(run.reason.find("VIOLATED"), std::string::npos) << run.reason;
 }
 
 }  // namespace

@@ -27,7 +27,25 @@ const bool kRegistered = [] {
   info.presets = {{"tiny", "", {}}, {"big", "", {{"batch_size", "1024"}}}};
   info.default_preset = "tiny";
   info.backends = {Backend::kCpu};
+  info.batch_param = "batch_size";
+  info.learning_rate_param = "learning_rate";
+  info.warmup_param = "warmup_steps";
   Registry::instance().add(info);
+  // Another workload whose batch and learning rate go by other names, and
+  // one that declares neither.
+  WorkloadInfo other = info;
+  other.name = "othertoy";
+  other.params = {{"batch", ParamType::kInt, "16", "batch", 1, 1 << 20},
+                  {"lr", ParamType::kFloat, "1", "lr", 0, 100}};
+  other.presets = {{"tiny", "", {}}};
+  other.batch_param = "batch";
+  other.learning_rate_param = "lr";
+  other.warmup_param = "";
+  Registry::instance().add(other);
+  WorkloadInfo plain = other;
+  plain.name = "plaintoy";
+  plain.batch_param = plain.learning_rate_param = "";
+  Registry::instance().add(plain);
   return true;
 }();
 
@@ -62,6 +80,29 @@ TEST(ExpandSweep, CartesianProductWithLrRule) {
   }
   EXPECT_DOUBLE_EQ((LrRule{"linear", 256, 0.5, {}}).learning_rate(1024), 2.0);
   EXPECT_DOUBLE_EQ((LrRule{"fixed", 256, 0.5, {}}).learning_rate(1024), 0.5);
+}
+
+TEST(ExpandSweep, LrRuleFollowsTheParametersTheWorkloadDeclares) {
+  RunRequest base;
+  base.workload = "othertoy";
+  SweepAxes axes;
+  axes.params["batch"] = {"16", "64"};
+  axes.lr_rule = LrRule{"linear", 16, 0.25, {}};
+  auto points = expand_sweep(base, axes);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_DOUBLE_EQ(std::stod(points[1].overrides.at("lr")), 1.0);  // 0.25 * 64/16
+  EXPECT_EQ(points[1].overrides.count("learning_rate"), 0u);
+
+  axes.lr_rule = LrRule{"linear", 16, 0.25, 10};
+  try {
+    expand_sweep(base, axes);
+    FAIL() << "warm-up steps for a workload without a warm-up parameter";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "lr_rule.warmup_steps: othertoy declares no warm-up parameter");
+  }
+  EXPECT_EQ(sweep_error("workload: plaintoy\nparams: {batch: [1, 2]}\n"
+                        "lr_rule: {rule: sqrt, base_batch_size: 1, base_learning_rate: 1}\n"),
+            "3: lr_rule: plaintoy declares no batch-size and learning-rate parameters");
 }
 
 TEST(RunKey, StableAndSensitiveToWhatMatters) {

@@ -22,13 +22,11 @@ InvocationRecord throughput_record(bool gate_passes) {
   rec.spec.seeds = {1, 2, 3};
   rec.spec.threads = 16;
   rec.spec.backend = Backend::kCuda;
-  rec.plan.global_batch_size = 64;
-  rec.plan.iterations_per_epoch = 4;
-  rec.plan.train_samples = 256;
-  rec.plan.sample_unit = "sequences";
-  rec.plan.work.bytes = 4e9;
-  rec.plan.work.floor_ms = 1.2;
-  rec.plan.work.floor_basis = "bytes / 3352 GB/s (test)";
+  rec.step.batch_size = 64;
+  rec.step.sample_unit = "sequences";
+  rec.step.work.bytes = 4e9;
+  rec.step.work.floor_ms = 1.2;
+  rec.step.work.floor_basis = "bytes / 3352 GB/s (test)";
   for (uint64_t seed : rec.spec.seeds) {
     RunRecord r;
     r.seed = seed;
@@ -43,7 +41,7 @@ InvocationRecord throughput_record(bool gate_passes) {
     r.log_file = "run_" + std::to_string(seed - 1) + ".log";
     rec.runs.push_back(r);
   }
-  rec.score = score_runs(rec.runs, RunMode::kThroughput);
+  rec.score = score_records(rec.runs, RunMode::kThroughput);
   return rec;
 }
 

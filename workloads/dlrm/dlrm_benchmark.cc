@@ -13,8 +13,6 @@
 #include "workloads/dlrm/data/synthetic.h"
 
 #ifdef PERFLAB_DLRM_CUDA
-#include "harness/device.h"
-#include "kernels/cuda/roofline.h"
 #include "workloads/dlrm/cuda_run.h"
 #endif
 
@@ -29,7 +27,7 @@ double click_rate(const Dataset& d) {
 }
 
 /// One seed's model and its running loss.
-class DlrmRun final : public TrainingRun {
+class DlrmRun final : public TrainableModel {
  public:
   DlrmRun(const DlrmSetup& setup, const Dataset& train, const Dataset& eval, uint64_t seed)
       : setup_(setup), train_(train), eval_(eval), model_(setup.shape, seed) {
@@ -37,15 +35,15 @@ class DlrmRun final : public TrainingRun {
     probabilities_.resize(static_cast<size_t>(eval.size()));
   }
 
-  void train_iteration(int64_t iteration) override {
-    int64_t index = iteration % setup_.plan.iterations_per_epoch;
+  void run_iteration(int64_t iteration) override {
+    int64_t index = iteration % setup_.training.iterations_per_epoch;
     BatchView batch = train_.batch(index * setup_.batch_size, setup_.batch_size);
     auto lr = static_cast<float>(setup_.schedule.at(iteration));
     loss_sum_ += model_.train_step(batch, lr);
     ++loss_count_;
   }
 
-  double take_training_loss() override {
+  double take_loss() override {
     double mean = loss_count_ > 0 ? loss_sum_ / static_cast<double>(loss_count_) : 0.0;
     loss_sum_ = 0;
     loss_count_ = 0;
@@ -109,39 +107,9 @@ std::vector<int> parse_layers(const std::string& param, const std::string& text)
   return out;
 }
 
-#ifdef PERFLAB_DLRM_CUDA
-namespace {
-
-/// The roofline floor of one iteration on device 0 (cuda backend).
-void set_cuda_floor(IterationWork& work, bool bf16) {
-  const DeviceProbe probe = probe_devices();
-  if (!probe.available || probe.devices.empty()) {
-    work.floor_basis = "no floor: " + (probe.reason.empty() ? std::string("no CUDA device") : probe.reason);
-    return;
-  }
-  const std::string& name = probe.devices.front().name;
-  const auto peaks = kernels::cuda::device_peaks(name);
-  if (!peaks) {
-    work.floor_basis = fmt::format(
-        "no floor: the peaks of device 0 ({}) are not in the roofline table (kernels/cuda/roofline.h)",
-        name);
-    return;
-  }
-  const double peak_flops = bf16 ? peaks->bf16_flops : peaks->tf32_flops;
-  work.floor_ms =
-      kernels::cuda::roofline_floor_seconds(work.flops, work.bytes, peak_flops, peaks->bytes_per_s) * 1e3;
-  work.floor_basis = fmt::format(
-      "max(flops / {} peak, bytes / HBM bandwidth) on device 0 ({}, as {}): {:.0f} TFLOP/s dense, "
-      "{:.2f} TB/s",
-      bf16 ? "BF16" : "TF32", name, peaks->model, peak_flops / 1e12, peaks->bytes_per_s / 1e12);
-}
-
-}  // namespace
-#endif
-
-DlrmBenchmark::DlrmBenchmark(const WorkloadConfig& config)
-    : backend_(config.backend), toggles_(config.toggles) {
-  const ParamValues& p = config.params;
+DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
+    : backend_(ctx.backend()), toggles_(ctx.toggles()) {
+  const ParamValues& p = ctx.params();
   setup_.precision = p.get_string("precision");
   if (backend_ == Backend::kCpu && setup_.precision != "fp32") {
     throw UsageError(fmt::format(
@@ -199,8 +167,9 @@ DlrmBenchmark::DlrmBenchmark(const WorkloadConfig& config)
   setup_.schedule.decay_start_step = p.get_int("decay_start_step");
   setup_.schedule.decay_steps = p.get_int("decay_steps");
 
-  TrainingPlan& plan = setup_.plan;
-  plan.global_batch_size = setup_.batch_size;
+  TrainingPlan& plan = setup_.training;
+  StepPlan& step = setup_.step;
+  step.batch_size = setup_.batch_size;
   plan.iterations_per_epoch = train_.size() / setup_.batch_size;
   plan.train_samples = plan.iterations_per_epoch * setup_.batch_size;
   plan.eval_samples = eval_.size();
@@ -214,8 +183,8 @@ DlrmBenchmark::DlrmBenchmark(const WorkloadConfig& config)
         "dlrm: target_auc {:.4f} is above the best AUC this data allows ({:.4f}); no model can reach it",
         plan.quality_target, *ceiling));
   }
-  plan.precision = "fp32";
-  plan.hyperparameters = {
+  step.precision = "fp32";
+  step.hyperparameters = {
       {"opt_name", "sgd"},
       {"opt_base_learning_rate", setup_.schedule.base},
       {"opt_learning_rate_warmup_steps", setup_.schedule.warmup_steps},
@@ -228,26 +197,24 @@ DlrmBenchmark::DlrmBenchmark(const WorkloadConfig& config)
   };
   data_facts["parameters"] = parameter_count(shape);
   data_facts["forward_flops_per_sample"] = forward_flops_per_sample(shape);
-  plan.data = data_facts;
-  plan.work.flops = training_flops_per_iteration(shape, setup_.batch_size);
+  step.data = data_facts;
+  step.work.flops = training_flops_per_iteration(shape, setup_.batch_size);
   // 4 bytes per value on both backends: in bf16 the embeddings and the
   // master weights (which dominate the bytes) stay fp32.
-  plan.work.bytes = training_bytes_floor_per_iteration(shape, setup_.batch_size, 4);
-  plan.work.floor_basis = "no floor: peak FLOP/s and bandwidth of this CPU are not known";
-#ifdef PERFLAB_DLRM_CUDA
+  step.work.bytes = training_bytes_floor_per_iteration(shape, setup_.batch_size, 4);
+  step.work.flops_precision = "fp32";
   if (backend_ == Backend::kCuda) {
     const bool bf16 = setup_.precision == "bf16";
-    plan.precision = bf16 ? "bf16" : "tf32";
-    plan.hyperparameters["perflab_dlrm_precision"] =
+    step.precision = bf16 ? "bf16" : "tf32";
+    step.work.flops_precision = step.precision;
+    step.hyperparameters["perflab_dlrm_precision"] =
         bf16 ? "bf16 Linear layers (fp32 accumulate); fp32 master weights, SGD, embeddings, "
                "interaction and loss"
              : "TF32 GEMMs (fp32 storage and accumulate); everything else fp32";
-    set_cuda_floor(plan.work, bf16);
   }
-#endif
 }
 
-std::unique_ptr<TrainingRun> DlrmBenchmark::start_run(uint64_t seed) {
+std::unique_ptr<TrainableModel> DlrmBenchmark::start_model(uint64_t seed) {
 #ifdef PERFLAB_DLRM_CUDA
   if (backend_ == Backend::kCuda) return make_dlrm_cuda_run(setup_, train_, eval_, seed, toggles_);
 #endif

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "harness/run_context.h"
 #include "harness/workload.h"
 #include "workloads/dlrm/data/dataset.h"
 #include "workloads/dlrm/model.h"
@@ -27,16 +28,18 @@ struct DlrmSetup {
   /// "fp32" (cuda: TF32 GEMMs, fp32 storage) or "bf16" (cuda only: bf16
   /// Linear layers, fp32 master weights, embeddings, interaction and loss).
   std::string precision = "fp32";
-  TrainingPlan plan;
+  StepPlan step;
+  TrainingPlan training;
 };
 
-class DlrmBenchmark final : public Benchmark {
+class DlrmBenchmark final : public TrainableBenchmark {
  public:
-  /// Prepares the data described by `config.params` (throws UsageError for
-  /// invalid parameters or data).
-  explicit DlrmBenchmark(const WorkloadConfig& config);
-  TrainingPlan plan() const override { return setup_.plan; }
-  std::unique_ptr<TrainingRun> start_run(uint64_t seed) override;
+  /// Prepares the data described by the context's parameters (throws
+  /// UsageError for invalid parameters or data).
+  explicit DlrmBenchmark(const RunContext& ctx);
+  StepPlan step_plan() const override { return setup_.step; }
+  TrainingPlan training() const override { return setup_.training; }
+  std::unique_ptr<TrainableModel> start_model(uint64_t seed) override;
 
  private:
   Backend backend_ = Backend::kCpu;

@@ -72,26 +72,16 @@ std::vector<Preset> dlrm_presets() {
   };
 }
 
-std::string toggle_unsupported(Toggle toggle, Backend backend) {
-  if (toggle == Toggle::kSharp) return "dlrm runs as a single process: there is no collective to offload";
-  if (backend == Backend::kCpu) {
-    switch (toggle) {
-      case Toggle::kCudaGraphs: return "the cpu backend launches no CUDA work to capture";
-      case Toggle::kSyncFree: return "the cpu backend has no host-device synchronisation to remove";
-      case Toggle::kFused: return "the cpu backend has no fused kernels (bias and ReLU run separately)";
-      default: break;
-    }
-  }
-  return "";  // cuda: fused, sync-free and cuda-graphs (see toggle_conflict)
-}
-
-std::string toggle_conflict(Toggle toggle, Backend backend, const ToggleSet& toggles) {
-  if (toggle == Toggle::kCudaGraphs && backend == Backend::kCuda &&
-      !toggles[Toggle::kSyncFree].in_effect) {
-    return "graph capture needs the sync-free iteration: the synchronising embedding update reads "
-           "its unique-row count back to the host inside the iteration (add --sync-free on)";
-  }
-  return "";
+std::vector<ToggleRule> dlrm_toggle_rules() {
+  const std::vector<Backend> cuda = {Backend::kCuda};
+  return {
+      {Toggle::kFused, cuda, "the cpu backend has no fused kernels (bias and ReLU run separately)", {}, ""},
+      {Toggle::kSyncFree, cuda, "the cpu backend has no host-device synchronisation to remove", {}, ""},
+      {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", Toggle::kSyncFree,
+       "graph capture needs the sync-free iteration: the synchronising embedding update reads "
+       "its unique-row count back to the host inside the iteration (add --sync-free on)"},
+      {Toggle::kSharp, {}, "dlrm runs as a single process: there is no collective to offload", {}, ""},
+  };
 }
 
 WorkloadInfo dlrm_info() {
@@ -106,11 +96,13 @@ WorkloadInfo dlrm_info() {
 #else
   info.backends = {Backend::kCpu};
 #endif
-  info.modes = {RunMode::kTimeToTrain, RunMode::kThroughput};
-  info.toggle_unsupported = toggle_unsupported;
-  info.toggle_conflict = toggle_conflict;
-  info.create = [](const WorkloadConfig& config) -> std::unique_ptr<Benchmark> {
-    return std::make_unique<DlrmBenchmark>(config);
+  info.kind = WorkloadKind::kTrainable;
+  info.toggle_rules = dlrm_toggle_rules();
+  info.batch_param = "batch_size";
+  info.learning_rate_param = "learning_rate";
+  info.warmup_param = "warmup_steps";
+  info.create = [](const RunContext& ctx) -> std::unique_ptr<Benchmark> {
+    return std::make_unique<DlrmBenchmark>(ctx);
   };
   info.rules_file = [](const std::string&) { return std::string("workloads/dlrm/rules/dlrm.yaml"); };
   return info;

@@ -18,7 +18,7 @@ namespace {
 
 namespace cpu = kernels::cpu;
 
-class CpuRun final : public TrainingRun {
+class CpuRun final : public TimedStep {
  public:
   CpuRun(const Problem& problem, const ProblemData& data) : pr_(problem), data_(data) {
     const auto rows = static_cast<size_t>(pr_.padded_rows());
@@ -33,7 +33,7 @@ class CpuRun final : public TrainingRun {
     }
   }
 
-  void train_iteration(int64_t iteration) override {
+  void run_iteration(int64_t iteration) override {
     last_set_ = static_cast<size_t>(iteration % static_cast<int64_t>(data_.sets.size()));
     const LengthSet& s = data_.sets[last_set_];
     const bool packed = pr_.layout == Layout::kPacked;
@@ -68,14 +68,12 @@ class CpuRun final : public TrainingRun {
     ++loss_count_;
   }
 
-  double take_training_loss() override {
+  double take_loss() override {
     double mean = loss_count_ > 0 ? loss_sum_ / static_cast<double>(loss_count_) : 0.0;
     loss_sum_ = 0;
     loss_count_ = 0;
     return mean;
   }
-
-  double evaluate() override { throw Error("internal: the transducer workload has no quality metric"); }
 
   CorrectnessReport check_correctness() override {
     return pr_.op == Op::kLoss ? check_loss() : check_joint();
@@ -212,7 +210,7 @@ class CpuRun final : public TrainingRun {
 
 }  // namespace
 
-std::unique_ptr<TrainingRun> make_cpu_run(const Problem& problem, const ProblemData& data) {
+std::unique_ptr<TimedStep> make_cpu_run(const Problem& problem, const ProblemData& data) {
   return std::make_unique<CpuRun>(problem, data);
 }
 

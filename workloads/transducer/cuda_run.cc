@@ -9,8 +9,9 @@
 // device (one counted host synchronisation), the packed offsets computed on
 // the host and copied up before the launch.
 //
-// --cuda-graphs (needs --sync-free): each length set's iteration is run once
-// eagerly, then captured into a CUDA graph and replayed from then on.
+// The iteration is a DeviceStep (harness/device_step.h) with one variant per
+// length set: with --cuda-graphs (needs --sync-free) the harness captures
+// each set's step once after the eager iterations and replays it.
 //
 // Correctness gate: the first sequences' costs and gradient (loss) or
 // h, df and dg (joint) against the CPU reference on the same inputs.
@@ -24,11 +25,12 @@
 
 #include <fmt/format.h>
 
-#include "harness/cuda_event_timer.h"
+#include "harness/device_step.h"
 #include "harness/error.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/host_sync.h"
+#include "kernels/cuda/raii.h"
 #include "kernels/cuda/rnnt_loss.h"
 #include "kernels/cuda/transducer_joint.h"
 #include "workloads/transducer/transducer_benchmark.h"
@@ -84,16 +86,14 @@ struct DeviceSet {
   kc::DeviceBuffer<int64_t> offsets;
 };
 
-class CudaRun final : public TrainingRun {
+class CudaRun final : public TimedStep, public DeviceStep {
  public:
-  CudaRun(const Problem& problem, const ProblemData& data, const WorkloadConfig& config)
+  CudaRun(const Problem& problem, const ProblemData& data, const ToggleSet& toggles)
       : pr_(problem), data_(data), dtype_(dtype_of(problem.dtype)),
-        fused_(config.toggles[Toggle::kFused].in_effect),
-        sync_free_(config.toggles[Toggle::kSyncFree].in_effect),
-        graphs_(config.toggles[Toggle::kCudaGraphs].in_effect) {
-    if (graphs_ && !sync_free_) throw Error("internal: graph capture needs the sync-free iteration");
-    PERFLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    timer_ = std::make_unique<CudaEventTimer>(stream_);
+        fused_(toggles[Toggle::kFused].in_effect),
+        sync_free_(toggles[Toggle::kSyncFree].in_effect),
+        host_lengths_(static_cast<size_t>(2 * pr_.batch)),
+        host_offsets_(static_cast<size_t>(pr_.batch + 1)) {
     for (const LengthSet& s : data_.sets) {
       DeviceSet d;
       d.frames = kc::DeviceBuffer<int32_t>(s.frames);
@@ -103,9 +103,7 @@ class CudaRun final : public TrainingRun {
       sets_.push_back(std::move(d));
     }
     // The synchronising variant's scratch: offsets computed on the host each
-    // iteration, uploaded from pinned memory.
-    PERFLAB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_lengths_), 2 * pr_.batch * sizeof(int32_t)));
-    PERFLAB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_offsets_), (pr_.batch + 1) * sizeof(int64_t)));
+    // iteration (host_lengths_, host_offsets_: pinned), uploaded here.
     naive_offsets_ = kc::DeviceBuffer<int64_t>(static_cast<size_t>(pr_.batch + 1));
 
     const size_t rows = static_cast<size_t>(pr_.padded_rows());
@@ -149,80 +147,54 @@ class CudaRun final : public TrainingRun {
   }
 
   ~CudaRun() override {
-    cudaStreamSynchronize(stream_);  // sync outside the iteration: destructor
-    for (cudaGraphExec_t g : graphs_exec_) {
-      if (g) cudaGraphExecDestroy(g);
-    }
-    cudaFreeHost(host_lengths_);
-    cudaFreeHost(host_offsets_);
-    timer_.reset();
-    cudaStreamDestroy(stream_);
+    cudaStreamSynchronize(stream_.get());  // sync outside the iteration: destructor
   }
 
-  void train_iteration(int64_t iteration) override {
-    const int64_t syncs_before = kc::host_sync_count();
+  DeviceStep* device_step() override { return this; }
+  void* stream() override { return stream_.get(); }
+  int variants() const override { return static_cast<int>(sets_.size()); }
+  int expected_host_syncs() const override { return sync_free_ ? 0 : 1; }
+
+  /// The iteration's length set; the synchronising variant reads its
+  /// lengths back and uploads host-computed offsets here.
+  int begin(int64_t iteration) override {
     last_set_ = static_cast<size_t>(iteration % static_cast<int64_t>(sets_.size()));
-    if (graphs_) {
-      replay_or_capture(last_set_);
-    } else {
-      enqueue(last_set_);
-    }
-    max_syncs_ = std::max(max_syncs_, kc::host_sync_count() - syncs_before);
+    if (!sync_free_) offsets_the_naive_way(last_set_);
+    return static_cast<int>(last_set_);
   }
 
   /// Enqueues one iteration on length set `set`.
-  void enqueue(size_t set) {
-    const int64_t* offsets = sets_[set].offsets.data();
-    if (!sync_free_) offsets = offsets_the_naive_way(set);
+  void enqueue(int variant) override {
+    const auto set = static_cast<size_t>(variant);
+    const int64_t* offsets = sync_free_ ? sets_[set].offsets.data() : naive_offsets_.data();
     if (pr_.op == Op::kLoss) {
-      kc::Status st = kc::RnntLoss().run(loss_args(set, offsets), variant(), workspace_.data(), stream_);
+      kc::Status st = kc::RnntLoss().run(loss_args(set, offsets), this->variant(), workspace_.data(), stream_.get());
       if (!st) throw Error("transducer: cuda loss: " + st.reason());
     } else {
       auto a = joint_args(set, offsets);
       for (kc::JointPass pass : {kc::JointPass::kForward, kc::JointPass::kBackward}) {
-        kc::Status st = kc::TransducerJoint().run(a, joint_variant(), pass, workspace_.data(), stream_);
+        kc::Status st = kc::TransducerJoint().run(a, joint_variant(), pass, workspace_.data(), stream_.get());
         if (!st) throw Error("transducer: cuda joint: " + st.reason());
       }
     }
   }
 
-  /// First use of a set: run eagerly (loads the kernels), then capture.
-  /// Later uses replay the set's graph.
-  void replay_or_capture(size_t set) {
-    if (graphs_exec_.empty()) graphs_exec_.assign(sets_.size(), nullptr);
-    if (!graphs_exec_[set]) {
-      enqueue(set);
-      cudaGraph_t graph = nullptr;
-      PERFLAB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal));
-      enqueue(set);
-      PERFLAB_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-      PERFLAB_CUDA_CHECK(cudaGraphInstantiate(&graphs_exec_[set], graph, 0));
-      PERFLAB_CUDA_CHECK(cudaGraphDestroy(graph));
-      return;
-    }
-    PERFLAB_CUDA_CHECK(cudaGraphLaunch(graphs_exec_[set], stream_));
-  }
-
-  double take_training_loss() override {
+  double take_loss() override {
     if (pr_.op != Op::kLoss) {
       // The joint has no loss; report df[0] so a NaN still shows.
       float v = 0;
-      kc::counted_copy_to_host(&v, df_.data(), sizeof(float), stream_);
+      kc::counted_copy_to_host(&v, df_.data(), sizeof(float), stream_.get());
       return v;
     }
     // The loss of the latest iteration (lengths differ between iterations,
     // so a mean would mix problems; the runner only needs a finite value).
     float loss = 0;
-    kc::counted_copy_to_host(&loss, loss_.data(), sizeof(float), stream_);
+    kc::counted_copy_to_host(&loss, loss_.data(), sizeof(float), stream_.get());
     return loss;
   }
 
-  double evaluate() override { throw Error("internal: the transducer workload has no quality metric"); }
-  void synchronize() override { PERFLAB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }  // sync outside the iteration: the runner's window boundary
-  DeviceIterationTimer* device_timer() override { return timer_.get(); }
-
   CorrectnessReport check_correctness() override {
-    synchronize();
+    PERFLAB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // sync outside the iteration: the gate reads results
     return pr_.op == Op::kLoss ? check_loss() : check_joint();
   }
 
@@ -273,16 +245,17 @@ class CudaRun final : public TrainingRun {
 
   /// The synchronising variant: lengths back to the host (one counted
   /// sync), offsets computed there and copied up on the stream.
-  const int64_t* offsets_the_naive_way(size_t set) {
+  void offsets_the_naive_way(size_t set) {
     const auto n = static_cast<size_t>(pr_.batch);
-    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(host_lengths_, sets_[set].frames.data(), n * sizeof(int32_t),
-                                       cudaMemcpyDeviceToHost, stream_));
-    kc::counted_copy_to_host(host_lengths_ + n, sets_[set].label_lengths.data(), n * sizeof(int32_t), stream_);
-    int64_t rows = cpu::rnnt_packed_offsets(pr_.batch, host_lengths_, host_lengths_ + n, host_offsets_);
+    int32_t* host_lengths = host_lengths_.data();
+    int64_t* host_offsets = host_offsets_.data();
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(host_lengths, sets_[set].frames.data(), n * sizeof(int32_t),
+                                       cudaMemcpyDeviceToHost, stream_.get()));
+    kc::counted_copy_to_host(host_lengths + n, sets_[set].label_lengths.data(), n * sizeof(int32_t), stream_.get());
+    int64_t rows = cpu::rnnt_packed_offsets(pr_.batch, host_lengths, host_lengths + n, host_offsets);
     if (rows != data_.sets[set].packed_rows) throw Error("internal: packed rows read back differ from the data's");
-    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(naive_offsets_.data(), host_offsets_, (n + 1) * sizeof(int64_t),
-                                       cudaMemcpyHostToDevice, stream_));
-    return naive_offsets_.data();
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(naive_offsets_.data(), host_offsets, (n + 1) * sizeof(int64_t),
+                                       cudaMemcpyHostToDevice, stream_.get()));
   }
 
   /// Sequences compared with the CPU reference.
@@ -300,19 +273,16 @@ class CudaRun final : public TrainingRun {
   const Problem& pr_;
   const ProblemData& data_;
   kc::RnntDType dtype_;
-  bool fused_, sync_free_, graphs_;
-  std::vector<cudaGraphExec_t> graphs_exec_;  ///< One per length set, captured on first use.
-  cudaStream_t stream_ = nullptr;
-  std::unique_ptr<CudaEventTimer> timer_;
+  bool fused_, sync_free_;
+  kc::Stream stream_;
   std::vector<DeviceSet> sets_;
-  int32_t* host_lengths_ = nullptr;
-  int64_t* host_offsets_ = nullptr;
+  kc::PinnedBuffer<int32_t> host_lengths_;
+  kc::PinnedBuffer<int64_t> host_offsets_;
   kc::DeviceBuffer<int64_t> naive_offsets_;
   kc::DeviceBuffer<unsigned char> logits_, grad_, workspace_;
   kc::DeviceBuffer<float> costs_, loss_;
   kc::DeviceBuffer<float> f_, g_, dh_, h_, df_, dg_;
   size_t last_set_ = 0;
-  int64_t max_syncs_ = 0;  ///< Most counted host syncs made inside one iteration.
 };
 
 /// Downloads `count` elements of `dtype` from `device` as floats.
@@ -385,10 +355,9 @@ CorrectnessReport CudaRun::check_loss() {
   const bool ok = wc.ratio <= 1.0 && wg.ratio <= 1.0;
   return {ok, fmt::format("{} {} {} sequences vs the CPU reference: costs within {:g} relative (worst {:.2g} of it at "
                           "b={}: {} vs {}), gradient within {:g}|ref| + {:.2g} (worst {:.2g} of it at element {}: "
-                          "{} vs {}); host syncs per iteration: {}",
+                          "{} vs {})",
                           rnnt_variant_name(variant()), kc::rnnt_dtype_name(dtype_), k, cost_rel, wc.ratio,
-                          wc.index, wc.got, wc.want, grad_rel, grad_abs, wg.ratio, wg.index, wg.got, wg.want,
-                          max_syncs_)};
+                          wc.index, wc.got, wc.want, grad_rel, grad_abs, wg.ratio, wg.index, wg.got, wg.want)};
 }
 
 CorrectnessReport CudaRun::check_joint() {
@@ -420,17 +389,15 @@ CorrectnessReport CudaRun::check_joint() {
   Worst wg = compare(dev_dg, widen(dg), 1e-5, 1e-6);
   const bool ok = wh.ratio <= 1 && wf.ratio <= 1 && wg.ratio <= 1;
   return {ok, fmt::format("{} joint, {} sequences vs the CPU reference: h within 1e-6 relative (worst {:.2g} of it), "
-                          "df and dg within 1e-5 relative (worst {:.2g} and {:.2g} of it; df at {}: {} vs {}); "
-                          "host syncs per iteration: {}",
-                          fused_ ? "fused" : "unfused", k, wh.ratio, wf.ratio, wg.ratio, wf.index, wf.got, wf.want,
-                          max_syncs_)};
+                          "df and dg within 1e-5 relative (worst {:.2g} and {:.2g} of it; df at {}: {} vs {})",
+                          fused_ ? "fused" : "unfused", k, wh.ratio, wf.ratio, wg.ratio, wf.index, wf.got, wf.want)};
 }
 
 }  // namespace
 
-std::unique_ptr<TrainingRun> make_cuda_run(const Problem& problem, const ProblemData& data,
-                                           const WorkloadConfig& config) {
-  return std::make_unique<CudaRun>(problem, data, config);
+std::unique_ptr<TimedStep> make_cuda_run(const Problem& problem, const ProblemData& data,
+                                         const ToggleSet& toggles) {
+  return std::make_unique<CudaRun>(problem, data, toggles);
 }
 
 }  // namespace perflab::transducer

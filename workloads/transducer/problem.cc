@@ -116,16 +116,9 @@ double bytes_floor_per_iteration(const Problem& pr, const ProblemData& data) {
   return total / static_cast<double>(data.sets.size());
 }
 
-IterationWork iteration_work(const Problem& pr, const ProblemData& data,
-                             std::optional<double> peak_bytes_per_s, const std::string& peak_source) {
+IterationWork iteration_work(const Problem& pr, const ProblemData& data) {
   IterationWork w;
-  w.bytes = bytes_floor_per_iteration(pr, data);
-  if (peak_bytes_per_s && *peak_bytes_per_s > 0) {
-    w.floor_ms = w.bytes / *peak_bytes_per_s * 1e3;
-    w.floor_basis = fmt::format("bytes / {:.0f} GB/s ({})", *peak_bytes_per_s / 1e9, peak_source);
-  } else {
-    w.floor_basis = "no floor: " + peak_source;
-  }
+  w.bytes = bytes_floor_per_iteration(pr, data);  // memory-bound: no FLOPs peak applies
   return w;
 }
 

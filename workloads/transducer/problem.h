@@ -78,9 +78,8 @@ ProblemData make_problem_data(const Problem& problem);
 /// lengths are not counted.
 double bytes_floor_per_iteration(const Problem& problem, const ProblemData& data);
 
-/// The floor and its basis for a device with `peak_bytes_per_s` of memory
-/// bandwidth (nullopt: unknown, e.g. on the CPU).
-IterationWork iteration_work(const Problem& problem, const ProblemData& data,
-                             std::optional<double> peak_bytes_per_s, const std::string& peak_source);
+/// The work of one iteration: its bytes floor (the harness turns it into a
+/// roofline floor with the device's bandwidth).
+IterationWork iteration_work(const Problem& problem, const ProblemData& data);
 
 }  // namespace perflab::transducer

@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "harness/device.h"
 #include "harness/error.h"
 
 namespace perflab::transducer {
@@ -23,9 +22,9 @@ double physical_memory_bytes() {
 
 }  // namespace
 
-TransducerBenchmark::TransducerBenchmark(const WorkloadConfig& config)
-    : config_(config), problem_(parse_problem(config.params)) {
-  if (config.backend == Backend::kCpu) {
+TransducerBenchmark::TransducerBenchmark(const RunContext& ctx)
+    : backend_(ctx.backend()), toggles_(ctx.toggles()), problem_(parse_problem(ctx.params())) {
+  if (backend_ == Backend::kCpu) {
     if (problem_.dtype != "fp32") {
       throw UsageError(fmt::format("transducer: the cpu backend computes fp32 {} only (dtype={}); use "
                                    "--backend cuda or --set dtype=fp32",
@@ -40,28 +39,7 @@ TransducerBenchmark::TransducerBenchmark(const WorkloadConfig& config)
   }
   data_ = make_problem_data(problem_);
 
-  std::optional<double> peak;
-  std::string source = "the cpu backend's memory bandwidth is not known";
-  if (config.backend == Backend::kCuda) {
-    DeviceProbe probe = probe_devices();
-    if (probe.available && !probe.devices.empty()) {
-      const DeviceInfo& d = probe.devices.front();
-      if (d.memory_clock_rate_khz > 0 && d.memory_bus_width_bits > 0) {
-        peak = 2.0 * d.memory_clock_rate_khz * 1e3 * d.memory_bus_width_bits / 8.0;
-        source = fmt::format("{}: 2 x {} MHz x {} bits", d.name, d.memory_clock_rate_khz / 1000,
-                             d.memory_bus_width_bits);
-      } else {
-        source = d.name + " does not report its memory clock";
-      }
-    }
-  }
-
-  plan_.global_batch_size = problem_.batch;
-  plan_.iterations_per_epoch = problem_.length_sets;
-  plan_.train_samples = problem_.batch * problem_.length_sets;
-  plan_.eval_samples = 0;
-  plan_.max_epochs = 1;
-  plan_.quality_metric = "";
+  plan_.batch_size = problem_.batch;
   plan_.sample_unit = "sequences";
   plan_.precision = problem_.dtype;
   plan_.hyperparameters = {
@@ -80,13 +58,13 @@ TransducerBenchmark::TransducerBenchmark(const WorkloadConfig& config)
                 {"length_sets", problem_.length_sets},
                 {"padded_rows", problem_.padded_rows()},
                 {"mean_valid_rows", mean_rows}};
-  plan_.work = iteration_work(problem_, data_, peak, source);
+  plan_.work = iteration_work(problem_, data_);
 }
 
-std::unique_ptr<TrainingRun> TransducerBenchmark::start_run(uint64_t /*seed*/) {
+std::unique_ptr<TimedStep> TransducerBenchmark::start_step(uint64_t /*seed*/) {
   // The inputs are the invocation's (data_seed); seeds repeat the measurement.
 #ifdef PERFLAB_TRANSDUCER_CUDA
-  if (config_.backend == Backend::kCuda) return make_cuda_run(problem_, data_, config_);
+  if (backend_ == Backend::kCuda) return make_cuda_run(problem_, data_, toggles_);
 #endif
   return make_cpu_run(problem_, data_);
 }

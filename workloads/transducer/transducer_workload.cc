@@ -52,21 +52,15 @@ std::vector<Preset> transducer_presets() {
   };
 }
 
-std::string toggle_unsupported(Toggle toggle, Backend backend) {
-  if (toggle == Toggle::kSharp) return "the transducer runs as a single process: there is no collective to offload";
-  if (backend == Backend::kCpu) {
-    if (toggle == Toggle::kCudaGraphs) return "the cpu backend launches no CUDA work to capture";
-    if (toggle == Toggle::kFused) return "the cpu backend runs the one reference implementation";
-    if (toggle == Toggle::kSyncFree) return "the cpu backend has no host-device synchronisation to remove";
-  }
-  return "";
-}
-
-std::string toggle_conflict(Toggle toggle, Backend backend, const ToggleSet& toggles) {
-  if (toggle == Toggle::kCudaGraphs && backend == Backend::kCuda && !toggles[Toggle::kSyncFree].in_effect) {
-    return "graph capture needs --sync-free (the synchronising iteration reads lengths back to the host)";
-  }
-  return "";
+std::vector<ToggleRule> transducer_toggle_rules() {
+  const std::vector<Backend> cuda = {Backend::kCuda};
+  return {
+      {Toggle::kFused, cuda, "the cpu backend runs the one reference implementation", {}, ""},
+      {Toggle::kSyncFree, cuda, "the cpu backend has no host-device synchronisation to remove", {}, ""},
+      {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", Toggle::kSyncFree,
+       "graph capture needs --sync-free (the synchronising iteration reads lengths back to the host)"},
+      {Toggle::kSharp, {}, "the transducer runs as a single process: there is no collective to offload", {}, ""},
+  };
 }
 
 WorkloadInfo transducer_info() {
@@ -81,11 +75,11 @@ WorkloadInfo transducer_info() {
 #else
   info.backends = {Backend::kCpu};
 #endif
-  info.modes = {RunMode::kThroughput};
-  info.toggle_unsupported = toggle_unsupported;
-  info.toggle_conflict = toggle_conflict;
-  info.create = [](const WorkloadConfig& config) -> std::unique_ptr<Benchmark> {
-    return std::make_unique<TransducerBenchmark>(config);
+  info.kind = WorkloadKind::kTimedStep;
+  info.toggle_rules = transducer_toggle_rules();
+  info.batch_param = "batch";
+  info.create = [](const RunContext& ctx) -> std::unique_ptr<Benchmark> {
+    return std::make_unique<TransducerBenchmark>(ctx);
   };
   return info;
 }

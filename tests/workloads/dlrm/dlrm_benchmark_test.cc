@@ -9,28 +9,28 @@
 
 #include "harness/error.h"
 #include "harness/registry.h"
+#include "tests/support/test_context.h"
 
 namespace perflab::dlrm {
 namespace {
 
-WorkloadConfig small_config(std::map<std::string, std::string> extra = {}) {
+using perflab::testing::TestContext;
+
+ParamValues small_params(std::map<std::string, std::string> extra = {}) {
   const WorkloadInfo& info = Registry::instance().get("dlrm");
   std::map<std::string, std::string> overrides = {
       {"train_samples", "4096"}, {"eval_samples", "2048"}, {"max_table_size", "97"},
       {"batch_size", "128"}};
   for (auto& [k, v] : extra) overrides[k] = v;
-  WorkloadConfig config;
-  config.params = resolve_params("dlrm", info.params, info.find_preset("tiny"), overrides);
-  config.threads = 2;
-  return config;
+  return resolve_params("dlrm", info.params, info.find_preset("tiny"), overrides);
 }
 
-std::vector<double> loss_curve(Benchmark& bench, uint64_t seed) {
-  auto run = bench.start_run(seed);
+std::vector<double> loss_curve(TrainableBenchmark& bench, uint64_t seed) {
+  auto run = bench.start_model(seed);
   std::vector<double> curve;
   for (int64_t i = 0; i < 40; ++i) {
-    run->train_iteration(i);
-    if (i % 8 == 7) curve.push_back(run->take_training_loss());
+    run->run_iteration(i);
+    if (i % 8 == 7) curve.push_back(run->take_loss());
   }
   curve.push_back(run->evaluate());
   return curve;
@@ -41,8 +41,9 @@ bool bit_identical(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 TEST(DlrmBenchmark, SameSeedSameThreadsGivesABitIdenticalCurve) {
-  DlrmBenchmark bench(small_config());
-  TrainingPlan plan = bench.plan();
+  TestContext ctx(small_params());
+  DlrmBenchmark bench(ctx);
+  TrainingPlan plan = bench.training();
   EXPECT_EQ(plan.iterations_per_epoch, 32);
   EXPECT_EQ(plan.quality_metric, "AUC");
   ASSERT_TRUE(plan.quality_ceiling);
@@ -55,9 +56,10 @@ TEST(DlrmBenchmark, SameSeedSameThreadsGivesABitIdenticalCurve) {
   EXPECT_LT(a[a.size() - 2], a[0]) << "the loss should fall over 40 SGD steps";
 }
 
-std::string error_of(const WorkloadConfig& config) {
+std::string error_of(const ParamValues& params) {
   try {
-    DlrmBenchmark bench(config);
+    TestContext ctx(params);
+    DlrmBenchmark bench(ctx);
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -65,14 +67,14 @@ std::string error_of(const WorkloadConfig& config) {
 }
 
 TEST(DlrmBenchmark, RejectsWhatTheDataCannotSatisfy) {
-  EXPECT_NE(error_of(small_config({{"target_auc", "0.999"}})).find("above the best AUC"),
+  EXPECT_NE(error_of(small_params({{"target_auc", "0.999"}})).find("above the best AUC"),
             std::string::npos);
-  EXPECT_NE(error_of(small_config({{"batch_size", "8192"}})).find("larger than the training set"),
+  EXPECT_NE(error_of(small_params({{"batch_size", "8192"}})).find("larger than the training set"),
             std::string::npos);
-  EXPECT_NE(error_of(small_config({{"bottom_mlp", "64-32"}})).find("must end in embed_dim (16)"),
+  EXPECT_NE(error_of(small_params({{"bottom_mlp", "64-32"}})).find("must end in embed_dim (16)"),
             std::string::npos);
-  EXPECT_NE(error_of(small_config({{"top_mlp", "64-2"}})).find("must end in 1"), std::string::npos);
-  EXPECT_NE(error_of(small_config({{"data", "/nonexistent/feature_spec.yaml"}})).find("/nonexistent"),
+  EXPECT_NE(error_of(small_params({{"top_mlp", "64-2"}})).find("must end in 1"), std::string::npos);
+  EXPECT_NE(error_of(small_params({{"data", "/nonexistent/feature_spec.yaml"}})).find("/nonexistent"),
             std::string::npos);
 }
 

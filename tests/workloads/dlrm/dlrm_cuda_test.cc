@@ -1,9 +1,10 @@
 // The cuda backend of dlrm. Without a device: the registration (backends,
-// toggle reasons, graphs needing sync-free) and the cpu backend refusing
+// toggle rules, graphs needing sync-free) and the cpu backend refusing
 // bf16. With a device (skipped otherwise): one step on the GPU against the
 // CPU reference for every mode, host-sync counts, graph replay against eager
-// steps, several steps and evaluation against the CPU, and a gate that fails
-// when the GPU step is wrong.
+// steps (the run's DeviceStep driven by the harness's StepDriver), several
+// steps and evaluation against the CPU, and a gate that fails when the GPU
+// step is wrong.
 //
 // Tiny odd shape: batch 37, 5 dense features, 3 tables of 5/7/3 rows, dim 4
 // (bottom 8-4) or 16 (bottom 8-16), top 6-1; 111 training samples (3 batches
@@ -25,10 +26,13 @@
 
 #include "harness/error.h"
 #include "harness/registry.h"
+#include "harness/run_spec.h"
+#include "tests/support/test_context.h"
 #include "workloads/dlrm/dlrm_benchmark.h"
 
 #ifdef PERFLAB_DLRM_CUDA
 #include "kernels/cpu/auc.h"
+#include "harness/step_driver.h"
 #include "kernels/cuda/host_sync.h"
 #include "tests/support/cuda_device.h"
 #include "workloads/dlrm/cuda_compare.h"
@@ -54,33 +58,33 @@ TEST(DlrmCudaRegistration, ListsTheCudaBackendInCudaBuilds) {
 
 TEST(DlrmCudaRegistration, ToggleReasons) {
   const WorkloadInfo& info = Registry::instance().get("dlrm");
-  ASSERT_TRUE(info.toggle_unsupported);
+  std::map<Toggle, bool> requested;
+  for (Toggle t : kAllToggles) requested[t] = true;
+  const ToggleSet on_cuda = resolve_toggles(requested, info, Backend::kCuda);
+  const ToggleSet on_cpu = resolve_toggles(requested, info, Backend::kCpu);
   for (Toggle t : {Toggle::kFused, Toggle::kSyncFree, Toggle::kCudaGraphs}) {
-    EXPECT_EQ(info.toggle_unsupported(t, Backend::kCuda), "") << toggle_key(t);
-    EXPECT_NE(info.toggle_unsupported(t, Backend::kCpu), "") << toggle_key(t);
+    EXPECT_TRUE(on_cuda[t].in_effect) << toggle_key(t) << ": " << on_cuda[t].reason;
+    EXPECT_FALSE(on_cpu[t].in_effect) << toggle_key(t);
+    EXPECT_NE(on_cpu[t].reason, "") << toggle_key(t);
   }
-  EXPECT_NE(info.toggle_unsupported(Toggle::kSharp, Backend::kCuda).find("single process"),
-            std::string::npos);
+  EXPECT_NE(on_cuda[Toggle::kSharp].reason.find("single process"), std::string::npos);
 
-  ASSERT_TRUE(info.toggle_conflict);
-  ToggleSet toggles;
-  toggles[Toggle::kCudaGraphs] = {true, true, ""};
-  const std::string reason = info.toggle_conflict(Toggle::kCudaGraphs, Backend::kCuda, toggles);
-  EXPECT_NE(reason.find("sync-free"), std::string::npos) << reason;
-  toggles[Toggle::kSyncFree] = {true, true, ""};
-  EXPECT_EQ(info.toggle_conflict(Toggle::kCudaGraphs, Backend::kCuda, toggles), "");
-  EXPECT_EQ(info.toggle_conflict(Toggle::kFused, Backend::kCuda, ToggleSet{}), "");
+  // Graph capture needs the sync-free step.
+  requested[Toggle::kSyncFree] = false;
+  const ToggleSet without = resolve_toggles(requested, info, Backend::kCuda);
+  EXPECT_FALSE(without[Toggle::kCudaGraphs].in_effect);
+  EXPECT_NE(without[Toggle::kCudaGraphs].reason.find("sync-free"), std::string::npos)
+      << without[Toggle::kCudaGraphs].reason;
+  EXPECT_TRUE(without[Toggle::kFused].in_effect);
 }
 
 TEST(DlrmCudaRegistration, CpuBackendRefusesBf16) {
   const WorkloadInfo& info = Registry::instance().get("dlrm");
-  WorkloadConfig config;
-  config.params = resolve_params("dlrm", info.params, info.find_preset("tiny"),
-                                 {{"train_samples", "512"}, {"eval_samples", "64"},
-                                  {"batch_size", "64"}, {"precision", "bf16"}});
-  config.backend = Backend::kCpu;
+  perflab::testing::TestContext ctx(resolve_params("dlrm", info.params, info.find_preset("tiny"),
+                                                   {{"train_samples", "512"}, {"eval_samples", "64"},
+                                                    {"batch_size", "64"}, {"precision", "bf16"}}));
   try {
-    DlrmBenchmark bench(config);
+    DlrmBenchmark bench(ctx);
     FAIL() << "the cpu backend accepted precision=bf16";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("cpu backend trains in fp32 only"), std::string::npos)
@@ -132,10 +136,20 @@ DlrmSetup tiny_setup(int dim, const std::string& precision, const Dataset& train
   s.precision = precision;
   s.schedule.base = 0.5;
   s.schedule.warmup_steps = 2;  // the learning rate changes between iterations
-  s.plan.iterations_per_epoch = train.size() / kBatch;
-  s.plan.global_batch_size = kBatch;
+  s.training.iterations_per_epoch = train.size() / kBatch;
+  s.step.batch_size = kBatch;
   return s;
 }
+
+/// A run driven as the harness drives it: its DeviceStep through a
+/// StepDriver on the real CUDA calls, graphs as the toggle says.
+struct Driven {
+  Driven(std::unique_ptr<DlrmCudaRun> r, bool graphs)
+      : run(std::move(r)), ops(make_cuda_device_ops()), driver(*run->device_step(), *ops, graphs) {}
+  std::unique_ptr<DlrmCudaRun> run;
+  std::unique_ptr<DeviceOps> ops;
+  StepDriver driver;
+};
 
 ToggleSet toggles(bool fused, bool sync_free, bool graphs) {
   ToggleSet t;
@@ -254,8 +268,9 @@ TEST_P(DlrmCudaRunTest, SeveralIterationsMatchTheCpuModelAndCountSyncs) {
   const std::string mode = mode_name(rc.fused, rc.sync_free, rc.graphs, rc.precision);
   const Dataset train = tiny_data(3 * kBatch, 11), eval = tiny_data(50, 12);
   const DlrmSetup setup = tiny_setup(16, rc.precision, train);
-  auto run = make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(rc.fused, rc.sync_free, rc.graphs));
-  EXPECT_EQ(run->graphs_in_use(), rc.graphs && rc.sync_free) << run->graphs_note();
+  Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(rc.fused, rc.sync_free, rc.graphs)),
+           rc.graphs && rc.sync_free);
+  DlrmCudaRun* run = d.run.get();
 
   CpuModel cpu(setup.shape, kSeed);
   const std::vector<std::vector<float>> before = cpu_state(cpu);
@@ -263,22 +278,24 @@ TEST_P(DlrmCudaRunTest, SeveralIterationsMatchTheCpuModelAndCountSyncs) {
   constexpr int64_t kIterations = 6;
   for (int64_t i = 0; i < kIterations; ++i) {
     const int64_t before_syncs = kc::host_sync_count();
-    run->train_iteration(i);
+    d.driver.iterate(i);
     EXPECT_EQ(kc::host_sync_count() - before_syncs, rc.sync_free ? 0 : 1) << mode << ", iteration " << i;
     cpu_loss += cpu.train_step(train.batch((i % 3) * kBatch, kBatch), static_cast<float>(setup.schedule.at(i)));
   }
-  const HostSyncStats syncs = run->host_syncs();
-  EXPECT_EQ(syncs.iterations, kIterations);
-  EXPECT_EQ(syncs.max_per_iteration, rc.sync_free ? 0 : 1) << mode;
-  EXPECT_EQ(syncs.min_per_iteration, rc.sync_free ? 0 : 1) << mode;
+  const ExecutionRecord& record = d.driver.record();
+  EXPECT_EQ(record.graphs_used, rc.graphs && rc.sync_free) << record.graphs_note;
+  EXPECT_EQ(record.iterations, kIterations);
+  EXPECT_EQ(record.syncs_max, rc.sync_free ? 0 : 1) << mode;
+  EXPECT_EQ(record.syncs_min, rc.sync_free ? 0 : 1) << mode;
+  EXPECT_TRUE(record.syncs_as_expected()) << record.describe();
 
   const bool bf16 = rc.precision == "bf16";
   const StepTolerance tol =
       step_tolerance(bf16 ? kc::Precision::kBf16 : kc::Precision::kTf32, kBatch);
-  const double gpu_loss = run->take_training_loss();
+  const double gpu_loss = run->take_loss();
   cpu_loss /= kIterations;
   EXPECT_NEAR(gpu_loss, cpu_loss, (bf16 ? 5e-2 : 1e-2) * std::abs(cpu_loss)) << mode;
-  EXPECT_EQ(run->take_training_loss(), 0.0) << "the accumulator restarts after a take";
+  EXPECT_EQ(run->take_loss(), 0.0) << "the accumulator restarts after a take";
 
   const std::vector<std::vector<float>> expected = cpu_state(cpu);
   const std::vector<std::vector<float>> actual = gpu_state(*run, setup.shape, cpu.dense_parameters().size());
@@ -298,9 +315,9 @@ TEST_P(DlrmCudaRunTest, SeveralIterationsMatchTheCpuModelAndCountSyncs) {
 
   const CorrectnessReport gate = run->check_correctness();
   EXPECT_TRUE(gate.passed) << gate.detail;
-  EXPECT_NE(gate.detail.find(rc.sync_free ? "host syncs per iteration: 0" : "host syncs per iteration: 1"),
+  EXPECT_NE(record.describe().find(rc.sync_free ? "host syncs per iteration: 0" : "host syncs per iteration: 1"),
             std::string::npos)
-      << gate.detail;
+      << record.describe();
 }
 
 std::vector<RunCase> run_cases() {
@@ -329,19 +346,20 @@ TEST(DlrmCudaGraphs, ReplayGivesTheSameResultAsEagerSteps) {
   const Dataset train = tiny_data(3 * kBatch, 21), eval = tiny_data(50, 22);
   for (bool fused : {false, true}) {
     const DlrmSetup setup = tiny_setup(4, "fp32", train);
-    auto graphed = make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(fused, true, true));
-    auto eager = make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(fused, true, false));
-    ASSERT_TRUE(graphed->graphs_in_use()) << graphed->graphs_note();
-    ASSERT_FALSE(eager->graphs_in_use());
+    Driven graphed(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(fused, true, true)), true);
+    Driven eager(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(fused, true, false)), false);
     // Iterations 2..5 replay: slot 0's graph at 2 and 4, slot 1's at 3 and 5.
     for (int64_t i = 0; i < 6; ++i) {
-      graphed->train_iteration(i);
-      eager->train_iteration(i);
+      graphed.driver.iterate(i);
+      eager.driver.iterate(i);
     }
-    EXPECT_NEAR(graphed->take_training_loss(), eager->take_training_loss(), 1e-6);
+    ASSERT_TRUE(graphed.driver.record().graphs_used) << graphed.driver.record().graphs_note;
+    EXPECT_EQ(graphed.driver.record().graph_replays, 4);
+    ASSERT_FALSE(eager.driver.record().graphs_used);
+    EXPECT_NEAR(graphed.run->take_loss(), eager.run->take_loss(), 1e-6);
     const size_t dense = CpuModel(setup.shape, kSeed).dense_parameters().size();
-    const auto a = gpu_state(*graphed, setup.shape, dense);
-    const auto b = gpu_state(*eager, setup.shape, dense);
+    const auto a = gpu_state(*graphed.run, setup.shape, dense);
+    const auto b = gpu_state(*eager.run, setup.shape, dense);
     ASSERT_EQ(a.size(), b.size());
     for (size_t k = 0; k < a.size(); ++k) {
       ASSERT_EQ(a[k].size(), b[k].size());
@@ -353,16 +371,18 @@ TEST(DlrmCudaGraphs, ReplayGivesTheSameResultAsEagerSteps) {
   }
 }
 
-TEST(DlrmCudaGraphs, WithoutSyncFreeTheRunSaysGraphsWereNotUsed) {
+TEST(DlrmCudaGraphs, WithoutSyncFreeTheHarnessCapturesNothingAndSaysWhy) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const Dataset train = tiny_data(3 * kBatch, 31), eval = tiny_data(50, 32);
   const DlrmSetup setup = tiny_setup(4, "fp32", train);
-  auto run = make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(true, false, true));
-  EXPECT_FALSE(run->graphs_in_use());
-  for (int64_t i = 0; i < 3; ++i) run->train_iteration(i);
-  const CorrectnessReport gate = run->check_correctness();
+  Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(true, false, true)), true);
+  for (int64_t i = 0; i < 3; ++i) d.driver.iterate(i);
+  EXPECT_FALSE(d.driver.record().graphs_used);
+  EXPECT_NE(d.driver.record().graphs_note.find("synchronises the host"), std::string::npos)
+      << d.driver.record().graphs_note;
+  EXPECT_TRUE(d.driver.record().syncs_as_expected()) << d.driver.record().describe();
+  const CorrectnessReport gate = d.run->check_correctness();
   EXPECT_TRUE(gate.passed) << gate.detail;
-  EXPECT_NE(gate.detail.find("needs sync-free"), std::string::npos) << gate.detail;
 }
 
 #endif  // PERFLAB_DLRM_CUDA

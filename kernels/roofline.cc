@@ -1,9 +1,9 @@
 // Roofline arithmetic: device peak table and linear-layer FLOP/byte counts.
-#include "kernels/cuda/roofline.h"
+#include "kernels/roofline.h"
 
 #include <algorithm>
 
-namespace perflab::kernels::cuda {
+namespace perflab::kernels {
 namespace {
 
 constexpr double kTera = 1e12;
@@ -48,8 +48,13 @@ double linear_backward_bytes(int64_t batch, int64_t in, int64_t out, int64_t ele
   return elements * static_cast<double>(element_bytes);
 }
 
+double memory_bandwidth_from_clock(int memory_clock_khz, int bus_width_bits) {
+  if (memory_clock_khz <= 0 || bus_width_bits <= 0) return 0;
+  return 2.0 * memory_clock_khz * 1e3 * bus_width_bits / 8.0;
+}
+
 double roofline_floor_seconds(double flops, double bytes, double peak_flops, double bytes_per_s) {
   return std::max(flops / peak_flops, bytes / bytes_per_s);
 }
 
-}  // namespace perflab::kernels::cuda
+}  // namespace perflab::kernels

@@ -1,7 +1,7 @@
-// Roofline arithmetic for the CUDA kernel benchmarks: FLOP and byte counts
+// Roofline arithmetic for the kernel benchmarks and the harness's floors: FLOP and byte counts
 // of a linear layer, a small table of device peaks keyed by device name,
 // and the roofline floor. Pure functions (no CUDA calls), unit-tested
-// against hand-worked values in tests/kernels/cuda/roofline_test.cc.
+// against hand-worked values in tests/kernels/roofline_test.cc.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace perflab::kernels::cuda {
+namespace perflab::kernels {
 
 /// Dense peaks of one device model (vendor datasheet, no sparsity).
 struct DevicePeaks {
@@ -45,8 +45,12 @@ double linear_forward_bytes(int64_t batch, int64_t in, int64_t out, int64_t elem
 /// [out,in]; write dx [B,in], dW [out,in], db [out].
 double linear_backward_bytes(int64_t batch, int64_t in, int64_t out, int64_t element_bytes);
 
+/// Peak memory bandwidth in bytes/s from what the runtime reports: double
+/// data rate, 2 x memory clock x bus width / 8 (0 when either is unknown).
+double memory_bandwidth_from_clock(int memory_clock_khz, int bus_width_bits);
+
 /// The roofline floor in seconds: max(flops / peak_flops, bytes / peak_bw),
 /// the least time the work could take on a device with those peaks.
 double roofline_floor_seconds(double flops, double bytes, double peak_flops, double bytes_per_s);
 
-}  // namespace perflab::kernels::cuda
+}  // namespace perflab::kernels

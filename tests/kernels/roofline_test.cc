@@ -1,9 +1,9 @@
 // Roofline arithmetic against hand-worked values; needs no GPU.
-#include "kernels/cuda/roofline.h"
+#include "kernels/roofline.h"
 
 #include <gtest/gtest.h>
 
-namespace perflab::kernels::cuda {
+namespace perflab::kernels {
 namespace {
 
 TEST(DevicePeaks, KnowsH100SxmAndH200ByRuntimeName) {
@@ -57,5 +57,12 @@ TEST(Roofline, FloorIsTheSlowerOfComputeAndMemory) {
               1.005553e-5, 1e-11);
 }
 
+TEST(Roofline, BandwidthFromMemoryClockAndBusWidth) {
+  // H100 SXM: 2619 MHz HBM3 on a 5120-bit bus, double data rate.
+  EXPECT_DOUBLE_EQ(memory_bandwidth_from_clock(2619000, 5120), 2.0 * 2619e6 * 640.0);
+  EXPECT_DOUBLE_EQ(memory_bandwidth_from_clock(0, 5120), 0.0);
+  EXPECT_DOUBLE_EQ(memory_bandwidth_from_clock(2619000, 0), 0.0);
+}
+
 }  // namespace
-}  // namespace perflab::kernels::cuda
+}  // namespace perflab::kernels

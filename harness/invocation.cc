@@ -1,0 +1,100 @@
+// The invocation pipeline (see invocation.h).
+#include "harness/invocation.h"
+
+#include <fmt/format.h>
+
+#include "harness/atomic_file.h"
+#include "harness/environment.h"
+#include "harness/error.h"
+#include "harness/registry.h"
+#include "harness/result.h"
+#include "harness/utc_time.h"
+
+namespace perflab {
+
+namespace fs = std::filesystem;
+
+Session::Session()
+    : comm_(collectives::make_single_communicator()),
+      device_(probe_device_context()),
+      environment_(capture_environment(device_.probe)) {}
+
+RunSpec Session::resolve(const RunRequest& request) const {
+  return resolve_run_spec(request, Registry::instance().get(request.workload), device_.probe);
+}
+
+PreparedBenchmark prepare_point(Session& session, const RunSpec& spec) {
+  return prepare_benchmark(session.context(spec), Registry::instance().get(spec.workload));
+}
+
+PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark& prepared,
+                       const std::vector<uint64_t>& seeds, const fs::path& dir,
+                       const PointHooks& hooks) {
+  const RunContext ctx = session.context(spec);
+  const bool writer = ctx.rank() == 0;
+  const fs::path work = dir.parent_path() / ("." + dir.filename().string() + ".partial");
+  auto notify = [&](ProgressEvent::Kind kind, size_t index, const RunRecord* run) {
+    if (hooks.progress) hooks.progress({kind, index, seeds.size(), run});
+  };
+  if (writer) {
+    std::error_code ec;
+    fs::remove_all(work, ec);
+    fs::create_directories(work);
+  }
+  try {
+    PointOutcome out;
+    InvocationRecord& record = out.record;
+    record.spec = spec;
+    record.spec.seeds = seeds;
+    record.step = prepared.step;
+    record.training = prepared.training;
+    record.prepare_s = prepared.prepare_s;
+    const std::string platform = platform_description(session.environment(), spec);
+    for (size_t i = 0; i < seeds.size(); ++i) {
+      RunRecord started;
+      started.seed = seeds[i];
+      notify(ProgressEvent::Kind::kRunStarted, i, &started);
+      record.runs.push_back(run_seed(ctx, prepared, seeds[i], work / fmt::format("run_{}.log", i),
+                                     platform, [&](const RunRecord& r) {
+                                       notify(ProgressEvent::Kind::kEvaluated, i, &r);
+                                     }));
+      notify(ProgressEvent::Kind::kRunFinished, i, &record.runs.back());
+    }
+    record.score = score_records(record.runs, spec.mode);
+    record.toggles = toggles_as_run(spec.toggles, record.runs);
+    out.result = result_to_json(record, session.environment());
+    out.dir = dir;
+    if (writer) {
+      write_file_atomically(work / "result.json", out.result.dump(2) + "\n");
+      if (hooks.render) {
+        for (const auto& [name, content] : hooks.render(out.result)) {
+          write_file_atomically(work / name, content);
+        }
+      }
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      fs::rename(work, dir);
+    }
+    return out;
+  } catch (...) {
+    std::error_code ec;
+    if (writer) fs::remove_all(work, ec);
+    throw;
+  }
+}
+
+fs::path invocation_dir(const fs::path& out, const RunSpec& spec) {
+  std::string base = fmt::format("{}-{}-{}", spec.workload, spec.preset, utc_now("%Y%m%d-%H%M%S"));
+  fs::path dir = out / base;
+  for (int i = 2; fs::exists(dir); ++i) dir = out / fmt::format("{}-{}", base, i);
+  return dir;
+}
+
+PointOutcome run_invocation(Session& session, const RunSpec& spec, const PointHooks& hooks) {
+  ensure_writable_directory(spec.out_dir);
+  PreparedBenchmark prepared = prepare_point(session, spec);
+  if (hooks.progress) hooks.progress({ProgressEvent::Kind::kPrepared, 0, spec.seeds.size(), nullptr});
+  return run_point(session, spec, prepared, spec.seeds, invocation_dir(spec.out_dir, spec), hooks);
+}
+
+}  // namespace perflab

@@ -1,0 +1,81 @@
+// The invocation pipeline, one for every command that runs workloads (run,
+// rerun, sweep points): resolve -> prepare once -> run each seed -> score by
+// the spec's mode -> write the folder atomically -> render. The CLI parses
+// and calls it; sweeps call run_point once per (point, seed).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "collectives/communicator.h"
+#include "harness/run_context.h"
+#include "harness/run_spec.h"
+#include "harness/runner.h"
+
+namespace perflab {
+
+struct WorkloadInfo;
+
+/// What a process knows once: its communicator (rank and size), the device
+/// probed once with its peaks, and the environment captured once.
+class Session {
+ public:
+  Session();
+  const DeviceContext& device() const { return device_; }
+  const nlohmann::json& environment() const { return environment_; }
+  collectives::Communicator& comm() { return *comm_; }
+  /// The context a workload is handed for `spec` (which must outlive it).
+  RunContext context(const RunSpec& spec) { return {spec, device_, environment_, *comm_, make_cuda_device_ops}; }
+  /// Validates `request` against its workload and this session's devices.
+  RunSpec resolve(const RunRequest& request) const;
+
+ private:
+  std::unique_ptr<collectives::Communicator> comm_;
+  DeviceContext device_;
+  nlohmann::json environment_;
+};
+
+/// Files rendered from a result, written beside it: (file name, content).
+using RenderedFiles = std::vector<std::pair<std::string, std::string>>;
+
+/// What the caller hooks into a point's run.
+struct PointHooks {
+  ProgressObserver progress;  ///< Prepared, each run started, evaluated, finished.
+  /// Files to write beside result.json (report.md), rendered from the result
+  /// document; empty: none.
+  std::function<RenderedFiles(const nlohmann::json& result)> render;
+};
+
+/// What a point's run produced.
+struct PointOutcome {
+  InvocationRecord record;
+  nlohmann::json result;  ///< The result document written to dir/result.json.
+  std::filesystem::path dir;
+};
+
+/// Prepares the spec's workload once (data, plans, roofline floor).
+PreparedBenchmark prepare_point(Session& session, const RunSpec& spec);
+
+/// Runs `seeds` of a prepared point and writes `dir` atomically: built under
+/// a hidden ".<name>.partial" sibling (logs run_<i>.log, result.json, the
+/// rendered files), renamed to `dir` when complete, removed on failure.
+/// Only rank 0 writes. The score follows the spec's mode.
+PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark& prepared,
+                       const std::vector<uint64_t>& seeds, const std::filesystem::path& dir,
+                       const PointHooks& hooks);
+
+/// A fresh folder name for `spec` under `out`: <workload>-<preset>-<UTC time>.
+std::filesystem::path invocation_dir(const std::filesystem::path& out, const RunSpec& spec);
+
+/// One invocation (perflab run / rerun): prepare, run every seed of `spec`
+/// into a fresh folder under spec.out_dir.
+PointOutcome run_invocation(Session& session, const RunSpec& spec, const PointHooks& hooks);
+
+}  // namespace perflab

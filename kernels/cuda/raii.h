@@ -1,0 +1,112 @@
+// Owners of CUDA runtime handles, shared by every CUDA workload and the
+// harness: a non-blocking stream, an event (timing off unless asked), an
+// instantiated graph, and pinned host memory. Created at setup, never inside
+// an iteration; destructors never throw (errors at teardown are dropped).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "kernels/cuda/check.h"
+
+namespace perflab::kernels::cuda {
+
+/// A stream that does not synchronise with the legacy default stream.
+class Stream {
+ public:
+  Stream() { PERFLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~Stream() {
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+/// An event; timing is disabled unless `timing` (cheaper to record and wait on).
+class Event {
+ public:
+  explicit Event(bool timing = false) {
+    PERFLAB_CUDA_CHECK(cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming));
+  }
+  ~Event() {
+    if (event_ != nullptr) cudaEventDestroy(event_);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+/// An instantiated graph, empty until set from a finished capture.
+class GraphExec {
+ public:
+  GraphExec() = default;
+  ~GraphExec() { reset(); }
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  GraphExec(GraphExec&& other) noexcept : exec_(std::exchange(other.exec_, nullptr)) {}
+  GraphExec& operator=(GraphExec&& other) noexcept {
+    if (this != &other) {
+      reset();
+      exec_ = std::exchange(other.exec_, nullptr);
+    }
+    return *this;
+  }
+  /// Ends the capture on `stream` and instantiates what it recorded.
+  void end_capture(cudaStream_t stream) {
+    cudaGraph_t graph = nullptr;
+    PERFLAB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    reset();
+    const cudaError_t instantiated = cudaGraphInstantiate(&exec_, graph, 0);
+    cudaGraphDestroy(graph);
+    PERFLAB_CUDA_CHECK(instantiated);
+  }
+  void launch(cudaStream_t stream) const { PERFLAB_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
+  bool empty() const { return exec_ == nullptr; }
+
+ private:
+  void reset() {
+    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+    exec_ = nullptr;
+  }
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+/// Pinned (page-locked) host memory, so async copies from and to it overlap
+/// compute.
+template <typename T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(size_t count) : count_(count) {
+    if (count_ > 0) PERFLAB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), count_ * sizeof(T)));
+  }
+  /// A pinned copy of `source`.
+  explicit PinnedBuffer(const std::vector<T>& source) : PinnedBuffer(source.size()) {
+    if (count_ > 0) std::memcpy(data_, source.data(), count_ * sizeof(T));
+  }
+  ~PinnedBuffer() {
+    if (data_ != nullptr) cudaFreeHost(data_);
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  size_t size() const { return count_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t count_ = 0;
+};
+
+}  // namespace perflab::kernels::cuda
