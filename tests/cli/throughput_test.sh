@@ -47,6 +47,7 @@ run_one loss-packed transducer --preset tiny --set layout=packed --set reduction
 run_one joint-padded transducer --preset joint-tiny --iterations 8
 run_one joint-packed transducer --preset joint-tiny --set layout=packed --iterations 8
 run_one dlrm-throughput dlrm --preset tiny --mode throughput --iterations 20
+run_one triad triad --iterations 20
 grep -q "correctness gate" "$(ls -d "$tmp/loss-padded"/*/)/report.md" && pass "report shows the gate" \
   || fail "report.md lacks the correctness gate"
 grep -q "^throughput: .* sequences/s (median of 3)" "$tmp/loss-padded.out" && pass "summary: median of 3 seeds" \
