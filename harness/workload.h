@@ -84,6 +84,26 @@ class DeviceIterationTimer {
   virtual std::vector<double> collect_ms() = 0;
 };
 
+/// The mean of the losses added since the last take: what a host step's
+/// take_loss() returns (0 when none were added).
+class LossMean {
+ public:
+  void add(double loss) {
+    sum_ += loss;
+    ++count_;
+  }
+  double take() {
+    const double mean = count_ > 0 ? sum_ / static_cast<double>(count_) : 0.0;
+    sum_ = 0;
+    count_ = 0;
+    return mean;
+  }
+
+ private:
+  double sum_ = 0;
+  int64_t count_ = 0;
+};
+
 /// One seed's timed step (throughput workloads: transducer, collectives,
 /// halo convolution). A host backend implements run_iteration; a device
 /// backend returns its DeviceStep and the harness drives it.

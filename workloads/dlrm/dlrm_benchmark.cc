@@ -39,16 +39,10 @@ class DlrmRun final : public TrainableModel {
     int64_t index = iteration % setup_.training.iterations_per_epoch;
     BatchView batch = train_.batch(index * setup_.batch_size, setup_.batch_size);
     auto lr = static_cast<float>(setup_.schedule.at(iteration));
-    loss_sum_ += model_.train_step(batch, lr);
-    ++loss_count_;
+    losses_.add(model_.train_step(batch, lr));
   }
 
-  double take_loss() override {
-    double mean = loss_count_ > 0 ? loss_sum_ / static_cast<double>(loss_count_) : 0.0;
-    loss_sum_ = 0;
-    loss_count_ = 0;
-    return mean;
-  }
+  double take_loss() override { return losses_.take(); }
 
   double evaluate() override {
     for (int64_t first = 0; first < eval_.size(); first += kEvalChunk) {
@@ -82,8 +76,7 @@ class DlrmRun final : public TrainableModel {
   const Dataset& eval_;
   CpuModel model_;
   std::vector<float> probabilities_;
-  double loss_sum_ = 0;
-  int64_t loss_count_ = 0;
+  LossMean losses_;
 };
 
 }  // namespace

@@ -47,7 +47,7 @@ class CpuRun final : public TimedStep {
                                                            s.labels.data(), s.frames.data(),
                                                            s.label_lengths.data(), costs_.data(),
                                                            out_.data(), workspace_.data());
-      loss_sum_ += loss;
+      losses_.add(loss);
     } else {
       const auto shape = pr_.joint_shape();
       const auto act = cpu::JointActivation::kRelu;
@@ -63,17 +63,11 @@ class CpuRun final : public TimedStep {
         cpu::transducer_joint_backward(shape, act, out_.data(), data_.values.data(), s.frames.data(),
                                        s.label_lengths.data(), df_.data(), dg_.data());
       }
-      loss_sum_ += static_cast<double>(df_[0]);  // a value that turns NaN if the joint does
+      losses_.add(static_cast<double>(df_[0]));  // a value that turns NaN if the joint does
     }
-    ++loss_count_;
   }
 
-  double take_loss() override {
-    double mean = loss_count_ > 0 ? loss_sum_ / static_cast<double>(loss_count_) : 0.0;
-    loss_sum_ = 0;
-    loss_count_ = 0;
-    return mean;
-  }
+  double take_loss() override { return losses_.take(); }
 
   CorrectnessReport check_correctness() override {
     return pr_.op == Op::kLoss ? check_loss() : check_joint();
@@ -204,8 +198,7 @@ class CpuRun final : public TimedStep {
   std::vector<double> workspace_;
   std::vector<float> df_, dg_;
   size_t last_set_ = 0;
-  double loss_sum_ = 0;
-  int64_t loss_count_ = 0;
+  LossMean losses_;
 };
 
 }  // namespace
