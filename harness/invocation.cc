@@ -6,6 +6,7 @@
 #include "harness/atomic_file.h"
 #include "harness/environment.h"
 #include "harness/error.h"
+#include "harness/interrupt.h"
 #include "harness/registry.h"
 #include "harness/result.h"
 #include "harness/utc_time.h"
@@ -32,11 +33,12 @@ PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark&
                        const PointHooks& hooks) {
   const RunContext ctx = session.context(spec);
   const bool writer = ctx.rank() == 0;
-  const fs::path work = dir.parent_path() / ("." + dir.filename().string() + ".partial");
+  const fs::path work = partial_dir(dir);
   auto notify = [&](ProgressEvent::Kind kind, size_t index, const RunRecord* run) {
     if (hooks.progress) hooks.progress({kind, index, seeds.size(), run});
   };
   if (writer) {
+    remove_stale_partials(dir.parent_path());
     std::error_code ec;
     fs::remove_all(work, ec);
     fs::create_directories(work);
@@ -50,7 +52,7 @@ PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark&
     record.training = prepared.training;
     record.prepare_s = prepared.prepare_s;
     const std::string platform = platform_description(session.environment(), spec);
-    for (size_t i = 0; i < seeds.size(); ++i) {
+    for (size_t i = 0; i < seeds.size() && !interrupted(); ++i) {
       RunRecord started;
       started.seed = seeds[i];
       notify(ProgressEvent::Kind::kRunStarted, i, &started);
@@ -60,7 +62,19 @@ PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark&
                                      }));
       notify(ProgressEvent::Kind::kRunFinished, i, &record.runs.back());
     }
+    if (record.runs.empty()) {  // interrupted before the first run: nothing to keep
+      std::error_code ec;
+      if (writer) fs::remove_all(work, ec);
+      record.interrupted = signal_name(interrupt_signal());
+      return out;
+    }
     record.score = score_records(record.runs, spec.mode);
+    if (interrupted()) {
+      record.interrupted = signal_name(interrupt_signal());
+      record.score = Score{};
+      record.score.reason = fmt::format("interrupted by {} ({} of {} runs started)", record.interrupted,
+                                        record.runs.size(), seeds.size());
+    }
     record.toggles = toggles_as_run(spec.toggles, record.runs);
     out.result = result_to_json(record, session.environment());
     out.dir = dir;

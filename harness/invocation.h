@@ -57,16 +57,19 @@ struct PointHooks {
 struct PointOutcome {
   InvocationRecord record;
   nlohmann::json result;  ///< The result document written to dir/result.json.
-  std::filesystem::path dir;
+  std::filesystem::path dir;  ///< Empty when interrupted before the first run (nothing written).
 };
 
 /// Prepares the spec's workload once (data, plans, roofline floor).
 PreparedBenchmark prepare_point(Session& session, const RunSpec& spec);
 
 /// Runs `seeds` of a prepared point and writes `dir` atomically: built under
-/// a hidden ".<name>.partial" sibling (logs run_<i>.log, result.json, the
-/// rendered files), renamed to `dir` when complete, removed on failure.
-/// Only rank 0 writes. The score follows the spec's mode.
+/// a hidden ".<name>.partial-<pid>" sibling (logs run_<i>.log, result.json,
+/// the rendered files), renamed to `dir` when complete, removed on failure;
+/// such folders of dead processes are removed first. Only rank 0 writes.
+/// The score follows the spec's mode. Interrupted (harness/interrupt.h):
+/// the run in flight ends aborted, no further seed starts, and the result
+/// is written marked "interrupted", without a score.
 PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark& prepared,
                        const std::vector<uint64_t>& seeds, const std::filesystem::path& dir,
                        const PointHooks& hooks);

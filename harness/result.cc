@@ -129,6 +129,7 @@ nlohmann::json result_to_json(const InvocationRecord& rec, const nlohmann::json&
       {"work", work_to_json(rec.step.work, rec.runs)},
       {"quality", quality_json(rec)},
       {"prepare_s", rec.prepare_s},
+      {"interrupted", rec.interrupted.empty() ? nlohmann::json(nullptr) : nlohmann::json(rec.interrupted)},
       {"runs", runs},
       {"score",
        {{"time_to_train_s", throughput ? nlohmann::json(nullptr) : optional_json(rec.score.value)},

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/interrupt.h"
 #include "harness/mllog.h"
 #include "harness/mllog_keys.h"
 #include "harness/registry.h"
@@ -169,6 +170,13 @@ class TrainToTarget {
                     {{"first_epoch_num", epoch}, {"epoch_count", 1}, {"samples_count", samples_before}});
       PERFLAB_MLLOG(log_, k::kEpochStart, nullptr, {{"epoch_num", epoch}});
       for (int64_t i = 0; i < per_epoch && !stop; ++i, ++iteration) {
+        if (interrupted()) {
+          rec.status = "aborted";
+          rec.reason = fmt::format("interrupted by {} after {} iterations", signal_name(interrupt_signal()),
+                                   iteration);
+          stop = true;
+          break;
+        }
         rec.train_s += times.time(iteration);
         bool last_of_epoch = i + 1 == per_epoch;
         if ((i + 1) % every == 0 || last_of_epoch) {

@@ -81,6 +81,9 @@ struct InvocationRecord {
   double prepare_s = 0;  ///< Data preparation, once per invocation.
   std::vector<RunRecord> runs;
   Score score;
+  /// The signal that interrupted the invocation ("SIGINT"), empty when none
+  /// did: the runs so far are kept, there is no score.
+  std::string interrupted;
 };
 
 /// What the runner tells its observer (the CLI's progress display).

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/atomic_file.h"
+#include "harness/interrupt.h"
 #include "harness/invocation.h"
 #include "harness/error.h"
 #include "harness/registry.h"
@@ -47,8 +48,9 @@ bool finished_run(const fs::path& dir) {
   const fs::path result = dir / "result.json";
   if (!fs::exists(result)) return false;
   try {
-    read_result(result);
-    return true;
+    const nlohmann::json doc = read_result(result);
+    // An interrupted run did not finish: run it again.
+    return !doc.contains("interrupted") || doc["interrupted"].is_null();
   } catch (const UsageError&) {
     return false;  // unreadable or outdated: run it again
   }
@@ -164,7 +166,9 @@ SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObser
   auto notify = [&](SweepEvent::Kind kind, const std::string& label, const RunRecord* run) {
     if (observer) observer({kind, outcome.reused + outcome.ran, outcome.total, label, run});
   };
+  remove_stale_partials(outcome.dir / "runs");
   for (const RunSpec& spec : specs) {
+    if (interrupted()) break;
     std::vector<uint64_t> pending;
     for (uint64_t seed : spec.seeds) {
       if (finished_run(outcome.dir / "runs" / run_key(spec, seed))) {
@@ -177,15 +181,18 @@ SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObser
     if (pending.empty()) continue;
     PreparedBenchmark prepared = prepare_point(session, spec);
     for (uint64_t seed : pending) {
+      if (interrupted()) break;
       const std::string label = point_label(spec, seed);
       notify(SweepEvent::Kind::kRunStarted, label, nullptr);
       PointOutcome done =
           run_point(session, spec, prepared, {seed}, outcome.dir / "runs" / run_key(spec, seed), {});
+      if (done.record.runs.empty()) break;  // interrupted before the run started
       ++outcome.ran;
       if (!done.record.runs.back().success) ++outcome.aborted;
       notify(SweepEvent::Kind::kRunFinished, label, &done.record.runs.back());
     }
   }
+  if (interrupted()) outcome.interrupted = signal_name(interrupt_signal());
   return outcome;
 }
 

@@ -79,6 +79,7 @@ struct SweepOutcome {
   size_t reused = 0;     ///< Found finished from an earlier invocation.
   size_t ran = 0;        ///< Run now.
   size_t aborted = 0;    ///< Of those run now, how many missed their target.
+  std::string interrupted;  ///< "SIGINT"/"SIGTERM" when a signal stopped the sweep.
   std::filesystem::path dir;  ///< out_dir/name.
 };
 

@@ -8,10 +8,32 @@
 
 #include <fmt/format.h>
 
+#include "harness/interrupt.h"
 #include "harness/mllog_keys.h"
 #include "harness/run_phases.h"
 
 namespace perflab::detail {
+namespace {
+
+/// A run stopped by SIGINT/SIGTERM before its last iteration: no gate (its
+/// output is of an unfinished run), run_stop aborted with the reason.
+void end_interrupted(MllogWriter& log, RunRecord& rec, IterationTimes& times, int64_t done, int64_t total,
+                     int64_t batch, Clock::time_point run_t0) {
+  namespace k = mllog;
+  PERFLAB_MLLOG(log, k::kEpochStop, nullptr, {{"epoch_num", 1}});
+  PERFLAB_MLLOG(log, k::kBlockStop, nullptr, {{"first_epoch_num", 1}, {"samples_count", done * batch}});
+  rec.success = false;
+  rec.status = "aborted";
+  rec.reason = fmt::format("interrupted by {} after {} of {} iterations", signal_name(interrupt_signal()), done,
+                           total);
+  rec.time_to_train_s = seconds_since(run_t0);
+  PERFLAB_MLLOG(log, k::kRunStop, nullptr, {{"status", rec.status}, {"reason", rec.reason}});
+  times.summarize_into(rec);
+  rec.iterations = done;
+  rec.samples = done * batch;
+}
+
+}  // namespace
 
 void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, SeedStep& step,
                     MllogWriter& log, RunRecord& rec) {
@@ -25,14 +47,19 @@ void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, Se
                 {{"first_epoch_num", 1}, {"epoch_count", 1}, {"samples_count", 0}});
   PERFLAB_MLLOG(log, k::kEpochStart, nullptr, {{"epoch_num", 1}});
   IterationTimes times(step, warmup, ctx.comm);
-  for (int64_t i = 0; i < warmup; ++i) rec.train_s += times.time(i);
+  int64_t done = 0;
+  for (; done < warmup && !interrupted(); ++done) rec.train_s += times.time(done);
   step.synchronize();
   ctx.comm.barrier();
   auto t0 = Clock::now();
-  for (int64_t i = warmup; i < total; ++i) rec.train_s += times.time(i);
+  for (; done < total && !interrupted(); ++done) rec.train_s += times.time(done);
   step.synchronize();
   rec.measured_s = seconds_since(t0);
   times.collect();
+  if (done < total) {
+    end_interrupted(log, rec, times, done, total, batch, run_t0);
+    return;
+  }
   PERFLAB_MLLOG(log, k::kEpochStop, nullptr, {{"epoch_num", 1}});
   PERFLAB_MLLOG(log, k::kBlockStop, nullptr,
                 {{"first_epoch_num", 1}, {"samples_count", total * batch}});

@@ -14,6 +14,7 @@
 #include "harness/cli/progress.h"
 #include "harness/cli/sweep_command.h"
 #include "harness/error.h"
+#include "harness/interrupt.h"
 #include "harness/invocation.h"
 #include "harness/run_spec.h"
 #include "harness/sweep.h"
@@ -58,11 +59,22 @@ int run_command(const RunRequest& request) {
   hooks.render = [](const nlohmann::json& result) {
     return RenderedFiles{{"report.md", reports::render_run_markdown(result)}};
   };
+  InterruptGuard guard;
   PointOutcome done = run_invocation(session, spec, hooks);
+  if (done.dir.empty()) {
+    std::cerr << fmt::format("perflab: interrupted by {} before the first run; nothing written\n",
+                             done.record.interrupted);
+    return 128 + interrupt_signal();
+  }
   std::cout << reports::render_run_summary(done.result);
   std::cout << fmt::format("result: {}\nreport: {}\nlogs:   {}/run_*.log\n",
                            (done.dir / "result.json").string(), (done.dir / "report.md").string(),
                            done.dir.string());
+  if (!done.record.interrupted.empty()) {
+    std::cerr << fmt::format("perflab: interrupted by {}: {} of {} run(s) kept, ended as aborted; no score\n",
+                             done.record.interrupted, done.record.runs.size(), spec.seeds.size());
+    return 128 + interrupt_signal();
+  }
   return done.record.score.value ? 0 : 1;
 }
 
@@ -102,7 +114,9 @@ Command add_run(CLI::App& app) {
   sub->footer(
       "Exit status: 0 when the runs give a score, 1 when they do not (too many\n"
       "runs missed the target, or a throughput run failed its correctness gate)\n"
-      "or the run failed, 2 for invalid usage.");
+      "or the run failed, 2 for invalid usage, 130/143 when interrupted by\n"
+      "SIGINT/SIGTERM (the run in flight ends as aborted and the result is\n"
+      "written, marked interrupted; a second Ctrl-C stops at once).");
 
   return {sub, [sub, request, sets, toggles] {
             // Comma lists (--set batch_size=256,512 --cuda-graphs on,off) make a sweep.

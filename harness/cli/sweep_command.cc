@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/reporting.h"
+#include "harness/interrupt.h"
 
 
 namespace perflab::cli {
@@ -29,6 +30,7 @@ int execute_sweep(const SweepPlan& plan, bool dry_run) {
   const auto start = std::chrono::steady_clock::now();
   size_t ran = 0;
   Session session;
+  InterruptGuard guard;
   SweepOutcome outcome = run_sweep(session, plan, [&](const SweepEvent& e) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     switch (e.kind) {
@@ -58,6 +60,12 @@ int execute_sweep(const SweepPlan& plan, bool dry_run) {
   write_reports({outcome.dir / "runs"}, outcome.dir, "perflab sweep " + plan.name);
   std::cout << fmt::format("results: {}/runs/*/result.json\nreport:  {}/report.html (also .md, .csv, .json)\n",
                            outcome.dir.string(), outcome.dir.string());
+  if (!outcome.interrupted.empty()) {
+    std::cerr << fmt::format("perflab: sweep interrupted by {}: the run in flight ended as aborted; run the "
+                             "same sweep again to resume\n",
+                             outcome.interrupted);
+    return 128 + interrupt_signal();
+  }
   return outcome.aborted == 0 ? 0 : 1;
 }
 

@@ -1,0 +1,79 @@
+// SIGINT/SIGTERM handling and stale work folders (see interrupt.h).
+#include "harness/interrupt.h"
+
+#include <signal.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <regex>
+
+#include <fmt/format.h>
+
+namespace perflab {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<int> g_signal{0};
+struct sigaction g_old_int {}, g_old_term {};
+
+extern "C" void on_signal(int sig) {
+  int expected = 0;
+  if (!g_signal.compare_exchange_strong(expected, sig)) {
+    // The second signal: stop now, as the signal would have without us.
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+}
+
+}  // namespace
+
+InterruptGuard::InterruptGuard() {
+  clear_interrupt();
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: a blocking call returns EINTR, loops see the flag
+  sigaction(SIGINT, &action, &g_old_int);
+  sigaction(SIGTERM, &action, &g_old_term);
+}
+
+InterruptGuard::~InterruptGuard() {
+  sigaction(SIGINT, &g_old_int, nullptr);
+  sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+int interrupt_signal() { return g_signal.load(); }
+
+void request_interrupt(int sig) { on_signal(sig); }
+
+void clear_interrupt() { g_signal.store(0); }
+
+std::string signal_name(int sig) {
+  if (sig == SIGINT) return "SIGINT";
+  if (sig == SIGTERM) return "SIGTERM";
+  return fmt::format("signal {}", sig);
+}
+
+fs::path partial_dir(const fs::path& dir) {
+  return dir.parent_path() / fmt::format(".{}.partial-{}", dir.filename().string(), getpid());
+}
+
+void remove_stale_partials(const fs::path& parent) {
+  static const std::regex kPartial(R"(^\..+\.partial-([0-9]+)$)");
+  std::error_code ec;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::smatch m;
+    if (!std::regex_match(name, m, kPartial)) continue;
+    const auto pid = static_cast<pid_t>(std::strtol(m[1].str().c_str(), nullptr, 10));
+    if (pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    std::error_code ignored;
+    fs::remove_all(it->path(), ignored);
+  }
+}
+
+}  // namespace perflab
