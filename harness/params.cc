@@ -14,12 +14,17 @@ namespace {
 
 std::string describe_range(const ParamSpec& spec) {
   if (!spec.choices.empty()) return "one of " + join(spec.choices, ", ");
-  std::string lo = spec.min ? fmt::format("{:g}", *spec.min) : "-inf";
-  std::string hi = spec.max ? fmt::format("{:g}", *spec.max) : "inf";
+  std::string lo = spec.min ? bound_text(spec, *spec.min) : "-inf";
+  std::string hi = spec.max ? bound_text(spec, *spec.max) : "inf";
   return fmt::format("{} in [{}, {}]", param_type_name(spec.type), lo, hi);
 }
 
 }  // namespace
+
+std::string bound_text(const ParamSpec& spec, double bound) {
+  if (spec.type == ParamType::kInt) return fmt::format("{}", static_cast<long long>(bound));
+  return fmt::format("{}", bound);  // shortest text that reads back as the same double
+}
 
 const char* param_type_name(ParamType type) {
   switch (type) {

@@ -26,6 +26,10 @@ struct ParamSpec {
 };
 
 /// A named set of parameter values (text, as the user would type them).
+/// A bound of `spec` as the user must type it: integers as integers
+/// (4194304, not 4.1943e+06), floats in the shortest exact form.
+std::string bound_text(const ParamSpec& spec, double bound);
+
 struct Preset {
   std::string name;
   std::string help;

@@ -16,8 +16,8 @@ namespace {
 std::string range_of(const ParamSpec& p) {
   if (!p.choices.empty()) return join(p.choices, " | ");
   if (p.type == ParamType::kString) return "text";
-  std::string lo = p.min ? fmt::format("{:g}", *p.min) : "";
-  std::string hi = p.max ? fmt::format("{:g}", *p.max) : "";
+  std::string lo = p.min ? bound_text(p, *p.min) : "";
+  std::string hi = p.max ? bound_text(p, *p.max) : "";
   return fmt::format("{} [{}..{}]", param_type_name(p.type), lo, hi);
 }
 

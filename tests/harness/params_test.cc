@@ -51,5 +51,15 @@ TEST(ResolveParams, BadValuesSayWhatIsExpected) {
             "w: parameter lr=: empty value; expected float in [0, 10]");
 }
 
+TEST(ResolveParams, RangesReadAsTheUserMustTypeThem) {
+  const ParamSpec big{"train_samples", ParamType::kInt, "1", "samples", 1, 4194304};
+  EXPECT_EQ(message_of([&] { resolve_params("w", {big}, nullptr, {{"train_samples", "0"}}); }),
+            "w: parameter train_samples=0: out of range; expected int in [1, 4194304]");
+  EXPECT_EQ(bound_text(big, 9.2e18), "9200000000000000000");
+  const ParamSpec fraction{"f", ParamType::kFloat, "0.5", "fraction", 1e-9, 0.123456789};
+  EXPECT_EQ(bound_text(fraction, *fraction.min), "1e-09");
+  EXPECT_EQ(bound_text(fraction, *fraction.max), "0.123456789");
+}
+
 }  // namespace
 }  // namespace perflab

@@ -145,7 +145,7 @@ TEST(SweepFile, ErrorsNameTheLineAndTheReason) {
   EXPECT_EQ(sweep_error("workload: sweeptoy\nparams:\n  batch_size: []\n"),
             "3: params.batch_size is an empty list: the sweep would run nothing");
   EXPECT_EQ(sweep_error("workload: sweeptoy\nparams:\n  batch_size: [256, 12x]\n"),
-            "3: sweeptoy: parameter batch_size=12x: not an integer; expected int in [1, 1.04858e+06]");
+            "3: sweeptoy: parameter batch_size=12x: not an integer; expected int in [1, 1048576]");
   EXPECT_EQ(sweep_error("workload: sweeptoy\nparams:\n  bach: 1\n"),
             "3: sweeptoy: unknown parameter 'bach'; valid parameters: batch_size, learning_rate, "
             "warmup_steps");
