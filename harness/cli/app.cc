@@ -3,6 +3,7 @@
 #include "harness/cli/app.h"
 
 #include <iostream>
+#include <new>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -57,6 +58,9 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const Error& e) {
     std::cerr << "perflab: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "perflab: error: out of host memory (an allocation failed); reduce the problem size\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "perflab: internal error: " << e.what() << "\n";

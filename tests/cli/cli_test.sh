@@ -106,6 +106,7 @@ expect 2 "unknown preset 'huge'; valid presets: tiny, small, dle" -- run dlrm --
 expect 2 "--cuda-graphs: 'maybe' is not a valid value; valid values: on, off" -- run dlrm --cuda-graphs maybe
 expect 2 "--backend: 'tpu' is not a valid value; valid values: auto, cpu, cuda" -- run dlrm --backend tpu
 expect 2 "target_auc .* is above the best AUC" -- run dlrm --set target_auc=0.99 --out "$tmp/never"
+expect 2 "dlrm: 1000000000 training and .* needs about 160.0 GB of host memory, more than 75% of the .* GB here; reduce train_samples" -- run dlrm --set train_samples=1000000000 --out "$tmp/never"
 [[ ! -e "$tmp/never" || -z "$(ls -A "$tmp/never")" ]] && pass "rejected run left nothing" || fail "rejected run wrote $(ls -A "$tmp/never")"
 expect 2 "perflab: error: " -- run
 expect 2 "perflab: error: " -- frobnicate

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/host_memory.h"
 #include "kernels/cpu/auc.h"
 #include "workloads/dlrm/data/binary_dataset.h"
 #include "workloads/dlrm/data/synthetic.h"
@@ -79,6 +80,21 @@ class DlrmRun final : public TrainableModel {
   LossMean losses_;
 };
 
+/// Host memory a synthetic run holds at once: the data (13 dense floats,
+/// 26 ids, a label per sample; the held-out teacher logits), the CPU model's
+/// tables, and on cuda the pinned copy of the training set and the CPU model
+/// the device parameters start from.
+double host_bytes_needed(const SyntheticConfig& sc, int64_t embed_dim, Backend backend) {
+  constexpr double kSampleBytes = (13 + 1) * sizeof(float) + 26 * sizeof(int32_t);
+  double rows = 0;
+  for (int64_t r : sc.table_sizes) rows += static_cast<double>(r);
+  const double tables = rows * static_cast<double>(embed_dim) * sizeof(float);
+  const auto train = static_cast<double>(sc.train_samples), eval = static_cast<double>(sc.eval_samples);
+  double need = (train + eval) * kSampleBytes + eval * sizeof(float) + tables;
+  if (backend == Backend::kCuda) need += train * kSampleBytes + tables;
+  return need;
+}
+
 }  // namespace
 
 std::vector<int> parse_layers(const std::string& param, const std::string& text) {
@@ -118,6 +134,10 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     sc.train_samples = p.get_int("train_samples");
     sc.eval_samples = p.get_int("eval_samples");
     sc.table_sizes = criteo_table_sizes(p.get_int("max_table_size"));
+    check_host_memory(fmt::format("dlrm: {} training and {} held-out samples with these tables", sc.train_samples,
+                                  sc.eval_samples),
+                      host_bytes_needed(sc, p.get_int("embed_dim"), backend_),
+                      "reduce train_samples, eval_samples or max_table_size");
     sc.zipf_exponent = p.get_float("zipf_exponent");
     sc.seed = static_cast<uint64_t>(p.get_int("data_seed"));
     SyntheticData data = generate_synthetic(sc);

@@ -1,10 +1,9 @@
 #include "workloads/transducer/transducer_benchmark.h"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/host_memory.h"
 
 namespace perflab::transducer {
 namespace {
@@ -13,11 +12,6 @@ namespace {
 double cpu_bytes_needed(const Problem& pr) {
   const double values = static_cast<double>(pr.padded_rows()) * static_cast<double>(pr.row_width());
   return values * 4.0 * 2.0 + (pr.op == Op::kLoss ? static_cast<double>(pr.padded_rows()) * 3 * 8 : 0);
-}
-
-double physical_memory_bytes() {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
 }
 
 }  // namespace
@@ -30,12 +24,7 @@ TransducerBenchmark::TransducerBenchmark(const RunContext& ctx)
                                    "--backend cuda or --set dtype=fp32",
                                    problem_.op == Op::kLoss ? "logits" : "activations", problem_.dtype));
     }
-    double need = cpu_bytes_needed(problem_), have = physical_memory_bytes();
-    if (have > 0 && need > 0.75 * have) {
-      throw UsageError(fmt::format("transducer: this problem needs about {:.1f} GB of host memory on the "
-                                   "cpu backend, more than 75% of the {:.1f} GB here; reduce batch",
-                                   need / 1e9, have / 1e9));
-    }
+    check_host_memory("transducer: this problem on the cpu backend", cpu_bytes_needed(problem_), "reduce batch");
   }
   data_ = make_problem_data(problem_);
 

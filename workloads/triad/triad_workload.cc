@@ -4,8 +4,6 @@
 // parameters, presets, a prepared Benchmark, a TimedStep per seed and its
 // correctness gate; the harness does everything else.
 // Backend: cpu (OpenMP threads). Toggles: none apply.
-#include <unistd.h>
-
 #include <cmath>
 #include <limits>
 #include <random>
@@ -13,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "harness/host_memory.h"
 #include "harness/registry.h"
 
 namespace perflab::triad {
@@ -70,12 +68,8 @@ class TriadBenchmark final : public Benchmark {
  public:
   explicit TriadBenchmark(const RunContext& ctx)
       : n_(ctx.params().get_int("elements")), q_(ctx.params().get_float("scalar")) {
-    const double need = kBytesPerElement * static_cast<double>(n_);
-    const double have = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
-    if (have > 0 && need > 0.75 * have) {
-      throw UsageError(fmt::format("triad: {} elements need {:.1f} GB, more than 75% of the {:.1f} GB here",
-                                   n_, need / 1e9, have / 1e9));
-    }
+    check_host_memory(fmt::format("triad: {} elements", n_), kBytesPerElement * static_cast<double>(n_),
+                      "reduce elements");
   }
 
   StepPlan step_plan() const override {
