@@ -1,5 +1,9 @@
 // perflab's one error path: typed errors that carry a one-line message.
 // Libraries and workloads throw; only main() and tests decide to exit.
+//
+// A leaf: this header includes only the standard library, and it is the one
+// harness header that kernels/ may include (tests/lint/arrows_test.sh checks
+// both). Keep it dependency-free.
 #pragma once
 
 #include <stdexcept>

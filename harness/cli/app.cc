@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "harness/cli/command_registry.h"
 #include "harness/cli/commands.h"
 #include "harness/error.h"
 #include "harness/version.h"
@@ -31,9 +32,10 @@ int main(int argc, char** argv) {
       "  perflab rerun perflab-results/dlrm-tiny-*/result.json\n"
       "  perflab env");
 
-  const std::vector<Command> commands = {add_list(app), add_run(app),    add_sweep(app),
-                                         add_rerun(app), add_report(app), add_export(app), add_rcp(app),
-                                         add_env(app),  add_data(app),   add_transducer(app)};
+  std::vector<Command> commands = {add_list(app),   add_run(app),    add_sweep(app), add_rerun(app),
+                                   add_report(app), add_export(app), add_rcp(app),   add_env(app)};
+  // Then the commands workloads register (data, transducer), by name.
+  for (const RegisteredCommand& c : registered_commands()) commands.push_back(c.add(app));
 
   try {
     app.parse(argc, argv);

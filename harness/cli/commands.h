@@ -1,4 +1,6 @@
-// The subcommands, each registered on the CLI11 app by its own file.
+// The built-in subcommands, each registered on the CLI11 app by its own file.
+// Commands that belong to a workload register themselves instead
+// (harness/cli/command_registry.h).
 #pragma once
 
 #include <functional>
@@ -17,12 +19,10 @@ struct Command {
 Command add_list(CLI::App& app);
 Command add_run(CLI::App& app);
 Command add_env(CLI::App& app);
-Command add_data(CLI::App& app);
 Command add_sweep(CLI::App& app);
 Command add_rerun(CLI::App& app);
 Command add_report(CLI::App& app);
 Command add_export(CLI::App& app);
 Command add_rcp(CLI::App& app);
-Command add_transducer(CLI::App& app);
 
 }  // namespace perflab::cli

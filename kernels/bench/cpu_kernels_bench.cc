@@ -1,7 +1,8 @@
-// Google Benchmark microbenchmarks of the CPU kernels and of one DLRM
-// training step, at the tiny preset's shapes and at DeepLearningExamples'
-// shapes. Counters: samples/s ("items") and FLOP/s where a FLOP count is
-// defined. Run: build/bin/bench_cpu_kernels [--benchmark_filter=...]
+// Google Benchmark microbenchmarks of the CPU kernels, at DLRM's tiny
+// preset's shapes and at DeepLearningExamples' shapes. Counters: samples/s
+// ("items") and FLOP/s where a FLOP count is defined. A whole DLRM training
+// step is in workloads/dlrm/bench (bench_dlrm_cpu).
+// Run: build/bin/bench_cpu_kernels [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -13,7 +14,6 @@
 #include "kernels/cpu/interaction.h"
 #include "kernels/cpu/linear.h"
 #include "tests/support/random.h"
-#include "workloads/dlrm/model.h"
 
 namespace {
 
@@ -98,31 +98,6 @@ void BM_RocAuc(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 BENCHMARK(BM_RocAuc)->Arg(1 << 20);
-
-// One DLRM SGD step at the tiny preset's shapes (tables up to 1000 rows).
-void BM_DlrmTrainStepTiny(benchmark::State& state) {
-  dlrm::ModelShape shape;
-  shape.table_sizes = std::vector<int64_t>(26, 1000);
-  shape.embed_dim = 16;
-  shape.bottom_mlp = {64, 32, 16};
-  shape.top_mlp = {64, 32, 1};
-  int64_t batch = state.range(0);
-  dlrm::CpuModel model(shape, 1);
-  auto dense = random_vector(static_cast<size_t>(batch * 13), 2);
-  std::vector<int32_t> ids(static_cast<size_t>(batch * 26));
-  std::vector<float> labels(static_cast<size_t>(batch));
-  std::mt19937_64 rng(3);
-  for (auto& id : ids) id = static_cast<int32_t>(rng() % 1000);
-  for (auto& l : labels) l = static_cast<float>(rng() % 4 == 0);
-  dlrm::BatchView view{batch, dense.data(), ids.data(), labels.data()};
-  model.reserve_batch(batch);
-  for (auto _ : state) benchmark::DoNotOptimize(model.train_step(view, 0.01f));
-  state.SetItemsProcessed(state.iterations() * batch);
-  state.counters["FLOP/s"] = benchmark::Counter(
-      3.0 * dlrm::forward_flops_per_sample(shape) * static_cast<double>(batch * state.iterations()),
-      benchmark::Counter::kIsRate);
-}
-BENCHMARK(BM_DlrmTrainStepTiny)->Arg(256)->UseRealTime();
 
 }  // namespace
 

@@ -22,11 +22,11 @@
 #include <random>
 #include <vector>
 
-#include "harness/device.h"
 #include "kernels/cpu/interaction.h"
 #include "kernels/cuda/bce.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/device_present.h"
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/interaction.h"
 #include "kernels/cuda/sgd.h"
@@ -281,9 +281,9 @@ BENCHMARK(BM_DenseSgd)
 }  // namespace
 
 int main(int argc, char** argv) {
-  const perflab::DeviceProbe probe = perflab::probe_devices();
-  if (!probe.available) {
-    std::fprintf(stderr, "bench_cuda_dlrm: %s\n", probe.reason.c_str());
+  const auto presence = perflab::kernels::cuda::device_present();
+  if (!presence.present) {
+    std::fprintf(stderr, "bench_cuda_dlrm: %s\n", presence.reason.c_str());
     return 1;
   }
   benchmark::Initialize(&argc, argv);

@@ -24,11 +24,11 @@
 #include <string>
 #include <vector>
 
-#include "harness/device.h"
 #include "harness/error.h"
 #include "kernels/cuda/bias_act.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/device_present.h"
 #include "kernels/cuda/linear.h"
 #include "kernels/roofline.h"
 
@@ -240,9 +240,9 @@ void BM_Mlp(benchmark::State& state, const MlpShape* mlp, int64_t batch, Precisi
 }  // namespace
 
 int main(int argc, char** argv) {
-  const perflab::DeviceProbe probe = perflab::probe_devices();
-  if (!probe.available) {
-    std::fprintf(stderr, "bench_cuda_linear: %s\n", probe.reason.c_str());
+  const auto presence = perflab::kernels::cuda::device_present();
+  if (!presence.present) {
+    std::fprintf(stderr, "bench_cuda_linear: %s\n", presence.reason.c_str());
     return 1;
   }
   benchmark::Initialize(&argc, argv);
@@ -258,7 +258,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_cuda_linear: %s\n", e.what());
     return 1;
   }
-  const std::string device = probe.devices.empty() ? "" : probe.devices[0].name;
+  const std::string device = presence.name;
   c.peaks = device_peaks(device);
   if (c.peaks) {
     benchmark::AddCustomContext("roofline_peaks", c.peaks->model);

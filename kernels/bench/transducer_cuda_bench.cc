@@ -31,10 +31,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/device.h"
 #include "kernels/cpu/rnnt_loss.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/device_present.h"
 #include "kernels/cuda/rnnt_loss.h"
 #include "kernels/cuda/transducer_joint.h"
 #include "tests/support/random.h"
@@ -287,9 +287,9 @@ BENCHMARK(BM_TransducerJoint)->Apply(joint_args)->UseManualTime()->Unit(benchmar
 }  // namespace
 
 int main(int argc, char** argv) {
-  const perflab::DeviceProbe probe = perflab::probe_devices();
-  if (!probe.available) {
-    std::printf("%s\n", probe.reason.c_str());  // "no usable CUDA device: ..."
+  const auto presence = perflab::kernels::cuda::device_present();
+  if (!presence.present) {
+    std::printf("%s\n", presence.reason.c_str());  // "no usable CUDA device: ..."
     return 77;
   }
   benchmark::Initialize(&argc, argv);

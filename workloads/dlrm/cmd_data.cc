@@ -1,22 +1,25 @@
 // `perflab data convert`: Criteo TSV -> the binary layout described by a
 // DeepLearningExamples-style feature_spec.yaml, which dlrm reads with
-// --set data=DIR/feature_spec.yaml.
+// --set data=DIR/feature_spec.yaml. Registers itself with the CLI
+// (harness/cli/command_registry.h); built into perflab_workload_dlrm.
 #include <iostream>
+#include <memory>
 
 #include <fmt/format.h>
 
-#include "harness/cli/commands.h"
+#include "harness/cli/command_registry.h"
 #include "harness/error.h"
 #include "workloads/dlrm/data/binary_dataset.h"
 
-namespace perflab::cli {
+namespace perflab::dlrm {
+namespace {
 
-Command add_data(CLI::App& app) {
+cli::Command add_data(CLI::App& app) {
   auto* sub = app.add_subcommand("data", "Prepare datasets");
   sub->require_subcommand(1);
   auto* convert = sub->add_subcommand(
       "convert", "Convert Criteo TSV (label, 13 integers, 26 hex ids) to a binary dataset");
-  auto options = std::make_shared<dlrm::ConvertOptions>();
+  auto options = std::make_shared<ConvertOptions>();
   convert->add_option("--input,-i", options->train_paths, "Training TSV file(s), in order")
       ->required();
   convert->add_option("--test", options->test_path, "TSV file for the held-out split");
@@ -31,7 +34,7 @@ Command add_data(CLI::App& app) {
             if (options->test_path.empty() && options->eval_fraction <= 0) {
               throw UsageError("data convert: give --test FILE or --eval-fraction F (0 < F < 1)");
             }
-            dlrm::ConvertSummary s = dlrm::convert_criteo_tsv(*options);
+            ConvertSummary s = convert_criteo_tsv(*options);
             std::cout << fmt::format("converted {} train and {} test rows; categorical ids as {}\n",
                                      s.train_rows, s.test_rows, s.categorical_dtype);
             std::cout << fmt::format("use: perflab run dlrm --set data={}\n", s.spec_path);
@@ -39,4 +42,7 @@ Command add_data(CLI::App& app) {
           }};
 }
 
-}  // namespace perflab::cli
+PERFLAB_REGISTER_COMMAND("data", add_data);
+
+}  // namespace
+}  // namespace perflab::dlrm
