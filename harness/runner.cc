@@ -224,8 +224,9 @@ class TrainToTarget {
     PERFLAB_MLLOG(log_, k::kTrainLoss, loss, meta);
     if (!std::isfinite(loss)) {
       rec.status = "aborted";
-      rec.reason = fmt::format("training loss diverged ({}) at epoch {:.3f}",
-                               std::isnan(loss) ? "nan" : "inf", epoch);
+      const std::string where = model.nonfinite_detail();
+      rec.reason = fmt::format("training loss diverged ({}) at epoch {:.3f}{}", std::isnan(loss) ? "nan" : "inf",
+                               epoch, where.empty() ? "" : "; " + where);
       return true;
     }
     PERFLAB_MLLOG(log_, k::kEvalStart, nullptr, meta);

@@ -121,6 +121,10 @@ class TimedStep {
   /// The gate, run after the timed iterations (untimed): compares the
   /// step's latest output with a reference.
   virtual CorrectnessReport check_correctness() = 0;
+  /// After a non-finite loss: where it started, when the step can tell
+  /// (the first iteration whose loss was not finite, the first tensor that
+  /// is not); empty otherwise. Called outside timed iterations.
+  virtual std::string nonfinite_detail() { return ""; }
 };
 
 /// One seed's model of a trainable workload (DLRM): a timed step (its

@@ -58,6 +58,9 @@ rc=$?
 nanlog=$(find "$tmp/nan" -name run_0.log | head -n 1)
 if [[ $rc -eq 1 && -n "$nanlog" ]] && grep '"key": "run_stop"' "$nanlog" | grep -q '"status": "aborted", "reason": "training loss diverged (nan)'; then
   pass "NaN loss -> run_stop aborted with the reason, exit 1"
+  grep '"key": "run_stop"' "$nanlog" | grep -qE 'first non-finite loss at iteration [0-9]+; first non-finite parameter: [a-z]' \
+    && pass "NaN loss: the first iteration and the first non-finite tensor named" \
+    || fail "NaN loss reason lacks the iteration or tensor: $(grep '"key": "run_stop"' "$nanlog")"
 else
   fail "NaN loss run: exit $rc, $(cat "$tmp/nan.txt")"
 fi

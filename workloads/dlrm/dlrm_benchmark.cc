@@ -40,10 +40,37 @@ class DlrmRun final : public TrainableModel {
     int64_t index = iteration % setup_.training.iterations_per_epoch;
     BatchView batch = train_.batch(index * setup_.batch_size, setup_.batch_size);
     auto lr = static_cast<float>(setup_.schedule.at(iteration));
-    losses_.add(model_.train_step(batch, lr));
+    const double loss = model_.train_step(batch, lr);
+    if (first_nonfinite_ < 0 && !std::isfinite(loss)) first_nonfinite_ = iteration;
+    losses_.add(loss);
   }
 
   double take_loss() override { return losses_.take(); }
+
+  /// The first iteration whose loss was not finite, and the first parameter
+  /// tensor (dense, then embedding tables) holding a non-finite value.
+  std::string nonfinite_detail() override {
+    std::string out = first_nonfinite_ >= 0 ? fmt::format("first non-finite loss at iteration {}", first_nonfinite_)
+                                            : std::string();
+    auto finite = [](const float* v, int64_t n) {
+      return std::all_of(v, v + n, [](float x) { return std::isfinite(x); });
+    };
+    std::string tensor;
+    for (const DenseParameter& p : model_.dense_parameters()) {
+      if (!finite(p.value, p.size)) {
+        tensor = p.name;
+        break;
+      }
+    }
+    const ModelShape& shape = model_.shape();
+    for (size_t t = 0; tensor.empty() && t < shape.table_sizes.size(); ++t) {
+      if (!finite(model_.embedding_row(static_cast<int>(t), 0), shape.table_sizes[t] * shape.embed_dim)) {
+        tensor = fmt::format("embedding table {}", t);
+      }
+    }
+    if (!tensor.empty()) out += (out.empty() ? "" : "; ") + ("first non-finite parameter: " + tensor);
+    return out;
+  }
 
   double evaluate() override {
     for (int64_t first = 0; first < eval_.size(); first += kEvalChunk) {
@@ -78,6 +105,7 @@ class DlrmRun final : public TrainableModel {
   CpuModel model_;
   std::vector<float> probabilities_;
   LossMean losses_;
+  int64_t first_nonfinite_ = -1;  ///< First iteration whose loss was not finite.
 };
 
 /// Host memory a synthetic run holds at once: the data (13 dense floats,
