@@ -133,7 +133,9 @@ RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
   if (request.backend == "cpu") {
     spec.backend = Backend::kCpu;
   } else if (request.backend == "cuda") {
-    if (!devices.available) throw Error("--backend cuda: " + devices.reason);
+    if (!devices.available) {
+      throw Error("--backend cuda: " + devices.reason + "; run on the CPU with --backend cpu (or auto)");
+    }
     spec.backend = Backend::kCuda;
   } else if (request.backend == "auto") {
     if (devices.available && supports(info, Backend::kCuda)) {
