@@ -2,6 +2,7 @@
 // the roofline floor every workload's work is measured against.
 #include <fmt/format.h>
 
+#include "harness/error.h"
 #include "harness/run_context.h"
 #include "kernels/roofline.h"
 
@@ -68,6 +69,17 @@ void apply_roofline_floor(IterationWork& work, Backend backend, const DeviceCont
       flops_bound ? fmt::format("max(flops / {} peak, bytes / bandwidth) on {}: {:.0f} TFLOP/s, {:.0f} GB/s",
                                 work.flops_precision, p.basis, flops_peak / 1e12, p.bytes_per_s / 1e9)
                   : fmt::format("bytes / {:.0f} GB/s ({})", p.bytes_per_s / 1e9, p.basis);
+}
+
+void check_device_memory(const std::string& what, double need_bytes, const DeviceContext& device,
+                         const std::string& advice) {
+  if (need_bytes <= 0 || !device.probe.available || device.probe.devices.empty()) return;
+  const DeviceInfo& d = device.probe.devices.front();
+  const auto have = static_cast<double>(d.total_memory_bytes);
+  if (have <= 0 || need_bytes <= 0.9 * have) return;
+  throw UsageError(fmt::format("{} needs about {:.1f} GB of device memory, more than 90% of the {:.1f} GB of device 0 "
+                               "({}); {}",
+                               what, need_bytes / 1e9, have / 1e9, d.name, advice));
 }
 
 }  // namespace perflab

@@ -45,6 +45,12 @@ DeviceContext probe_device_context();
 /// bandwidth); on the CPU, or without peaks, no floor and the reason.
 void apply_roofline_floor(IterationWork& work, Backend backend, const DeviceContext& device);
 
+/// Throws UsageError "<what> needs about X GB of device memory, more than
+/// 90% of the Y GB of device 0 (<name>); <advice>" when `need_bytes` does
+/// not fit device 0. Nothing without a device or an estimate.
+void check_device_memory(const std::string& what, double need_bytes, const DeviceContext& device,
+                         const std::string& advice);
+
 /// Everything a workload may read about its invocation.
 struct RunContext {
   const RunSpec& spec;

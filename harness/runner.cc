@@ -264,6 +264,10 @@ PreparedBenchmark prepare_benchmark(const RunContext& ctx, const WorkloadInfo& i
   out.step = out.bench->step_plan();
   out.training = out.bench->training_plan();
   apply_roofline_floor(out.step.work, ctx.spec.backend, ctx.device);
+  if (ctx.spec.backend == Backend::kCuda) {
+    check_device_memory(fmt::format("{} (preset {})", info.name, ctx.spec.preset_label()), out.step.device_bytes,
+                        ctx.device, out.step.device_bytes_advice);
+  }
   if (out.step.batch_size < 1) {
     throw Error(fmt::format("internal: {} produced an empty step plan", info.name));
   }

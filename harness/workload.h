@@ -58,6 +58,10 @@ struct StepPlan {
   /// Facts about the prepared data, recorded in the result.
   nlohmann::json data = nlohmann::json::object();
   IterationWork work;  ///< Work per iteration at batch_size.
+  /// Device memory one seed's step allocates (0: none, or not estimated):
+  /// the harness refuses a plan that cannot fit before anything allocates.
+  double device_bytes = 0;
+  std::string device_bytes_advice;  ///< What to change when it does not fit.
 };
 
 /// What the runner needs, beyond the step, to train to a target.

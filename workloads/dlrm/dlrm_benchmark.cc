@@ -123,6 +123,24 @@ double host_bytes_needed(const SyntheticConfig& sc, int64_t embed_dim, Backend b
   return need;
 }
 
+/// Device memory of the cuda backend, roughly: every parameter in fp32 with
+/// a gradient for the dense ones (the embeddings are updated sparsely), the
+/// held-out set and two input slots, activations and their gradients, and
+/// the embedding update's sort workspace.
+double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_samples) {
+  constexpr double kSampleBytes = (13 + 1) * sizeof(float) + 26 * sizeof(int32_t);
+  double rows = 0, widths = static_cast<double>(shape.embed_dim) * static_cast<double>(shape.table_sizes.size());
+  for (int64_t r : shape.table_sizes) rows += static_cast<double>(r);
+  for (int w : shape.bottom_mlp) widths += w;
+  for (int w : shape.top_mlp) widths += w;
+  const double tables = rows * static_cast<double>(shape.embed_dim) * sizeof(float);
+  const double dense = (static_cast<double>(parameter_count(shape)) - rows * shape.embed_dim) * sizeof(float) * 2;
+  const auto b = static_cast<double>(batch);
+  const double eval_rows = std::ceil(static_cast<double>(eval_samples) / b) * b;
+  return tables + dense + (eval_rows + 2 * b) * kSampleBytes + 3 * b * widths * sizeof(float) +
+         b * static_cast<double>(shape.table_sizes.size()) * 32;
+}
+
 }  // namespace
 
 std::vector<int> parse_layers(const std::string& param, const std::string& text) {
@@ -245,6 +263,8 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
   step.work.bytes = training_bytes_floor_per_iteration(shape, setup_.batch_size, 4);
   step.work.flops_precision = "fp32";
   if (backend_ == Backend::kCuda) {
+    step.device_bytes = device_bytes_needed(shape, setup_.batch_size, eval_.size());
+    step.device_bytes_advice = "reduce max_table_size, embed_dim, batch_size or eval_samples";
     const bool bf16 = setup_.precision == "bf16";
     step.precision = bf16 ? "bf16" : "tf32";
     step.work.flops_precision = step.precision;

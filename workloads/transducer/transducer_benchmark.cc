@@ -14,6 +14,21 @@ double cpu_bytes_needed(const Problem& pr) {
   return values * 4.0 * 2.0 + (pr.op == Op::kLoss ? static_cast<double>(pr.padded_rows()) * 3 * 8 : 0);
 }
 
+/// Device memory of the CUDA run: inputs and outputs at their padded size,
+/// and the loss workspace (log-probabilities when unfused, five floats per
+/// row for the statistics and alpha/beta).
+double cuda_bytes_needed(const Problem& pr, bool fused) {
+  const auto rows = static_cast<double>(pr.padded_rows());
+  if (pr.op == Op::kLoss) {
+    const double value = pr.dtype == "fp32" ? 4 : 2;
+    const auto v = static_cast<double>(pr.vocab);
+    return 2 * rows * v * value + (fused ? 0 : rows * v * 4) + rows * 5 * 4;
+  }
+  const auto h = static_cast<double>(pr.hidden), b = static_cast<double>(pr.batch);
+  const double frames = b * static_cast<double>(pr.max_time), steps = b * static_cast<double>(pr.max_labels + 1);
+  return 4 * h * (2 * rows + 2 * frames + 2 * steps);  // dh, h; f, df; g, dg
+}
+
 }  // namespace
 
 TransducerBenchmark::TransducerBenchmark(const RunContext& ctx)
@@ -48,6 +63,10 @@ TransducerBenchmark::TransducerBenchmark(const RunContext& ctx)
                 {"padded_rows", problem_.padded_rows()},
                 {"mean_valid_rows", mean_rows}};
   plan_.work = iteration_work(problem_, data_);
+  if (backend_ == Backend::kCuda) {
+    plan_.device_bytes = cuda_bytes_needed(problem_, toggles_[Toggle::kFused].in_effect);
+    plan_.device_bytes_advice = "reduce batch, max_time, max_labels or vocab";
+  }
 }
 
 std::unique_ptr<TimedStep> TransducerBenchmark::start_step(uint64_t /*seed*/) {
