@@ -12,19 +12,30 @@ namespace {
 
 using nlohmann::json;
 
+/// The point's batch size, through the parameter its workload declares.
 std::optional<int64_t> batch_size_of(const Point& p) {
-  std::optional<double> b = p.param_number("batch_size");
+  if (p.batch_param.empty()) return std::nullopt;
+  std::optional<double> b = p.param_number(p.batch_param);
   if (!b) return std::nullopt;
   return static_cast<int64_t>(*b);
+}
+
+/// Parameters that may change with the batch size inside one sweep: the
+/// workload's batch size and learning rate, and the schedule names.
+std::vector<std::string> coupled_params(const Point& p) {
+  std::vector<std::string> out(kBatchCoupledParams.begin(), kBatchCoupledParams.end());
+  for (const std::string& name : {p.batch_param, p.learning_rate_param}) {
+    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  return out;
 }
 
 BatchSweepRow make_row(const Point& p, int64_t batch) {
   BatchSweepRow row;
   row.point_label = p.label;
   row.batch_size = batch;
-  row.learning_rate = p.param_number("learning_rate");
-  auto ipe = p.plan.find("iterations_per_epoch");
-  if (ipe != p.plan.end() && ipe->is_number()) row.iterations_per_epoch = ipe->get<int64_t>();
+  if (!p.learning_rate_param.empty()) row.learning_rate = p.param_number(p.learning_rate_param);
+  row.iterations_per_epoch = p.plan.iterations_per_epoch.value_or(0);
   row.runs = p.runs.size();
   std::vector<double> epochs, iterations, iteration_ms;
   for (const RunEntry& r : p.runs) {
@@ -47,13 +58,13 @@ BatchSweepRow make_row(const Point& p, int64_t batch) {
 }  // namespace
 
 std::vector<BatchSweep> batch_sweeps(const std::vector<Point>& points) {
-  const std::vector<std::string> coupled(kBatchCoupledParams.begin(), kBatchCoupledParams.end());
   std::map<json, std::vector<const Point*>> groups;
   std::vector<json> order;
   for (const Point& p : points) {
-    if (!batch_size_of(p)) continue;
+    // Epochs to converge exist only for runs trained to a target.
+    if (p.kind != RunMode::kTimeToTrain || !batch_size_of(p)) continue;
     json key = p.spec;
-    for (const std::string& k : coupled) key["params"].erase(k);
+    for (const std::string& k : coupled_params(p)) key["params"].erase(k);
     auto [it, inserted] = groups.emplace(key, std::vector<const Point*>{});
     if (inserted) order.push_back(key);
     it->second.push_back(&p);
@@ -68,7 +79,7 @@ std::vector<BatchSweep> batch_sweeps(const std::vector<Point>& points) {
       return *batch_size_of(*a) < *batch_size_of(*b);
     });
     BatchSweep sweep;
-    sweep.title = group.front()->title_without(coupled);
+    sweep.title = group.front()->title_without(coupled_params(*group.front()));
     for (const Point* p : group) sweep.rows.push_back(make_row(*p, *batch_size_of(*p)));
     for (size_t i = 0; i < sweep.rows.size(); ++i) {
       const std::optional<double>& v = sweep.rows[i].time_to_train.value;

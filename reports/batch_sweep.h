@@ -16,8 +16,10 @@
 
 namespace perflab::reports {
 
-/// Parameters allowed to change together with batch_size inside one sweep:
-/// the learning rate and its schedule, which are retuned per batch size.
+/// Schedule parameters allowed to change together with the batch size inside
+/// one sweep (retuned per batch size), besides the batch-size and
+/// learning-rate parameters each workload declares (spec.batch_param,
+/// spec.learning_rate_param).
 inline constexpr std::array<const char*, 6> kBatchCoupledParams = {
     "batch_size", "learning_rate", "lr", "warmup_steps", "decay_start_step", "decay_steps"};
 

@@ -66,7 +66,7 @@ std::string pick_system_name(const std::vector<ResultSource>& results,
     return requested;
   }
   std::set<std::string> hosts;
-  for (const auto& r : results) hosts.insert(text_of(r.result, "/environment/hostname"));
+  for (const auto& r : results) hosts.insert(r.result.environment_text("/hostname"));
   if (hosts.size() > 1) {
     throw UsageError(
         fmt::format("results come from {} hosts ({}); give a system name for the export",
@@ -80,9 +80,8 @@ std::string pick_system_name(const std::vector<ResultSource>& results,
 std::map<std::string, std::vector<fs::path>> plan_logs(const std::vector<ResultSource>& results) {
   std::map<std::string, std::vector<fs::path>> logs;
   for (const auto& r : results) {
-    const std::string workload = text_of(r.result, "/spec/workload");
-    const auto runs = r.result.value("runs", nlohmann::json());
-    if (workload.empty() || !runs.is_array() || runs.empty()) {
+    const std::string& workload = r.result.spec.workload;
+    if (workload.empty() || r.result.runs.empty()) {
       throw UsageError(fmt::format("{}: result has no spec.workload or no runs",
                                    (r.dir / "result.json").string()));
     }
@@ -90,8 +89,8 @@ std::map<std::string, std::vector<fs::path>> plan_logs(const std::vector<ResultS
       throw UsageError(
           fmt::format("{}: workload name \"{}\" cannot name a folder", r.dir.string(), workload));
     }
-    for (const auto& run : runs) {
-      const std::string log = run.is_object() ? run.value("log", std::string()) : "";
+    for (const RunView& run : r.result.runs) {
+      const std::string& log = run.log;
       if (log.empty() || log != file_name_safe(log)) {
         throw UsageError(fmt::format("{}: a run has no usable log name", r.dir.string()));
       }
@@ -137,16 +136,17 @@ std::vector<ResultSource> load_result_sources(const std::vector<fs::path>& paths
     throw UsageError(fmt::format("{}: no result.json in it or its subfolders", where));
   }
   std::vector<ResultSource> results;
-  for (auto& r : set.results) results.push_back({std::move(r.doc), r.path.parent_path()});
+  for (auto& r : set.results) results.push_back({std::move(r.view), r.path.parent_path()});
   return results;
 }
 
-nlohmann::ordered_json system_description(const nlohmann::json& result,
+nlohmann::ordered_json system_description(const ResultView& result,
                                           const std::string& system_name,
                                           const MlperfExportOptions& options) {
-  const nlohmann::json environment = result.value("environment", nlohmann::json::object());
+  // The environment is free-form machine facts: read by JSON pointer here.
+  const nlohmann::json& environment = result.environment;
   const auto devices = environment.value("/cuda/devices"_json_pointer, nlohmann::json::array());
-  const bool on_device = text_of(result, "/spec/backend") == "cuda" && !devices.empty();
+  const bool on_device = result.spec.backend == "cuda" && !devices.empty();
   const nlohmann::json first_device = on_device ? devices[0] : nlohmann::json::object();
   std::string software = text_of(environment, "/compiler");
   for (const auto& [label, pointer] :

@@ -9,15 +9,16 @@
 #include <cstddef>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include "reports/result_view.h"
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace perflab::reports {
 
-/// A result document and the invocation folder holding its run_<i>.log files.
+/// A result and the invocation folder holding its run_<i>.log files.
 struct ResultSource {
-  nlohmann::json result;
+  ResultView result;
   std::filesystem::path dir;
 };
 
@@ -49,7 +50,7 @@ struct ExportSummary {
 /// memory and clock); any other backend uses none ("0"). The environment
 /// does not count sockets, so host_processors_per_node is "1" (the
 /// summarizer needs an integer) and hw_notes says so.
-nlohmann::ordered_json system_description(const nlohmann::json& result,
+nlohmann::ordered_json system_description(const ResultView& result,
                                           const std::string& system_name,
                                           const MlperfExportOptions& options);
 

@@ -166,25 +166,17 @@ RcpEntry entry_from_json(const std::string& key, const nlohmann::json& value,
   return entry;
 }
 
-std::string platform_of(const nlohmann::json& result) {
-  const auto& env = result.value("environment", nlohmann::json::object());
-  if (result.value("/spec/backend"_json_pointer, std::string()) == "cuda") {
-    const auto devices = env.value("/cuda/devices"_json_pointer, nlohmann::json::array());
-    if (!devices.empty() && devices[0].is_object()) {
-      return devices[0].value("name", std::string("GPU"));
-    }
+std::string platform_of(const ResultView& result) {
+  if (result.spec.backend == "cuda") {
+    const std::string device = result.environment_text("/cuda/devices/0/name");
+    if (!device.empty()) return device;
+    if (!result.environment_text("/cuda/devices/0").empty()) return "GPU";
   }
-  return env.value("cpu_model", std::string());
+  return result.environment_text("/cpu_model");
 }
 
-const nlohmann::json& at(const nlohmann::json& doc, const char* pointer, const std::string& what) {
-  const nlohmann::json::json_pointer p(pointer);
-  if (!doc.contains(p)) throw UsageError(fmt::format("{}: missing {}", what, pointer));
-  return doc.at(p);
-}
-
-std::string result_name(const nlohmann::json& result) {
-  return fmt::format("result {}", result.value("created", std::string("(undated)")));
+std::string result_name(const ResultView& result) {
+  return fmt::format("result {}", result.created.empty() ? "(undated)" : result.created);
 }
 
 /// What the RCP code reads from a result: its workload, batch size and each
@@ -196,23 +188,19 @@ struct ResultRuns {
   std::vector<std::optional<double>> epochs;
 };
 
-ResultRuns read_result_runs(const nlohmann::json& result) {
+ResultRuns read_result_runs(const ResultView& result) {
   const std::string what = result_name(result);
-  const auto& workload = at(result, "/spec/workload", what);
-  const auto& batch = at(result, "/plan/global_batch_size", what);
-  const auto& runs = at(result, "/runs", what);
-  if (!workload.is_string() || !batch.is_number_integer() || !runs.is_array()) {
-    throw UsageError(what + ": spec.workload, plan.global_batch_size or runs has the wrong type");
+  if (result.spec.workload.empty() || result.plan.global_batch_size < 1) {
+    throw UsageError(what + ": no spec.workload or plan.global_batch_size");
   }
-  ResultRuns out{workload.get<std::string>(), batch.get<int64_t>(), {}};
-  for (const auto& run : runs) {
-    if (run.value("status", std::string()) != "success") {
+  ResultRuns out{result.spec.workload, result.plan.global_batch_size, {}};
+  for (const RunView& run : result.runs) {
+    if (!run.success()) {
       out.epochs.emplace_back();
       continue;
     }
-    const auto& e = at(run, "/epochs", what + " run");
-    if (!e.is_number()) throw UsageError(what + ": runs[].epochs is not a number");
-    out.epochs.emplace_back(round3(e.get<double>()));
+    if (!run.epochs) throw UsageError(what + ": a converged run has no epochs");
+    out.epochs.emplace_back(round3(*run.epochs));
   }
   return out;
 }
@@ -221,7 +209,7 @@ ResultRuns read_result_runs(const nlohmann::json& result) {
 
 std::string RcpEntry::key() const { return fmt::format("{}_ref_{}", benchmark, batch_size); }
 
-std::vector<RcpEntry> build_rcps(const std::vector<nlohmann::json>& results) {
+std::vector<RcpEntry> build_rcps(const std::vector<ResultView>& results) {
   if (results.empty()) throw UsageError("no results to build reference convergence points from");
   std::map<int64_t, RcpEntry> by_batch;
   std::string benchmark;
@@ -232,10 +220,8 @@ std::vector<RcpEntry> build_rcps(const std::vector<nlohmann::json>& results) {
       throw UsageError(fmt::format("results are for different workloads ({} and {})", benchmark,
                                    read.workload));
     }
-    nlohmann::json hyperparams =
-        result.value("/spec/params"_json_pointer, nlohmann::json::object());
-    hyperparams.update(
-        result.value("/plan/hyperparameters"_json_pointer, nlohmann::json::object()));
+    nlohmann::json hyperparams = result.spec.params;
+    hyperparams.update(result.plan.hyperparameters);
 
     RcpEntry& entry = by_batch[read.batch_size];
     if (entry.benchmark.empty()) {
@@ -254,7 +240,7 @@ std::vector<RcpEntry> build_rcps(const std::vector<nlohmann::json>& results) {
       throw UsageError(fmt::format("results at batch size {} differ in their hyperparameters",
                                    entry.batch_size));
     }
-    entry.when = std::max(entry.when, result.value("created", std::string()));
+    entry.when = std::max(entry.when, result.created);
     for (const auto& epochs : read.epochs) {
       if (epochs) entry.epochs_to_converge.push_back(*epochs);
     }
@@ -454,14 +440,14 @@ RcpCheck check_rcp(const std::vector<RcpEntry>& rcps, const std::string& benchma
   return check;
 }
 
-RcpCheck check_rcp_result(const std::vector<RcpEntry>& rcps, const nlohmann::json& result,
+RcpCheck check_rcp_result(const std::vector<RcpEntry>& rcps, const ResultView& result,
                           const RcpCheckOptions& options) {
   const ResultRuns read = read_result_runs(result);
   return check_rcp(rcps, read.workload, read.batch_size, read.epochs, options);
 }
 
 std::vector<RcpCheck> check_rcp_results(const std::vector<RcpEntry>& rcps,
-                                        const std::vector<nlohmann::json>& results,
+                                        const std::vector<ResultView>& results,
                                         const RcpCheckOptions& options) {
   std::map<std::pair<std::string, int64_t>, std::vector<std::optional<double>>> groups;
   for (const auto& result : results) {

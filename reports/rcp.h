@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+
+#include "reports/result_view.h"
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,7 +33,7 @@ struct RcpEntry {
   std::string key() const;
 };
 
-/// Groups sweep results (result.json documents, schema 1) by workload and
+/// Groups sweep results (read by the typed reader) by workload and
 /// `plan.global_batch_size`, one entry per batch size, ascending. Epochs are
 /// the successful runs' `runs[].epochs`, rounded to 3 decimals as the
 /// rcp_checker rounds a log's `epoch_num`; aborted runs are left out.
@@ -40,7 +42,7 @@ struct RcpEntry {
 /// results, results name different workloads, two results at one batch size
 /// disagree on a hyperparameter, or a batch size has fewer than 3 converged
 /// runs.
-std::vector<RcpEntry> build_rcps(const std::vector<nlohmann::json>& results);
+std::vector<RcpEntry> build_rcps(const std::vector<ResultView>& results);
 
 /// The RCP document: one object whose members are the entries, ascending by
 /// batch size, each with the fields in the order the official files use.
@@ -112,17 +114,18 @@ RcpCheck check_rcp(const std::vector<RcpEntry>& rcps, const std::string& benchma
                    int64_t batch_size, const std::vector<std::optional<double>>& epochs,
                    const RcpCheckOptions& options = {});
 
-/// Checks a result document's runs (workload, `plan.global_batch_size`,
+/// Checks a result's runs (workload, `plan.global_batch_size`,
 /// `runs[].epochs` rounded to 3 decimals, aborted runs as not converged).
-/// Throws UsageError for a result without those fields.
-RcpCheck check_rcp_result(const std::vector<RcpEntry>& rcps, const nlohmann::json& result,
+/// Throws UsageError for a result without a workload or batch size, or a
+/// converged run without epochs.
+RcpCheck check_rcp_result(const std::vector<RcpEntry>& rcps, const ResultView& result,
                           const RcpCheckOptions& options = {});
 
 /// Checks the runs of any number of results (e.g. one result per seed from
 /// a sweep), grouped by workload and batch size: one check per group, in
 /// (workload, batch size) order.
 std::vector<RcpCheck> check_rcp_results(const std::vector<RcpEntry>& rcps,
-                                        const std::vector<nlohmann::json>& results,
+                                        const std::vector<ResultView>& results,
                                         const RcpCheckOptions& options = {});
 
 /// "passed", "failed" or "not checkable".

@@ -60,7 +60,7 @@ std::string render_sweep_csv(const SweepReport& r) {
            {"target", num(p.target)},
            {"runs", num(p.runs.size())},
            {"converged", num(converged(p))},
-           {"time_to_train_s", num(s.value)},
+           {"time_to_train_s", num(p.kind == RunMode::kTimeToTrain ? s.value : std::nullopt)},
            {"score_method", s.method},
            {"score_reason", s.reason},
            {"median_throughput", num(p.median_throughput())}});

@@ -46,7 +46,11 @@ json point_json(const Point& p) {
       {"metric", p.metric},
       {"target", opt(p.target)},
       {"sources", sources},
-      {"score", {{"time_to_train_s", opt(s.value)}, {"method", s.method}, {"reason", s.reason}}},
+      {"score",
+       {{"time_to_train_s", opt(p.kind == RunMode::kTimeToTrain ? s.value : std::nullopt)},
+        {"throughput_samples_per_s", opt(p.kind == RunMode::kThroughput ? s.value : std::nullopt)},
+        {"method", s.method},
+        {"reason", s.reason}}},
       {"median_throughput", opt(p.median_throughput())},
       {"runs", runs}};
 }

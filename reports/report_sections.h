@@ -1,17 +1,20 @@
-// Markdown sections every single-invocation report shares: the setup lines
-// and the toggles table.
+// Markdown sections every single-invocation report shares: the setup lines,
+// the toggles table, and what device steps did.
 #pragma once
 
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "reports/result_view.h"
 
 namespace perflab::reports {
 
 /// "# perflab: WORKLOAD (preset P) on BACKEND" and the setup bullet lines.
-std::string render_setup_markdown(const nlohmann::json& result);
-
+std::string render_setup_markdown(const ResultView& result);
 /// "## Toggles" with requested / in effect / reason per toggle.
-std::string render_toggles_markdown(const nlohmann::json& result);
+std::string render_toggles_markdown(const ResultView& result);
+/// "## Device execution": per run, the CUDA graphs captured and replayed
+/// (or why none were) and the host syncs per iteration against what the
+/// step declares. Empty when no run had a device step.
+std::string render_execution_markdown(const ResultView& result);
 
 }  // namespace perflab::reports

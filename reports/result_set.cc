@@ -4,13 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
 #include <tuple>
 
 #include "harness/error.h"
-#include "harness/result.h"
+#include "harness/scoring.h"
 #include "harness/text.h"
 
 namespace perflab::reports {
@@ -19,33 +18,17 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-double number_or(const json& j, const char* key, double fallback) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
-}
-
-std::string string_or(const json& j, const char* key, const std::string& fallback) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-
-/// Reads one file; an empty string and `doc` set, or the reason it is unusable.
-std::string read_one(const fs::path& path, json& doc) {
-  std::ifstream in(path);
-  if (!in) return "cannot read";
-  doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return "not valid JSON";
-  std::string problem = validate_result(doc);
-  return problem.empty() ? "" : "not a perflab result: " + problem;
-}
-
-json point_key(const json& spec) {
-  return {{"workload", spec["workload"]},
-          {"preset", spec["preset"]},
-          {"params", spec["params"]},
-          {"backend", spec["backend"]},
-          {"threads", spec.value("threads", json())},
-          {"toggles_requested", spec["toggles_requested"]}};
+/// What identifies a point: the spec without its seeds, overrides and
+/// requested backend.
+json point_key(const SpecView& spec) {
+  json toggles = json::object();
+  for (const auto& [name, on] : spec.toggles_requested) toggles[name] = on;
+  return {{"workload", spec.workload},
+          {"preset", spec.preset},
+          {"params", spec.params},
+          {"backend", spec.backend},
+          {"threads", spec.threads ? json(*spec.threads) : json()},
+          {"toggles_requested", toggles}};
 }
 
 std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -86,40 +69,21 @@ void assign_labels(std::vector<Point>& points) {
   }
 }
 
-RunEntry read_run(const json& r, const fs::path& result_path) {
+RunEntry run_entry(const RunView& r, const fs::path& result_path) {
   RunEntry e;
-  e.seed = r["seed"].is_number_unsigned() ? r["seed"].get<uint64_t>() : 0;
-  e.success = r["status"] == "success";
-  e.reason = string_or(r, "reason", "");
-  e.time_to_train_s = number_or(r, "time_to_train_s", 0);
-  e.throughput = number_or(r, "throughput_samples_per_s", 0);
-  e.epochs = number_or(r, "epochs", 0);
-  e.iterations = static_cast<int64_t>(number_or(r, "iterations", 0));
-  const json& it = r["iteration_ms"];
-  if (it.is_object()) {
-    e.iteration_ms_mean = number_or(it, "mean", 0);
-    e.iteration_ms_n = static_cast<size_t>(number_or(it, "n", 0));
-  }
-  if (r["quality_curve"].is_array()) {
-    for (const auto& q : r["quality_curve"]) {
-      if (q.is_object())
-        e.quality_curve.push_back({number_or(q, "epoch", 0), number_or(q, "value", 0)});
-    }
-  }
-  e.log = result_path.parent_path() / string_or(r, "log", "");
+  e.seed = r.seed;
+  e.success = r.success();
+  e.reason = r.reason;
+  e.time_to_train_s = r.time_to_train_s;
+  e.throughput = r.throughput;
+  e.epochs = r.epochs.value_or(0);
+  e.iterations = r.iterations;
+  e.iteration_ms_mean = r.iteration_ms.mean;
+  e.iteration_ms_n = r.iteration_ms.n;
+  for (const QualityPointView& q : r.quality_curve) e.quality_curve.push_back({q.epoch, q.value});
+  e.log = result_path.parent_path() / r.log;
   e.result = result_path;
   return e;
-}
-
-std::vector<ToggleStatus> read_toggles(const json& toggles) {
-  std::vector<ToggleStatus> out;
-  if (!toggles.is_object()) return out;
-  for (const auto& [name, t] : toggles.items()) {
-    if (!t.is_object()) continue;
-    out.push_back({name, t.value("requested", false), t.value("in_effect", false),
-                   string_or(t, "reason", "")});
-  }
-  return out;
 }
 
 }  // namespace
@@ -144,23 +108,19 @@ ResultSet load_result_set(const std::vector<fs::path>& paths) {
   }
   ResultSet set;
   for (const fs::path& f : files) {
-    json doc;
-    std::string problem = read_one(f, doc);
-    if (problem.empty()) {
-      set.results.push_back({f, std::move(doc)});
-    } else {
-      set.skipped.push_back(fmt::format("{}: {}", f.string(), problem));
+    try {
+      set.results.push_back({f, read_result_view(f)});
+    } catch (const UsageError& e) {
+      set.skipped.push_back(e.what());  // "<path>: <reason>"
     }
   }
   return set;
 }
 
 Score Point::score() const {
-  std::vector<std::optional<double>> times;
-  for (const RunEntry& r : runs) {
-    times.push_back(r.success ? std::optional<double>(r.time_to_train_s) : std::nullopt);
-  }
-  return olympic_mean(times);
+  std::vector<RunOutcome> outcomes;
+  for (const RunEntry& r : runs) outcomes.push_back({r.seed, r.success, r.time_to_train_s, r.throughput, r.reason});
+  return score_runs(outcomes, kind);
 }
 
 double Point::median_throughput() const {
@@ -198,23 +158,24 @@ std::vector<Point> group_points(const ResultSet& set) {
   std::vector<Point> points;
   std::map<json, size_t> index;
   for (const LoadedResult& res : set.results) {
-    json key = point_key(res.doc["spec"]);
+    const ResultView& v = res.view;
+    json key = point_key(v.spec);
     auto [it, inserted] = index.emplace(key, points.size());
     if (inserted) {
       Point p;
       p.spec = key;
-      p.toggles = read_toggles(res.doc["toggles"]);
-      p.plan = res.doc["plan"];
-      const json& quality = res.doc["quality"];
-      p.metric = string_or(quality, "metric", "quality");
-      if (quality.contains("target") && quality["target"].is_number()) {
-        p.target = quality["target"].get<double>();
-      }
+      for (const ToggleView& t : v.toggles) p.toggles.push_back({t.name, t.requested, t.in_effect, t.reason});
+      p.plan = v.plan;
+      p.kind = v.kind;
+      p.batch_param = v.spec.batch_param;
+      p.learning_rate_param = v.spec.learning_rate_param;
+      p.metric = v.quality.metric.empty() ? "quality" : v.quality.metric;
+      p.target = v.quality.target;
       points.push_back(std::move(p));
     }
     Point& p = points[it->second];
     p.sources.push_back(res.path);
-    for (const auto& r : res.doc["runs"]) p.runs.push_back(read_run(r, res.path));
+    for (const RunView& r : v.runs) p.runs.push_back(run_entry(r, res.path));
   }
   auto order = [](const Point& p) {
     std::vector<bool> toggles;

@@ -12,14 +12,16 @@
 #include <utility>
 #include <vector>
 
+#include "harness/run_mode.h"
 #include "harness/stats.h"
+#include "reports/result_view.h"
 
 namespace perflab::reports {
 
-/// One valid result document and the file it came from.
+/// One valid result, read through the typed reader, and the file it came from.
 struct LoadedResult {
   std::filesystem::path path;
-  nlohmann::json doc;
+  ResultView view;
 };
 
 /// Everything read by load_result_set: the valid results, in path order, and
@@ -80,12 +82,17 @@ struct Point {
   std::vector<std::pair<std::string, std::string>> label_parts;
   std::vector<RunEntry> runs;                  ///< In file order, then run order.
   std::vector<ToggleStatus> toggles;           ///< From the first result of the point.
-  nlohmann::json plan;                         ///< From the first result of the point.
+  PlanView plan;                               ///< From the first result of the point.
+  RunMode kind = RunMode::kTimeToTrain;        ///< How its runs are scored.
+  std::string batch_param;                     ///< The workload's batch-size parameter ("" when none).
+  std::string learning_rate_param;             ///< Its learning-rate parameter ("" when none).
   std::string metric;                          ///< Quality metric name, e.g. "AUC".
   std::optional<double> target;                ///< Quality target; empty when there is none.
   std::vector<std::filesystem::path> sources;  ///< Result files of this point.
 
-  /// Olympic mean of the runs' times to train; aborted runs count as slowest.
+  /// The runs scored by the point's kind (harness/scoring.h): the olympic
+  /// mean of the times to train (aborted runs count as slowest), or the
+  /// median samples/s when every run passed its gate.
   Score score() const;
   /// Median throughput over all runs (samples/s); NaN without runs.
   double median_throughput() const;

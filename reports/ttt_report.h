@@ -1,16 +1,22 @@
-// Time-to-train reports, rendered from a result document (result.json).
+// Time-to-train reports, rendered from a result (result.json).
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/result_view.h"
 
 namespace perflab::reports {
 
 /// A short Markdown report: setup, toggles, per-seed table, olympic mean,
 /// throughput and quality curves.
-std::string render_ttt_markdown(const nlohmann::json& result);
-
+std::string render_ttt_markdown(const ResultView& result);
 /// A few plain lines for the console after a run.
+std::string render_ttt_summary(const ResultView& result);
+
+/// The same from a result document (parsed by the typed reader).
+std::string render_ttt_markdown(const nlohmann::json& result);
 std::string render_ttt_summary(const nlohmann::json& result);
 
 }  // namespace perflab::reports

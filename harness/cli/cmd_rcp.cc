@@ -12,9 +12,9 @@
 namespace perflab::cli {
 namespace {
 
-std::vector<nlohmann::json> documents(const std::vector<std::string>& inputs) {
+std::vector<reports::ResultView> documents(const std::vector<std::string>& inputs) {
   std::vector<std::filesystem::path> paths(inputs.begin(), inputs.end());
-  std::vector<nlohmann::json> docs;
+  std::vector<reports::ResultView> docs;
   for (auto& r : reports::load_result_sources(paths)) docs.push_back(std::move(r.result));
   return docs;
 }

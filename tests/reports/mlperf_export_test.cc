@@ -148,7 +148,7 @@ TEST_F(MlperfExportTest, LaysOutResultsAndSystem) {
 
   // The same machine running on the CPU backend uses no accelerator.
   auto cpu_run = results[0].result;
-  cpu_run["spec"]["backend"] = "cpu";
+  cpu_run.spec.backend = "cpu";
   const auto cpu_desc = system_description(cpu_run, "node1", {});
   EXPECT_EQ(cpu_desc["accelerators_per_node"], "0");
   EXPECT_EQ(cpu_desc["accelerator_model_name"], "");
@@ -209,7 +209,7 @@ TEST_F(MlperfExportTest, LoadsFilesFoldersAndFoldersOfFolders) {
   const auto all = load_result_sources({root_ / "in"});
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].dir, root_ / "in" / "a");
-  EXPECT_EQ(all[1].result["runs"].size(), 1u);
+  EXPECT_EQ(all[1].result.runs.size(), 1u);
   EXPECT_EQ(load_result_sources({root_ / "in" / "a" / "result.json"})[0].dir, root_ / "in" / "a");
   EXPECT_EQ(load_result_sources({root_ / "in" / "b"}).size(), 1u);
   EXPECT_THROW(load_result_sources({root_ / "nowhere"}), UsageError);

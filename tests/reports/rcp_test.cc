@@ -250,15 +250,22 @@ TEST(Rcp, MalformedFilesNameFileAndProblem) {
   fs::remove_all(dir);
 }
 
-nlohmann::json result(int64_t bs, std::vector<std::pair<std::string, double>> runs) {
-  nlohmann::json r = {
-      {"created", "2026-11-21T14:00:00Z"},
-      {"spec", {{"workload", "dlrm"}, {"backend", "cpu"}, {"params", {{"batch_size", bs}}}}},
-      {"environment", {{"cpu_model", "Test CPU"}}},
-      {"plan", {{"global_batch_size", bs}, {"hyperparameters", {{"opt_name", "sgd"}}}}},
-      {"runs", nlohmann::json::array()}};
+/// A result as the typed reader gives it: workload, batch size,
+/// hyperparameters, platform and each run's status and epochs.
+ResultView result(int64_t bs, std::vector<std::pair<std::string, double>> runs) {
+  ResultView r;
+  r.created = "2026-11-21T14:00:00Z";
+  r.spec.workload = "dlrm";
+  r.spec.backend = "cpu";
+  r.spec.params = {{"batch_size", bs}};
+  r.environment = {{"cpu_model", "Test CPU"}};
+  r.plan.global_batch_size = bs;
+  r.plan.hyperparameters = {{"opt_name", "sgd"}};
   for (const auto& [status, epochs] : runs) {
-    r["runs"].push_back({{"status", status}, {"epochs", epochs}});
+    RunView run;
+    run.status = status;
+    run.epochs = epochs;
+    r.runs.push_back(run);
   }
   return r;
 }
@@ -278,13 +285,13 @@ TEST(Rcp, BuildFromResults) {
 
   EXPECT_THROW(build_rcps({}), UsageError);
   auto bert = result(128, {{"success", 1}, {"success", 1}, {"success", 1}});
-  bert["spec"]["workload"] = "bert";
+  bert.spec.workload = "bert";
   EXPECT_THROW(build_rcps({result(256, {{"success", 1}, {"success", 1}, {"success", 1}}), bert}),
                UsageError);
   EXPECT_THROW(build_rcps({result(512, {{"success", 1}, {"success", 1}, {"aborted", 1}})}),
                UsageError);
   auto other = result(256, {{"success", 1}, {"success", 1}, {"success", 1}});
-  other["plan"]["hyperparameters"]["opt_name"] = "adam";
+  other.plan.hyperparameters["opt_name"] = "adam";
   try {
     build_rcps({result(256, {{"success", 1}, {"success", 1}, {"success", 1}}), other});
     ADD_FAILURE() << "no error";
@@ -300,7 +307,7 @@ TEST(Rcp, CheckResultDocument) {
   EXPECT_EQ(c.converged_runs, 2u);
   EXPECT_NEAR(c.submission_mean, 2.4, 1e-12);  // The aborted run is the slowest.
   EXPECT_EQ(rcp_check_to_json(c)["verdict"], verdict_name(c.verdict));
-  EXPECT_THROW(check_rcp_result(two_rcps(), nlohmann::json::object()), UsageError);
+  EXPECT_THROW(check_rcp_result(two_rcps(), ResultView{}), UsageError);  // no workload, no batch size
 }
 
 TEST(Rcp, CheckResultsGroupsSeedsByBatchSize) {

@@ -17,7 +17,8 @@ using testing::runs_with_times;
 ResultSet set_of(const std::vector<nlohmann::json>& docs) {
   ResultSet set;
   for (size_t i = 0; i < docs.size(); ++i) {
-    set.results.push_back({"/r/" + std::to_string(i) + "/result.json", docs[i]});
+    const std::filesystem::path path = "/r/" + std::to_string(i) + "/result.json";
+    set.results.push_back({path, parse_result(docs[i], path)});
   }
   return set;
 }
