@@ -164,7 +164,7 @@ std::vector<Point> group_points(const ResultSet& set) {
     if (inserted) {
       Point p;
       p.spec = key;
-      for (const ToggleView& t : v.toggles) p.toggles.push_back({t.name, t.requested, t.in_effect, t.reason});
+      p.toggles = v.toggles;
       p.plan = v.plan;
       p.kind = v.kind;
       p.batch_param = v.spec.batch_param;

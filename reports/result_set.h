@@ -61,12 +61,7 @@ struct RunEntry {
 };
 
 /// A toggle as the results recorded it: requested, in effect, and why not.
-struct ToggleStatus {
-  std::string name;  ///< Result key: "cuda_graphs", "sharp", "sync_free", "fused".
-  bool requested = false;
-  bool in_effect = false;
-  std::string reason;
-};
+using ToggleStatus = ToggleView;
 
 /// Every run of one spec (workload, preset, params, backend, threads,
 /// toggles requested), across all result files of a set.
