@@ -57,11 +57,12 @@ constexpr double kNotConverged = 1e9;  // The checker's stand-in for a failed ru
 
 double round3(double epochs) { return std::round(epochs * 1000.0) / 1000.0; }
 
-/// Sort, drop one value from each end, average the rest (NaN when none remain).
-double olympic_mean_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
+/// Sort, drop one value from each end, average the rest (NaN when none
+/// remain): the harness's olympic mean (harness/stats.h) over runs that all
+/// count (the checker's stand-in value already marks the failed ones).
+double olympic_mean_of(const std::vector<double>& values) {
   if (values.size() < 3) return std::nan("");
-  return mean(std::vector<double>(values.begin() + 1, values.end() - 1));
+  return *olympic_mean(std::vector<std::optional<double>>(values.begin(), values.end())).value;
 }
 
 double population_stddev(const std::vector<double>& values) {
