@@ -75,14 +75,14 @@ check_interrupted "$tmp/term" SIGTERM && pass "SIGTERM: complete folder, result 
   || fail "SIGTERM: $(ls -la "$tmp/term")"
 
 # An interrupted sweep resumes: the interrupted run runs again, finished ones do not.
-start "$tmp/sweep" run dlrm --preset tiny --mode throughput --iterations 4000 --set batch_size=256,512
+start "$tmp/sweep" run dlrm --preset tiny --mode throughput --iterations 2000 --set batch_size=256,512
 wait_for "$tmp/sweep/*/runs/.*.partial-*/run_0.log" || fail "the sweep never started"
-sleep 0.5
+sleep 0.2
 kill -INT "$pid"
 wait "$pid"
 rc=$?
 [[ $rc -eq 130 ]] && pass "sweep: SIGINT exits 130" || fail "sweep: exit $rc: $(cat "$tmp/sweep.err")"
-if "$PERFLAB" run dlrm --preset tiny --mode throughput --iterations 4000 --set batch_size=256,512 --backend cpu \
+if "$PERFLAB" run dlrm --preset tiny --mode throughput --iterations 2000 --set batch_size=256,512 --backend cpu \
     --out "$tmp/sweep" >"$tmp/sweep2.out" 2>"$tmp/sweep2.err"; then
   grep -q "2 run now, 0 reused" "$tmp/sweep2.out" && pass "sweep: resumed, the interrupted run ran again (not taken as finished)" \
     || fail "sweep resume: $(cat "$tmp/sweep2.out")"
