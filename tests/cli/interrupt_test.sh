@@ -82,10 +82,17 @@ kill -INT "$pid"
 wait "$pid"
 rc=$?
 [[ $rc -eq 130 ]] && pass "sweep: SIGINT exits 130" || fail "sweep: exit $rc: $(cat "$tmp/sweep.err")"
+interrupted=$(grep -l '"interrupted": "SIGINT"' "$tmp"/sweep/*/runs/*/result.json 2>/dev/null | head -n 1)
+[[ -n "$interrupted" ]] && pass "sweep: the run in flight was kept, marked interrupted" \
+  || fail "sweep: no interrupted run result: $(ls -R "$tmp/sweep")"
 if "$PERFLAB" run dlrm --preset tiny --mode throughput --iterations 2000 --set batch_size=256,512 --backend cpu \
     --out "$tmp/sweep" >"$tmp/sweep2.out" 2>"$tmp/sweep2.err"; then
-  grep -q "2 run now, 0 reused" "$tmp/sweep2.out" && pass "sweep: resumed, the interrupted run ran again (not taken as finished)" \
-    || fail "sweep resume: $(cat "$tmp/sweep2.out")"
+  if [[ -n "$interrupted" ]] && ! grep -q '"interrupted": "SIGINT"' "$interrupted" \
+      && [[ $(grep -L '"interrupted": "SIGINT"' "$tmp"/sweep/*/runs/*/result.json | wc -l) -eq 2 ]]; then
+    pass "sweep: resumed; the interrupted run ran again (not taken as finished)"
+  else
+    fail "sweep resume: $(cat "$tmp/sweep2.out")"
+  fi
 else
   fail "sweep resume failed: $(cat "$tmp/sweep2.err")"
 fi
