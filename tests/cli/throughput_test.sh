@@ -81,7 +81,8 @@ for path in results:
     score = r["score"]["throughput_samples_per_s"]
     rate = r["runs"][0]["throughput_samples_per_s"]
     assert score is not None and abs(score - rate) <= 1e-9 * rate, (path, score, rate)
-    assert score > 1000, (path, "a samples/s score, not a time", score)
+    timed = r["spec"]["iterations"] * r["plan"]["global_batch_size"]
+    assert abs(score * r["runs"][0]["measured_s"] - timed) <= 1e-6 * timed, (path, "not samples/s", score)
 PY
   then pass "throughput sweep: each run scored as samples/s"
   else fail "throughput sweep scores: $(cat "$tmp"/dsweep/*/runs/*/result.json | head -c 2000)"
