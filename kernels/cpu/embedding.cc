@@ -2,6 +2,8 @@
 #include "kernels/cpu/embedding.h"
 
 #include <algorithm>
+#include <unordered_map>
+#include <vector>
 
 namespace perflab::kernels::cpu {
 
@@ -26,13 +28,34 @@ void embedding_sgd_update(const EmbeddingShape& shape, float* const* tables, con
   const int64_t dim = shape.dim;
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < tables_per_sample; ++t) {
-    float* table = tables[t];
+    // Sum each touched row's gradients in sample order, then apply the sum
+    // once: a hot row's many small steps would otherwise round away against
+    // the row's value (seen at batch 65536, where lr·g is below half an ulp).
+    std::unordered_map<int32_t, int64_t> position;
+    position.reserve(static_cast<size_t>(shape.batch));
+    std::vector<int32_t> rows;
+    std::vector<float> sums;
     for (int64_t b = 0; b < shape.batch; ++b) {
       const int64_t slot = b * tables_per_sample + t;
-      float* row = table + static_cast<int64_t>(ids[slot]) * dim;
+      const auto [it, inserted] = position.try_emplace(ids[slot], static_cast<int64_t>(rows.size()));
+      if (inserted) {
+        rows.push_back(ids[slot]);
+        sums.resize(sums.size() + static_cast<size_t>(dim), 0.0f);
+      }
+      float* sum = sums.data() + it->second * dim;
       const float* g = grad + slot * dim;
 #pragma omp simd
-      for (int64_t d = 0; d < dim; ++d) row[d] -= learning_rate * g[d];
+      for (int64_t d = 0; d < dim; ++d) sum[d] += g[d];
+    }
+    float* table = tables[t];
+    for (size_t u = 0; u < rows.size(); ++u) {
+      float* row = table + static_cast<int64_t>(rows[u]) * dim;
+      const float* sum = sums.data() + static_cast<int64_t>(u) * dim;
+#pragma omp simd
+      for (int64_t d = 0; d < dim; ++d) {
+        const float step = learning_rate * sum[d];
+        row[d] -= step;
+      }
     }
   }
 }

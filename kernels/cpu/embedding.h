@@ -24,11 +24,12 @@ struct EmbeddingShape {
 void embedding_forward(const EmbeddingShape& shape, const float* const* tables, const int32_t* ids,
                        float* out);
 
-/// Sparse SGD on the rows the batch touched: for each sample b in order and
-/// each table t, tables[t][ids[b, t], :] -= learning_rate * grad[b, t, :].
-/// A row looked up several times in the batch receives every contribution.
-/// Parallel over tables (one thread owns a table, samples in order), so the
-/// result does not depend on the thread count.
+/// Sparse SGD on the rows the batch touched: for each table t and each row r
+/// it looked up, tables[t][r, :] -= learning_rate * Σ grad[b, t, :] over the
+/// samples b with ids[b, t] = r, summed in sample order and applied once (as
+/// the CUDA update does, so the two agree bit for bit on the same gradients).
+/// Parallel over tables (one thread owns a table), so the result does not
+/// depend on the thread count.
 void embedding_sgd_update(const EmbeddingShape& shape, float* const* tables, const int32_t* ids,
                           const float* grad, float learning_rate);
 

@@ -71,6 +71,21 @@ TEST(EmbeddingTest, RepeatedIdsReceiveEveryContribution) {
   EXPECT_EQ(table, (std::vector<float>{1, 1, 0.5625f, -2.5f, 0.75f, 0.75f}));
 }
 
+// A hot row at a large batch: each sample's step (1e-8) is below half an ulp
+// of the row's value (1.0), so applying them one by one would leave the row
+// unchanged. The summed update moves it by lr·Σg, as the GPU's does.
+TEST(EmbeddingTest, ManySmallContributionsToAHotRowAreNotRoundedAway) {
+  constexpr int64_t kBatch = 4099;
+  std::vector<float> table = {1.0f, 1.0f, 1.0f, 1.0f};  // 2 rows, dim 2
+  float* tables[] = {table.data()};
+  const std::vector<int32_t> ids(kBatch, 1);
+  const std::vector<float> grad(2 * kBatch, 1e-8f);
+  embedding_sgd_update({kBatch, 1, 2}, tables, ids.data(), grad.data(), 1.0f);
+  EXPECT_EQ(table[0], 1.0f);  // row 0: never looked up
+  EXPECT_NEAR(1.0 - table[2], kBatch * 1e-8, 1e-7);
+  EXPECT_EQ(table[2], table[3]);
+}
+
 // The update must move each row by -lr times the gradient of Σ out·grad; the
 // lookup is linear in every table entry, so central differences are exact up
 // to the rounding of the outputs the entry feeds.

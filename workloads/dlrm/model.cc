@@ -348,13 +348,18 @@ float* CpuModel::embedding_row(int table, int64_t row) {
   return tables_.at(static_cast<size_t>(table)).data() + row * shape_.embed_dim;
 }
 
-void CpuModel::embedding_row_gradient(int table, int64_t row, float* gradient) const {
+void CpuModel::embedding_row_gradient(int table, int64_t row, float* gradient,
+                                      float* magnitude) const {
   const int64_t dim = shape_.embed_dim;
   std::fill(gradient, gradient + dim, 0.0f);
+  if (magnitude != nullptr) std::fill(magnitude, magnitude + dim, 0.0f);
   for (int64_t b = 0; b < pending_batch_; ++b) {
     const int64_t slot = b * num_tables_ + table;
     if (ids_[slot] != row) continue;
     for (int64_t d = 0; d < dim; ++d) gradient[d] += emb_grad_[slot * dim + d];
+    if (magnitude != nullptr) {
+      for (int64_t d = 0; d < dim; ++d) magnitude[d] += std::abs(emb_grad_[slot * dim + d]);
+    }
   }
 }
 

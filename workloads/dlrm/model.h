@@ -120,8 +120,11 @@ class CpuModel {
   /// The pending gradient (after forward_backward, before apply_gradients)
   /// of the loss with respect to one embedding row, summed over the samples
   /// that looked it up (zero when none did), into gradient [embed_dim]. For
-  /// tests; O(batch).
-  void embedding_row_gradient(int table, int64_t row, float* gradient) const;
+  /// tests; O(batch). With `magnitude`, also Σ|per-sample gradient| per
+  /// element [embed_dim]: the scale that rounding in the terms is relative
+  /// to, where a hot row's terms cancel.
+  void embedding_row_gradient(int table, int64_t row, float* gradient,
+                              float* magnitude = nullptr) const;
 
  private:
   struct Layer {

@@ -388,11 +388,46 @@ TEST_P(LinearChainCudaTest, FusedBackwardChainMatchesCpuReference) {
   std::vector<float> dz0(batch * hidden), dx0_ref(batch * in), dw0_ref(hidden * in),
       db0_ref(hidden);
   cpu::relu_backward(batch * hidden, y0_gpu.data(), dh.data(), dz0.data());
+  // Layer 0's mask (aux) and its stored y0 are both the GPU's, and on the
+  // H100 in bf16 they disagree where the pre-activation is within rounding
+  // of zero (seen: y0 = 0 with the aux bit set, z = -1e-4 .. 2e-3). There
+  // the derivative is undefined at the working precision: take the GPU's
+  // choice. Anywhere else a disagreement is a wrong mask, reported in full.
+  const std::vector<float> dz0_gpu = dy0.download();
+  const std::vector<uint8_t> aux0_bytes = aux0.download();
+  const int64_t aux_ld = Linear::aux_ld_bits(hidden);
+  const double near_zero = precision == Precision::kBf16 ? 1.0 / 128 : 1.0 / 512;
+  int64_t ambiguous = 0;
+  for (int64_t i = 0; i < batch; ++i) {
+    for (int64_t o = 0; o < hidden; ++o) {
+      const auto k = static_cast<size_t>(i * hidden + o);
+      const bool gpu_passed = dz0_gpu[k] != 0.0f;
+      if (gpu_passed == (dz0[k] != 0.0f)) continue;
+      double z = b0.host[static_cast<size_t>(o)], scale = std::fabs(z);
+      for (int64_t j = 0; j < in; ++j) {
+        const double term = double{x0.host[static_cast<size_t>(i * in + j)]} *
+                            w0.host[static_cast<size_t>(o * in + j)];
+        z += term;
+        scale += std::fabs(term);
+      }
+      if (std::fabs(z) <= near_zero * scale) {
+        dz0[k] = gpu_passed ? dh[k] : 0.0f;
+        ++ambiguous;
+        continue;
+      }
+      const int64_t bit = i * aux_ld + o;
+      ADD_FAILURE() << "ReLU mask disagreement at [" << i << ", " << o << "]: z (double) " << z
+                    << " of magnitude " << scale << ", y0 on the GPU " << y0_gpu[k]
+                    << ", aux bit " << ((aux0_bytes[static_cast<size_t>(bit / 8)] >> (bit % 8)) & 1)
+                    << ", dh " << dh[k] << ", GPU dz0 " << dz0_gpu[k] << "; " << problem;
+    }
+  }
+  EXPECT_LE(ambiguous, batch * hidden / 100) << "near-zero mask choices taken from the GPU";
   cpu::linear_backward({batch, in, hidden}, x0.host.data(), w0.host.data(), dz0.data(),
                        dx0_ref.data(), dw0_ref.data(), db0_ref.data());
   expect_close(dw1.download(), dw1_ref, hidden, tol, "dW1", problem);
   expect_close(db1.download(), db1_ref, out, tol, "db1", problem);
-  expect_close(dy0.download(), dz0, hidden, tol, "dz0 (L1's dgrad with DRELU)", problem);
+  expect_close(dz0_gpu, dz0, hidden, tol, "dz0 (L1's dgrad with DRELU)", problem);
   expect_close(db0.download(), db0_ref, hidden, tol, "db0 (DRELU_BGRAD)", problem);
   expect_close(dw0.download(), dw0_ref, in, tol, "dW0", problem);
   expect_close(dx0.download(), dx0_ref, in, tol, "dx0", problem);
