@@ -167,5 +167,65 @@ TEST(SweepFile, ErrorsNameTheLineAndTheReason) {
   EXPECT_EQ(sweep_error(""), "1: the sweep file is empty");
 }
 
+/// "[first, first + step, ...]": n values for a sweep file.
+std::string yaml_list(int n, int first, int step = 1) {
+  std::string out = "[";
+  for (int i = 0; i < n; ++i) out += (i ? ", " : "") + std::to_string(first + i * step);
+  return out + "]";
+}
+
+// Found by fuzzing (tests/fuzz/sweep_file_fuzz.cc): counts were cast to int
+// without a range check, so 4294967297 seeds became 1 and 2^31 wrapped
+// negative; an infinite base learning rate passed as "positive".
+TEST(SweepFile, CountsAreRangeChecked) {
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nseeds: 4294967297\n"), "2: seeds must be in [1, 1000], got 4294967297");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nseeds: 99999999999999999999\n"),
+            "2: seeds must be in [1, 1000], got 99999999999999999999");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nthreads: 0\n"), "2: threads must be in [1, 4096], got 0");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nwarmup: -1\n"), "2: warmup must be in [0, 1000000000], got -1");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\niterations: 2147483648\n"),
+            "2: iterations must be in [1, 1000000000], got 2147483648");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nfirst_seed: 9223372036854775807\n"),
+            "2: first_seed must be in [0, 9223372036854774807], got 9223372036854775807");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nparams: {batch_size: [1, 2]}\n"
+                        "lr_rule: {rule: sqrt, base_batch_size: 1, base_learning_rate: .inf}\n"),
+            "3: lr_rule.base_learning_rate must be a positive finite number, got '.inf'");
+}
+
+// More than kMaxSweepPoints points is refused with one line, counted before
+// expanding (a hundred million points must not be built first), from a sweep file
+// and from comma lists alike.
+TEST(SweepFile, MoreThanTenThousandPointsIsRefusedBeforeExpanding) {
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nparams:\n  batch_size: " + yaml_list(101, 1) +
+                        "\n  warmup_steps: " + yaml_list(100, 0) + "\n"),
+            "1: the sweep has 10100 points, more than 10000: split it into smaller sweeps");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nparams:\n  batch_size: " + yaml_list(1000, 1) +
+                        "\n  warmup_steps: " + yaml_list(1000, 0) + "\n  learning_rate: " + yaml_list(100, 0) +
+                        "\n"),
+            "1: the sweep has 100000000 points, more than 10000: split it into smaller sweeps");
+  fs::path path = fs::temp_directory_path() / "perflab_sweep_max.yaml";
+  std::ofstream(path) << "workload: sweeptoy\nparams:\n  batch_size: " << yaml_list(100, 1)
+                      << "\n  warmup_steps: " << yaml_list(100, 0) << "\n";
+  EXPECT_EQ(read_sweep_file(path).points.size(), kMaxSweepPoints);
+
+  RunRequest base;
+  base.workload = "sweeptoy";
+  SweepAxes axes;
+  for (int i = 0; i < 10001; ++i) axes.params["batch_size"].push_back(std::to_string(i + 1));
+  try {
+    expand_sweep(base, axes);
+    FAIL() << "10001 points expanded";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "the sweep has 10001 points, more than 10000: split it into smaller sweeps");
+  }
+}
+
+TEST(SweepFile, NameIsOneFolderUnderOut) {
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nname: ../elsewhere\n"),
+            "2: name '../elsewhere' must be a folder name (no '/', not '.' or '..')");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nname: ''\n"),
+            "2: name '' must be a folder name (no '/', not '.' or '..')");
+}
+
 }  // namespace
 }  // namespace perflab
