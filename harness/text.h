@@ -32,4 +32,29 @@ inline std::vector<std::string> split(const std::string& s, char sep) {
   }
 }
 
+/// `text` on one line: a newline, tab or other control character (from a
+/// file or an argument quoted in an error) shown as an escape such as \n,
+/// so an error is always the one line the user is promised.
+inline std::string one_line(const std::string& text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace perflab

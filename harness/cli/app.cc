@@ -12,6 +12,7 @@
 #include "harness/cli/command_registry.h"
 #include "harness/cli/commands.h"
 #include "harness/error.h"
+#include "harness/text.h"
 #include "harness/version.h"
 
 namespace perflab::cli {
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "perflab: error: " << e.what() << " (see perflab --help)\n";
+    std::cerr << "perflab: error: " << one_line(e.what()) << " (see perflab --help)\n";
     return 2;
   }
 
@@ -56,16 +57,16 @@ int main(int argc, char** argv) {
     }
     return 2;
   } catch (const UsageError& e) {
-    std::cerr << "perflab: error: " << e.what() << "\n";
+    std::cerr << "perflab: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const Error& e) {
-    std::cerr << "perflab: error: " << e.what() << "\n";
+    std::cerr << "perflab: error: " << one_line(e.what()) << "\n";
     return 1;
   } catch (const std::bad_alloc&) {
     std::cerr << "perflab: error: out of host memory (an allocation failed); reduce the problem size\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "perflab: internal error: " << e.what() << "\n";
+    std::cerr << "perflab: internal error: " << one_line(e.what()) << "\n";
     return 1;
   }
 }
