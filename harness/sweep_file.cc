@@ -46,6 +46,11 @@ class SweepFileReader {
 
   std::string scalar(const YAML::Node& node, const std::string& what) const {
     if (!node.IsScalar()) fail(node, what + " must be a single value");
+    // Values reach sweep.json, results and logs, which hold UTF-8 only.
+    if (const size_t at = invalid_utf8_at(node.Scalar()); at != std::string::npos) {
+      fail(node, fmt::format("{} must be UTF-8 text (found byte 0x{:02x}); save the file as UTF-8", what,
+                             static_cast<unsigned char>(node.Scalar()[at])));
+    }
     return node.Scalar();
   }
 

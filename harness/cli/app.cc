@@ -38,6 +38,17 @@ int main(int argc, char** argv) {
   // Then the commands workloads register (data, transducer), by name.
   for (const RegisteredCommand& c : registered_commands()) commands.push_back(c.add(app));
 
+  // Arguments reach results, logs and reports, which are JSON: UTF-8 only
+  // (a stray byte would otherwise surface as an internal error after a run).
+  for (int i = 1; i < argc; ++i) {
+    const size_t at = invalid_utf8_at(argv[i]);
+    if (at != std::string::npos) {
+      std::cerr << fmt::format("perflab: error: argument {} is not valid UTF-8 (byte 0x{:02x} at offset {}); "
+                               "perflab reads and writes UTF-8 text only\n",
+                               i, static_cast<unsigned char>(argv[i][at]), at);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

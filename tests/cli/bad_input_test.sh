@@ -24,6 +24,8 @@ printf 'workload: dlrm\nparams:\n  batch_size: [%s]\n  embed_dim: [%s]\n' "$(seq
 expect 2 "huge.yaml:1: the sweep has 10100 points, more than 10000: split it into smaller sweeps$" -- sweep "$tmp/huge.yaml" --out "$never"
 printf 'workload: dlrm\nname: ../escape\n' >"$tmp/name.yaml"
 expect 2 "name.yaml:2: name '../escape' must be a folder name" -- sweep "$tmp/name.yaml" --out "$never"
+printf 'workload: dlrm\nname: caf\xe9\n' >"$tmp/latin1.yaml"
+expect 2 "latin1.yaml:2: name must be UTF-8 text \(found byte 0xe9\); save the file as UTF-8$" -- sweep "$tmp/latin1.yaml" --out "$never"
 printf 'workload: [dlrm\n' >"$tmp/syntax.yaml"
 expect 2 "syntax.yaml:[0-9]+: not valid YAML: " -- sweep "$tmp/syntax.yaml" --out "$never"
 : >"$tmp/empty.yaml"
@@ -40,6 +42,7 @@ expect 2 "--threads: must be in \[0, 4096\], got 5000$" -- run dlrm --threads 50
 expect 2 "--seed: 3 seeds from 18446744073709551614 pass 2\^64 - 1$" -- run dlrm --seeds 3 --seed 18446744073709551614 --out "$never"
 expect 2 "perflab: error: .*--seeds" -- run dlrm --seeds 99999999999 --out "$never"
 expect 2 "batch_size=1\\\\n2: not an integer" -- run dlrm --set "$(printf 'batch_size=1\n2')" --out "$never"
+expect 2 "argument 4 is not valid UTF-8 \(byte 0xc9 at offset 14\)" -- run dlrm --set "$(printf 'bottom_mlp=64,\xc9')" --out "$never"
 nothing_written "refused counts"
 
 # --- result files: rerun refuses, report skips with one line ---------------

@@ -220,6 +220,17 @@ TEST(SweepFile, MoreThanTenThousandPointsIsRefusedBeforeExpanding) {
   }
 }
 
+// A string that is not UTF-8 (a file saved as Latin-1) reached sweep.json
+// and run keys, where the JSON library threw: an internal error (found by
+// tests/fuzz/sweep_file_fuzz.cc).
+TEST(SweepFile, ValuesMustBeUtf8) {
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nname: caf\xe9\n"),
+            "2: name must be UTF-8 text (found byte 0xe9); save the file as UTF-8");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\npreset: [tiny, \xff]\n"),
+            "2: preset entries must be UTF-8 text (found byte 0xff); save the file as UTF-8");
+  EXPECT_EQ(sweep_error("# caf\xe9: a comment is never read\nworkload: sweeptoy\nname: caf\xc3\xa9\n"), "no error");
+}
+
 TEST(SweepFile, NameIsOneFolderUnderOut) {
   EXPECT_EQ(sweep_error("workload: sweeptoy\nname: ../elsewhere\n"),
             "2: name '../elsewhere' must be a folder name (no '/', not '.' or '..')");

@@ -75,5 +75,15 @@ TEST(App, BadFlagsExitTwoOnOneLine) {
   EXPECT_EQ(o.err.rfind("perflab: error: ", 0), 0u) << o.err;
 }
 
+// Arguments end up in JSON (results, logs, reports), which holds UTF-8
+// only: a stray byte was an internal error after the run (found by
+// fuzzing sweep files, tests/fuzz/sweep_file_fuzz.cc).
+TEST(App, AnArgumentThatIsNotUtf8IsRefusedBeforeAnythingRuns) {
+  const Outcome o = run({"throw", "usage", "--set", "bottom_mlp=64,\xc9"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.err, "perflab: error: argument 4 is not valid UTF-8 (byte 0xc9 at offset 14); perflab reads and "
+                   "writes UTF-8 text only\n");
+}
+
 }  // namespace
 }  // namespace perflab::cli
