@@ -2,8 +2,9 @@
 # End-to-end: malformed input and impossible requests through the binary. Sweep
 # files, counts, result files (rerun, report), .npy inputs (transducer loss)
 # and Criteo TSV (data convert) each get one line naming the input and what
-# is wrong, exit 2, and nothing written. The inputs that fuzzing found
-# crashing or misread (tests/fuzz; docs/reliability.md) are here too.
+# is wrong, exit 2, and nothing written. The inputs of issue 13's
+# hardening (counts and numbers out of range, oversized sweeps, text that
+# is not UTF-8; docs/reliability.md) are here as users would meet them.
 set -uo pipefail
 : "${PERFLAB:?}" "${PERFLAB_SOURCE_DIR:?}"
 # shellcheck source=tests/cli/lib.bash

@@ -104,9 +104,10 @@ std::string rerun_error(const nlohmann::json& spec) {
   return "no error";
 }
 
-// What rerun reads from a result's spec (found by fuzzing, see
-// tests/fuzz/result_fuzz.cc): counts that do not fit an int and seeds that
-// are not unsigned integers were cast without a check.
+// What rerun reads from a result's spec (issue 13: found by an earlier
+// round of fuzzing; tests/fuzz/result_fuzz.cc drives this path): counts
+// that do not fit an int and seeds that are not unsigned integers were cast
+// without a check.
 TEST(RunSpecRerun, CountsFromAResultAreCheckedBeforeAnyCast) {
   const nlohmann::json good = resolve_run_spec(request(), toy({RunMode::kThroughput}), {}).to_json();
   EXPECT_EQ(rerun_error(good), "no error");

@@ -174,9 +174,10 @@ std::string yaml_list(int n, int first, int step = 1) {
   return out + "]";
 }
 
-// Found by fuzzing (tests/fuzz/sweep_file_fuzz.cc): counts were cast to int
-// without a range check, so 4294967297 seeds became 1 and 2^31 wrapped
-// negative; an infinite base learning rate passed as "positive".
+// Issue 13 (found by an earlier round of fuzzing; tests/fuzz/
+// sweep_file_fuzz.cc drives this path): counts were cast to int without a
+// range check, so 4294967297 seeds became 1 and 2^31 wrapped negative; an
+// infinite base learning rate passed as "positive".
 TEST(SweepFile, CountsAreRangeChecked) {
   EXPECT_EQ(sweep_error("workload: sweeptoy\nseeds: 4294967297\n"), "2: seeds must be in [1, 1000], got 4294967297");
   EXPECT_EQ(sweep_error("workload: sweeptoy\nseeds: 99999999999999999999\n"),
