@@ -2,6 +2,8 @@
 // and the reason, before anything runs.
 #include "harness/sweep.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -49,16 +51,23 @@ const bool kRegistered = [] {
   return true;
 }();
 
+/// The error for sweep-file text, as "line: reason". In memory: tests of
+/// this file run in parallel processes, which must not share a file.
 std::string sweep_error(const std::string& yaml) {
-  fs::path path = fs::temp_directory_path() / "perflab_sweep_test.yaml";
-  std::ofstream(path) << yaml;
   try {
-    read_sweep_file(path);
+    parse_sweep_text(yaml, "perflab_sweep_test.yaml");
   } catch (const UsageError& e) {
     std::string m = e.what();
-    return m.substr(m.find(':') + 1);  // drop the temp path, keep "line: reason"
+    return m.substr(m.find(':') + 1);  // drop the file name, keep "line: reason"
   }
   return "no error";
+}
+
+/// A file of this process's own, for the tests that read one from disk.
+fs::path private_file(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("perflab_sweep_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  return dir / name;
 }
 
 TEST(ExpandSweep, CartesianProductWithLrRule) {
@@ -125,10 +134,11 @@ TEST(RunKey, StableAndSensitiveToWhatMatters) {
 }
 
 TEST(SweepFile, ReadsAValidFile) {
-  fs::path path = fs::temp_directory_path() / "perflab_sweep_ok.yaml";
+  fs::path path = private_file("perflab_sweep_ok.yaml");
   std::ofstream(path) << "workload: sweeptoy\npreset: [tiny, big]\nparams:\n  warmup_steps: [0, 5]\n"
                          "toggles: {cuda-graphs: [on, off]}\nseeds: 2\n";
   SweepPlan plan = read_sweep_file(path);
+  fs::remove_all(path.parent_path());
   EXPECT_EQ(plan.name, "perflab_sweep_ok");
   EXPECT_EQ(plan.points.size(), 8u);
   EXPECT_EQ(plan.points[0].seeds, 2);
@@ -204,10 +214,11 @@ TEST(SweepFile, MoreThanTenThousandPointsIsRefusedBeforeExpanding) {
                         "\n  warmup_steps: " + yaml_list(1000, 0) + "\n  learning_rate: " + yaml_list(100, 0) +
                         "\n"),
             "1: the sweep has 100000000 points, more than 10000: split it into smaller sweeps");
-  fs::path path = fs::temp_directory_path() / "perflab_sweep_max.yaml";
-  std::ofstream(path) << "workload: sweeptoy\nparams:\n  batch_size: " << yaml_list(100, 1)
-                      << "\n  warmup_steps: " << yaml_list(100, 0) << "\n";
-  EXPECT_EQ(read_sweep_file(path).points.size(), kMaxSweepPoints);
+  EXPECT_EQ(parse_sweep_text("workload: sweeptoy\nparams:\n  batch_size: " + yaml_list(100, 1) +
+                                 "\n  warmup_steps: " + yaml_list(100, 0) + "\n",
+                             "max.yaml")
+                .points.size(),
+            kMaxSweepPoints);
 
   RunRequest base;
   base.workload = "sweeptoy";

@@ -1,5 +1,7 @@
 // Tests for Criteo TSV parsing, the TSV -> feature-spec binary conversion and
 // the validating binary loader.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,7 +27,7 @@ class CriteoFiles : public testing::Test {
  protected:
   void SetUp() override {
     const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(testing::TempDir()) / "perflab_criteo_test" /
+    dir_ = fs::path(testing::TempDir()) / ("perflab_criteo_test_" + std::to_string(::getpid())) /
            (std::string(info->test_suite_name()) + "." + info->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
