@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness/device.h"
+#include "harness/text.h"
 #include "harness/version.h"
 
 #ifdef PERFLAB_HAVE_CUDA
@@ -112,7 +113,9 @@ json openblas_info() {
 json env_vars() {
   json out = json::object();
   for (const char* name : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES"}) {
-    if (const char* value = std::getenv(name)) out[name] = value;
+    if (const char* value = std::getenv(name)) {
+      out[name] = invalid_utf8_at(value) == std::string::npos ? value : "(not valid UTF-8)";  // JSON holds UTF-8 only
+    }
   }
   return out;
 }

@@ -48,11 +48,12 @@ nlohmann::json parse_param(const std::string& workload, const ParamSpec& spec,
   if (text.empty()) throw bad("empty value");
   char* end = nullptr;
   double number = 0;
+  long long integer = 0;
   if (spec.type == ParamType::kInt) {
     errno = 0;
-    long long v = std::strtoll(text.c_str(), &end, 10);
+    integer = std::strtoll(text.c_str(), &end, 10);
     if (*end != '\0' || errno == ERANGE) throw bad("not an integer");
-    number = static_cast<double>(v);
+    number = static_cast<double>(integer);  // for the bounds only: it rounds above 2^53
   } else {
     number = std::strtod(text.c_str(), &end);
     if (*end != '\0' || !std::isfinite(number)) throw bad("not a finite number");
@@ -60,7 +61,7 @@ nlohmann::json parse_param(const std::string& workload, const ParamSpec& spec,
   if ((spec.min && number < *spec.min) || (spec.max && number > *spec.max)) {
     throw bad("out of range");
   }
-  if (spec.type == ParamType::kInt) return static_cast<int64_t>(number);
+  if (spec.type == ParamType::kInt) return static_cast<int64_t>(integer);  // exact, not through double
   return number;
 }
 

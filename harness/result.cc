@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/json_number.h"
 #include "harness/stats.h"
 #include "harness/utc_time.h"
 
@@ -142,8 +143,10 @@ nlohmann::json result_to_json(const InvocationRecord& rec, const nlohmann::json&
 std::string validate_result(const nlohmann::json& result) {
   if (!result.is_object()) return "not a JSON object";
   if (!result.contains("schema_version")) return "no schema_version";
-  if (!result["schema_version"].is_number_integer() ||
-      !result_schema_readable(result["schema_version"].get<int>())) {
+  // Read as int64 with its range checked: 4294967298 must not pass as version 2.
+  const std::optional<int64_t> version =
+      result["schema_version"].is_number_integer() ? json_number<int64_t>(result["schema_version"]) : std::nullopt;
+  if (!version || !result_schema_readable(*version)) {
     return fmt::format("schema_version {} (this perflab reads {} to {})", result["schema_version"].dump(),
                        kOldestReadableResultSchemaVersion, kResultSchemaVersion);
   }

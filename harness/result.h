@@ -2,6 +2,7 @@
 // Reports read this JSON, never the runner's in-memory types.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -20,7 +21,7 @@ inline constexpr int kOldestReadableResultSchemaVersion = 1;
 
 /// Whether this perflab reads results of schema `version`: the one place
 /// that decides, for the harness and every report.
-inline bool result_schema_readable(int version) {
+inline bool result_schema_readable(int64_t version) {
   return version >= kOldestReadableResultSchemaVersion && version <= kResultSchemaVersion;
 }
 

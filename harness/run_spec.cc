@@ -2,12 +2,14 @@
 #include "harness/run_spec.h"
 
 #include <cstdlib>
+#include <limits>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "harness/device.h"
 #include "harness/error.h"
+#include "harness/json_number.h"
 #include "harness/registry.h"
 #include "harness/text.h"
 
@@ -48,6 +50,13 @@ RunMode resolve_mode(const std::string& text, const WorkloadInfo& info) {
     throw UsageError(fmt::format("{} has no {} mode; available: {}", info.name, text, join(names, ", ")));
   }
   throw UsageError(fmt::format("--mode: '{}' is not a valid value; valid values: {}", text, kRunModeNames));
+}
+
+/// A count inside [min, max], or a UsageError naming the flag and the bounds.
+void check_count(const char* flag, int value, int min, int max) {
+  if (value < min || value > max) {
+    throw UsageError(fmt::format("{}: must be in [{}, {}], got {}", flag, min, max, value));
+  }
 }
 
 bool honoured_on(const ToggleRule& rule, Backend backend) {
@@ -158,14 +167,17 @@ RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
 
   spec.toggles = resolve_toggles(request.toggles, info, spec.backend);
 
-  if (request.seeds < 1) throw UsageError("--seeds: must be at least 1");
+  check_count("--seeds", request.seeds, 1, kMaxSeeds);
+  if (request.first_seed > std::numeric_limits<uint64_t>::max() - static_cast<uint64_t>(request.seeds - 1)) {
+    throw UsageError(fmt::format("--seed: {} seeds from {} pass 2^64 - 1", request.seeds, request.first_seed));
+  }
   for (int i = 0; i < request.seeds; ++i) spec.seeds.push_back(request.first_seed + static_cast<uint64_t>(i));
-  if (request.threads < 0) throw UsageError("--threads: must be positive");
+  check_count("--threads", request.threads, 0, kMaxThreads);  // 0: the default
   spec.threads = request.threads > 0 ? request.threads : default_threads();
-  if (request.warmup_iterations < 0) throw UsageError("--warmup: must not be negative");
+  check_count("--warmup", request.warmup_iterations, 0, kMaxWarmupIterations);
   spec.warmup_iterations = request.warmup_iterations;
   spec.mode = resolve_mode(request.mode, info);
-  if (request.iterations < 1) throw UsageError("--iterations: must be at least 1");
+  check_count("--iterations", request.iterations, 1, kMaxIterations);
   spec.iterations = request.iterations;
   spec.out_dir = request.out_dir;
   spec.batch_param = info.batch_param;
@@ -184,6 +196,13 @@ std::string platform_description(const nlohmann::json& env, const RunSpec& spec)
 
 RunRequest request_from_json(const nlohmann::json& spec) {
   RunRequest r;
+  // A count as the type that holds it, or a one-line error: 1e300 threads
+  // must not reach a cast to int.
+  auto count = [&](const char* key) {
+    const nlohmann::json& v = spec.at(key);
+    if (std::optional<int> n = json_number<int>(v)) return *n;
+    throw UsageError(fmt::format("result spec is malformed: {} is {}, not an integer in range", key, v.dump()));
+  };
   try {
     r.workload = spec.at("workload").get<std::string>();
     r.preset = spec.at("preset").get<std::string>();
@@ -192,18 +211,29 @@ RunRequest request_from_json(const nlohmann::json& spec) {
     for (Toggle t : kAllToggles) {
       r.toggles[t] = spec.at("toggles_requested").at(toggle_key(t)).get<bool>();
     }
-    auto seeds = spec.at("seeds").get<std::vector<uint64_t>>();
-    if (seeds.empty()) throw UsageError("result spec has no seeds");
-    for (size_t i = 1; i < seeds.size(); ++i) {
-      if (seeds[i] != seeds[0] + i) throw UsageError("result spec seeds are not consecutive");
+    const nlohmann::json& seeds = spec.at("seeds");
+    if (!seeds.is_array() || seeds.empty()) throw UsageError("result spec has no seeds");
+    if (seeds.size() > static_cast<size_t>(kMaxSeeds)) {
+      throw UsageError(fmt::format("result spec has {} seeds, more than {}", seeds.size(), kMaxSeeds));
     }
-    r.first_seed = seeds.front();
-    r.seeds = static_cast<int>(seeds.size());
-    r.threads = spec.at("threads").get<int>();
-    r.warmup_iterations = spec.at("warmup_iterations").get<int>();
+    std::vector<uint64_t> values;
+    for (const auto& seed : seeds) {
+      std::optional<uint64_t> v = json_number<uint64_t>(seed);
+      if (!v) throw UsageError(fmt::format("result spec seed {} is not an unsigned integer", seed.dump()));
+      values.push_back(*v);
+    }
+    for (size_t i = 1; i < values.size(); ++i) {
+      if (values[i] <= values[0] || values[i] - values[0] != i) {
+        throw UsageError("result spec seeds are not consecutive");
+      }
+    }
+    r.first_seed = values.front();
+    r.seeds = static_cast<int>(values.size());
+    r.threads = count("threads");
+    r.warmup_iterations = count("warmup_iterations");
     // Results written before throughput mode existed are time-to-train.
     r.mode = spec.value("mode", std::string("time-to-train"));
-    r.iterations = spec.value("iterations", 100);
+    if (spec.contains("iterations")) r.iterations = count("iterations");
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(std::string("result spec is malformed: ") + e.what());
   }

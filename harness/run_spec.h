@@ -20,6 +20,14 @@ namespace perflab {
 struct WorkloadInfo;
 struct DeviceProbe;
 
+/// The counts a request may ask for. resolve_run_spec checks them for the
+/// command line, sweep files and rerun alike; the bounds keep every derived
+/// count (warm-up + timed iterations, seeds from the first) inside its type.
+inline constexpr int kMaxSeeds = 1000;
+inline constexpr int kMaxThreads = 4096;
+inline constexpr int kMaxWarmupIterations = 1'000'000'000;
+inline constexpr int kMaxIterations = 1'000'000'000;
+
 /// What the user asked for, before validation.
 struct RunRequest {
   std::string workload;

@@ -108,6 +108,18 @@ std::vector<RunRequest> expand_sweep(const RunRequest& base, const SweepAxes& ax
     if (values.empty()) throw UsageError(fmt::format("params.{} has no values: the sweep is empty", name));
   }
 
+  // Count before expanding: a product of a few long lists is astronomically
+  // large, and expanding it first would exhaust memory instead of refusing.
+  // (In double, which cannot overflow into a wrong small count.)
+  double points = static_cast<double>(workloads.size()) * static_cast<double>(presets.size());
+  for (const auto& [name, values] : params) points *= static_cast<double>(values.size());
+  for (const auto& [name, values] : toggles) points *= static_cast<double>(values.size());
+  if (points > static_cast<double>(kMaxSweepPoints)) {
+    throw UsageError(fmt::format("the sweep has {} points, more than {}: split it into smaller sweeps",
+                                 points < 1e15 ? fmt::format("{:.0f}", points) : fmt::format("{:.3g}", points),
+                                 kMaxSweepPoints));
+  }
+
   std::vector<RunRequest> out;
   for (const auto& workload : workloads) {
     for (const auto& preset : presets) {

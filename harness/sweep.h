@@ -50,12 +50,22 @@ struct SweepPlan {
 /// threads come from base). An lr_rule sets each point's learning rate
 /// through the parameters its workload declares (WorkloadInfo::batch_param,
 /// learning_rate_param, warmup_param). Throws UsageError for an empty
-/// product, or an lr_rule its workload cannot follow.
+/// product, one of more than kMaxSweepPoints points (before expanding it),
+/// or an lr_rule its workload cannot follow.
 std::vector<RunRequest> expand_sweep(const RunRequest& base, const SweepAxes& axes);
 
+/// The most points (combinations, before seeds) one sweep may have: more is
+/// almost always a typo, and every point is resolved before anything runs.
+inline constexpr size_t kMaxSweepPoints = 10000;
+
 /// Reads a sweep file. Unknown keys, wrong types, invalid parameter or
-/// toggle values and an empty product throw UsageError "file:line: reason".
+/// toggle values, counts out of range, an empty product and one of more than
+/// kMaxSweepPoints points throw UsageError "file:line: reason".
 SweepPlan read_sweep_file(const std::filesystem::path& path);
+
+/// The same for sweep-file text; `path` names it in errors and its stem is
+/// the default sweep name.
+SweepPlan parse_sweep_text(const std::string& yaml, const std::filesystem::path& path);
 
 /// The key of one run: a hash of the resolved spec with a single seed, as
 /// 16 hex digits. Equal specs give equal keys on any machine.

@@ -12,6 +12,11 @@
 //   lr_rule: {rule: sqrt, base_batch_size: 256, base_learning_rate: 1.0, warmup_steps: 50}
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -41,6 +46,11 @@ class SweepFileReader {
 
   std::string scalar(const YAML::Node& node, const std::string& what) const {
     if (!node.IsScalar()) fail(node, what + " must be a single value");
+    // Values reach sweep.json, results and logs, which hold UTF-8 only.
+    if (const size_t at = invalid_utf8_at(node.Scalar()); at != std::string::npos) {
+      fail(node, fmt::format("{} must be UTF-8 text (found byte 0x{:02x}); save the file as UTF-8", what,
+                             static_cast<unsigned char>(node.Scalar()[at])));
+    }
     return node.Scalar();
   }
 
@@ -57,12 +67,16 @@ class SweepFileReader {
     return out;
   }
 
-  int64_t integer(const YAML::Node& node, const std::string& what, int64_t min) const {
+  /// An integer in [min, max]; text beyond int64 is out of range, not wrapped.
+  int64_t integer(const YAML::Node& node, const std::string& what, int64_t min, int64_t max) const {
     std::string text = scalar(node, what);
     char* end = nullptr;
+    errno = 0;
     long long v = std::strtoll(text.c_str(), &end, 10);
     if (text.empty() || *end != '\0') fail(node, fmt::format("{} must be an integer, got '{}'", what, text));
-    if (v < min) fail(node, fmt::format("{} must be at least {}, got {}", what, min, v));
+    if (errno == ERANGE || v < min || v > max) {
+      fail(node, fmt::format("{} must be in [{}, {}], got {}", what, min, max, text));
+    }
     return v;
   }
 
@@ -70,8 +84,8 @@ class SweepFileReader {
     std::string text = scalar(node, what);
     char* end = nullptr;
     double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !(v > 0)) {
-      fail(node, fmt::format("{} must be a positive number, got '{}'", what, text));
+    if (text.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v)) {
+      fail(node, fmt::format("{} must be a positive finite number, got '{}'", what, text));
     }
     return v;
   }
@@ -94,6 +108,12 @@ class SweepFileReader {
     check_keys(root, kTopKeys, "the sweep file");
     SweepPlan plan;
     plan.name = root["name"] ? scalar(root["name"], "name") : stem;
+    // The name is a folder under out: one plain component, so results stay inside it.
+    if (plan.name.empty() || plan.name == "." || plan.name == ".." ||
+        plan.name.find_first_of("/\\") != std::string::npos) {
+      fail(root["name"] ? root["name"] : root,
+           fmt::format("name '{}' must be a folder name (no '/', not '.' or '..')", plan.name));
+    }
     plan.out_dir = root["out"] ? scalar(root["out"], "out") : "perflab-results";
     RunRequest base;
     base.out_dir = plan.out_dir;
@@ -166,11 +186,20 @@ class SweepFileReader {
         }
       }
     }
-    if (root["seeds"]) base.seeds = static_cast<int>(integer(root["seeds"], "seeds", 1));
-    if (root["first_seed"]) base.first_seed = static_cast<uint64_t>(integer(root["first_seed"], "first_seed", 0));
-    if (root["threads"]) base.threads = static_cast<int>(integer(root["threads"], "threads", 1));
-    if (root["warmup"]) base.warmup_iterations = static_cast<int>(integer(root["warmup"], "warmup", 0));
-    if (root["iterations"]) base.iterations = static_cast<int>(integer(root["iterations"], "iterations", 1));
+    // Counts within the bounds every request has (harness/run_spec.h), so
+    // the casts below cannot wrap.
+    if (root["seeds"]) base.seeds = static_cast<int>(integer(root["seeds"], "seeds", 1, kMaxSeeds));
+    if (root["first_seed"]) {
+      base.first_seed = static_cast<uint64_t>(
+          integer(root["first_seed"], "first_seed", 0, std::numeric_limits<int64_t>::max() - kMaxSeeds));
+    }
+    if (root["threads"]) base.threads = static_cast<int>(integer(root["threads"], "threads", 1, kMaxThreads));
+    if (root["warmup"]) {
+      base.warmup_iterations = static_cast<int>(integer(root["warmup"], "warmup", 0, kMaxWarmupIterations));
+    }
+    if (root["iterations"]) {
+      base.iterations = static_cast<int>(integer(root["iterations"], "iterations", 1, kMaxIterations));
+    }
     if (root["mode"]) {
       base.mode = scalar(root["mode"], "mode");
       if (!parse_run_mode(base.mode)) {
@@ -193,9 +222,12 @@ class SweepFileReader {
       if (!contains({"linear", "sqrt", "fixed"}, rule.rule)) {
         fail(lr["rule"], fmt::format("lr_rule.rule '{}' is not valid; valid values: linear, sqrt, fixed", rule.rule));
       }
-      rule.base_batch_size = integer(lr["base_batch_size"], "lr_rule.base_batch_size", 1);
+      rule.base_batch_size = integer(lr["base_batch_size"], "lr_rule.base_batch_size", 1,
+                                     std::numeric_limits<int64_t>::max());
       rule.base_learning_rate = number(lr["base_learning_rate"], "lr_rule.base_learning_rate");
-      if (lr["warmup_steps"]) rule.warmup_steps = integer(lr["warmup_steps"], "lr_rule.warmup_steps", 0);
+      if (lr["warmup_steps"]) {
+        rule.warmup_steps = integer(lr["warmup_steps"], "lr_rule.warmup_steps", 0, std::numeric_limits<int64_t>::max());
+      }
       for (const auto& w : axes.workloads) {
         const WorkloadInfo& info = Registry::instance().get(w);
         if (info.batch_param.empty() || info.learning_rate_param.empty()) {
@@ -227,16 +259,25 @@ class SweepFileReader {
 
 }  // namespace
 
-SweepPlan read_sweep_file(const std::filesystem::path& path) {
+SweepPlan parse_sweep_text(const std::string& yaml, const std::filesystem::path& path) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path.string());
-  } catch (const YAML::BadFile&) {
-    throw UsageError(fmt::format("{}: cannot read the sweep file", path.string()));
+    root = YAML::Load(yaml);
   } catch (const YAML::Exception& e) {
     throw UsageError(fmt::format("{}:{}: not valid YAML: {}", path.string(), e.mark.line + 1, e.msg));
   }
   return SweepFileReader(path.string()).read(root, path.stem().string());
+}
+
+SweepPlan read_sweep_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::ifstream in(path, std::ios::binary);
+  if (!in || std::filesystem::is_directory(path, ec)) {
+    throw UsageError(fmt::format("{}: cannot read the sweep file", path.string()));
+  }
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw UsageError(fmt::format("{}: cannot read the sweep file", path.string()));
+  return parse_sweep_text(text, path);
 }
 
 }  // namespace perflab

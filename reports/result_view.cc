@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/json_number.h"
 #include "harness/result.h"
 
 namespace perflab::reports {
@@ -33,18 +34,18 @@ template <typename T>
 std::optional<T> opt(const json& j, const char* key, const char* where) {
   const json& v = field(j, key);
   if (v.is_null()) return std::nullopt;
-  try {
-    if constexpr (std::is_same_v<T, std::string>) {
-      if (!v.is_string()) throw BadField("");
-    } else if constexpr (std::is_same_v<T, bool>) {
-      if (!v.is_boolean()) throw BadField("");
-    } else {
-      if (!v.is_number()) throw BadField("");
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (v.is_string()) return v.get<std::string>();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (v.is_boolean()) return v.get<bool>();
+  } else {
+    if (v.is_number()) {
+      // Numbers are converted only when T holds them (harness/json_number.h).
+      if (std::optional<T> n = json_number<T>(v)) return n;
+      throw BadField(fmt::format("{}.{} is out of range or not an integer ({})", where, key, v.dump()));
     }
-    return v.get<T>();
-  } catch (const std::exception&) {
-    throw BadField(fmt::format("{}.{} has the wrong type ({})", where, key, v.type_name()));
   }
+  throw BadField(fmt::format("{}.{} has the wrong type ({})", where, key, v.type_name()));
 }
 
 template <typename T>
@@ -55,7 +56,7 @@ T get_or(const json& j, const char* key, const char* where, T fallback) {
 Summary read_summary(const json& j) {
   Summary s;
   if (!j.is_object()) return s;
-  s.n = static_cast<size_t>(get_or<double>(j, "n", "summary", 0));
+  s.n = get_or<size_t>(j, "n", "summary", 0);
   s.mean = get_or<double>(j, "mean", "summary", 0);
   s.min = get_or<double>(j, "min", "summary", 0);
   s.p50 = get_or<double>(j, "p50", "summary", 0);
@@ -206,7 +207,7 @@ ResultView parse_result(const json& doc, const std::filesystem::path& source) {
   ResultView r;
   r.path = source;
   try {
-    r.schema_version = doc.at("schema_version").get<int>();
+    r.schema_version = static_cast<int>(doc.at("schema_version").get<int64_t>());  // range checked by validate_result
     r.created = get_or<std::string>(doc, "created", "result", "");
     r.kind = mode_of_result_kind(get_or<std::string>(doc, "kind", "result", "time_to_train"))
                  .value_or(RunMode::kTimeToTrain);

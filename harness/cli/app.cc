@@ -12,6 +12,7 @@
 #include "harness/cli/command_registry.h"
 #include "harness/cli/commands.h"
 #include "harness/error.h"
+#include "harness/text.h"
 #include "harness/version.h"
 
 namespace perflab::cli {
@@ -37,6 +38,17 @@ int main(int argc, char** argv) {
   // Then the commands workloads register (data, transducer), by name.
   for (const RegisteredCommand& c : registered_commands()) commands.push_back(c.add(app));
 
+  // Arguments reach results, logs and reports, which are JSON: UTF-8 only
+  // (a stray byte would otherwise surface as an internal error after a run).
+  for (int i = 1; i < argc; ++i) {
+    const size_t at = invalid_utf8_at(argv[i]);
+    if (at != std::string::npos) {
+      std::cerr << fmt::format("perflab: error: argument {} is not valid UTF-8 (byte 0x{:02x} at offset {}); "
+                               "perflab reads and writes UTF-8 text only\n",
+                               i, static_cast<unsigned char>(argv[i][at]), at);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -46,7 +58,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "perflab: error: " << e.what() << " (see perflab --help)\n";
+    std::cerr << "perflab: error: " << one_line(e.what()) << " (see perflab --help)\n";
     return 2;
   }
 
@@ -56,16 +68,16 @@ int main(int argc, char** argv) {
     }
     return 2;
   } catch (const UsageError& e) {
-    std::cerr << "perflab: error: " << e.what() << "\n";
+    std::cerr << "perflab: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const Error& e) {
-    std::cerr << "perflab: error: " << e.what() << "\n";
+    std::cerr << "perflab: error: " << one_line(e.what()) << "\n";
     return 1;
   } catch (const std::bad_alloc&) {
     std::cerr << "perflab: error: out of host memory (an allocation failed); reduce the problem size\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "perflab: internal error: " << e.what() << "\n";
+    std::cerr << "perflab: internal error: " << one_line(e.what()) << "\n";
     return 1;
   }
 }

@@ -20,7 +20,12 @@ std::string as_text(const nlohmann::json& v) {
 int rerun(const std::string& path, const std::string& out) {
   nlohmann::json result = read_result(path);
   const nlohmann::json& spec = result["spec"];
-  RunRequest request = request_from_json(spec);
+  RunRequest request;
+  try {
+    request = request_from_json(spec);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", path, e.what()));  // which file, as every other rerun error says
+  }
   const WorkloadInfo& info = Registry::instance().get(request.workload);
   const Preset* preset = info.find_preset(request.preset);
   if (!preset) throw UsageError(fmt::format("{}: preset '{}' no longer exists", path, request.preset));

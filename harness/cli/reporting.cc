@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "harness/atomic_file.h"
+#include "harness/text.h"
 #include "reports/render.h"
 #include "reports/result_set.h"
 
@@ -13,7 +14,7 @@ std::vector<std::filesystem::path> write_reports(const std::vector<std::filesyst
                                                  const std::filesystem::path& out_dir,
                                                  const std::string& title) {
   reports::ResultSet set = reports::load_result_set(inputs);
-  for (const auto& line : set.skipped) std::cerr << "perflab: skipped " << line << "\n";
+  for (const auto& line : set.skipped) std::cerr << "perflab: skipped " << one_line(line) << "\n";
   reports::SweepReport report = reports::make_sweep_report(set, title);
   ensure_writable_directory(out_dir);
   const std::vector<std::pair<std::string, std::string>> files = {

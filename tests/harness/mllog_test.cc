@@ -141,9 +141,11 @@ TEST(MllogWriter, WritesOneFlushedLinePerEventWithTheCallersLocation) {
   PERFLAB_MLLOG(writer, mllog::kCacheClear, true);
   // Flushed: readable while the writer is still open.
   ASSERT_EQ(read_lines(tmp.path()).size(), 1u);
+  // One line: which line of a multi-line invocation __LINE__ names differs
+  // between compilers (gcc: the first, clang: the last).
+  const nlohmann::ordered_json metadata = {{"epoch_num", 1.5}, {"samples_count", 3072}, {"lineno", -1}};
   const int second_line = __LINE__ + 1;
-  PERFLAB_MLLOG(writer, mllog::kEvalAccuracy, 0.75,
-                {{"epoch_num", 1.5}, {"samples_count", 3072}, {"lineno", -1}});
+  PERFLAB_MLLOG(writer, mllog::kEvalAccuracy, 0.75, metadata);
   PERFLAB_MLLOG(writer, mllog::kRunStop, nullptr, nlohmann::json{{"status", "success"}});
 
   const std::vector<std::string> lines = read_lines(tmp.path());

@@ -51,6 +51,18 @@ TEST(ResolveParams, BadValuesSayWhatIsExpected) {
             "w: parameter lr=: empty value; expected float in [0, 10]");
 }
 
+// An integer keeps its exact value: it went through double, which rounds
+// above 2^53 and, for a parameter without bounds, cast 2^63 back to int64
+// (undefined behaviour).
+TEST(ResolveParams, IntegersAreExactToInt64) {
+  const ParamSpec seed{"seed", ParamType::kInt, "0", "seed", std::nullopt, std::nullopt};
+  EXPECT_EQ(parse_param("w", seed, "9223372036854775807").get<int64_t>(), INT64_MAX);
+  EXPECT_EQ(parse_param("w", seed, "-9223372036854775808").get<int64_t>(), INT64_MIN);
+  EXPECT_EQ(parse_param("w", seed, "9007199254740993").get<int64_t>(), 9007199254740993);  // 2^53 + 1
+  EXPECT_EQ(message_of([&] { parse_param("w", seed, "9223372036854775808"); }),
+            "w: parameter seed=9223372036854775808: not an integer; expected int in [-inf, inf]");
+}
+
 TEST(ResolveParams, RangesReadAsTheUserMustTypeThem) {
   const ParamSpec big{"train_samples", ParamType::kInt, "1", "samples", 1, 4194304};
   EXPECT_EQ(message_of([&] { resolve_params("w", {big}, nullptr, {{"train_samples", "0"}}); }),

@@ -64,7 +64,72 @@ TEST(RunSpecMode, BadModesAndIterationsSayWhy) {
             "--mode: 'fast' is not a valid value; valid values: time-to-train, throughput");
   r = request();
   r.iterations = 0;
-  EXPECT_EQ(usage_error(r, toy({RunMode::kThroughput})), "--iterations: must be at least 1");
+  EXPECT_EQ(usage_error(r, toy({RunMode::kThroughput})), "--iterations: must be in [1, 1000000000], got 0");
+}
+
+// Every count has bounds that keep what is derived from it in its type: the
+// seeds from the first, warm-up plus timed iterations (an int), the threads.
+TEST(RunSpecCounts, OutOfRangeCountsSayTheBounds) {
+  const WorkloadInfo info = toy({RunMode::kThroughput});
+  RunRequest r = request();
+  r.seeds = 0;
+  EXPECT_EQ(usage_error(r, info), "--seeds: must be in [1, 1000], got 0");
+  r.seeds = 1001;
+  EXPECT_EQ(usage_error(r, info), "--seeds: must be in [1, 1000], got 1001");
+  r = request();
+  r.seeds = 3;
+  r.first_seed = 18446744073709551614ULL;  // seeds 2^64-2, 2^64-1, then 0 wrapped
+  EXPECT_EQ(usage_error(r, info), "--seed: 3 seeds from 18446744073709551614 pass 2^64 - 1");
+  r.seeds = 2;
+  EXPECT_EQ(resolve_run_spec(r, info, {}).seeds.back(), 18446744073709551615ULL);
+  r = request();
+  r.threads = -1;
+  EXPECT_EQ(usage_error(r, info), "--threads: must be in [0, 4096], got -1");
+  r.threads = 4097;
+  EXPECT_EQ(usage_error(r, info), "--threads: must be in [0, 4096], got 4097");
+  r = request();
+  r.warmup_iterations = 1'000'000'001;
+  EXPECT_EQ(usage_error(r, info), "--warmup: must be in [0, 1000000000], got 1000000001");
+  r = request();
+  r.iterations = 2'000'000'000;
+  EXPECT_EQ(usage_error(r, info), "--iterations: must be in [1, 1000000000], got 2000000000");
+}
+
+std::string rerun_error(const nlohmann::json& spec) {
+  try {
+    request_from_json(spec);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// What rerun reads from a result's spec (issue 13: found by an earlier
+// round of fuzzing; tests/fuzz/result_fuzz.cc drives this path): counts
+// that do not fit an int and seeds that are not unsigned integers were cast
+// without a check.
+TEST(RunSpecRerun, CountsFromAResultAreCheckedBeforeAnyCast) {
+  const nlohmann::json good = resolve_run_spec(request(), toy({RunMode::kThroughput}), {}).to_json();
+  EXPECT_EQ(rerun_error(good), "no error");
+  nlohmann::json bad = good;
+  bad["threads"] = 1e300;
+  EXPECT_EQ(rerun_error(bad), "result spec is malformed: threads is 1e+300, not an integer in range");
+  bad = good;
+  bad["warmup_iterations"] = 4294967299ULL;
+  EXPECT_EQ(rerun_error(bad), "result spec is malformed: warmup_iterations is 4294967299, not an integer in range");
+  bad = good;
+  bad["iterations"] = -1e300;
+  EXPECT_EQ(rerun_error(bad), "result spec is malformed: iterations is -1e+300, not an integer in range");
+  bad = good;
+  bad["seeds"] = {1e300};
+  EXPECT_EQ(rerun_error(bad), "result spec seed 1e+300 is not an unsigned integer");
+  bad["seeds"] = {18446744073709551615ULL, 0};  // "consecutive" only by wrapping
+  EXPECT_EQ(rerun_error(bad), "result spec seeds are not consecutive");
+  bad["seeds"] = nlohmann::json::array();
+  for (uint64_t s = 1; s <= 1001; ++s) bad["seeds"].push_back(s);
+  EXPECT_EQ(rerun_error(bad), "result spec has 1001 seeds, more than 1000");
+  bad["seeds"] = 7;
+  EXPECT_EQ(rerun_error(bad), "result spec has no seeds");
 }
 
 TEST(RunSpecMode, OldResultsWithoutAModeAreTimeToTrain) {

@@ -2,6 +2,8 @@
 // and the reason, before anything runs.
 #include "harness/sweep.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -49,16 +51,23 @@ const bool kRegistered = [] {
   return true;
 }();
 
+/// The error for sweep-file text, as "line: reason". In memory: tests of
+/// this file run in parallel processes, which must not share a file.
 std::string sweep_error(const std::string& yaml) {
-  fs::path path = fs::temp_directory_path() / "perflab_sweep_test.yaml";
-  std::ofstream(path) << yaml;
   try {
-    read_sweep_file(path);
+    parse_sweep_text(yaml, "perflab_sweep_test.yaml");
   } catch (const UsageError& e) {
     std::string m = e.what();
-    return m.substr(m.find(':') + 1);  // drop the temp path, keep "line: reason"
+    return m.substr(m.find(':') + 1);  // drop the file name, keep "line: reason"
   }
   return "no error";
+}
+
+/// A file of this process's own, for the tests that read one from disk.
+fs::path private_file(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("perflab_sweep_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  return dir / name;
 }
 
 TEST(ExpandSweep, CartesianProductWithLrRule) {
@@ -125,10 +134,11 @@ TEST(RunKey, StableAndSensitiveToWhatMatters) {
 }
 
 TEST(SweepFile, ReadsAValidFile) {
-  fs::path path = fs::temp_directory_path() / "perflab_sweep_ok.yaml";
+  fs::path path = private_file("perflab_sweep_ok.yaml");
   std::ofstream(path) << "workload: sweeptoy\npreset: [tiny, big]\nparams:\n  warmup_steps: [0, 5]\n"
                          "toggles: {cuda-graphs: [on, off]}\nseeds: 2\n";
   SweepPlan plan = read_sweep_file(path);
+  fs::remove_all(path.parent_path());
   EXPECT_EQ(plan.name, "perflab_sweep_ok");
   EXPECT_EQ(plan.points.size(), 8u);
   EXPECT_EQ(plan.points[0].seeds, 2);
@@ -165,6 +175,79 @@ TEST(SweepFile, ErrorsNameTheLineAndTheReason) {
             "2: lr_rule needs a params.batch_size list to follow");
   EXPECT_NE(sweep_error("workload: [sweeptoy\n").find(": not valid YAML:"), std::string::npos);
   EXPECT_EQ(sweep_error(""), "1: the sweep file is empty");
+}
+
+/// "[first, first + step, ...]": n values for a sweep file.
+std::string yaml_list(int n, int first, int step = 1) {
+  std::string out = "[";
+  for (int i = 0; i < n; ++i) out += (i ? ", " : "") + std::to_string(first + i * step);
+  return out + "]";
+}
+
+// Issue 13 (found by an earlier round of fuzzing; tests/fuzz/
+// sweep_file_fuzz.cc drives this path): counts were cast to int without a
+// range check, so 4294967297 seeds became 1 and 2^31 wrapped negative; an
+// infinite base learning rate passed as "positive".
+TEST(SweepFile, CountsAreRangeChecked) {
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nseeds: 4294967297\n"), "2: seeds must be in [1, 1000], got 4294967297");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nseeds: 99999999999999999999\n"),
+            "2: seeds must be in [1, 1000], got 99999999999999999999");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nthreads: 0\n"), "2: threads must be in [1, 4096], got 0");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nwarmup: -1\n"), "2: warmup must be in [0, 1000000000], got -1");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\niterations: 2147483648\n"),
+            "2: iterations must be in [1, 1000000000], got 2147483648");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nfirst_seed: 9223372036854775807\n"),
+            "2: first_seed must be in [0, 9223372036854774807], got 9223372036854775807");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nparams: {batch_size: [1, 2]}\n"
+                        "lr_rule: {rule: sqrt, base_batch_size: 1, base_learning_rate: .inf}\n"),
+            "3: lr_rule.base_learning_rate must be a positive finite number, got '.inf'");
+}
+
+// More than kMaxSweepPoints points is refused with one line, counted before
+// expanding (a hundred million points must not be built first), from a sweep file
+// and from comma lists alike.
+TEST(SweepFile, MoreThanTenThousandPointsIsRefusedBeforeExpanding) {
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nparams:\n  batch_size: " + yaml_list(101, 1) +
+                        "\n  warmup_steps: " + yaml_list(100, 0) + "\n"),
+            "1: the sweep has 10100 points, more than 10000: split it into smaller sweeps");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nparams:\n  batch_size: " + yaml_list(1000, 1) +
+                        "\n  warmup_steps: " + yaml_list(1000, 0) + "\n  learning_rate: " + yaml_list(100, 0) +
+                        "\n"),
+            "1: the sweep has 100000000 points, more than 10000: split it into smaller sweeps");
+  EXPECT_EQ(parse_sweep_text("workload: sweeptoy\nparams:\n  batch_size: " + yaml_list(100, 1) +
+                                 "\n  warmup_steps: " + yaml_list(100, 0) + "\n",
+                             "max.yaml")
+                .points.size(),
+            kMaxSweepPoints);
+
+  RunRequest base;
+  base.workload = "sweeptoy";
+  SweepAxes axes;
+  for (int i = 0; i < 10001; ++i) axes.params["batch_size"].push_back(std::to_string(i + 1));
+  try {
+    expand_sweep(base, axes);
+    FAIL() << "10001 points expanded";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "the sweep has 10001 points, more than 10000: split it into smaller sweeps");
+  }
+}
+
+// A string that is not UTF-8 (a file saved as Latin-1) reached sweep.json
+// and run keys, where the JSON library threw: an internal error (found by
+// tests/fuzz/sweep_file_fuzz.cc).
+TEST(SweepFile, ValuesMustBeUtf8) {
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nname: caf\xe9\n"),
+            "2: name must be UTF-8 text (found byte 0xe9); save the file as UTF-8");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\npreset: [tiny, \xff]\n"),
+            "2: preset entries must be UTF-8 text (found byte 0xff); save the file as UTF-8");
+  EXPECT_EQ(sweep_error("# caf\xe9: a comment is never read\nworkload: sweeptoy\nname: caf\xc3\xa9\n"), "no error");
+}
+
+TEST(SweepFile, NameIsOneFolderUnderOut) {
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nname: ../elsewhere\n"),
+            "2: name '../elsewhere' must be a folder name (no '/', not '.' or '..')");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nname: ''\n"),
+            "2: name '' must be a folder name (no '/', not '.' or '..')");
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // nothing behind.
 #include "reports/mlperf_export.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -23,7 +25,8 @@ class MlperfExportTest : public ::testing::Test {
   void SetUp() override {
     root_ = fs::temp_directory_path() /
             ("perflab_export_test_" +
-             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+             std::to_string(::getpid()));
     fs::remove_all(root_);
     fs::create_directories(root_);
   }

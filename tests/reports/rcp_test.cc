@@ -4,6 +4,8 @@
 // RCP_Checker (4.1.x), which bisects to 1e-4: its values are quoted.
 #include "reports/rcp.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -46,7 +48,7 @@ RcpCheckOptions five_runs() {
 }
 
 fs::path temp_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("perflab_rcp_test_" + name);
+  fs::path dir = fs::temp_directory_path() / ("perflab_rcp_test_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

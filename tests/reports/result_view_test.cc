@@ -108,5 +108,35 @@ TEST(ResultView, MalformedDocumentsGetOneLineNamingTheFile) {
             "/r/x/result.json: not a perflab result: execution.cuda_graphs.used has the wrong type (string)");
 }
 
+// Numbers a hand-edited or damaged file may hold: each is one line, never a
+// cast that is undefined (1e300 to an integer) or wraps (2^32 + 2 read as
+// version 2). tests/fuzz/result_fuzz.cc, run on the code before this
+// check, hit the summary count (4e+94 cast to size_t) in 156 executions.
+TEST(ResultView, NumbersOutOfRangeAreOneLineNotACrash) {
+  json wrapped = v2_throughput();
+  wrapped["schema_version"] = 4294967298;
+  EXPECT_EQ(error_of(wrapped),
+            "/r/x/result.json: not a perflab result: schema_version 4294967298 (this perflab reads 1 to 2)");
+  json huge = v2_throughput();
+  huge["runs"][0]["iterations"] = 1e300;
+  EXPECT_EQ(error_of(huge), "/r/x/result.json: not a perflab result: run.iterations is out of range or not an "
+                            "integer (1e+300)");
+  json negative_n = v2_throughput();
+  negative_n["runs"][0]["iteration_ms"]["n"] = -1;
+  EXPECT_EQ(error_of(negative_n),
+            "/r/x/result.json: not a perflab result: summary.n is out of range or not an integer (-1)");
+  json threads = v2_throughput();
+  threads["spec"]["threads"] = 1e300;
+  EXPECT_EQ(error_of(threads),
+            "/r/x/result.json: not a perflab result: spec.threads is out of range or not an integer (1e+300)");
+  json fraction = v2_throughput();
+  fraction["plan"]["global_batch_size"] = 2.5;
+  EXPECT_EQ(error_of(fraction), "/r/x/result.json: not a perflab result: plan.global_batch_size is out of range "
+                                "or not an integer (2.5)");
+  json integral = v2_throughput();
+  integral["runs"][0]["iterations"] = 5.0;  // an integral float is the integer
+  EXPECT_EQ(parse_result(integral).runs[0].iterations, 5);
+}
+
 }  // namespace
 }  // namespace perflab::reports

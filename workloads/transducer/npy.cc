@@ -192,7 +192,10 @@ NpyArray read_npy(const std::filesystem::path& path) {
   if (!in) throw Error("cannot read " + file + ": " + std::strerror(errno));
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw Error("cannot read " + file + ": read failed");
+  return parse_npy(bytes, file);
+}
 
+NpyArray parse_npy(const std::string& bytes, const std::string& file) {
   if (bytes.size() < kMagicSize || bytes.compare(0, kMagicSize, kMagic, kMagicSize) != 0) {
     throw UsageError(file + ": not a .npy file (bad magic)");
   }

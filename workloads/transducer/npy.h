@@ -54,6 +54,9 @@ const char* npy_dtype<int64_t>();
 /// truncated header or data, trailing bytes).
 NpyArray read_npy(const std::filesystem::path& path);
 
+/// The same for a file's bytes already in memory; `file` names it in errors.
+NpyArray parse_npy(const std::string& bytes, const std::string& file);
+
 /// Writes element_count(shape) elements of `dtype` from `data` to `path` as a
 /// version 1.0 file (2.0 if the header needs more than 65535 bytes), via a
 /// temporary file renamed into place. Throws UsageError for an unsupported

@@ -1,5 +1,7 @@
 // Tests for Criteo TSV parsing, the TSV -> feature-spec binary conversion and
 // the validating binary loader.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,7 +27,7 @@ class CriteoFiles : public testing::Test {
  protected:
   void SetUp() override {
     const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(testing::TempDir()) / "perflab_criteo_test" /
+    dir_ = fs::path(testing::TempDir()) / ("perflab_criteo_test_" + std::to_string(::getpid())) /
            (std::string(info->test_suite_name()) + "." + info->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
@@ -122,6 +124,38 @@ TEST_F(CriteoFiles, ReadsFileWithCrlfAndNoFinalNewline) {
   EXPECT_EQ(data.labels[2], row.label);
   EXPECT_EQ(std::vector<int32_t>(data.categorical.begin() + 52, data.categorical.end()),
             std::vector<int32_t>(row.categorical.begin(), row.categorical.end()));
+}
+
+// Lines spanning any number of reads (a buffer of 1, 7, 64 bytes or the
+// default 1 MiB) give the same rows and the same error, with its line.
+TEST_F(CriteoFiles, TheBufferSizeChangesNothingRead) {
+  const std::string path = (dir_ / "day.tsv").string();
+  auto read_with = [&](size_t buffer) {
+    std::vector<CriteoRow> rows;
+    CriteoTsvReader reader(path, 1000, buffer);
+    CriteoRow row;
+    while (reader.next(row)) rows.push_back(row);
+    return rows;
+  };
+  write_text(path, good_line(0) + "\r\n" + good_line(1) + "\n\n" + good_line(2));
+  EXPECT_EQ(usage_error([&] { read_with(CriteoTsvReader::kDefaultBufferBytes); }),
+            path + ":3: expected 40 tab-separated fields, found 1");
+  for (size_t buffer : {size_t{1}, size_t{7}, size_t{64}}) {
+    EXPECT_EQ(usage_error([&] { read_with(buffer); }), path + ":3: expected 40 tab-separated fields, found 1")
+        << "buffer " << buffer;
+  }
+  write_text(path, good_file(3) + good_line(3));
+  const std::vector<CriteoRow> whole = read_with(CriteoTsvReader::kDefaultBufferBytes);
+  ASSERT_EQ(whole.size(), 4u);
+  for (size_t buffer : {size_t{1}, size_t{7}, size_t{64}}) {
+    const std::vector<CriteoRow> rows = read_with(buffer);
+    ASSERT_EQ(rows.size(), whole.size()) << "buffer " << buffer;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(rows[i].dense, whole[i].dense) << "buffer " << buffer << " row " << i;
+      EXPECT_EQ(rows[i].categorical, whole[i].categorical) << "buffer " << buffer << " row " << i;
+      EXPECT_EQ(rows[i].label, whole[i].label) << "buffer " << buffer << " row " << i;
+    }
+  }
 }
 
 TEST_F(CriteoFiles, MalformedRowsNameFileLineAndReason) {

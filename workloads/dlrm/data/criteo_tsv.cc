@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -15,7 +16,6 @@
 namespace perflab::dlrm {
 namespace {
 
-constexpr size_t kBufferBytes = size_t{1} << 20;
 constexpr size_t kMaxLineBytes = size_t{1} << 20;
 
 /// "field 3 (I2)": 1-based field number and the Criteo column name.
@@ -117,8 +117,8 @@ void parse_criteo_line(std::string_view line, int64_t table_size, CriteoRow& row
   }
 }
 
-CriteoTsvReader::CriteoTsvReader(std::string path, int64_t table_size)
-    : path_(std::move(path)), table_size_(table_size), buffer_(kBufferBytes) {
+CriteoTsvReader::CriteoTsvReader(std::string path, int64_t table_size, size_t buffer_bytes)
+    : path_(std::move(path)), table_size_(table_size), buffer_(std::max<size_t>(buffer_bytes, 1)) {
   check_table_size(table_size);
   file_ = std::fopen(path_.c_str(), "rb");
   if (file_ == nullptr && errno == ENOENT) throw UsageError(path_ + ": no such file");

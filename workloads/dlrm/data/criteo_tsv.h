@@ -44,9 +44,13 @@ void parse_criteo_line(std::string_view line, int64_t table_size, CriteoRow& row
 /// files of any size can be read.
 class CriteoTsvReader {
  public:
+  /// Bytes read from the file at a time; a line may span any number of reads.
+  static constexpr size_t kDefaultBufferBytes = size_t{1} << 20;
+
   /// Opens `path`. Throws UsageError when it does not exist or table_size < 2,
-  /// Error when it cannot be opened for another reason.
-  CriteoTsvReader(std::string path, int64_t table_size);
+  /// Error when it cannot be opened for another reason. `buffer_bytes` (at
+  /// least 1) changes how the file is read, never what is read.
+  CriteoTsvReader(std::string path, int64_t table_size, size_t buffer_bytes = kDefaultBufferBytes);
   ~CriteoTsvReader();
   CriteoTsvReader(const CriteoTsvReader&) = delete;
   CriteoTsvReader& operator=(const CriteoTsvReader&) = delete;
