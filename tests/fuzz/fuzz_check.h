@@ -15,7 +15,8 @@ inline void require(bool ok, const std::string& what) {
   std::abort();
 }
 
-/// A file in the temp folder private to this process, for readers that take a path.
+/// A file in the temp folder private to this process, for readers that take a
+/// path; removed when the process exits.
 std::string private_temp_file(const std::string& name);
 
 }  // namespace perflab::fuzz

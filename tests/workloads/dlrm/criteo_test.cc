@@ -33,7 +33,7 @@ class CriteoFiles : public testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
+    if (!HasFailure()) fs::remove_all(dir_.parent_path());  // this process's folder
   }
   fs::path dir_;
 };
