@@ -2,7 +2,6 @@
 #include "kernels/cpu/embedding.h"
 
 #include <algorithm>
-#include <unordered_map>
 #include <vector>
 
 namespace perflab::kernels::cpu {
@@ -23,41 +22,49 @@ void embedding_forward(const EmbeddingShape& shape, const float* const* tables, 
 }
 
 void embedding_sgd_update(const EmbeddingShape& shape, float* const* tables, const int32_t* ids,
-                          const float* grad, float learning_rate) {
+                          const float* grad, float learning_rate,
+                          EmbeddingUpdateScratch& scratch) {
   const int64_t tables_per_sample = shape.num_tables;
   const int64_t dim = shape.dim;
+  const auto tables_count = static_cast<size_t>(tables_per_sample);
+  scratch.order.resize(tables_count);
+  scratch.sum.resize(tables_count);
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < tables_per_sample; ++t) {
     // Sum each touched row's gradients in sample order, then apply the sum
     // once: a hot row's many small steps would otherwise round away against
     // the row's value (seen at batch 65536, where lr·g is below half an ulp).
-    std::unordered_map<int32_t, int64_t> position;
-    position.reserve(static_cast<size_t>(shape.batch));
-    std::vector<int32_t> rows;
-    std::vector<float> sums;
+    auto& order = scratch.order[static_cast<size_t>(t)];
+    auto& sum = scratch.sum[static_cast<size_t>(t)];
+    order.resize(static_cast<size_t>(shape.batch));
+    sum.resize(static_cast<size_t>(dim));
     for (int64_t b = 0; b < shape.batch; ++b) {
-      const int64_t slot = b * tables_per_sample + t;
-      const auto [it, inserted] = position.try_emplace(ids[slot], static_cast<int64_t>(rows.size()));
-      if (inserted) {
-        rows.push_back(ids[slot]);
-        sums.resize(sums.size() + static_cast<size_t>(dim), 0.0f);
-      }
-      float* sum = sums.data() + it->second * dim;
-      const float* g = grad + slot * dim;
-#pragma omp simd
-      for (int64_t d = 0; d < dim; ++d) sum[d] += g[d];
+      order[static_cast<size_t>(b)] = {ids[b * tables_per_sample + t], b};
     }
+    std::sort(order.begin(), order.end());  // by row, then sample: in place
     float* table = tables[t];
-    for (size_t u = 0; u < rows.size(); ++u) {
-      float* row = table + static_cast<int64_t>(rows[u]) * dim;
-      const float* sum = sums.data() + static_cast<int64_t>(u) * dim;
+    for (size_t k = 0; k < order.size();) {
+      const int32_t row_id = order[k].first;
+      std::fill(sum.begin(), sum.end(), 0.0f);
+      for (; k < order.size() && order[k].first == row_id; ++k) {
+        const float* g = grad + (order[k].second * tables_per_sample + t) * dim;
+#pragma omp simd
+        for (int64_t d = 0; d < dim; ++d) sum[static_cast<size_t>(d)] += g[d];
+      }
+      float* row = table + static_cast<int64_t>(row_id) * dim;
 #pragma omp simd
       for (int64_t d = 0; d < dim; ++d) {
-        const float step = learning_rate * sum[d];
+        const float step = learning_rate * sum[static_cast<size_t>(d)];
         row[d] -= step;
       }
     }
   }
+}
+
+void embedding_sgd_update(const EmbeddingShape& shape, float* const* tables, const int32_t* ids,
+                          const float* grad, float learning_rate) {
+  EmbeddingUpdateScratch scratch;
+  embedding_sgd_update(shape, tables, ids, grad, learning_rate, scratch);
 }
 
 }  // namespace perflab::kernels::cpu

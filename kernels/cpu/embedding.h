@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace perflab::kernels::cpu {
 
@@ -30,6 +32,18 @@ void embedding_forward(const EmbeddingShape& shape, const float* const* tables, 
 /// the CUDA update does, so the two agree bit for bit on the same gradients).
 /// Parallel over tables (one thread owns a table), so the result does not
 /// depend on the thread count.
+/// The update's per-table scratch (the samples ordered by row, and one
+/// row's summed gradient), kept by the caller so that steps after the first
+/// allocate nothing.
+struct EmbeddingUpdateScratch {
+  std::vector<std::vector<std::pair<int32_t, int64_t>>> order;  // (row, sample)
+  std::vector<std::vector<float>> sum;
+};
+
+void embedding_sgd_update(const EmbeddingShape& shape, float* const* tables, const int32_t* ids,
+                          const float* grad, float learning_rate, EmbeddingUpdateScratch& scratch);
+
+/// As above with scratch of its own (tests, one-off calls).
 void embedding_sgd_update(const EmbeddingShape& shape, float* const* tables, const int32_t* ids,
                           const float* grad, float learning_rate);
 

@@ -264,7 +264,7 @@ void CpuModel::apply_gradients(float learning_rate) {
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < size; ++i) values[i] -= learning_rate * grads[i];
   k::embedding_sgd_update({pending_batch_, num_tables_, shape_.embed_dim}, table_rows_.data(),
-                          ids_.data(), emb_grad_.data(), learning_rate);
+                          ids_.data(), emb_grad_.data(), learning_rate, update_scratch_);
   pending_batch_ = 0;
 }
 

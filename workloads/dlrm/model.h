@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/embedding.h"
 #include "workloads/dlrm/batch.h"
 
 namespace perflab::dlrm {
@@ -165,6 +166,7 @@ class CpuModel {
   std::vector<float> interaction_grad_;
   std::vector<int32_t> ids_;   // the ids of the batch whose gradients are pending
   int64_t pending_batch_ = 0;  // samples in that batch; 0 when nothing is pending
+  kernels::cpu::EmbeddingUpdateScratch update_scratch_;  // reused by every step
 };
 
 }  // namespace perflab::dlrm
