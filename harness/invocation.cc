@@ -16,7 +16,7 @@ namespace perflab {
 namespace fs = std::filesystem;
 
 Session::Session()
-    : comm_(collectives::make_single_communicator()),
+    : comm_(collectives::make_world_communicator()),
       device_(probe_device_context()),
       environment_(capture_environment(device_.probe)) {}
 

@@ -48,6 +48,10 @@ struct CorrectnessReport {
   std::string detail;  ///< What was compared and the worst error found.
 };
 
+/// How one iteration's times on the ranks become the iteration's time
+/// (nccl-tests' -a: 0 rank 0, 1 mean, 2 min, 3 max).
+enum class RankTimes { kRank0 = 0, kMean = 1, kMin = 2, kMax = 3 };
+
 /// What every workload says about one iteration (step).
 struct StepPlan {
   int64_t batch_size = 0;              ///< Samples per iteration (the global batch).
@@ -62,6 +66,9 @@ struct StepPlan {
   /// the harness refuses a plan that cannot fit before anything allocates.
   double device_bytes = 0;
   std::string device_bytes_advice;  ///< What to change when it does not fit.
+  /// Several ranks: an iteration takes as long as its slowest rank unless
+  /// the workload says otherwise (the collectives benchmark follows -a).
+  RankTimes rank_times = RankTimes::kMax;
 };
 
 /// What the runner needs, beyond the step, to train to a target.
