@@ -42,6 +42,14 @@ int fail(const char* kind, const std::string& what, int code) {
   return code;
 }
 
+/// The user's input is the same on every rank, and so is its verdict: rank
+/// 0 says it once, and every rank exits 2 without tearing the others down.
+int usage_failure(const std::string& what) {
+  const std::string prefix = collectives::rank_prefix();
+  if (prefix.empty() || prefix.rfind("rank 0 ", 0) == 0) std::cerr << "perflab: error: " << one_line(what) << "\n";
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,7 +113,7 @@ int main(int argc, char** argv) {
     }
     return 2;
   } catch (const UsageError& e) {
-    return fail("error", e.what(), 2);
+    return usage_failure(e.what());
   } catch (const Error& e) {
     return fail("error", e.what(), 1);
   } catch (const std::bad_alloc&) {
