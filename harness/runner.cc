@@ -342,6 +342,15 @@ Score score_records(const std::vector<RunRecord>& runs, RunMode mode) {
 
 ToggleSet toggles_as_run(const ToggleSet& spec, const std::vector<RunRecord>& runs) {
   ToggleSet out = spec;
+  // A toggle any run could not honour was not in effect.
+  for (const auto& r : runs) {
+    for (const auto& [toggle, state] : r.toggle_outcomes) {
+      if (out[toggle].in_effect && !state.in_effect) {
+        out[toggle].in_effect = false;
+        out[toggle].reason = state.reason;
+      }
+    }
+  }
   ToggleState& graphs = out[Toggle::kCudaGraphs];
   if (!graphs.in_effect) return out;
   for (const auto& r : runs) {

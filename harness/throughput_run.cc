@@ -76,6 +76,7 @@ void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, Se
     gate.detail = fmt::format("loss is {} ({})", loss, gate.detail);
   }
   rec.execution = step.execution();
+  rec.toggle_outcomes = step.step().toggle_outcomes();
   add_execution_to_gate(rec.execution, gate);
   PERFLAB_MLLOG(log, k::kPerflabCorrectness, gate.passed,
                 {{"detail", gate.detail}, {"iterations", spec.iterations}});

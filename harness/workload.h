@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -136,6 +137,10 @@ class TimedStep {
   /// (the first iteration whose loss was not finite, the first tensor that
   /// is not); empty otherwise. Called outside timed iterations.
   virtual std::string nonfinite_detail() { return ""; }
+  /// Toggles the step found it could not honour as it ran (the SHARP
+  /// verdict NCCL's log gives only after the operations ran): each becomes
+  /// "requested: on, in effect: off" with the reason. Called after the gate.
+  virtual std::vector<std::pair<Toggle, ToggleState>> toggle_outcomes() { return {}; }
 };
 
 /// One seed's model of a trainable workload (DLRM): a timed step (its

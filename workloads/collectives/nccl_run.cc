@@ -67,8 +67,8 @@ Communicator& nccl_communicator(const RunContext& ctx, bool sharp, std::filesyst
 
 class NcclCollectiveStep final : public TimedStep, public DeviceStep {
  public:
-  NcclCollectiveStep(Communicator& comm, const CollectivesConfig& config)
-      : comm_(comm), config_(config), layout_(buffer_layout(config.call, config.in_place)),
+  NcclCollectiveStep(Communicator& comm, const CollectivesConfig& config, bool sharp)
+      : comm_(comm), config_(config), sharp_(sharp), layout_(buffer_layout(config.call, config.in_place)),
         send_(layout_.send_elements * esize()), recv_(layout_.shared ? 0 : layout_.recv_elements * esize()) {
     upload_input();
     comm_.set_stream(stream_.get());
@@ -84,6 +84,15 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
     for (int i = 0; i < config_.iters; ++i) run_once();
   }
   int expected_host_syncs() const override { return 0; }
+
+  /// SHARP was requested: whether NCCL could reduce in the network.
+  std::vector<std::pair<Toggle, ToggleState>> toggle_outcomes() override {
+    if (!sharp_) return {};
+    if (config_.call.ranks < 2) {
+      return {{Toggle::kSharp, {true, false, "fewer than 2 GPUs: NCCL has nothing to reduce in the network"}}};
+    }
+    return {};
+  }
 
   CorrectnessReport check_correctness() override {
     if (!config_.check) return {true, "check=0: the correctness pass was not run"};
@@ -121,6 +130,7 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
 
   Communicator& comm_;
   CollectivesConfig config_;
+  bool sharp_;
   BufferLayout layout_;
   cu::Stream stream_;
   cu::DeviceBuffer<unsigned char> send_, recv_;
@@ -130,7 +140,8 @@ class NcclCollectivesBenchmark final : public Benchmark {
  public:
   explicit NcclCollectivesBenchmark(const RunContext& ctx)
       : config_(resolve_config(ctx)),
-        comm_(nccl_communicator(ctx, ctx.toggles()[Toggle::kSharp].in_effect, debug_file_)) {
+        sharp_(ctx.toggles()[Toggle::kSharp].in_effect),
+        comm_(nccl_communicator(ctx, sharp_, debug_file_)) {
     const BufferLayout layout = buffer_layout(config_.call, config_.in_place);
     device_bytes_ = static_cast<double>((layout.send_elements + layout.recv_elements) * dtype_size(config_.call.dtype));
   }
@@ -143,11 +154,12 @@ class NcclCollectivesBenchmark final : public Benchmark {
     return plan;
   }
   std::unique_ptr<TimedStep> start_step(uint64_t /*seed*/) override {
-    return std::make_unique<NcclCollectiveStep>(comm_, config_);
+    return std::make_unique<NcclCollectiveStep>(comm_, config_, sharp_);
   }
 
  private:
   CollectivesConfig config_;
+  bool sharp_;
   std::filesystem::path debug_file_;
   Communicator& comm_;
   double device_bytes_ = 0;
