@@ -57,6 +57,8 @@ class Communicator {
   virtual int size() const = 0;
   /// "single", "mpi" or "nccl".
   virtual std::string kind() const = 0;
+  /// The library's own version line ("Open MPI v4.1.4, ..."; "" for single).
+  virtual std::string library_version() const { return ""; }
   /// Whether buffers are device memory (NCCL) or host memory.
   virtual bool device_buffers() const { return false; }
   /// Whether the data collectives take `t` (NCCL has no fp64 here).
@@ -101,6 +103,10 @@ std::unique_ptr<Communicator> make_single_communicator();
 /// and finalised at exit; a build without MPI started by a launcher with
 /// more than one rank throws Error.
 std::unique_ptr<Communicator> make_world_communicator();
+
+/// Every rank's `text`, in rank order, on every rank (host-blocking; for
+/// small facts such as each rank's host and devices).
+std::vector<std::string> all_gather_text(Communicator& comm, const std::string& text);
 
 /// "rank R of N: " once a multi-rank communicator exists in this process,
 /// "" otherwise: the prefix of every error line, so the user reads which

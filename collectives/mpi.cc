@@ -123,6 +123,13 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string kind() const override { return "mpi"; }
+  std::string library_version() const override {
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int length = 0;
+    if (MPI_Get_library_version(text, &length) != MPI_SUCCESS) return "unknown";
+    std::string s(text, static_cast<size_t>(length));
+    return s.substr(0, s.find_first_of(std::string("\r\n\0", 3)));
+  }
   void barrier() override { PERFLAB_MPI_CHECK(MPI_Barrier(comm_)); }
 
   void all_reduce_host(double* values, size_t count, ReduceOp op) override {

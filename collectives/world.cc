@@ -2,8 +2,10 @@
 // ranks it started. mpirun (Open MPI) and srun (SLURM, through PMI/PMIx)
 // both leave their marks in the environment; without one, a single rank.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -64,6 +66,19 @@ std::unique_ptr<Communicator> make_world_communicator() {
 }
 
 std::string rank_prefix() { return g_rank_prefix; }
+
+std::vector<std::string> all_gather_text(Communicator& comm, const std::string& text) {
+  std::vector<std::string> out(static_cast<size_t>(comm.size()));
+  for (int r = 0; r < comm.size(); ++r) {
+    std::string& s = out[static_cast<size_t>(r)];
+    if (r == comm.rank()) s = text;
+    uint64_t length = s.size();
+    comm.broadcast_host(&length, sizeof length, r);
+    s.resize(length);
+    if (length > 0) comm.broadcast_host(s.data(), length, r);
+  }
+  return out;
+}
 
 void abort_all_ranks(int exit_code) {
 #if PERFLAB_HAVE_MPI

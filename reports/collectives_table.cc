@@ -137,4 +137,65 @@ std::string render_collectives_table(const std::vector<ResultView>& results) {
   return out;
 }
 
+std::vector<std::string> collectives_header() {
+  return {"collective", "size (B)", "count", "type", "redop", "root", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
+          "#wrong", "in-place time (us)", "algbw (GB/s)", "busbw (GB/s)", "#wrong", "ranks", "algo"};
+}
+
+std::vector<std::vector<std::string>> collectives_cells(const std::vector<CollectivesRow>& rows) {
+  std::vector<std::vector<std::string>> out;
+  for (const CollectivesRow& r : rows) {
+    std::vector<std::string> cells = {r.collective, std::to_string(r.size_bytes), std::to_string(r.count), r.dtype,
+                                      r.redop, std::to_string(r.root)};
+    std::string algo;
+    for (const auto* m : {&r.out_of_place, &r.in_place}) {
+      if (!*m) {
+        cells.insert(cells.end(), {"-", "-", "-", "-"});
+        continue;
+      }
+      cells.push_back(fmt::format("{:.2f}", (*m)->time_us));
+      cells.push_back(fmt::format("{:.2f}", (*m)->algbw_gbps));
+      cells.push_back(fmt::format("{:.2f}", (*m)->busbw_gbps));
+      cells.push_back((*m)->wrong < 0 ? "N/A" : std::to_string((*m)->wrong));
+      if (algo.find((*m)->algorithm) == std::string::npos) algo += (algo.empty() ? "" : "/") + (*m)->algorithm;
+    }
+    cells.push_back(std::to_string(r.ranks));
+    cells.push_back(algo);
+    out.push_back(std::move(cells));
+  }
+  return out;
+}
+
+LineChart collectives_chart(const std::vector<CollectivesRow>& rows) {
+  LineChart chart;
+  chart.title = "Bus bandwidth by message size";
+  chart.x_label = "message size (bytes, log2)";
+  chart.y_label = "busbw (GB/s, log10)";
+  chart.log2_x = true;
+  chart.log10_y = true;
+  chart.width = 720;
+  std::map<std::string, size_t> index;
+  for (const CollectivesRow& r : rows) {
+    for (bool in_place : {false, true}) {
+      const auto& m = in_place ? r.in_place : r.out_of_place;
+      if (!m) continue;
+      const std::string name = fmt::format("{} {} {} ({} ranks{})", r.collective, r.dtype,
+                                           in_place ? "in place" : "out of place", r.ranks,
+                                           m->algorithm.empty() ? "" : ", " + m->algorithm);
+      auto [it, added] = index.emplace(name, chart.series.size());
+      if (added) {
+        chart.series.push_back({});
+        chart.series.back().name = name;
+        chart.series.back().dashed = in_place;
+      }
+      Series& s = chart.series[it->second];
+      s.x.push_back(static_cast<double>(r.size_bytes));
+      s.y.push_back(m->busbw_gbps);
+      s.tooltips.push_back(fmt::format("{}: {} B, {:.2f} us, busbw {:.3f} GB/s", name, r.size_bytes, m->time_us,
+                                       m->busbw_gbps));
+    }
+  }
+  return chart;
+}
+
 }  // namespace perflab::reports

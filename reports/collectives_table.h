@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "reports/result_view.h"
+#include "reports/svg_chart.h"
 
 namespace perflab::reports {
 
@@ -42,5 +43,13 @@ std::vector<CollectivesRow> collectives_rows(const std::vector<ResultView>& resu
 
 /// The table (collectives results only; others are left out).
 std::string render_collectives_table(const std::vector<ResultView>& results);
+
+/// The same rows for a report's table: header and cells (text).
+std::vector<std::string> collectives_header();
+std::vector<std::vector<std::string>> collectives_cells(const std::vector<CollectivesRow>& rows);
+
+/// Bus bandwidth against message size, one line per collective, type and
+/// placement, both axes logarithmic.
+LineChart collectives_chart(const std::vector<CollectivesRow>& rows);
 
 }  // namespace perflab::reports
