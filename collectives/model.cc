@@ -206,27 +206,30 @@ std::string unavailable_reason(CollOp op, NcclAlgo a, NcclProto p, const Topolog
   if (op == CollOp::kBroadcast) return "NCCL runs broadcast with RING only";
   const bool all_reduce = op == CollOp::kAllReduce;
   if (!all_reduce && a != NcclAlgo::kNvls) return fmt::format("{} is modelled for all_reduce only", name);
-  if (p != NcclProto::kSimple && a != NcclAlgo::kTree) return fmt::format("{} runs only SIMPLE", name);
+  std::string structural;
   switch (a) {
     case NcclAlgo::kCollNetDirect:
     case NcclAlgo::kCollNetChain:
-      if (!link.sharp) return fmt::format("CollNet needs SHARP; preset '{}' has none", link.name);
-      if (t.nodes < 2) return "CollNet needs at least 2 nodes (NCCL_COLLNET_NODE_THRESHOLD, default 2)";
-      return {};
+      if (!link.sharp) structural = fmt::format("CollNet needs SHARP; preset '{}' has none", link.name);
+      else if (t.nodes < 2) structural = "CollNet needs at least 2 nodes (NCCL_COLLNET_NODE_THRESHOLD, default 2)";
+      break;
     case NcclAlgo::kNvls:
-      if (!link.nvls) return fmt::format("NVLS needs NVSwitch multicast; preset '{}' has none", link.name);
-      if (t.gpus_per_node < 2) return "NVLS needs at least 2 GPUs per node";
-      if (!all_reduce && t.nodes > 1) return "NVLS all_gather/reduce_scatter across nodes is not modelled";
-      if (t.nodes > 1 && !link.sharp) return "NVLS across nodes needs CollNet (SHARP); NVLS_TREE runs without it";
-      return {};
+      if (!link.nvls) structural = fmt::format("NVLS needs NVSwitch multicast; preset '{}' has none", link.name);
+      else if (t.gpus_per_node < 2) structural = "NVLS needs at least 2 GPUs per node";
+      else if (!all_reduce && t.nodes > 1) structural = "NVLS all_gather/reduce_scatter across nodes is not modelled";
+      else if (t.nodes > 1 && !link.sharp) structural = "NVLS across nodes needs CollNet (SHARP); NVLS_TREE runs without it";
+      break;
     case NcclAlgo::kNvlsTree:
-      if (!link.nvls) return fmt::format("NVLS needs NVSwitch multicast; preset '{}' has none", link.name);
-      if (t.gpus_per_node < 2) return "NVLS needs at least 2 GPUs per node";
-      if (t.nodes < 2) return "NVLS_TREE needs at least 2 nodes";
-      return {};
+      if (!link.nvls) structural = fmt::format("NVLS needs NVSwitch multicast; preset '{}' has none", link.name);
+      else if (t.gpus_per_node < 2) structural = "NVLS needs at least 2 GPUs per node";
+      else if (t.nodes < 2) structural = "NVLS_TREE needs at least 2 nodes";
+      break;
     default:
-      return {};
+      break;
   }
+  if (!structural.empty()) return structural;
+  if (p != NcclProto::kSimple && a != NcclAlgo::kTree) return fmt::format("{} runs only SIMPLE", name);
+  return {};
 }
 
 std::optional<Prediction> predict(CollOp op, NcclAlgo algo, NcclProto proto, uint64_t bytes,
