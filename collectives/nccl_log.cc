@@ -239,8 +239,10 @@ void parse_message(std::string_view msg, int line_no, NcclLogFacts& f,
     f.network = std::string(trim(msg.substr(14)));
   } else if (starts_with(msg, "NET/Plugin")) {
     parse_plugin(msg, f);
-  } else if (starts_with(msg, "Successfully loaded external network plugin ")) {
-    f.net_plugin = word_after(msg, "Successfully loaded external network plugin ");
+  } else if (starts_with(msg, "Successfully loaded external network plugin ") ||
+             starts_with(msg, "Successfully loaded external plugin ")) {
+    // 2.28 names the network plugin, 2.27 only "external plugin".
+    f.net_plugin = word_after(msg, "plugin ");
     f.net_plugin_missing = false;
   } else if (starts_with(msg, "Communicator has ") &&
              msg.find("less than CollNet node threshold") != std::string_view::npos) {

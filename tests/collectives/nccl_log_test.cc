@@ -250,6 +250,17 @@ TEST(NcclLog, EmptyAndTuningLessLogs) {
   EXPECT_EQ(sharp_verdict(false, f, "nccl", 2, 1).reason, "not requested");
 }
 
+TEST(NcclLog, ExternalPluginsOfNccl227And228) {
+  // 2.27: "external plugin NAME"; 2.28: "external network plugin PATH".
+  NcclLogFacts f = parse_nccl_log(
+      "h:1:2 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net-ofi.so. \n"
+      "h:1:2 [0] NCCL INFO Successfully loaded external plugin libnccl-net.so\n");
+  EXPECT_EQ(f.net_plugin, "libnccl-net.so");
+  EXPECT_FALSE(f.net_plugin_missing);
+  f = parse_nccl_log("h:1:2 [0] NCCL INFO Successfully loaded external network plugin /opt/hpcx/lib/libnccl-net.so\n");
+  EXPECT_EQ(f.net_plugin, "/opt/hpcx/lib/libnccl-net.so");
+}
+
 TEST(NcclLog, AnUnreadableFileIsOneLineError) {
   try {
     read_nccl_log("/nonexistent/nccl.log");
