@@ -101,9 +101,11 @@ std::string model_sentence(const ModelTable& table, uint64_t reference_bytes) {
   std::string s = fmt::format("at {} node{} x {} {}, {} {}:", topo.nodes, topo.nodes == 1 ? "" : "s",
                               topo.gpus_per_node, table.link.gpu, format_bytes(row->bytes),
                               coll_op_name(table.query.op));
+  bool first = true;
   for (size_t i = 0; i < table.algos.size(); ++i) {
     if (!row->by_algo[i]) continue;
-    s += fmt::format("{} {} {}", i == 0 ? "" : ",", algo_label(table.algos[i]), format_time_us(row->by_algo[i]->time_us));
+    s += fmt::format("{} {} {}", first ? "" : ",", algo_label(table.algos[i]), format_time_us(row->by_algo[i]->time_us));
+    first = false;
   }
   if (row->best >= 0) s += fmt::format("; best {}", algo_label(table.algos[row->best]));
   return s;
