@@ -195,6 +195,9 @@ std::string render_line_chart(const LineChart& chart) {
     if (hi == lo) hi = lo + 1;
     double every = std::ceil((hi - lo) / 10);
     for (double v = lo; v <= hi; v += every) xticks.push_back(v);
+    // The last tick must reach the data: 2^10 .. 2^33 every 3 ends at 2^31
+    // otherwise, and the points past it would be drawn outside the frame.
+    if (xticks.back() < hi) xticks.push_back(xticks.back() + every);
   } else {
     xticks = nice_ticks(xr.lo, xr.hi);
   }
