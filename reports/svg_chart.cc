@@ -20,6 +20,15 @@ constexpr double kCharWidth = 6.5;  // Approximate width of a 12px sans-serif ch
 
 const char* color(size_t i) { return kPalette[i % kPaletteSize]; }
 
+/// A power-of-two tick as a size: 2^t bytes as "512", "4K", "256M", "8G".
+std::string format_size_tick(double log2_value) {
+  static constexpr const char* kUnits[] = {"", "K", "M", "G", "T", "P"};
+  const int e = static_cast<int>(std::lround(log2_value));
+  if (e < 0 || e > 59) return format_tick(std::exp2(log2_value), 1);
+  const int unit = std::min(e / 10, 5);
+  return fmt::format("{}{}", static_cast<uint64_t>(1) << (e - 10 * unit), kUnits[unit]);
+}
+
 /// A coordinate with one decimal.
 std::string c(double v) { return fmt::format("{:.1f}", v); }
 
@@ -191,6 +200,9 @@ std::string render_line_chart(const LineChart& chart) {
     if (hi == lo) hi = lo + 1;
     double every = std::ceil((hi - lo) / 10);
     for (double v = lo; v <= hi; v += every) xticks.push_back(v);
+    // The last tick must reach the data: 2^10 .. 2^33 every 3 ends at 2^31
+    // otherwise, and the points past it would be drawn outside the frame.
+    if (xticks.back() < hi) xticks.push_back(xticks.back() + every);
   } else {
     xticks = nice_ticks(xr.lo, xr.hi);
   }
@@ -227,7 +239,9 @@ std::string render_line_chart(const LineChart& chart) {
   for (double t : xticks) {
     double x = left + (t - x0) / (x1 - x0) * (right - left);
     out += line(x, bottom, x, bottom + 5, "stroke=\"#333\"");
-    std::string label = chart.log2_x ? format_tick(std::exp2(t), 1) : format_tick(t, xstep);
+    std::string label = !chart.log2_x ? format_tick(t, xstep)
+                        : chart.x_bytes ? format_size_tick(t)
+                                        : format_tick(std::exp2(t), 1);
     out += text(x, bottom + 18, label, "middle");
   }
   out += fmt::format(
