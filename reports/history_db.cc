@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/atomic_file.h"
 #include "harness/error.h"
 #include "harness/sweep.h"
 #include "harness/utc_time.h"
@@ -95,6 +96,7 @@ HistoryDb::HistoryDb(const fs::path& path, bool create) {
   if (!create && !fs::exists(path, ec)) {
     throw UsageError(fmt::format("{}: no such history database (create it with perflab history record)", path.string()));
   }
+  if (create && path.has_parent_path()) ensure_writable_directory(path.parent_path());
   db_ = std::make_unique<sqlite::Connection>(path, create);
   const int64_t version = checked_version(*db_);
   db_->exec("PRAGMA journal_mode=WAL");

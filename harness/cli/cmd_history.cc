@@ -7,6 +7,7 @@
 #include "harness/atomic_file.h"
 #include "harness/cli/commands.h"
 #include "harness/error.h"
+#include "reports/dashboard.h"
 #include "reports/history_report.h"
 
 namespace perflab::cli {
@@ -60,12 +61,17 @@ int trend(const HistoryArgs& a) {
   return 0;
 }
 
+/// The latest run against its rolling baseline.
+reports::HistoryCheck latest_check(reports::HistoryDb& db, const reports::HistoryRun& latest, const HistoryArgs& a) {
+  return reports::check_history(db.series({"", "", latest.machine, "", latest.id}), latest.id, a.baseline,
+                                {a.threshold / 100, a.alpha});
+}
+
 int check(const HistoryArgs& a) {
   reports::HistoryDb db(a.db, false);
   const auto latest = db.latest_run();
   if (!latest) throw UsageError(fmt::format("{}: no run recorded yet", a.db));
-  const auto c = reports::check_history(db.series({"", "", latest->machine, "", latest->id}), latest->id, a.baseline,
-                                        {a.threshold / 100, a.alpha});
+  const auto c = latest_check(db, *latest, a);
   if (!c.comparison) {
     std::cout << fmt::format("run {}: no earlier run on machine {} to compare with; nothing checked\n", latest->id,
                              latest->machine);
@@ -89,10 +95,22 @@ int export_metrics(const HistoryArgs& a) {
   return 0;
 }
 
+int dashboard(const HistoryArgs& a) {
+  reports::HistoryDb db(a.db, false);
+  reports::Dashboard d;
+  d.database = a.db;
+  d.latest = db.latest_run();
+  if (d.latest) d.check = latest_check(db, *d.latest, a);
+  d.series = reports::series_changes(db, db.series({a.metric, a.point, a.machine, "", std::nullopt}), a.changes);
+  write_file_atomically(a.out, reports::render_dashboard(d));
+  std::cout << a.out << "\n";
+  return 0;
+}
+
 }  // namespace
 
 Command add_history(CLI::App& app) {
-  auto* sub = app.add_subcommand("history", "Nightly history in one SQLite file: record, list, trend, check, export");
+  auto* sub = app.add_subcommand("history", "Nightly history in one SQLite file: record, list, trend, check, dashboard, export");
   sub->require_subcommand(1);
   auto a = std::make_shared<HistoryArgs>();
   sub->add_option("--db", a->db, "History database (SQLite)")->capture_default_str();
@@ -117,6 +135,11 @@ Command add_history(CLI::App& app) {
   chk->add_option("--threshold", a->threshold, "Smallest change that counts, in percent")->capture_default_str();
   chk->add_option("--alpha", a->alpha, "Significance level of the U test")->capture_default_str();
   chk->footer("Exit status: 0 nothing slower, 1 a metric got slower, 2 invalid input.");
+  auto* dash = sub->add_subcommand("dashboard", "One self-contained HTML page: latest verdicts, change points, trends");
+  dash->add_option("--out,-o", a->out, "HTML file to write")->required();
+  dash->add_option("--baseline", a->baseline, "Earlier runs in the rolling baseline")->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  dash->add_option("--threshold", a->threshold, "Smallest change that counts, in percent")->capture_default_str();
   auto* exp = sub->add_subcommand("export", "Export the latest values");
   exp->add_flag("--openmetrics", a->openmetrics, "Prometheus / OpenMetrics text exposition")->required();
   exp->add_option("--out,-o", a->out, "File to write (atomically; default: standard output)");
@@ -126,6 +149,7 @@ Command add_history(CLI::App& app) {
             if (lst->parsed()) return list(*a);
             if (trd->parsed()) return trend(*a);
             if (chk->parsed()) return check(*a);
+            if (dash->parsed()) return dashboard(*a);
             return export_metrics(*a);
           }};
 }
