@@ -8,6 +8,7 @@
 #include "harness/error.h"
 #include "harness/stats.h"
 #include "harness/text.h"
+#include "reports/mlperf_results.h"
 
 namespace perflab::reports {
 namespace {
@@ -55,11 +56,23 @@ std::vector<MetricSamples> metric_samples(const std::vector<Point>& points) {
   return out;
 }
 
-MetricInput load_metric_input(const std::vector<std::filesystem::path>& paths, const std::string& what) {
-  ResultSet set = load_result_set(paths);
+MetricInput load_metric_input(const std::vector<std::filesystem::path>& paths, const std::string& what,
+                               const std::filesystem::path& rcps) {
   MetricInput in;
+  std::vector<std::filesystem::path> perflab_paths;
+  for (const auto& p : paths) {
+    if (!is_mlperf_input(p)) {
+      perflab_paths.push_back(p);
+      continue;
+    }
+    for (const MlperfScore& s : load_mlperf(p, rcps)) {
+      in.scores.push_back(mlperf_score_line(s));
+      for (auto& m : mlperf_metric_samples({s})) in.samples.push_back(std::move(m));
+    }
+  }
+  ResultSet set = load_result_set(perflab_paths);
   in.skipped = set.skipped;
-  in.samples = metric_samples(group_points(set));
+  for (auto& m : metric_samples(group_points(set))) in.samples.push_back(std::move(m));
   for (const LoadedResult& r : set.results) {
     if (in.created.empty() || r.view.created > in.created) {
       in.created = r.view.created;

@@ -42,12 +42,16 @@ struct MetricInput {
   std::vector<std::string> skipped;  ///< One "path: reason" line per unusable file.
   nlohmann::json environment = nlohmann::json::object();  ///< Of the newest result.
   std::string created;  ///< The newest result's creation time (UTC, ISO 8601).
+  std::vector<std::string> scores;  ///< MLPerf inputs: one score line per system and benchmark.
 };
 
-/// Reads result files and folders (as load_result_set) and returns their
-/// metrics. Throws UsageError for a path that does not exist or when nothing
-/// usable was found (`what` names the input in the message, e.g. "BASE").
-MetricInput load_metric_input(const std::vector<std::filesystem::path>& paths, const std::string& what);
+/// Reads result files and folders (as load_result_set) and MLPerf result
+/// folders or MLLOG files (reports/mlperf_results.h, normalised with the
+/// RCPs at `rcps` when given) and returns their metrics. Throws UsageError
+/// for a path that does not exist or when nothing usable was found (`what`
+/// names the input in the message, e.g. "BASE").
+MetricInput load_metric_input(const std::vector<std::filesystem::path>& paths, const std::string& what,
+                              const std::filesystem::path& rcps = {});
 
 /// The median of a sample (NaN when empty).
 double median(const std::vector<double>& values);

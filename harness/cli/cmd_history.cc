@@ -7,6 +7,7 @@
 #include "harness/atomic_file.h"
 #include "harness/cli/commands.h"
 #include "harness/error.h"
+#include "harness/utc_time.h"
 #include "reports/dashboard.h"
 #include "reports/history_report.h"
 
@@ -16,7 +17,7 @@ namespace {
 struct HistoryArgs {
   std::string db = "perflab-history.sqlite";
   std::vector<std::string> inputs;
-  std::string machine, revision, metric, point, since, out;
+  std::string machine, revision, metric, point, since, out, rcps;
   size_t baseline = 10;
   double threshold = 5, alpha = 0.05;
   bool openmetrics = false;
@@ -25,10 +26,10 @@ struct HistoryArgs {
 
 int record(const HistoryArgs& a) {
   const std::vector<std::filesystem::path> paths(a.inputs.begin(), a.inputs.end());
-  reports::MetricInput in = reports::load_metric_input(paths, "RESULTS");
+  reports::MetricInput in = reports::load_metric_input(paths, "RESULTS", a.rcps);
   for (const auto& s : in.skipped) std::cerr << "perflab: skipped " << s << "\n";
   reports::NewHistoryRun run;
-  run.timestamp = in.created;
+  run.timestamp = !in.created.empty() ? in.created : utc_now("%Y-%m-%dT%H:%M:%SZ");  // MLPerf logs carry no date of ours
   run.git_revision = !a.revision.empty() ? a.revision : in.environment.value("git_revision", std::string("unknown"));
   run.machine = !a.machine.empty() ? a.machine : reports::machine_fingerprint(in.environment);
   run.environment = in.environment;
@@ -38,6 +39,7 @@ int record(const HistoryArgs& a) {
   const int64_t id = db.record(run);
   std::cout << fmt::format("recorded run {}: {} metrics, revision {}, machine {}, {}\n", id, run.metrics.size(),
                            run.git_revision, run.machine, run.timestamp);
+  for (const auto& s : in.scores) std::cout << s << "\n";
   return 0;
 }
 
@@ -115,9 +117,10 @@ Command add_history(CLI::App& app) {
   auto a = std::make_shared<HistoryArgs>();
   sub->add_option("--db", a->db, "History database (SQLite)")->capture_default_str();
   auto* rec = sub->add_subcommand("record", "Record results (files or folders) as one run");
-  rec->add_option("results", a->inputs, "result.json files or folders")->required();
+  rec->add_option("results", a->inputs, "result.json files or folders; MLPerf result folders or MLLOG files")->required();
   rec->add_option("--machine", a->machine, "Machine name (default: a fingerprint of host, CPU and GPUs)");
   rec->add_option("--revision", a->revision, "Git revision measured (default: the results')");
+  rec->add_option("--rcps", a->rcps, "MLPerf inputs: an RCP file or a folder of rcps_<benchmark>.json");
   auto* lst = sub->add_subcommand("list", "List recorded runs");
   lst->add_option("--since", a->since, "Runs from this UTC time on (e.g. 2026-01-31)");
   auto* trd = sub->add_subcommand("trend", "A metric over the runs, with its change points");

@@ -45,6 +45,30 @@ rc=$?
 [[ $rc -eq 0 ]] && grep -q "too few repetitions" "$tmp/out.txt" && grep -q "3 vs 3 repetitions" "$tmp/out.txt" &&
   pass "3 repetitions stated as too few" || fail "3 repetitions: exit $rc, $(cat "$tmp/out.txt")"
 
+# MLPerf result folders (results/<system>/<benchmark>/result_*.txt) and single MLLOG files.
+"$PYTHON" - "$tmp" <<'PY'
+import json, os, sys
+for name, scale in (("mlperf_base", 1.0), ("mlperf_slow", 1.2)):
+    for i in range(6):
+        d = f"{sys.argv[1]}/{name}/results/sysA/resnet"
+        os.makedirs(d, exist_ok=True)
+        minutes = scale * (30 + i * 0.2)
+        ev = lambda t, k, v, **m: ":::MLLOG " + json.dumps({"namespace": "", "time_ms": t, "event_type": "POINT_IN_TIME",
+                                                           "key": k, "value": v, "metadata": m})
+        open(f"{d}/result_{i}.txt", "w").write("\n".join([ev(0, "submission_benchmark", "resnet"), ev(1000, "run_start", None),
+                                                          ev(1000 + minutes * 60000, "run_stop", None, status="success")]))
+PY
+"$PERFLAB" compare "$tmp/mlperf_base" "$tmp/mlperf_slow" >"$tmp/out.txt" 2>&1
+rc=$?
+[[ $rc -eq 1 ]] && grep -q "^resnet on sysA  time_to_train_min (min) .* slower$" "$tmp/out.txt" &&
+  grep -q "^BASE resnet on sysA: 6 runs, 0 failed; olympic mean 30.500000 min" "$tmp/out.txt" &&
+  pass "MLPerf result folders compared: slower, scores printed" || fail "MLPerf folders: exit $rc, $(cat "$tmp/out.txt")"
+"$PERFLAB" compare "$tmp/mlperf_base/results/sysA/resnet/result_0.txt" "$tmp/mlperf_slow/results/sysA/resnet/result_0.txt" \
+  >"$tmp/out.txt" 2>&1
+rc=$?
+[[ $rc -eq 0 ]] && grep -q "too few repetitions" "$tmp/out.txt" && pass "single MLLOG files: one run each, too few" ||
+  fail "single MLLOG files: exit $rc, $(cat "$tmp/out.txt")"
+
 mkdir -p "$tmp/empty"
 expect 2 "absent: no such file or folder$" -- compare "$tmp/absent" "$tmp/base"
 expect 2 "CANDIDATE \(.*empty\): no perflab result with a metric found$" -- compare "$tmp/base" "$tmp/empty"
