@@ -55,6 +55,13 @@ TEST(ChangePoints, DeterministicAndIncremental) {
     EXPECT_EQ(once.found[i].p_value, state.found[i].p_value);
   }
   EXPECT_EQ(update_change_points(v, {}).to_json(), once.to_json());  // Same history, same answer.
+  // Appending does not redo the old part: a state's findings for the prefix
+  // are kept as they are (here one planted into the state stays).
+  ChangePointState planted = update_change_points(std::vector<double>(v.begin(), v.begin() + 100), {});
+  planted.found.insert(planted.found.begin(), ChangePoint{3, 0.5, 1, 1, 0});
+  const auto extended = update_change_points(v, planted);
+  ASSERT_FALSE(extended.found.empty());
+  EXPECT_EQ(extended.found.front().index, 3u);
   // A state of another history is discarded, not trusted.
   const auto other = series(12, 300, 0.02);
   EXPECT_EQ(update_change_points(other, once).to_json(), update_change_points(other, {}).to_json());
