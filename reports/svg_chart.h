@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace perflab::reports {
@@ -34,6 +35,9 @@ struct LineChart {
   std::vector<Series> series;
   std::optional<double> reference_y;  ///< A horizontal dashed line (e.g. the target).
   std::string reference_label;
+  /// Vertical dashed lines at these x values, labelled (e.g. change points
+  /// and their revisions).
+  std::vector<std::pair<double, std::string>> markers;
   int width = 640;
   int height = 360;
 };
