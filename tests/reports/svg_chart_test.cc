@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace perflab::reports {
 namespace {
@@ -95,6 +97,35 @@ TEST(SvgChart, BarChartErrorBarsAndLineBreaks) {
   EXPECT_NE(svg.find(">fused</text>"), std::string::npos);
   EXPECT_NE(svg.find("1.71x"), std::string::npos);
   EXPECT_NE(svg.find("#2ca02c"), std::string::npos);  // Highlighted bar.
+}
+
+TEST(SvgChart, Log2AxisReachesTheLastPointAndLabelsSizes) {
+  // 2^10 .. 2^33 with a tick every 3 powers: the axis must end at or past
+  // 2^33 (a tick at 2^34), or the last points fall outside the frame.
+  LineChart chart;
+  chart.log2_x = true;
+  chart.x_bytes = true;
+  Series s{"busbw", {}, {}, false, false, {}};
+  for (int e = 10; e <= 33; ++e) {
+    s.x.push_back(std::exp2(e));
+    s.y.push_back(e);
+  }
+  chart.series.push_back(s);
+  std::string svg = render_line_chart(chart);
+  EXPECT_NE(svg.find(">1K</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">2G</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">16G</text>"), std::string::npos);
+  // The frame's right edge against the largest point's x.
+  const size_t frame = svg.find("fill=\"none\" stroke=\"#333\"");
+  ASSERT_NE(frame, std::string::npos);
+  const size_t rect = svg.rfind("<rect x=\"", frame);
+  const double left = std::stod(svg.substr(rect + 9));
+  const double width = std::stod(svg.substr(svg.find("width=\"", rect) + 7));
+  double max_cx = 0;
+  for (size_t p = svg.find("<circle cx=\""); p != std::string::npos; p = svg.find("<circle cx=\"", p + 1)) {
+    max_cx = std::max(max_cx, std::stod(svg.substr(p + 12)));
+  }
+  EXPECT_LE(max_cx, left + width + 0.05);
 }
 
 }  // namespace

@@ -1,0 +1,170 @@
+// Measured points from CSV and JSON (workloads/collectives/measurements.h).
+#include "workloads/collectives/measurements.h"
+
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "collectives/byte_size.h"
+#include "harness/error.h"
+#include "harness/json_number.h"
+
+namespace perflab::collectives {
+namespace {
+
+constexpr std::array<const char*, 6> kColumns = {"op", "nranks", "nnodes", "bytes", "time_us", "algorithm"};
+constexpr size_t kMaxPoints = 1000000;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (true) {
+    size_t comma = line.find(',', start);
+    out.push_back(trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+/// A point from its six fields as text; `where` prefixes every error.
+MeasuredPoint make_point(const std::array<std::string, 6>& v, const std::string& where) {
+  MeasuredPoint p;
+  p.where = where;
+  auto op = parse_coll_op(v[0]);
+  if (!op) throw UsageError(fmt::format("{}: op '{}' is not all_reduce, all_gather, reduce_scatter or broadcast", where, v[0]));
+  p.op = *op;
+  auto to_int = [&](const std::string& s, const char* what) {
+    char* end = nullptr;
+    errno = 0;
+    long long x = std::strtoll(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0' || errno != 0 || x < 1 || x > (1 << 20)) {
+      throw UsageError(fmt::format("{}: {} '{}' is not an integer in [1, 1048576]", where, what, s));
+    }
+    return static_cast<int>(x);
+  };
+  p.nranks = to_int(v[1], "nranks");
+  p.nnodes = to_int(v[2], "nnodes");
+  try {
+    p.bytes = parse_byte_size(v[3], "bytes");
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", where, e.what()));
+  }
+  char* end = nullptr;
+  p.time_us = std::strtod(v[4].c_str(), &end);
+  if (v[4].empty() || *end != '\0' || !std::isfinite(p.time_us) || p.time_us <= 0) {
+    throw UsageError(fmt::format("{}: time_us '{}' is not a positive number", where, v[4]));
+  }
+  auto algo = parse_model_algo(v[5]);
+  if (!algo) throw UsageError(fmt::format("{}: algorithm '{}' is not one of NCCL's (ring, tree, collnet_direct, collnet_chain, nvls, nvls_tree)", where, v[5]));
+  p.algo = *algo;
+  return p;
+}
+
+}  // namespace
+
+std::vector<MeasuredPoint> parse_measurements_csv(std::string_view text, const std::string& name) {
+  std::vector<MeasuredPoint> points;
+  std::array<int, 6> column{};
+  bool have_header = false;
+  size_t ncols = 0;
+  int line_no = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    std::string_view line = trim(text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
+    start = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line_no;
+    if (line.empty() || line.front() == '#') continue;
+    auto fields = split(line);
+    const std::string where = fmt::format("{}:{}", name, line_no);
+    if (!have_header) {
+      for (size_t k = 0; k < kColumns.size(); ++k) {
+        column[k] = -1;
+        for (size_t i = 0; i < fields.size(); ++i) {
+          if (fields[i] == kColumns[k]) column[k] = static_cast<int>(i);
+        }
+        if (column[k] < 0) {
+          throw UsageError(fmt::format("{}: the header has no column '{}' (it needs op, nranks, nnodes, bytes, "
+                                       "time_us, algorithm)",
+                                       where, kColumns[k]));
+        }
+      }
+      ncols = fields.size();
+      have_header = true;
+      continue;
+    }
+    if (fields.size() != ncols) {
+      throw UsageError(fmt::format("{}: {} fields, the header has {}", where, fields.size(), ncols));
+    }
+    std::array<std::string, 6> v;
+    for (size_t k = 0; k < v.size(); ++k) v[k] = std::string(fields[static_cast<size_t>(column[k])]);
+    if (points.size() >= kMaxPoints) throw UsageError(fmt::format("{}: more than {} points", where, kMaxPoints));
+    points.push_back(make_point(v, where));
+  }
+  if (!have_header) throw UsageError(fmt::format("{}: no header line (op,nranks,nnodes,bytes,time_us,algorithm)", name));
+  return points;
+}
+
+std::vector<MeasuredPoint> parse_measurements_json(std::string_view text, const std::string& name) {
+  nlohmann::json doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded()) throw UsageError(fmt::format("{}: not valid JSON", name));
+  if (doc.is_object() && doc.contains("schema_version")) {
+    throw UsageError(fmt::format("{}: a perflab result; result.json files are read for calibration once the "
+                                 "collectives workload lands. Give a points file (docs/collectives-model.md)",
+                                 name));
+  }
+  if (!doc.is_object() || !doc.contains("points") || !doc["points"].is_array()) {
+    throw UsageError(fmt::format("{}: expected {{\"points\": [...]}}", name));
+  }
+  std::vector<MeasuredPoint> points;
+  size_t i = 0;
+  for (const nlohmann::json& item : doc["points"]) {
+    const std::string where = fmt::format("{}: points[{}]", name, i++);
+    if (!item.is_object()) throw UsageError(where + ": not an object");
+    std::array<std::string, 6> v;
+    for (size_t k = 0; k < kColumns.size(); ++k) {
+      auto it = item.find(kColumns[k]);
+      if (it == item.end()) throw UsageError(fmt::format("{}: no '{}'", where, kColumns[k]));
+      if (it->is_string()) {
+        v[k] = it->get<std::string>();
+      } else if (auto n = json_number<uint64_t>(*it)) {
+        v[k] = std::to_string(*n);
+      } else if (auto d = json_number<double>(*it)) {
+        v[k] = fmt::format("{:.17g}", *d);
+      } else {
+        throw UsageError(fmt::format("{}: '{}' is neither a string nor a number", where, kColumns[k]));
+      }
+    }
+    if (points.size() >= kMaxPoints) throw UsageError(fmt::format("{}: more than {} points", where, kMaxPoints));
+    points.push_back(make_point(v, where));
+  }
+  return points;
+}
+
+std::vector<MeasuredPoint> load_measurements(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in || std::filesystem::is_directory(path)) {
+    throw UsageError(fmt::format("{}: cannot read the measurements file", path.string()));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string s = text.str();
+  std::string_view body = trim(s);
+  if (!body.empty() && (body.front() == '{' || body.front() == '[')) return parse_measurements_json(s, path.string());
+  return parse_measurements_csv(s, path.string());
+}
+
+}  // namespace perflab::collectives

@@ -1,0 +1,31 @@
+// What `perflab model` prints and writes, from a ModelTable
+// (collectives/model_sweep.h): a text table in nccl-tests' style (header and
+// footer lines start with '#'), JSON, a self-contained HTML page with the
+// busbw-versus-size chart (log2 size axis), and the calibration summary.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "collectives/model_fit.h"
+#include "collectives/model_sweep.h"
+
+namespace perflab::collectives {
+
+/// Per size: time (us), busbw (GB/s) and protocol per algorithm, then the
+/// best; footer: algorithms that do not run here and why, crossovers, and
+/// the sentence.
+std::string render_model_text(const ModelTable& table);
+
+/// The same as a document: {"schema": "perflab.model/1", ...}.
+nlohmann::json model_json(const ModelTable& table);
+
+/// A whole HTML page: the sentence, the chart and the table.
+std::string render_model_html(const ModelTable& table);
+
+/// One line per fitted (op, algorithm): points, the two multipliers, and the
+/// relative time error before and after.
+std::string render_calibration_text(const CalibrationResult& result, const std::string& link);
+
+}  // namespace perflab::collectives

@@ -1,0 +1,227 @@
+// The collectives benchmark on NCCL: device buffers, one GPU per rank
+// (device = local rank), every operation enqueued on the step's stream with
+// no host synchronisation, so --cuda-graphs captures a block of NCCL calls.
+// The communicator is created once per process and SHARP setting, after the
+// environment NCCL reads at creation is set: the SHARP toggle
+// (NCCL_COLLNET_ENABLE, NCCL_NVLS_ENABLE) and NCCL's debug log (INFO,
+// subsystems INIT and TUNING), which goes to a file beside the results,
+// never to the console.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "collectives/nccl.h"
+#include "collectives/nccl_log.h"
+#include "harness/error.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/raii.h"
+#include "workloads/collectives/collectives_benchmark.h"
+
+namespace perflab::collectives_workload {
+
+using namespace perflab::collectives;
+namespace cu = perflab::kernels::cuda;
+
+namespace {
+
+constexpr double kWaitTimeoutS = 300;
+
+/// This rank's GPU: its rank on this node, as the launcher numbers them.
+int local_device() {
+  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"}) {
+    if (const char* s = std::getenv(v)) return std::atoi(s);
+  }
+  return 0;
+}
+
+void apply(const std::vector<EnvSetting>& settings) {
+  for (const EnvSetting& e : settings) {
+    if (e.value) {
+      setenv(e.name.c_str(), e.value->c_str(), 1);
+    } else {
+      unsetenv(e.name.c_str());
+    }
+  }
+}
+
+/// The environment NCCL reads when a communicator is created: the SHARP
+/// toggle, and its debug log into `debug_file` (NCCL expands %h and %p).
+void set_nccl_environment(bool sharp, const std::filesystem::path& debug_file) {
+  apply(sharp_environment(sharp));
+  apply(nccl_debug_environment(debug_file.string()));
+}
+
+/// The file NCCL writes for this process: %h the host name, %p the pid.
+std::filesystem::path expanded_log_path(const std::filesystem::path& pattern) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::string out, p = pattern.string();
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == '%' && i + 1 < p.size() && (p[i + 1] == 'h' || p[i + 1] == 'p' || p[i + 1] == '%')) {
+      out += p[i + 1] == 'h' ? std::string(host) : p[i + 1] == 'p' ? std::to_string(getpid()) : "%";
+      ++i;
+    } else {
+      out += p[i];
+    }
+  }
+  return out;
+}
+
+/// One NCCL communicator per SHARP setting, made on first use.
+Communicator& nccl_communicator(const RunContext& ctx, bool sharp, std::filesystem::path& debug_file) {
+  static std::map<bool, std::unique_ptr<Communicator>> comms;
+  static std::map<bool, std::filesystem::path> files;
+  auto& comm = comms[sharp];
+  if (!comm) {
+    std::filesystem::create_directories(ctx.spec.out_dir);
+    // NCCL opens its debug file once per process: every communicator logs there.
+    files[sharp] = std::filesystem::absolute(ctx.spec.out_dir) / "nccl-debug.%h.%p.log";
+    set_nccl_environment(sharp, files[sharp]);
+    NcclSetup setup;
+    setup.device = local_device();
+    comm = make_nccl_communicator(ctx.comm, setup);
+  }
+  debug_file = files[sharp];
+  return *comm;
+}
+
+class NcclCollectiveStep final : public TimedStep, public DeviceStep {
+ public:
+  NcclCollectiveStep(Communicator& comm, const CollectivesConfig& config, bool sharp,
+                     std::filesystem::path log_path)
+      : comm_(comm), config_(config), sharp_(sharp), log_path_(std::move(log_path)), layout_(buffer_layout(config.call, config.in_place)),
+        send_(layout_.send_elements * esize()), recv_(layout_.shared ? 0 : layout_.recv_elements * esize()) {
+    upload_input();
+    comm_.set_stream(stream_.get());
+    for (int i = 0; i < config_.warmup_iters; ++i) run_once();
+    nccl_wait(comm_, stream_.get(), kWaitTimeoutS);
+  }
+
+  DeviceStep* device_step() override { return this; }
+  void* stream() override { return stream_.get(); }
+  int begin(int64_t /*iteration*/) override { return 0; }
+  void enqueue(int /*variant*/) override {
+    comm_.set_stream(stream_.get());
+    for (int i = 0; i < config_.iters; ++i) run_once();
+  }
+  int expected_host_syncs() const override { return 0; }
+
+  /// SHARP was requested: whether NCCL reduced in the network, from what
+  /// its debug log says it chose (this rank's log; rank 0's is recorded).
+  std::vector<std::pair<Toggle, ToggleState>> toggle_outcomes() override {
+    if (!sharp_) return {};
+    const SharpVerdict v = sharp_verdict(true, log_facts(), "nccl", config_.call.ranks, 0);
+    return {{Toggle::kSharp, {true, v.in_effect, v.reason}}};
+  }
+
+  /// The algorithm and protocol NCCL logged for this operation and size.
+  nlohmann::json run_facts() override {
+    const NcclLogFacts& facts = log_facts();
+    nlohmann::json out = {{"nccl_debug_log", log_path_.string()}};
+    const std::string op = collective_name(config_.call.collective);
+    std::optional<NcclChoice> choice;
+    for (size_t bytes : {config_.call.counts.param * esize(), config_.call.counts.size_bytes}) {
+      if (!choice) choice = nccl_choice_for(facts, op, bytes);
+    }
+    if (choice) {
+      out["algorithm"] = fmt::format("{}/{}", nccl_algo_name(choice->algo), nccl_proto_name(choice->proto));
+    } else if (config_.call.collective == Collective::kAllToAll || config_.call.collective == Collective::kSendRecv) {
+      out["algorithm"] = "p2p";
+    }
+    return out;
+  }
+
+  CorrectnessReport check_correctness() override {
+    if (!config_.check) return {true, "check=0: the correctness pass was not run"};
+    upload_input();
+    comm_.set_stream(stream_.get());
+    run_once();
+    nccl_wait(comm_, stream_.get(), kWaitTimeoutS);
+    std::vector<unsigned char> out(config_.call.counts.recv * esize());
+    const unsigned char* from = layout_.shared ? send_.data() + layout_.recv_offset * esize() : recv_.data();
+    PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), from, out.size(), cudaMemcpyDeviceToHost));
+    size_t first = 0;
+    double wrong = static_cast<double>(count_wrong(config_.call, out.data(), first));
+    double first_d = wrong > 0 ? static_cast<double>(first) : 0;
+    comm_.all_reduce_host(&wrong, 1, ReduceOp::kSum);
+    comm_.broadcast_host(&first_d, sizeof first_d, 0);
+    return wrong_report(static_cast<size_t>(wrong), config_.call.counts.recv * static_cast<size_t>(config_.call.ranks),
+                        config_.call.ranks, static_cast<size_t>(first_d));
+  }
+
+ private:
+  size_t esize() const { return dtype_size(config_.call.dtype); }
+
+  const NcclLogFacts& log_facts() {
+    if (!facts_) {
+      std::error_code ec;
+      facts_ = std::filesystem::exists(log_path_, ec) ? read_nccl_log(log_path_) : NcclLogFacts{};
+    }
+    return *facts_;
+  }
+
+  void upload_input() {
+    std::vector<unsigned char> input;
+    fill_input(config_.call, input);
+    PERFLAB_CUDA_CHECK(cudaMemcpy(send_.data() + layout_.send_offset * esize(), input.data(), input.size(),
+                                  cudaMemcpyHostToDevice));
+  }
+
+  void run_once() {
+    unsigned char* base = send_.data();
+    run_collective(comm_, config_.call, base + layout_.send_offset * esize(),
+                   layout_.shared ? base + layout_.recv_offset * esize() : recv_.data());
+  }
+
+  Communicator& comm_;
+  CollectivesConfig config_;
+  bool sharp_;
+  std::filesystem::path log_path_;
+  std::optional<NcclLogFacts> facts_;
+  BufferLayout layout_;
+  cu::Stream stream_;
+  cu::DeviceBuffer<unsigned char> send_, recv_;
+};
+
+class NcclCollectivesBenchmark final : public Benchmark {
+ public:
+  explicit NcclCollectivesBenchmark(const RunContext& ctx)
+      : config_(resolve_config(ctx)),
+        sharp_(ctx.toggles()[Toggle::kSharp].in_effect),
+        comm_(nccl_communicator(ctx, sharp_, debug_file_)) {
+    const BufferLayout layout = buffer_layout(config_.call, config_.in_place);
+    device_bytes_ = static_cast<double>((layout.send_elements + layout.recv_elements) * dtype_size(config_.call.dtype));
+  }
+  StepPlan step_plan() const override {
+    StepPlan plan = collectives_step_plan(config_, comm_.kind());
+    plan.data["nccl_version"] = nccl_runtime_version();
+    plan.data["nccl_debug_file"] = debug_file_.string();
+    plan.device_bytes = device_bytes_;
+    plan.device_bytes_advice = "use fewer bytes";
+    return plan;
+  }
+  std::unique_ptr<TimedStep> start_step(uint64_t /*seed*/) override {
+    return std::make_unique<NcclCollectiveStep>(comm_, config_, sharp_, expanded_log_path(debug_file_));
+  }
+
+ private:
+  CollectivesConfig config_;
+  bool sharp_;
+  std::filesystem::path debug_file_;
+  Communicator& comm_;
+  double device_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Benchmark> make_nccl_benchmark(const RunContext& ctx) {
+  return std::make_unique<NcclCollectivesBenchmark>(ctx);
+}
+
+}  // namespace perflab::collectives_workload
