@@ -47,7 +47,7 @@ std::vector<ToggleRule> collectives_toggle_rules() {
       {Toggle::kSyncFree, cuda, "the cpu backend's MPI calls return when their buffers are ready", {}, ""},
       {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", Toggle::kSyncFree,
        "graph capture needs --sync-free"},
-      {Toggle::kSharp, cuda, "MPI backend: in-network reduction is NCCL's (CollNet/SHARP, NVLS)", {}, ""},
+      {Toggle::kSharp, cuda, "the cpu backend (MPI or one process) has no in-network reduction: that is NCCL's (CollNet/SHARP, NVLS)", {}, ""},
   };
 }
 
