@@ -16,9 +16,29 @@ namespace perflab {
 namespace fs = std::filesystem;
 
 Session::Session()
-    : comm_(collectives::make_single_communicator()),
+    : comm_(collectives::make_world_communicator()),
       device_(probe_device_context()),
-      environment_(capture_environment(device_.probe)) {}
+      environment_(capture_environment(device_.probe)) {
+  record_ranks();
+}
+
+void Session::record_ranks() {
+  nlohmann::json comm = {{"kind", comm_->kind()}, {"size", comm_->size()}};
+  if (!comm_->library_version().empty()) comm["library"] = comm_->library_version();
+  environment_["communicator"] = comm;
+  if (comm_->size() == 1) return;
+  // Every rank's host, devices and library versions, on every rank (rank 0
+  // writes them into the result).
+  nlohmann::json mine = {{"rank", comm_->rank()}, {"hostname", environment_.value("hostname", "")},
+                         {"cpu_model", environment_.value("cpu_model", "")}};
+  if (environment_.contains("cuda")) mine["cuda"] = environment_["cuda"];
+  if (comm.contains("library")) mine["communicator_library"] = comm["library"];
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const std::string& text : collectives::all_gather_text(*comm_, mine.dump())) {
+    ranks.push_back(nlohmann::json::parse(text));
+  }
+  environment_["ranks"] = std::move(ranks);
+}
 
 RunSpec Session::resolve(const RunRequest& request) const {
   return resolve_run_spec(request, Registry::instance().get(request.workload), device_.probe);

@@ -37,6 +37,10 @@ class Session {
   RunSpec resolve(const RunRequest& request) const;
 
  private:
+  /// The communicator and, on several ranks, every rank's host, devices and
+  /// library versions, into the environment.
+  void record_ranks();
+
   std::unique_ptr<collectives::Communicator> comm_;
   DeviceContext device_;
   nlohmann::json environment_;

@@ -53,6 +53,11 @@ struct WorkloadInfo {
   std::string warmup_param;
   /// Prepares data and configuration; throws UsageError for bad inputs.
   std::function<std::unique_ptr<Benchmark>(const RunContext&)> create;
+  /// The command line of the tool this workload mirrors (nccl-tests for
+  /// collectives), turned into perflab's flags before `perflab run
+  /// <workload> ...` is parsed; empty: none. Gets and returns the arguments
+  /// after the workload's name.
+  std::function<std::vector<std::string>(const std::vector<std::string>&)> translate_args;
   /// Rules file for the compliance checker, per preset (relative to the
   /// source tree), empty when none is shipped.
   std::function<std::string(const std::string& preset)> rules_file;

@@ -48,8 +48,9 @@ class SeedStep {
 /// per-iteration times are reduced across ranks (the slowest rank's time).
 class IterationTimes {
  public:
-  IterationTimes(SeedStep& step, int64_t warmup, collectives::Communicator& comm)
-      : step_(step), warmup_(warmup), comm_(comm) {}
+  IterationTimes(SeedStep& step, int64_t warmup, collectives::Communicator& comm,
+                 RankTimes rank_times = RankTimes::kMax)
+      : step_(step), warmup_(warmup), comm_(comm), rank_times_(rank_times) {}
 
   /// Runs iteration `iteration` and returns its host time in seconds.
   double time(int64_t iteration);
@@ -61,9 +62,13 @@ class IterationTimes {
   double device_seconds() const;
 
  private:
+  /// Each iteration's time becomes the ranks' combined time (rank_times_).
+  void combine_across_ranks(std::vector<double>& ms);
+
   SeedStep& step_;
   int64_t warmup_;
   collectives::Communicator& comm_;
+  RankTimes rank_times_;
   std::vector<double> host_ms_;
   std::vector<double> device_ms_;  ///< Every iteration's, warm-up included.
   int64_t device_pending_ = 0;

@@ -75,12 +75,25 @@ void IterationTimes::collect() {
   device_pending_ = 0;
 }
 
+void IterationTimes::combine_across_ranks(std::vector<double>& ms) {
+  if (comm_.size() == 1) return;
+  switch (rank_times_) {
+    case RankTimes::kMax: comm_.all_reduce_host(ms.data(), ms.size(), collectives::ReduceOp::kMax); return;
+    case RankTimes::kMin: comm_.all_reduce_host(ms.data(), ms.size(), collectives::ReduceOp::kMin); return;
+    case RankTimes::kMean:
+      comm_.all_reduce_host(ms.data(), ms.size(), collectives::ReduceOp::kSum);
+      for (double& x : ms) x /= comm_.size();
+      return;
+    case RankTimes::kRank0: comm_.broadcast_host(ms.data(), ms.size() * sizeof(double), 0); return;
+  }
+}
+
 void IterationTimes::summarize_into(RunRecord& rec) {
   collect();
   // Every rank ran the same iterations: each iteration took as long as its
-  // slowest rank.
-  comm_.all_reduce_host(host_ms_.data(), host_ms_.size(), collectives::ReduceOp::kMax);
-  comm_.all_reduce_host(device_ms_.data(), device_ms_.size(), collectives::ReduceOp::kMax);
+  // slowest rank, unless the plan combines the ranks' times otherwise.
+  combine_across_ranks(host_ms_);
+  combine_across_ranks(device_ms_);
   rec.host_iteration_ms = summarize(host_ms_);
   rec.device_timed = step_.timer() != nullptr;
   if (rec.device_timed) {
@@ -329,6 +342,15 @@ Score score_records(const std::vector<RunRecord>& runs, RunMode mode) {
 
 ToggleSet toggles_as_run(const ToggleSet& spec, const std::vector<RunRecord>& runs) {
   ToggleSet out = spec;
+  // A toggle any run could not honour was not in effect.
+  for (const auto& r : runs) {
+    for (const auto& [toggle, state] : r.toggle_outcomes) {
+      if (out[toggle].in_effect && !state.in_effect) {
+        out[toggle].in_effect = false;
+        out[toggle].reason = state.reason;
+      }
+    }
+  }
   ToggleState& graphs = out[Toggle::kCudaGraphs];
   if (!graphs.in_effect) return out;
   for (const auto& r : runs) {

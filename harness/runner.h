@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -63,6 +64,8 @@ struct RunRecord {
   /// What the device step did (graphs captured and replayed, host syncs);
   /// empty when iterations ran on the host.
   std::optional<ExecutionRecord> execution;
+  /// What the step said of its toggles as it ran (TimedStep::toggle_outcomes).
+  std::vector<std::pair<Toggle, ToggleState>> toggle_outcomes;
   std::vector<QualityPoint> quality_curve;
   std::string log_file;  ///< Relative to the invocation directory.
 

@@ -166,24 +166,33 @@ SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObser
   for (const auto& request : plan.points) specs.push_back(session.resolve(request));
   SweepOutcome outcome;
   outcome.dir = plan.out_dir / plan.name;
-  ensure_writable_directory(outcome.dir / "runs");
-  nlohmann::json points = nlohmann::json::array();
-  for (const auto& s : specs) points.push_back(s.to_json());
-  write_file_atomically(outcome.dir / "sweep.json",
-                        nlohmann::json{{"name", plan.name}, {"definition", plan.definition},
-                                       {"points", points}}
-                                .dump(2) + "\n");
+  // Only rank 0 writes; it also decides what is already done, and tells the
+  // other ranks, so every rank runs the same points in the same order.
+  collectives::Communicator& comm = session.comm();
+  const bool writer = comm.rank() == 0;
+  if (writer) {
+    ensure_writable_directory(outcome.dir / "runs");
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& s : specs) points.push_back(s.to_json());
+    write_file_atomically(outcome.dir / "sweep.json",
+                          nlohmann::json{{"name", plan.name}, {"definition", plan.definition},
+                                         {"points", points}}
+                                  .dump(2) + "\n");
+  }
+  comm.barrier();
 
   for (const auto& s : specs) outcome.total += s.seeds.size();
   auto notify = [&](SweepEvent::Kind kind, const std::string& label, const RunRecord* run) {
     if (observer) observer({kind, outcome.reused + outcome.ran, outcome.total, label, run});
   };
-  remove_stale_partials(outcome.dir / "runs");
+  if (writer) remove_stale_partials(outcome.dir / "runs");
   for (const RunSpec& spec : specs) {
     if (interrupted()) break;
     std::vector<uint64_t> pending;
     for (uint64_t seed : spec.seeds) {
-      if (finished_run(outcome.dir / "runs" / run_key(spec, seed))) {
+      char done = writer && finished_run(outcome.dir / "runs" / run_key(spec, seed)) ? 1 : 0;
+      comm.broadcast_host(&done, 1, 0);
+      if (done) {
         ++outcome.reused;
         notify(SweepEvent::Kind::kRunSkipped, point_label(spec, seed), nullptr);
       } else {

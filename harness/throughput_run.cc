@@ -46,7 +46,7 @@ void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, Se
   PERFLAB_MLLOG(log, k::kBlockStart, nullptr,
                 {{"first_epoch_num", 1}, {"epoch_count", 1}, {"samples_count", 0}});
   PERFLAB_MLLOG(log, k::kEpochStart, nullptr, {{"epoch_num", 1}});
-  IterationTimes times(step, warmup, ctx.comm);
+  IterationTimes times(step, warmup, ctx.comm, prepared.step.rank_times);
   int64_t done = 0;
   for (; done < warmup && !interrupted(); ++done) rec.train_s += times.time(done);
   step.synchronize();
@@ -76,6 +76,7 @@ void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, Se
     gate.detail = fmt::format("loss is {} ({})", loss, gate.detail);
   }
   rec.execution = step.execution();
+  rec.toggle_outcomes = step.step().toggle_outcomes();
   add_execution_to_gate(rec.execution, gate);
   PERFLAB_MLLOG(log, k::kPerflabCorrectness, gate.passed,
                 {{"detail", gate.detail}, {"iterations", spec.iterations}});

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -48,6 +49,10 @@ struct CorrectnessReport {
   std::string detail;  ///< What was compared and the worst error found.
 };
 
+/// How one iteration's times on the ranks become the iteration's time
+/// (nccl-tests' -a: 0 rank 0, 1 mean, 2 min, 3 max).
+enum class RankTimes { kRank0 = 0, kMean = 1, kMin = 2, kMax = 3 };
+
 /// What every workload says about one iteration (step).
 struct StepPlan {
   int64_t batch_size = 0;              ///< Samples per iteration (the global batch).
@@ -62,6 +67,9 @@ struct StepPlan {
   /// the harness refuses a plan that cannot fit before anything allocates.
   double device_bytes = 0;
   std::string device_bytes_advice;  ///< What to change when it does not fit.
+  /// Several ranks: an iteration takes as long as its slowest rank unless
+  /// the workload says otherwise (the collectives benchmark follows -a).
+  RankTimes rank_times = RankTimes::kMax;
 };
 
 /// What the runner needs, beyond the step, to train to a target.
@@ -129,6 +137,10 @@ class TimedStep {
   /// (the first iteration whose loss was not finite, the first tensor that
   /// is not); empty otherwise. Called outside timed iterations.
   virtual std::string nonfinite_detail() { return ""; }
+  /// Toggles the step found it could not honour as it ran (the SHARP
+  /// verdict NCCL's log gives only after the operations ran): each becomes
+  /// "requested: on, in effect: off" with the reason. Called after the gate.
+  virtual std::vector<std::pair<Toggle, ToggleState>> toggle_outcomes() { return {}; }
 };
 
 /// One seed's model of a trainable workload (DLRM): a timed step (its

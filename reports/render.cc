@@ -105,6 +105,9 @@ SweepReport make_sweep_report(const ResultSet& set, std::string title) {
   r.toggle_matrices = toggle_matrices(r.points);
   r.batch_sweeps = batch_sweeps(r.points);
   r.skipped = set.skipped;
+  std::vector<ResultView> views;
+  for (const LoadedResult& l : set.results) views.push_back(l.view);
+  r.collectives = collectives_rows(views);
   return r;
 }
 
@@ -130,6 +133,20 @@ std::string render_sweep_markdown(const SweepReport& r) {
   }
   for (const BatchSweep& s : r.batch_sweeps) {
     md += fmt::format("\n## Batch-size sweep: {}\n\n", s.title) + sweep_table(s);
+  }
+  if (!r.collectives.empty()) {
+    md += "\n## Collectives (nccl-tests' columns; time per operation, median of the timed iterations)\n\n";
+    const std::vector<std::string> header = collectives_header();
+    md += "|";
+    for (const auto& h : header) md += " " + h + " |";
+    md += "\n|";
+    for (size_t i = 0; i < header.size(); ++i) md += "---|";
+    md += "\n";
+    for (const auto& row : collectives_cells(r.collectives)) {
+      md += "|";
+      for (const auto& c : row) md += " " + cell(c) + " |";
+      md += "\n";
+    }
   }
   if (!r.skipped.empty()) {
     md += "\n## Skipped files\n\n";

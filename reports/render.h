@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "reports/batch_sweep.h"
+#include "reports/collectives_table.h"
 #include "reports/result_set.h"
 #include "reports/toggle_matrix.h"
 
@@ -26,6 +27,7 @@ struct SweepReport {
   std::vector<ToggleMatrix> toggle_matrices;  ///< Empty without toggle variation.
   std::vector<BatchSweep> batch_sweeps;       ///< Empty without batch_size variation.
   std::vector<std::string> skipped;           ///< "path: reason" per unusable file.
+  std::vector<CollectivesRow> collectives;    ///< nccl-tests' rows; empty without collectives results.
 };
 
 /// Groups, scores and tabulates a result set.

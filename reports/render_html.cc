@@ -232,6 +232,12 @@ std::string render_sweep_html(const SweepReport& r) {
   h += points_section(r);
   for (const ToggleMatrix& m : r.toggle_matrices) h += matrix_section(m);
   for (const BatchSweep& s : r.batch_sweeps) h += sweep_section(s);
+  if (!r.collectives.empty()) {
+    h += "<h2>Collectives</h2>\n<p>nccl-tests' columns: time per operation (median of the timed iterations), "
+         "algorithm and bus bandwidth, wrong elements.</p>\n";
+    h += table(collectives_header(), collectives_cells(r.collectives), {0, 3, 4, 15});
+    h += "<div class=\"charts\">" + render_line_chart(collectives_chart(r.collectives)) + "</div>\n";
+  }
   if (!r.skipped.empty()) {
     h += "<h2>Skipped files</h2>\n<ul>\n";
     for (const std::string& s : r.skipped) h += "<li>" + esc(s) + "</li>\n";

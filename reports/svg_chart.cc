@@ -162,18 +162,23 @@ std::string format_tick(double value, double step) {
 std::string render_line_chart(const LineChart& chart) {
   const double width = chart.width, height = chart.height;
   auto tx = [&](double x) { return chart.log2_x ? std::log2(x) : x; };
-  auto usable = [&](double x, double y) {
-    return std::isfinite(x) && std::isfinite(y) && (!chart.log2_x || x > 0);
+  // The left axis may be log10: values become their logarithms, ticks powers of ten.
+  auto ty = [&](const Series& s, double y) { return chart.log10_y && !s.right_axis ? std::log10(y) : y; };
+  auto usable_in = [&](const Series& s, double x, double y) {
+    return std::isfinite(x) && std::isfinite(y) && (!chart.log2_x || x > 0) &&
+           (!chart.log10_y || s.right_axis || y > 0);
   };
   std::vector<double> xs, left_ys, right_ys;
   for (const Series& s : chart.series) {
     for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
-      if (!usable(s.x[i], s.y[i])) continue;
+      if (!usable_in(s, s.x[i], s.y[i])) continue;
       xs.push_back(tx(s.x[i]));
-      (s.right_axis ? right_ys : left_ys).push_back(s.y[i]);
+      (s.right_axis ? right_ys : left_ys).push_back(ty(s, s.y[i]));
     }
   }
-  if (chart.reference_y) left_ys.push_back(*chart.reference_y);
+  const double reference_y =
+      chart.reference_y ? (chart.log10_y ? std::log10(*chart.reference_y) : *chart.reference_y) : 0;
+  if (chart.reference_y) left_ys.push_back(reference_y);
   const bool has_right = !right_ys.empty();
 
   const double left = 72, right = width - (has_right ? 72 : 24);
@@ -203,6 +208,12 @@ std::string render_line_chart(const LineChart& chart) {
   }
   Range ly = span(left_ys), ry = span(right_ys);
   std::vector<double> lticks = nice_ticks(ly.lo, ly.hi), rticks = nice_ticks(ry.lo, ry.hi);
+  if (chart.log10_y) {
+    lticks.clear();
+    double lo = std::floor(ly.lo), hi = std::ceil(ly.hi);
+    if (hi == lo) hi = lo + 1;
+    for (double v = lo; v <= hi; ++v) lticks.push_back(v);
+  }
   const double x0 = xticks.front(), x1 = xticks.back();
   auto px = [&](double x) { return left + (tx(x) - x0) / (x1 - x0) * (right - left); };
   auto py_axis = [&](const std::vector<double>& t, double y) {
@@ -215,7 +226,8 @@ std::string render_line_chart(const LineChart& chart) {
   for (double t : lticks) {
     double y = py_axis(lticks, t);
     out += line(left, y, right, y, "stroke=\"#e0e0e0\"");
-    out += text(left - 6, y + 4, format_tick(t, lstep), "end");
+    const std::string label = chart.log10_y ? format_tick(std::pow(10, t), std::pow(10, t)) : format_tick(t, lstep);
+    out += text(left - 6, y + 4, label, "end");
   }
   if (has_right) {
     const double rstep = rticks.size() > 1 ? rticks[1] - rticks[0] : 1;
@@ -244,7 +256,7 @@ std::string render_line_chart(const LineChart& chart) {
                             c((top + bottom) / 2)));
   }
   if (chart.reference_y) {
-    double y = py_axis(lticks, *chart.reference_y);
+    double y = py_axis(lticks, reference_y);
     out += line(left, y, right, y, "stroke=\"#555\" stroke-dasharray=\"5,3\"");
   }
   if (xs.empty()) out += text((left + right) / 2, (top + bottom) / 2, "no data", "middle");
@@ -254,8 +266,8 @@ std::string render_line_chart(const LineChart& chart) {
     std::vector<std::string> pts;
     std::string marks;
     for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
-      if (!usable(s.x[k], s.y[k])) continue;
-      double x = px(s.x[k]), y = py_axis(ticks, s.y[k]);
+      if (!usable_in(s, s.x[k], s.y[k])) continue;
+      double x = px(s.x[k]), y = py_axis(ticks, ty(s, s.y[k]));
       pts.push_back(c(x) + "," + c(y));
       std::string tip =
           k < s.tooltips.size() ? s.tooltips[k] : fmt::format("{}: {}, {}", s.name, s.x[k], s.y[k]);

@@ -30,6 +30,7 @@ struct LineChart {
   std::string y_right_label;  ///< Right axis (drawn only when a series uses it).
   bool log2_x = false;        ///< Log2 x axis, ticks at powers of two; x <= 0 left out.
   bool x_bytes = false;       ///< With log2_x: ticks labelled as sizes ("64", "4K", "256M", "8G").
+  bool log10_y = false;       ///< Log10 left axis, ticks at powers of ten; y <= 0 left out.
   std::vector<Series> series;
   std::optional<double> reference_y;  ///< A horizontal dashed line (e.g. the target).
   std::string reference_label;

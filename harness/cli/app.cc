@@ -9,13 +9,48 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "collectives/communicator.h"
 #include "harness/cli/command_registry.h"
 #include "harness/cli/commands.h"
 #include "harness/error.h"
+#include "harness/registry.h"
 #include "harness/text.h"
 #include "harness/version.h"
 
 namespace perflab::cli {
+namespace {
+
+/// `run WORKLOAD ARGS...` with ARGS translated by the workload's
+/// translate_args, when it has one; everything else unchanged.
+std::vector<std::string> translate_workload_args(std::vector<std::string> args) {
+  if (args.size() < 2 || args[0] != "run") return args;
+  for (const WorkloadInfo& w : Registry::instance().all()) {
+    if (w.name != args[1] || !w.translate_args) continue;
+    std::vector<std::string> rest = w.translate_args({args.begin() + 2, args.end()});
+    rest.insert(rest.begin(), {args[0], args[1]});
+    return rest;
+  }
+  return args;
+}
+
+/// Prints the error line (with the rank, on several ranks), stops the other
+/// ranks and returns `code`.
+int fail(const char* kind, const std::string& what, int code) {
+  std::cerr << "perflab: " << kind << ": " << collectives::rank_prefix() << one_line(what) << "\n";
+  std::cerr.flush();
+  collectives::abort_all_ranks(code);
+  return code;
+}
+
+/// The user's input is the same on every rank, and so is its verdict: rank
+/// 0 says it once, and every rank exits 2 without tearing the others down.
+int usage_failure(const std::string& what) {
+  const std::string prefix = collectives::rank_prefix();
+  if (prefix.empty() || prefix.rfind("rank 0 ", 0) == 0) std::cerr << "perflab: error: " << one_line(what) << "\n";
+  return 2;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"perflab: an MLPerf-style benchmark harness. Runs timed workloads to a quality\n"
@@ -49,8 +84,18 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // A workload that mirrors another tool's command line (collectives:
+  // nccl-tests' -b/-e/-f/-n...) translates it before parsing.
+  std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    app.parse(argc, argv);
+    args = translate_workload_args(std::move(args));
+  } catch (const UsageError& e) {
+    std::cerr << "perflab: error: " << one_line(e.what()) << "\n";
+    return 2;
+  }
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    app.parse(reversed);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -68,17 +113,13 @@ int main(int argc, char** argv) {
     }
     return 2;
   } catch (const UsageError& e) {
-    std::cerr << "perflab: error: " << one_line(e.what()) << "\n";
-    return 2;
+    return usage_failure(e.what());
   } catch (const Error& e) {
-    std::cerr << "perflab: error: " << one_line(e.what()) << "\n";
-    return 1;
+    return fail("error", e.what(), 1);
   } catch (const std::bad_alloc&) {
-    std::cerr << "perflab: error: out of host memory (an allocation failed); reduce the problem size\n";
-    return 1;
+    return fail("error", "out of host memory (an allocation failed); reduce the problem size", 1);
   } catch (const std::exception& e) {
-    std::cerr << "perflab: internal error: " << one_line(e.what()) << "\n";
-    return 1;
+    return fail("internal error", e.what(), 1);
   }
 }
 

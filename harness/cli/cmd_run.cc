@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -19,6 +20,8 @@
 #include "harness/run_spec.h"
 #include "harness/sweep.h"
 #include "harness/text.h"
+#include "reports/collectives_table.h"
+#include "reports/result_view.h"
 #include "reports/throughput_report.h"
 
 namespace perflab::cli {
@@ -52,21 +55,31 @@ int run_command(const RunRequest& request) {
   for (const auto& line : split(spec.toggles.describe_differences(), '\n')) {
     if (!line.empty()) header.push_back(line);
   }
-  Progress progress(std::cerr, isatty(STDERR_FILENO) != 0, std::move(header));
+  // Only rank 0 speaks (and writes); the other ranks run silently.
+  const bool writer = session.comm().rank() == 0;
+  std::optional<Progress> progress;
+  if (writer) progress.emplace(std::cerr, isatty(STDERR_FILENO) != 0, std::move(header));
 
   PointHooks hooks;
-  hooks.progress = [&](const ProgressEvent& e) { progress.update(e); };
+  if (writer) hooks.progress = [&](const ProgressEvent& e) { progress->update(e); };
   hooks.render = [](const nlohmann::json& result) {
     return RenderedFiles{{"report.md", reports::render_run_markdown(result)}};
   };
   InterruptGuard guard;
   PointOutcome done = run_invocation(session, spec, hooks);
+  if (!writer) {
+    if (!done.record.interrupted.empty()) return 128 + interrupt_signal();
+    return done.record.score.value ? 0 : 1;
+  }
   if (done.dir.empty()) {
     std::cerr << fmt::format("perflab: interrupted by {} before the first run; nothing written\n",
                              done.record.interrupted);
     return 128 + interrupt_signal();
   }
   std::cout << reports::render_run_summary(done.result);
+  if (const auto view = reports::parse_result(done.result); reports::is_collectives_result(view)) {
+    std::cout << reports::render_collectives_table({view});
+  }
   std::cout << fmt::format("result: {}\nreport: {}\nlogs:   {}/run_*.log\n",
                            (done.dir / "result.json").string(), (done.dir / "report.md").string(),
                            done.dir.string());

@@ -9,10 +9,22 @@
 #include <fmt/format.h>
 
 #include "harness/cli/reporting.h"
+#include "reports/collectives_table.h"
+#include "reports/result_set.h"
 #include "harness/interrupt.h"
 
 
 namespace perflab::cli {
+namespace {
+
+/// nccl-tests' table of the sweep's collectives results, when it has any.
+void print_collectives_table(const std::filesystem::path& runs) {
+  std::vector<reports::ResultView> views;
+  for (auto& loaded : reports::load_result_set({runs}).results) views.push_back(std::move(loaded.view));
+  std::cout << reports::render_collectives_table(views);
+}
+
+}  // namespace
 
 int execute_sweep(const SweepPlan& plan, bool dry_run) {
   if (dry_run) {
@@ -31,7 +43,10 @@ int execute_sweep(const SweepPlan& plan, bool dry_run) {
   size_t ran = 0;
   Session session;
   InterruptGuard guard;
+  // Only rank 0 speaks and writes reports; the other ranks run silently.
+  const bool writer = session.comm().rank() == 0;
   SweepOutcome outcome = run_sweep(session, plan, [&](const SweepEvent& e) {
+    if (!writer) return;
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     switch (e.kind) {
       case SweepEvent::Kind::kRunSkipped:
@@ -55,9 +70,14 @@ int execute_sweep(const SweepPlan& plan, bool dry_run) {
     }
     std::cerr.flush();
   });
+  if (!writer) {
+    if (!outcome.interrupted.empty()) return 128 + interrupt_signal();
+    return outcome.aborted == 0 ? 0 : 1;
+  }
   std::cout << fmt::format("sweep {}: {} run(s), {} run now, {} reused from earlier, {} missed the target\n",
                            plan.name, outcome.total, outcome.ran, outcome.reused, outcome.aborted);
   write_reports({outcome.dir / "runs"}, outcome.dir, "perflab sweep " + plan.name);
+  print_collectives_table(outcome.dir / "runs");
   std::cout << fmt::format("results: {}/runs/*/result.json\nreport:  {}/report.html (also .md, .csv, .json)\n",
                            outcome.dir.string(), outcome.dir.string());
   if (!outcome.interrupted.empty()) {

@@ -102,7 +102,7 @@ done
   pass "env --json" || fail "env --json"
 
 # --- bad input: one line, exit 2 ------------------------------------------
-expect 2 "unknown workload 'nosuch'; valid workloads: dlrm" -- run nosuch
+expect 2 "unknown workload 'nosuch'; valid workloads: .*dlrm" -- run nosuch
 expect 2 "unknown parameter 'bach_size'; valid parameters: .*batch_size" -- run dlrm --set bach_size=1
 expect 2 "batch_size=12x: not an integer" -- run dlrm --set batch_size=12x
 expect 2 "unknown preset 'huge'; valid presets: tiny, small, dle" -- run dlrm --preset huge

@@ -1,0 +1,184 @@
+// The NCCL communicator (see nccl.h).
+#include "collectives/nccl.h"
+
+#include <nccl.h>
+
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+#include "kernels/cuda/check.h"
+
+namespace perflab::collectives {
+
+[[noreturn]] void throw_nccl_error(ncclResult_t rc, const char* call, const char* file, int line) {
+  std::string name(call);
+  name = name.substr(0, name.find('('));
+  std::string detail = ncclGetErrorString(rc);
+  const char* last = ncclGetLastError(nullptr);
+  if (last && *last) detail += std::string(" (") + last + ")";
+  throw Error(fmt::format("NCCL: {} failed: {} [{}:{}]", name, detail, file, line));
+}
+
+}  // namespace perflab::collectives
+
+/// Throws perflab::Error "NCCL: <call> failed: <NCCL's description>".
+#define PERFLAB_NCCL_CHECK(call)                                                             \
+  do {                                                                                       \
+    const ncclResult_t perflab_nccl_rc = (call);                                             \
+    if (perflab_nccl_rc != ncclSuccess && perflab_nccl_rc != ncclInProgress)                 \
+      ::perflab::collectives::throw_nccl_error(perflab_nccl_rc, #call, __FILE__, __LINE__);  \
+  } while (0)
+
+namespace perflab::collectives {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ncclDataType_t nccl_type(DataType t) {
+  switch (t) {
+    case DataType::kFloat32: return ncclFloat32;
+    case DataType::kFloat16: return ncclFloat16;
+    case DataType::kBFloat16: return ncclBfloat16;
+    case DataType::kInt32: return ncclInt32;
+    case DataType::kFloat64: return ncclFloat64;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t nccl_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return ncclSum;
+    case ReduceOp::kMax: return ncclMax;
+    case ReduceOp::kMin: return ncclMin;
+  }
+  return ncclSum;
+}
+
+class NcclCommunicator final : public Communicator {
+ public:
+  NcclCommunicator(Communicator& host, const NcclSetup& setup) : host_(host) {
+    PERFLAB_CUDA_CHECK(cudaSetDevice(setup.device));
+    ncclUniqueId id{};
+    if (host.rank() == 0) PERFLAB_NCCL_CHECK(ncclGetUniqueId(&id));
+    host.broadcast_host(&id, sizeof id, 0);
+    // Non-blocking init, polled: a rank that never arrives is a timeout
+    // and an abort, not a hang.
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    PERFLAB_NCCL_CHECK(ncclCommInitRankConfig(&comm_, host.size(), id, host.rank(), &config));
+    const auto t0 = Clock::now();
+    for (;;) {
+      ncclResult_t state = ncclSuccess;
+      PERFLAB_NCCL_CHECK(ncclCommGetAsyncError(comm_, &state));
+      if (state == ncclSuccess) break;
+      if (state != ncclInProgress) {
+        ncclCommAbort(comm_);
+        throw_nccl_error(state, "ncclCommInitRankConfig", __FILE__, __LINE__);
+      }
+      if (std::chrono::duration<double>(Clock::now() - t0).count() > setup.init_timeout_s) {
+        ncclCommAbort(comm_);
+        throw Error(fmt::format("NCCL: communicator not ready after {:.0f} s (a rank did not arrive); aborted",
+                                setup.init_timeout_s));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  ~NcclCommunicator() override {
+    if (comm_) ncclCommDestroy(comm_);
+  }
+
+  int rank() const override { return host_.rank(); }
+  int size() const override { return host_.size(); }
+  std::string kind() const override { return "nccl"; }
+  bool device_buffers() const override { return true; }
+  void set_stream(void* stream) override { stream_ = static_cast<cudaStream_t>(stream); }
+  void barrier() override { host_.barrier(); }
+  void all_reduce_host(double* values, size_t count, ReduceOp op) override { host_.all_reduce_host(values, count, op); }
+  void broadcast_host(void* data, size_t bytes, int root) override { host_.broadcast_host(data, bytes, root); }
+
+  void all_reduce(const void* send, void* recv, size_t count, DataType t, ReduceOp op) override {
+    PERFLAB_NCCL_CHECK(ncclAllReduce(send, recv, count, nccl_type(t), nccl_op(op), comm_, stream_));
+  }
+  void all_gather(const void* send, void* recv, size_t count, DataType t) override {
+    PERFLAB_NCCL_CHECK(ncclAllGather(send, recv, count, nccl_type(t), comm_, stream_));
+  }
+  void reduce_scatter(const void* send, void* recv, size_t count, DataType t, ReduceOp op) override {
+    PERFLAB_NCCL_CHECK(ncclReduceScatter(send, recv, count, nccl_type(t), nccl_op(op), comm_, stream_));
+  }
+  /// NCCL's own all-to-all is a group of sends and receives, as nccl-tests does it.
+  void all_to_all(const void* send, void* recv, size_t count, DataType t) override {
+    const size_t bytes = count * dtype_size(t);
+    PERFLAB_NCCL_CHECK(ncclGroupStart());
+    for (int r = 0; r < size(); ++r) {
+      PERFLAB_NCCL_CHECK(ncclSend(static_cast<const char*>(send) + r * bytes, count, nccl_type(t), r, comm_, stream_));
+      PERFLAB_NCCL_CHECK(ncclRecv(static_cast<char*>(recv) + r * bytes, count, nccl_type(t), r, comm_, stream_));
+    }
+    PERFLAB_NCCL_CHECK(ncclGroupEnd());
+  }
+  void broadcast(const void* send, void* recv, size_t count, DataType t, int root) override {
+    PERFLAB_NCCL_CHECK(ncclBroadcast(send, recv, count, nccl_type(t), root, comm_, stream_));
+  }
+  void reduce(const void* send, void* recv, size_t count, DataType t, ReduceOp op, int root) override {
+    PERFLAB_NCCL_CHECK(ncclReduce(send, recv, count, nccl_type(t), nccl_op(op), root, comm_, stream_));
+  }
+  void send_recv(const std::vector<PeerTransfer>& transfers, DataType t) override {
+    PERFLAB_NCCL_CHECK(ncclGroupStart());
+    for (const PeerTransfer& x : transfers) {
+      if (x.send) PERFLAB_NCCL_CHECK(ncclSend(x.send, x.count, nccl_type(t), x.peer, comm_, stream_));
+      if (x.recv) PERFLAB_NCCL_CHECK(ncclRecv(x.recv, x.count, nccl_type(t), x.peer, comm_, stream_));
+    }
+    PERFLAB_NCCL_CHECK(ncclGroupEnd());
+  }
+
+  void wait(cudaStream_t stream, double timeout_s) {
+    const auto t0 = Clock::now();
+    for (;;) {
+      const cudaError_t done = cudaStreamQuery(stream);
+      if (done == cudaSuccess) return;
+      if (done != cudaErrorNotReady) PERFLAB_CUDA_CHECK(done);
+      ncclResult_t state = ncclSuccess;
+      PERFLAB_NCCL_CHECK(ncclCommGetAsyncError(comm_, &state));
+      if (state != ncclSuccess && state != ncclInProgress) {
+        ncclCommAbort(comm_);
+        comm_ = nullptr;
+        throw_nccl_error(state, "ncclCommGetAsyncError", __FILE__, __LINE__);
+      }
+      if (std::chrono::duration<double>(Clock::now() - t0).count() > timeout_s) {
+        ncclCommAbort(comm_);
+        comm_ = nullptr;
+        throw Error(fmt::format("NCCL: operations not finished after {:.0f} s (a peer stopped?); communicator "
+                                "aborted", timeout_s));
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
+ private:
+  Communicator& host_;
+  ncclComm_t comm_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_nccl_communicator(Communicator& host, const NcclSetup& setup) {
+  return std::make_unique<NcclCommunicator>(host, setup);
+}
+
+std::string nccl_runtime_version() {
+  int code = 0;
+  if (ncclGetVersion(&code) != ncclSuccess) return "unknown";
+  // NCCL_VERSION(X,Y,Z) = X*10000 + Y*100 + Z since 2.9.
+  return fmt::format("{}.{}.{}", code / 10000, (code / 100) % 100, code % 100);
+}
+
+void nccl_wait(Communicator& comm, void* stream, double timeout_s) {
+  auto* nccl = dynamic_cast<NcclCommunicator*>(&comm);
+  if (!nccl) throw Error("internal: nccl_wait on a " + comm.kind() + " communicator");
+  nccl->wait(static_cast<cudaStream_t>(stream), timeout_s);
+}
+
+}  // namespace perflab::collectives

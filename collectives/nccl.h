@@ -1,0 +1,39 @@
+// The NCCL communicator: device buffers, one GPU per rank, every call
+// enqueued on the stream given to set_stream (never a host synchronisation,
+// so a step of NCCL calls can be captured in a CUDA graph). It is built
+// from a host communicator (single or MPI) that carries NCCL's unique id
+// from rank 0 to the others and keeps serving the host-side calls
+// (barrier, all_reduce_host, broadcast_host).
+//
+// Host-only header: built when NCCL is found (PERFLAB_HAVE_NCCL).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "collectives/communicator.h"
+
+namespace perflab::collectives {
+
+/// Environment set before the communicator is created (NCCL reads it once,
+/// then): the SHARP toggle and the debug log file. Applied with setenv.
+struct NcclSetup {
+  int device = 0;                  ///< CUDA device of this rank.
+  double init_timeout_s = 120;     ///< Give up (abort) when init takes longer.
+};
+
+/// Creates the communicator over `host`'s ranks (collective: every rank
+/// calls it). Throws Error on failure, naming NCCL's reason; a rank that
+/// does not arrive within init_timeout_s aborts the communicator.
+std::unique_ptr<Communicator> make_nccl_communicator(Communicator& host, const NcclSetup& setup);
+
+/// "2.28.9" (the library's version at run time).
+std::string nccl_runtime_version();
+
+/// Waits until `stream` (a cudaStream_t) is idle, polling NCCL's
+/// asynchronous error state of `comm` (made by make_nccl_communicator):
+/// on an NCCL error, or after `timeout_s`, the communicator is aborted and
+/// Error names the cause, so a rank whose peer died does not hang.
+void nccl_wait(Communicator& comm, void* stream, double timeout_s);
+
+}  // namespace perflab::collectives
