@@ -50,6 +50,7 @@ nlohmann::json run_to_json(const RunRecord& r) {
                                                          {"detail", r.correctness->detail}}
                                         : nlohmann::json(nullptr)},
           {"execution", r.execution ? execution_to_json(*r.execution) : nlohmann::json(nullptr)},
+          {"facts", r.facts},
           {"quality_curve", curve},
           {"log", r.log_file}};
 }

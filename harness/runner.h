@@ -66,6 +66,8 @@ struct RunRecord {
   std::optional<ExecutionRecord> execution;
   /// What the step said of its toggles as it ran (TimedStep::toggle_outcomes).
   std::vector<std::pair<Toggle, ToggleState>> toggle_outcomes;
+  /// What the step learned as it ran (TimedStep::run_facts), "facts" in the result.
+  nlohmann::json facts = nlohmann::json::object();
   std::vector<QualityPoint> quality_curve;
   std::string log_file;  ///< Relative to the invocation directory.
 

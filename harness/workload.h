@@ -141,6 +141,9 @@ class TimedStep {
   /// verdict NCCL's log gives only after the operations ran): each becomes
   /// "requested: on, in effect: off" with the reason. Called after the gate.
   virtual std::vector<std::pair<Toggle, ToggleState>> toggle_outcomes() { return {}; }
+  /// Facts the step learned as it ran, recorded with the run (the
+  /// algorithm and protocol NCCL chose); an empty object when none.
+  virtual nlohmann::json run_facts() { return nlohmann::json::object(); }
 };
 
 /// One seed's model of a trainable workload (DLRM): a timed step (its

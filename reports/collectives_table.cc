@@ -60,7 +60,12 @@ CollectivesMeasure measure(const ResultView& r) {
   m.busbw_gbps = m.algbw_gbps * collectives::busbw_factor(c, ranks);
   m.wrong = wrong_count(r);
   const std::string comm = data_value<std::string>(r, "communicator", "-");
-  m.algorithm = data_value<std::string>(r, "algorithm", comm == "nccl" ? "-" : comm);
+  m.algorithm = comm == "nccl" ? "-" : comm;
+  for (const RunView& run : r.runs) {
+    if (run.facts.contains("algorithm") && run.facts["algorithm"].is_string()) {
+      m.algorithm = run.facts["algorithm"].get<std::string>();
+    }
+  }
   return m;
 }
 

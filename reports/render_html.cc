@@ -8,6 +8,7 @@
 
 #include "reports/render.h"
 #include "reports/render_format.h"
+#include "reports/html_page.h"
 #include "reports/svg_chart.h"
 
 namespace perflab::reports {
@@ -24,44 +25,14 @@ using detail::speedup_text;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-constexpr const char* kStyle = R"(
-body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
-h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ccc; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: right; }
-th { background: #f3f3f3; } td.text, th.text { text-align: left; }
-tr.best td { background: #e8f5e9; font-weight: bold; }
-.charts { display: flex; flex-wrap: wrap; gap: 1em; }
-svg.chart { border: 1px solid #ddd; }
-.note { color: #555; font-size: 0.9em; }
-)";
-
 std::string esc(const std::string& s) { return xml_escape(s); }
 
-/// A table from a header and rows of plain-text cells (escaped here); the
-/// columns in `text_columns` are left-aligned, the others (numbers) right.
-std::string table(const std::vector<std::string>& header,
-                  const std::vector<std::vector<std::string>>& rows,
-                  const std::vector<size_t>& text_columns,
-                  const std::vector<bool>& highlight = {}) {
-  auto align = [&](size_t i) {
-    return std::find(text_columns.begin(), text_columns.end(), i) != text_columns.end()
-               ? " class=\"text\""
-               : "";
-  };
-  std::string h = "<table>\n<tr>";
-  for (size_t i = 0; i < header.size(); ++i) {
-    h += fmt::format("<th{}>{}</th>", align(i), esc(header[i]));
-  }
-  h += "</tr>\n";
-  for (size_t r = 0; r < rows.size(); ++r) {
-    h += r < highlight.size() && highlight[r] ? "<tr class=\"best\">" : "<tr>";
-    for (size_t i = 0; i < rows[r].size(); ++i) {
-      h += fmt::format("<td{}>{}</td>", align(i), esc(rows[r][i]));
-    }
-    h += "</tr>\n";
-  }
-  return h + "</table>\n";
+/// A table whose highlighted rows are the best ones.
+std::string table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                  const std::vector<size_t>& text_columns, const std::vector<bool>& highlight = {}) {
+  std::vector<std::string> classes;
+  for (bool h : highlight) classes.push_back(h ? "best" : "");
+  return html_table(header, rows, text_columns, classes);
 }
 
 std::string quality_chart(const Point& p) {
@@ -221,8 +192,7 @@ std::string sweep_section(const BatchSweep& s) {
 }  // namespace
 
 std::string render_sweep_html(const SweepReport& r) {
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  h += "<title>" + esc(r.title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
+  std::string h = html_page_start(r.title);
   h += "<h1>" + esc(r.title) + "</h1>\n";
   h += fmt::format(
       "<p>{} result file(s), {} run(s), {} point(s); {} file(s) skipped. Time to train is the "

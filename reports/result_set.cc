@@ -80,6 +80,7 @@ RunEntry run_entry(const RunView& r, const fs::path& result_path) {
   e.iterations = r.iterations;
   e.iteration_ms_mean = r.iteration_ms.mean;
   e.iteration_ms_n = r.iteration_ms.n;
+  e.iteration_ms = r.iteration_ms;
   for (const QualityPointView& q : r.quality_curve) e.quality_curve.push_back({q.epoch, q.value});
   e.log = result_path.parent_path() / r.log;
   e.result = result_path;

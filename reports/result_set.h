@@ -55,6 +55,7 @@ struct RunEntry {
   int64_t iterations = 0;
   double iteration_ms_mean = 0;
   size_t iteration_ms_n = 0;  ///< Timed iterations behind the mean (0: none).
+  Summary iteration_ms;       ///< The run's iteration-time summary (n == 0: none).
   std::vector<CurvePoint> quality_curve;
   std::filesystem::path log;     ///< MLLOG file, resolved against the result's folder.
   std::filesystem::path result;  ///< The result file this run came from.

@@ -155,6 +155,7 @@ RunView read_run(const json& j) {
     r.correctness = CorrectnessView{get_or<bool>(gate, "passed", "run.correctness", false),
                                     get_or<std::string>(gate, "detail", "run.correctness", "")};
   }
+  if (const json& facts = field(j, "facts"); facts.is_object()) r.facts = facts;
   const json& exec = field(j, "execution");
   if (exec.is_object()) {
     ExecutionView e;

@@ -124,6 +124,9 @@ struct RunView {
   double measured_s = 0;
   std::optional<CorrectnessView> correctness;
   std::optional<ExecutionView> execution;
+  /// What the step learned as it ran (free-form by nature: NCCL's algorithm
+  /// and protocol for a collective); an empty object when none.
+  nlohmann::json facts = nlohmann::json::object();
   std::vector<QualityPointView> quality_curve;
   std::string log;  ///< File name, relative to the result's folder.
 

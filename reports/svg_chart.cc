@@ -259,6 +259,12 @@ std::string render_line_chart(const LineChart& chart) {
     double y = py_axis(lticks, reference_y);
     out += line(left, y, right, y, "stroke=\"#555\" stroke-dasharray=\"5,3\"");
   }
+  for (const auto& [mx, label] : chart.markers) {
+    if (xs.empty() || !std::isfinite(mx) || (chart.log2_x && mx <= 0)) continue;
+    const double x = px(mx);
+    out += "<g class=\"marker\">" + line(x, top, x, bottom, "stroke=\"#c0392b\" stroke-dasharray=\"4,3\"") +
+           text(x + 3, top + 12, label, "start") + "<title>" + xml_escape(label) + "</title></g>\n";
+  }
   if (xs.empty()) out += text((left + right) / 2, (top + bottom) / 2, "no data", "middle");
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const Series& s = chart.series[i];

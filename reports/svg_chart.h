@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace perflab::reports {
@@ -29,11 +30,14 @@ struct LineChart {
   std::string y_label;        ///< Left axis.
   std::string y_right_label;  ///< Right axis (drawn only when a series uses it).
   bool log2_x = false;        ///< Log2 x axis, ticks at powers of two; x <= 0 left out.
-  bool x_bytes = false;       ///< With log2_x: ticks labelled as sizes ("64", "4K", "256M", "8G").
   bool log10_y = false;       ///< Log10 left axis, ticks at powers of ten; y <= 0 left out.
+  bool x_bytes = false;       ///< With log2_x: ticks labelled as sizes ("64", "4K", "256M", "8G").
   std::vector<Series> series;
   std::optional<double> reference_y;  ///< A horizontal dashed line (e.g. the target).
   std::string reference_label;
+  /// Vertical dashed lines at these x values, labelled (e.g. change points
+  /// and their revisions).
+  std::vector<std::pair<double, std::string>> markers;
   int width = 640;
   int height = 360;
 };

@@ -66,10 +66,13 @@ int main(int argc, char** argv) {
       "  perflab run dlrm --set batch_size=256,512,1024 --seeds 3     (a sweep)\n"
       "  perflab sweep workloads/dlrm/sweeps/batch_size.yaml\n"
       "  perflab rerun perflab-results/dlrm-tiny-*/result.json\n"
+      "  perflab compare base-results/ candidate-results/\n"
+      "  perflab history record perflab-results/ --db history.sqlite\n"
       "  perflab env");
 
   std::vector<Command> commands = {add_list(app),   add_run(app),    add_sweep(app), add_rerun(app),
-                                   add_report(app), add_export(app), add_rcp(app),   add_env(app)};
+                                   add_report(app), add_export(app), add_rcp(app),   add_compare(app),
+                                   add_history(app), add_env(app)};
   // Then the commands workloads register (data, transducer), by name.
   for (const RegisteredCommand& c : registered_commands()) commands.push_back(c.add(app));
 

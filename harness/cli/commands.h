@@ -24,5 +24,7 @@ Command add_rerun(CLI::App& app);
 Command add_report(CLI::App& app);
 Command add_export(CLI::App& app);
 Command add_rcp(CLI::App& app);
+Command add_compare(CLI::App& app);
+Command add_history(CLI::App& app);
 
 }  // namespace perflab::cli

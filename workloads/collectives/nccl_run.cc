@@ -6,13 +6,17 @@
 // (NCCL_COLLNET_ENABLE, NCCL_NVLS_ENABLE) and NCCL's debug log (INFO,
 // subsystems INIT and TUNING), which goes to a file beside the results,
 // never to the console.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "collectives/nccl.h"
+#include "collectives/nccl_log.h"
 #include "harness/error.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
@@ -36,15 +40,37 @@ int local_device() {
   return 0;
 }
 
-/// The environment NCCL reads when a communicator is created.
-void set_nccl_environment(bool sharp, const std::filesystem::path& debug_file) {
-  setenv("NCCL_COLLNET_ENABLE", sharp ? "1" : "0", 1);
-  setenv("NCCL_NVLS_ENABLE", sharp ? "1" : "0", 1);
-  if (!std::getenv("NCCL_DEBUG")) {
-    setenv("NCCL_DEBUG", "INFO", 1);
-    setenv("NCCL_DEBUG_SUBSYS", "INIT,TUNING,ENV", 1);
-    setenv("NCCL_DEBUG_FILE", debug_file.c_str(), 1);
+void apply(const std::vector<EnvSetting>& settings) {
+  for (const EnvSetting& e : settings) {
+    if (e.value) {
+      setenv(e.name.c_str(), e.value->c_str(), 1);
+    } else {
+      unsetenv(e.name.c_str());
+    }
   }
+}
+
+/// The environment NCCL reads when a communicator is created: the SHARP
+/// toggle, and its debug log into `debug_file` (NCCL expands %h and %p).
+void set_nccl_environment(bool sharp, const std::filesystem::path& debug_file) {
+  apply(sharp_environment(sharp));
+  apply(nccl_debug_environment(debug_file.string()));
+}
+
+/// The file NCCL writes for this process: %h the host name, %p the pid.
+std::filesystem::path expanded_log_path(const std::filesystem::path& pattern) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::string out, p = pattern.string();
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == '%' && i + 1 < p.size() && (p[i + 1] == 'h' || p[i + 1] == 'p' || p[i + 1] == '%')) {
+      out += p[i + 1] == 'h' ? std::string(host) : p[i + 1] == 'p' ? std::to_string(getpid()) : "%";
+      ++i;
+    } else {
+      out += p[i];
+    }
+  }
+  return out;
 }
 
 /// One NCCL communicator per SHARP setting, made on first use.
@@ -54,8 +80,8 @@ Communicator& nccl_communicator(const RunContext& ctx, bool sharp, std::filesyst
   auto& comm = comms[sharp];
   if (!comm) {
     std::filesystem::create_directories(ctx.spec.out_dir);
-    files[sharp] = std::filesystem::absolute(ctx.spec.out_dir) /
-                   fmt::format("nccl-debug-sharp-{}.%h.%p.log", sharp ? "on" : "off");
+    // NCCL opens its debug file once per process: every communicator logs there.
+    files[sharp] = std::filesystem::absolute(ctx.spec.out_dir) / "nccl-debug.%h.%p.log";
     set_nccl_environment(sharp, files[sharp]);
     NcclSetup setup;
     setup.device = local_device();
@@ -67,8 +93,9 @@ Communicator& nccl_communicator(const RunContext& ctx, bool sharp, std::filesyst
 
 class NcclCollectiveStep final : public TimedStep, public DeviceStep {
  public:
-  NcclCollectiveStep(Communicator& comm, const CollectivesConfig& config, bool sharp)
-      : comm_(comm), config_(config), sharp_(sharp), layout_(buffer_layout(config.call, config.in_place)),
+  NcclCollectiveStep(Communicator& comm, const CollectivesConfig& config, bool sharp,
+                     std::filesystem::path log_path)
+      : comm_(comm), config_(config), sharp_(sharp), log_path_(std::move(log_path)), layout_(buffer_layout(config.call, config.in_place)),
         send_(layout_.send_elements * esize()), recv_(layout_.shared ? 0 : layout_.recv_elements * esize()) {
     upload_input();
     comm_.set_stream(stream_.get());
@@ -85,13 +112,29 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
   }
   int expected_host_syncs() const override { return 0; }
 
-  /// SHARP was requested: whether NCCL could reduce in the network.
+  /// SHARP was requested: whether NCCL reduced in the network, from what
+  /// its debug log says it chose (this rank's log; rank 0's is recorded).
   std::vector<std::pair<Toggle, ToggleState>> toggle_outcomes() override {
     if (!sharp_) return {};
-    if (config_.call.ranks < 2) {
-      return {{Toggle::kSharp, {true, false, "fewer than 2 GPUs: NCCL has nothing to reduce in the network"}}};
+    const SharpVerdict v = sharp_verdict(true, log_facts(), "nccl", config_.call.ranks, 0);
+    return {{Toggle::kSharp, {true, v.in_effect, v.reason}}};
+  }
+
+  /// The algorithm and protocol NCCL logged for this operation and size.
+  nlohmann::json run_facts() override {
+    const NcclLogFacts& facts = log_facts();
+    nlohmann::json out = {{"nccl_debug_log", log_path_.string()}};
+    const std::string op = collective_name(config_.call.collective);
+    std::optional<NcclChoice> choice;
+    for (size_t bytes : {config_.call.counts.param * esize(), config_.call.counts.size_bytes}) {
+      if (!choice) choice = nccl_choice_for(facts, op, bytes);
     }
-    return {};
+    if (choice) {
+      out["algorithm"] = fmt::format("{}/{}", nccl_algo_name(choice->algo), nccl_proto_name(choice->proto));
+    } else if (config_.call.collective == Collective::kAllToAll || config_.call.collective == Collective::kSendRecv) {
+      out["algorithm"] = "p2p";
+    }
+    return out;
   }
 
   CorrectnessReport check_correctness() override {
@@ -115,6 +158,14 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
  private:
   size_t esize() const { return dtype_size(config_.call.dtype); }
 
+  const NcclLogFacts& log_facts() {
+    if (!facts_) {
+      std::error_code ec;
+      facts_ = std::filesystem::exists(log_path_, ec) ? read_nccl_log(log_path_) : NcclLogFacts{};
+    }
+    return *facts_;
+  }
+
   void upload_input() {
     std::vector<unsigned char> input;
     fill_input(config_.call, input);
@@ -131,6 +182,8 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
   Communicator& comm_;
   CollectivesConfig config_;
   bool sharp_;
+  std::filesystem::path log_path_;
+  std::optional<NcclLogFacts> facts_;
   BufferLayout layout_;
   cu::Stream stream_;
   cu::DeviceBuffer<unsigned char> send_, recv_;
@@ -154,7 +207,7 @@ class NcclCollectivesBenchmark final : public Benchmark {
     return plan;
   }
   std::unique_ptr<TimedStep> start_step(uint64_t /*seed*/) override {
-    return std::make_unique<NcclCollectiveStep>(comm_, config_, sharp_);
+    return std::make_unique<NcclCollectiveStep>(comm_, config_, sharp_, expanded_log_path(debug_file_));
   }
 
  private:

@@ -1,0 +1,136 @@
+// history check / trend / export over the series of the history database.
+#include "reports/history_report.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "harness/sweep.h"
+
+namespace perflab::reports {
+
+HistoryCheck check_history(const std::vector<HistorySeries>& series, int64_t latest_run, size_t baseline_runs,
+                           const CompareOptions& options) {
+  HistoryCheck check;
+  check.latest_run = latest_run;
+  std::vector<MetricSamples> base, latest;
+  std::set<int64_t> used;
+  for (const HistorySeries& s : series) {
+    auto at = std::find_if(s.values.begin(), s.values.end(), [&](const HistoryValue& v) { return v.run_id == latest_run; });
+    if (at == s.values.end()) continue;
+    check.machine = s.machine;
+    MetricSamples b{s.point, s.label, s.metric, s.unit, s.lower_is_better, {}, 0};
+    const auto first = at - std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(baseline_runs), at - s.values.begin());
+    for (auto it = first; it != at; ++it) {
+      b.values.insert(b.values.end(), it->samples.begin(), it->samples.end());
+      b.failed += it->failed;
+      used.insert(it->run_id);
+    }
+    if (b.values.empty()) continue;
+    latest.push_back({s.point, s.label, s.metric, s.unit, s.lower_is_better, at->samples, at->failed});
+    base.push_back(std::move(b));
+  }
+  check.baseline_runs.assign(used.begin(), used.end());
+  if (!base.empty()) check.comparison = compare_samples(base, latest, options);
+  return check;
+}
+
+std::vector<SeriesChanges> series_changes(HistoryDb& db, std::vector<HistorySeries> series,
+                                          const ChangePointOptions& options) {
+  options.validate();
+  std::vector<SeriesChanges> out;
+  const std::string key = options.key();
+  for (HistorySeries& s : series) {
+    std::vector<double> values;
+    for (const HistoryValue& v : s.values) values.push_back(v.median);
+    ChangePointState state;
+    if (auto cached = db.cached_state(s, key)) {
+      if (auto parsed = ChangePointState::from_json(*cached)) state = *parsed;
+    }
+    const size_t before = state.analyzed;
+    state = update_change_points(values, std::move(state), options);
+    if (state.analyzed != before) db.store_state(s, key, state.to_json());
+    out.push_back({std::move(s), state.found});
+  }
+  return out;
+}
+
+std::string render_trend(const std::vector<SeriesChanges>& all, const std::string& since) {
+  std::string out;
+  for (const SeriesChanges& sc : all) {
+    const HistorySeries& s = sc.series;
+    out += fmt::format("{} ({}, {} is better) on machine {}\n", s.name(), s.unit,
+                       s.lower_is_better ? "lower" : "higher", s.machine);
+    out += fmt::format("  {:>6}  {:<20}  {:<12}  {:>12}  {:>3}\n", "run", "timestamp", "revision", "median", "n");
+    std::map<size_t, const ChangePoint*> at;
+    for (const ChangePoint& c : sc.changes) at[c.index] = &c;
+    for (size_t i = 0; i < s.values.size(); ++i) {
+      const HistoryValue& v = s.values[i];
+      if (v.timestamp < since) continue;
+      std::string mark;
+      if (auto it = at.find(i); it != at.end()) {
+        mark = fmt::format("  <- change {:+.1f}% at {} (p = {:.3g})", 100 * it->second->change, v.git_revision,
+                           it->second->p_value);
+      }
+      out += fmt::format("  {:>6}  {:<20}  {:<12}  {:>12.6g}  {:>3}{}\n", v.run_id, v.timestamp,
+                         v.git_revision.substr(0, 12), v.median, v.samples.size(), mark);
+    }
+    if (sc.changes.empty()) out += "  no change point\n";
+  }
+  if (all.empty()) out += "no series match\n";
+  return out;
+}
+
+namespace {
+
+/// Prometheus label value escaping: backslash, double quote, newline.
+std::string label_value(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+/// A metric name: [a-zA-Z_:][a-zA-Z0-9_:]*, anything else as '_'.
+std::string metric_name(const std::string& metric) {
+  std::string out = "perflab_";
+  for (char c : metric) out += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_') ? c : '_';
+  return out;
+}
+
+std::string point_id(const std::string& point) { return stable_hash(point).substr(8); }
+
+}  // namespace
+
+std::string render_openmetrics(const std::vector<HistorySeries>& series) {
+  std::map<std::string, std::vector<const HistorySeries*>> families;  // name -> series, contiguous per family
+  for (const HistorySeries& s : series) {
+    if (!s.values.empty()) families[metric_name(s.metric)].push_back(&s);
+  }
+  std::string out;
+  for (const auto& [name, members] : families) {
+    const HistorySeries& first = *members.front();
+    out += fmt::format("# HELP {} perflab metric {} ({}, {} is better): the latest recorded median\n", name,
+                       first.metric, first.unit, first.lower_is_better ? "lower" : "higher");
+    out += fmt::format("# TYPE {} gauge\n", name);
+    for (const HistorySeries* s : members) {
+      const HistoryValue& v = s->values.back();
+      if (!std::isfinite(v.median)) continue;
+      out += fmt::format("{}{{point=\"{}\",point_id=\"{}\",machine=\"{}\",revision=\"{}\"}} {}\n", name,
+                         label_value(s->label), point_id(s->point), label_value(s->machine),
+                         label_value(v.git_revision), fmt::format("{:.17g}", v.median));
+    }
+  }
+  out += "# EOF\n";
+  return out;
+}
+
+}  // namespace perflab::reports

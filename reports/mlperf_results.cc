@@ -1,0 +1,198 @@
+// MLPerf result folders: runs from logs, the summarizer's score, RCP normalisation.
+#include "reports/mlperf_results.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+
+namespace perflab::reports {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// MLPerf's required runs per benchmark (rcp_checker's submission_runs, training).
+size_t required_runs(const std::string& benchmark) {
+  static const std::map<std::string, size_t> runs = {
+      {"bert", 10},       {"dlrm_dcnv2", 10},       {"gpt3", 3},         {"maskrcnn", 5},
+      {"resnet", 5},      {"ssd", 5},               {"retinanet", 5},    {"unet3d", 40},
+      {"rnnt", 10},       {"stable_diffusion", 10}, {"gnn", 10},         {"rgat", 10},
+      {"llama2_70b_lora", 10}, {"flux1", 10},       {"llama31_405b", 3}, {"llama31_8b", 10},
+      {"gpt_oss_20b", 10}, {"deepseekv3_671b", 3},  {"qwen35_397b_grpo", 3}, {"dlrmv4", 10}};
+  auto it = runs.find(benchmark);
+  return it == runs.end() ? 0 : it->second;
+}
+
+/// Benchmarks whose convergence the rcp_checker counts in samples (eval
+/// samples_count) rather than epochs (eval epoch_num, rounded to 3 decimals).
+bool counts_samples(const std::string& benchmark) {
+  static const std::set<std::string> samples = {"llama2_70b_lora", "flux1",           "llama31_405b",     "llama31_8b",
+                                                "gpt_oss_20b",     "deepseekv3_671b", "qwen35_397b_grpo", "dlrmv4"};
+  return samples.count(benchmark) != 0;
+}
+
+bool is_result_file(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return name.rfind("result_", 0) == 0 && p.extension() == ".txt";
+}
+
+void apply_rcps(MlperfScore& s, const fs::path& rcps) {
+  fs::path file = rcps;
+  std::error_code ec;
+  if (fs::is_directory(rcps, ec)) file = rcps / ("rcps_" + s.benchmark + ".json");
+  if (!fs::exists(file, ec)) {
+    s.rcp_note = fmt::format("no RCPs for {} in {}", s.benchmark, rcps.string());
+    return;
+  }
+  std::optional<int64_t> batch;
+  std::vector<std::optional<double>> converged;
+  for (const MlperfRun& r : s.runs) {
+    if (!batch) batch = r.global_batch_size;
+    converged.push_back(r.ok ? r.converged_at : std::nullopt);
+  }
+  if (!batch) {
+    s.rcp_note = "no global_batch_size in the logs: RCP check not possible";
+    return;
+  }
+  RcpCheckOptions options;
+  options.submission_runs = required_runs(s.benchmark);
+  const RcpCheck c = check_rcp(read_rcps(file), s.benchmark, *batch, converged, options);
+  s.rcp_note = fmt::format("RCP check {}: {}", verdict_name(c.verdict), c.explanation);
+  if (c.verdict == RcpVerdict::kPassed) s.rcp_factor = c.normalization_factor;
+  if (s.olympic_minutes) s.normalized_minutes = *s.olympic_minutes * s.rcp_factor;
+}
+
+MlperfScore score(std::string system, std::string benchmark, std::vector<MlperfRun> runs, const fs::path& rcps) {
+  MlperfScore s;
+  s.system = std::move(system);
+  s.benchmark = std::move(benchmark);
+  s.runs = std::move(runs);
+  s.dropped_each_end = mlperf_dropped_scores(s.benchmark);
+  std::vector<double> minutes;
+  for (const MlperfRun& r : s.runs) {
+    if (r.ok) minutes.push_back(r.minutes);
+    else ++s.failed;
+  }
+  s.olympic_minutes = mlperf_olympic_average(minutes, s.failed, s.dropped_each_end);
+  if (!s.olympic_minutes) {
+    s.no_score_reason = s.failed > s.dropped_each_end
+                            ? fmt::format("{} runs failed, more than the {} MLPerf drops", s.failed, s.dropped_each_end)
+                            : fmt::format("{} runs are too few to drop {} from each end", minutes.size(), s.dropped_each_end);
+  }
+  if (!rcps.empty()) apply_rcps(s, rcps);
+  return s;
+}
+
+}  // namespace
+
+size_t mlperf_dropped_scores(const std::string& benchmark) { return benchmark == "unet3d" ? 4 : 1; }
+
+std::optional<double> mlperf_olympic_average(std::vector<double> minutes, size_t failed, size_t dropped_each_end) {
+  if (failed > dropped_each_end) return std::nullopt;
+  std::sort(minutes.begin(), minutes.end());
+  const size_t slow_end = dropped_each_end - failed;  // Failures already are the slowest.
+  if (minutes.size() <= dropped_each_end + slow_end) return std::nullopt;
+  const auto first = minutes.begin() + static_cast<std::ptrdiff_t>(dropped_each_end);
+  const auto last = minutes.end() - static_cast<std::ptrdiff_t>(slow_end);
+  return std::accumulate(first, last, 0.0) / static_cast<double>(last - first);
+}
+
+MlperfRun mlperf_run(const MllogFile& log, const fs::path& file, const std::string& benchmark) {
+  MlperfRun r;
+  r.file = file;
+  r.benchmark = benchmark;
+  if (const MllogEvent* b = log.first("submission_benchmark"); b != nullptr && b->value.is_string()) {
+    r.benchmark = b->value.get<std::string>();
+  }
+  if (const MllogEvent* g = log.first("global_batch_size"); g != nullptr && g->value.is_number_integer()) {
+    r.global_batch_size = g->value.get<int64_t>();
+  }
+  const MllogEvent* start = log.first("run_start");
+  const MllogEvent* stop = log.first("run_stop");
+  if (log.bad_lines > 0) r.problem = "a bad :::MLLOG line (" + log.first_problem + ")";
+  else if (start == nullptr) r.problem = "no run_start";
+  else if (stop == nullptr) r.problem = "no run_stop";
+  else if (stop->metadata.value("status", std::string()) != "success") {
+    r.problem = "run_stop status '" + stop->metadata.value("status", std::string()) + "'";
+  }
+  if (start != nullptr && stop != nullptr) r.minutes = (stop->time_ms - start->time_ms) / 60000.0;
+  if (r.problem.empty() && !std::isfinite(r.minutes)) r.problem = "run_start or run_stop time_ms out of range";
+  r.ok = r.problem.empty();
+  if (!r.ok) return r;
+  const char* field = counts_samples(r.benchmark) ? "samples_count" : "epoch_num";
+  for (const MllogEvent& e : log.events) {
+    if (e.line > stop->line) break;
+    if ((e.key == "eval_accuracy" || e.key == "eval_error") && e.metadata.contains(field) &&
+        e.metadata[field].is_number()) {
+      const double v = e.metadata[field].get<double>();
+      r.converged_at = counts_samples(r.benchmark) ? v : std::round(v * 1000.0) / 1000.0;
+    }
+  }
+  return r;
+}
+
+bool is_mlperf_input(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return fs::exists(path, ec) && path.extension() != ".json";
+  bool results = false;
+  for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::end(it); it.increment(ec)) {
+    if (it->path().filename() == "result.json") return false;
+    results |= is_result_file(it->path());
+  }
+  return results;
+}
+
+std::vector<MlperfScore> load_mlperf(const fs::path& path, const fs::path& rcps) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) {
+    const MlperfRun run = mlperf_run(read_mllog(path), path, path.stem().string());
+    return {score("-", run.benchmark, {run}, rcps)};
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<fs::path>> groups;  // (system, benchmark) -> files
+  for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::end(it); it.increment(ec)) {
+    if (!is_result_file(it->path()) || it->is_directory()) continue;
+    const fs::path folder = it->path().parent_path();
+    groups[{folder.parent_path().filename().string(), folder.filename().string()}].push_back(it->path());
+  }
+  if (ec) throw Error(fmt::format("{}: cannot list: {}", path.string(), ec.message()));
+  if (groups.empty()) throw UsageError(fmt::format("{}: no MLPerf result_*.txt files", path.string()));
+  std::vector<MlperfScore> out;
+  for (auto& [key, files] : groups) {
+    std::sort(files.begin(), files.end());
+    std::vector<MlperfRun> runs;
+    for (const fs::path& f : files) runs.push_back(mlperf_run(read_mllog(f), f, key.second));
+    out.push_back(score(key.first, key.second, std::move(runs), rcps));
+  }
+  return out;
+}
+
+std::vector<MetricSamples> mlperf_metric_samples(const std::vector<MlperfScore>& scores) {
+  std::vector<MetricSamples> out;
+  for (const MlperfScore& s : scores) {
+    const std::string point = "mlperf:" + s.system + "/" + s.benchmark;
+    const std::string label = s.benchmark + (s.system == "-" ? "" : " on " + s.system);
+    MetricSamples t{point, label, "time_to_train_min", "min", true, {}, s.failed};
+    for (const MlperfRun& r : s.runs) {
+      if (r.ok) t.values.push_back(r.minutes);
+    }
+    if (!t.values.empty()) out.push_back(std::move(t));
+    if (s.olympic_minutes) out.push_back({point, label, "score_min", "min", true, {*s.olympic_minutes}, 0});
+    if (s.normalized_minutes) out.push_back({point, label, "normalized_score_min", "min", true, {*s.normalized_minutes}, 0});
+  }
+  return out;
+}
+
+std::string mlperf_score_line(const MlperfScore& s) {
+  std::string line = fmt::format("{} on {}: {} runs, {} failed; ", s.benchmark, s.system, s.runs.size(), s.failed);
+  line += s.olympic_minutes ? fmt::format("olympic mean {:.6f} min", *s.olympic_minutes) : "no score (" + s.no_score_reason + ")";
+  if (s.normalized_minutes) line += fmt::format("; normalised {:.6f} min (RCP factor {:.6f})", *s.normalized_minutes, s.rcp_factor);
+  if (!s.rcp_note.empty()) line += "; " + s.rcp_note;
+  return line;
+}
+
+}  // namespace perflab::reports

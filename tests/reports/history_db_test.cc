@@ -1,0 +1,173 @@
+// The history database: record and read back, schema migration from
+// version 1, files that are not ours refused with one line, the rolling
+// baseline check, the change-point cache, and the OpenMetrics text.
+#include "reports/history_db.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/error.h"
+#include "reports/history_report.h"
+
+namespace perflab::reports {
+namespace {
+namespace fs = std::filesystem;
+
+class HistoryDbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("perflab_history_test_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+MetricSamples metric(const std::string& metric, std::vector<double> v, bool lower = true) {
+  return {"{\"workload\":\"triad\"}", "triad stream", metric, lower ? "ms" : "samples/s", lower, std::move(v), 0};
+}
+
+NewHistoryRun run(const std::string& rev, std::vector<MetricSamples> metrics, const std::string& machine = "m1") {
+  return {"2026-11-2" + rev.substr(0, 1) + "T00:00:00Z", rev, machine, {{"hostname", "h"}}, {"r"}, std::move(metrics)};
+}
+
+TEST_F(HistoryDbTest, RecordsAndReadsBack) {
+  const fs::path p = dir_ / "h.sqlite";
+  {
+    HistoryDb db(p, true);
+    EXPECT_EQ(db.schema_version(), kHistorySchemaVersion);
+    EXPECT_EQ(db.record(run("1aaa", {metric("iteration_ms_p50", {1, 2, 3}), metric("throughput", {9, 10}, false)})), 1);
+    EXPECT_EQ(db.record(run("2bbb", {metric("iteration_ms_p50", {4, 5, 6})}, "m2")), 2);
+  }
+  HistoryDb db(p, false);
+  const auto runs = db.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].git_revision, "1aaa");
+  EXPECT_EQ(runs[0].metrics, 2);
+  EXPECT_EQ(db.runs("2026-11-22").size(), 1u);
+  const auto s = db.series({"iteration_ms_p50", "", "", "", std::nullopt});
+  ASSERT_EQ(s.size(), 2u);  // One series per machine.
+  EXPECT_EQ(s[0].machine, "m1");
+  ASSERT_EQ(s[0].values.size(), 1u);
+  EXPECT_EQ(s[0].values[0].samples, (std::vector<double>{1, 2, 3}));
+  EXPECT_DOUBLE_EQ(s[0].values[0].median, 2);
+  EXPECT_EQ(db.series({"", "", "m2", "", std::nullopt}).size(), 1u);
+  EXPECT_EQ(db.series({"", "nothing like it", "", "", std::nullopt}).size(), 0u);
+}
+
+TEST_F(HistoryDbTest, MigratesVersionOne) {
+  const fs::path p = dir_ / "v1.sqlite";
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(p.c_str(), &raw), SQLITE_OK);
+  // A version-1 file as perflab wrote it: runs and metrics, no change-point cache.
+  const char* v1 =
+      "CREATE TABLE runs(id INTEGER PRIMARY KEY, timestamp TEXT NOT NULL, recorded_at TEXT NOT NULL,"
+      " git_revision TEXT NOT NULL, machine TEXT NOT NULL, environment TEXT NOT NULL, sources TEXT NOT NULL);"
+      "CREATE TABLE metrics(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, point TEXT NOT NULL,"
+      " label TEXT NOT NULL, metric TEXT NOT NULL, unit TEXT NOT NULL, lower_is_better INTEGER NOT NULL,"
+      " median REAL NOT NULL, samples TEXT NOT NULL, failed INTEGER NOT NULL, PRIMARY KEY(run_id, point, metric));"
+      "CREATE INDEX metrics_by_series ON metrics(metric, point, run_id);"
+      "INSERT INTO runs VALUES(1, '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z', 'abc', 'm1', '{}', '[]');"
+      "INSERT INTO metrics VALUES(1, 'p', 'triad stream', 'throughput', 'samples/s', 0, 5.0, '[4,5,6]', 0);"
+      "PRAGMA application_id=1885760616; PRAGMA user_version=1;";
+  ASSERT_EQ(sqlite3_exec(raw, v1, nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+
+  HistoryDb db(p, false);
+  EXPECT_EQ(db.schema_version(), 2);
+  const auto s = db.series({"throughput", "", "", "", std::nullopt});
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].values[0].samples, (std::vector<double>{4, 5, 6}));
+  db.store_state(s[0], "k", {{"x", 1}});  // The table version 2 added.
+  EXPECT_EQ((*db.cached_state(s[0], "k"))["x"], 1);
+}
+
+TEST_F(HistoryDbTest, RefusesFilesThatAreNotOurs) {
+  auto message = [](const fs::path& p, bool create) -> std::string {
+    try {
+      HistoryDb db(p, create);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(message(dir_ / "absent.sqlite", false).find("no such history database"), std::string::npos);
+  std::ofstream(dir_ / "text.sqlite") << "this is a text file, long enough to be read as a database header.......\n"
+                                      << std::string(4096, 'x');
+  EXPECT_NE(message(dir_ / "text.sqlite", true).find("not a perflab history database"), std::string::npos);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "foreign.sqlite").c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE t(x);", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  EXPECT_NE(message(dir_ / "foreign.sqlite", false).find("another application"), std::string::npos);
+  ASSERT_EQ(sqlite3_open((dir_ / "newer.sqlite").c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA application_id=1885760616; PRAGMA user_version=99; CREATE TABLE t(x);", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  EXPECT_NE(message(dir_ / "newer.sqlite", false).find("newer than this perflab"), std::string::npos);
+  EXPECT_NE(message(dir_, true).find("is a folder"), std::string::npos);
+}
+
+TEST_F(HistoryDbTest, CheckUsesTheRollingBaselineOfTheSameSeries) {
+  HistoryDb db(dir_ / "h.sqlite", true);
+  for (int i = 0; i < 12; ++i) {
+    const double base = i < 11 ? 10 : 12;  // The last run is 20% slower.
+    db.record(run(std::to_string(i % 10) + "rev", {metric("iteration_ms_p50", {base, base * 1.01, base * 0.99, base * 1.005, base * 0.995})}));
+  }
+  const auto latest = db.latest_run();
+  ASSERT_TRUE(latest);
+  const auto c = check_history(db.series({"", "", "m1", "", latest->id}), latest->id, 5, {});
+  ASSERT_TRUE(c.comparison);
+  EXPECT_EQ(c.baseline_runs, (std::vector<int64_t>{7, 8, 9, 10, 11}));
+  ASSERT_EQ(c.comparison->rows.size(), 1u);
+  EXPECT_EQ(c.comparison->rows[0].verdict, Verdict::kSlower);
+  EXPECT_EQ(c.comparison->rows[0].base_n, 25u);
+  // Run 11 against 6..10: nothing changed.
+  const auto earlier = check_history(db.series({"", "", "m1", "", 11}), 11, 5, {});
+  ASSERT_TRUE(earlier.comparison);
+  EXPECT_FALSE(earlier.comparison->regressed());
+  // The first run has no baseline.
+  EXPECT_FALSE(check_history(db.series({"", "", "m1", "", 1}), 1, 5, {}).comparison);
+}
+
+TEST_F(HistoryDbTest, ChangePointsAreCachedPerSeries) {
+  HistoryDb db(dir_ / "h.sqlite", true);
+  for (int i = 0; i < 40; ++i) {
+    const double v = (i < 20 ? 100 : 110) * (1 + 0.001 * (i % 5));
+    db.record(run(std::to_string(i % 10) + "r" + std::to_string(i), {metric("iteration_ms_p50", {v})}));
+  }
+  const ChangePointOptions options;
+  auto changes = series_changes(db, db.series({"iteration_ms_p50", "", "", "", std::nullopt}), options);
+  ASSERT_EQ(changes.size(), 1u);
+  ASSERT_EQ(changes[0].changes.size(), 1u);
+  EXPECT_EQ(changes[0].changes[0].index, 20u);
+  const auto cached = db.cached_state(changes[0].series, options.key());
+  ASSERT_TRUE(cached);
+  EXPECT_EQ((*cached)["analyzed"], 40);
+  const std::string trend = render_trend(changes, "");
+  EXPECT_NE(trend.find("<- change +10.0% at 0r20"), std::string::npos) << trend;
+}
+
+TEST(OpenMetrics, OneGaugeFamilyPerMetricWithEscapedLabels) {
+  HistorySeries a{"p1", "dlrm \"tiny\"", "throughput", "samples/s", "m1", false, {{1, "t", "rev1", 100.5, {100.5}, 0}}};
+  HistorySeries b{"p2", "dlrm small", "throughput", "samples/s", "m1", false, {{1, "t", "rev1", 7, {7}, 0}}};
+  HistorySeries c{"p1", "dlrm \"tiny\"", "iteration_ms_p50", "ms", "m1", true, {{1, "t", "rev1", 2, {2}, 0}}};
+  const std::string text = render_openmetrics({a, c, b});
+  EXPECT_NE(text.find("# TYPE perflab_throughput gauge\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perflab_throughput{point=\"dlrm \\\"tiny\\\"\""), std::string::npos) << text;
+  // Families are contiguous: both throughput samples follow their TYPE line.
+  const auto type = text.find("# TYPE perflab_throughput");
+  EXPECT_LT(type, text.find("point=\"dlrm small\""));
+  EXPECT_EQ(text.substr(text.size() - 6), "# EOF\n");
+}
+
+}  // namespace
+}  // namespace perflab::reports

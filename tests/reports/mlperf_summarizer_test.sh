@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# MLPerf result folders scored by perflab against mlperf_logging's own
+# result summarizer, on a small results folder built here by hand:
+#   results/sysA/dlrm_dcnv2/result_{0..9}.txt   10 runs, one aborted, batch
+#       55296: the RCPs the package ships for training 5.1.0 apply, so the
+#       score is normalised (the runs converge faster than the RCP mean but
+#       within its allowed speedup);
+#   results/sysA/unet3d/result_{0..11}.txt      12 runs, two aborted: unet3d
+#       drops 4 scores from each end; no RCP file for it.
+# The official numbers: the summarizer's _compute_strong_score_standalone
+# (raw olympic mean), then the rcp_checker's check_directory with
+# set_scaling, as the summarizer runs it, and the standalone score again
+# (now scaled). One step is replaced: the summarizer first runs the
+# compliance checker on each log, which hand-made logs of real benchmarks
+# cannot pass; the replacement drops a run whose run_stop status is not
+# "success", which is what the compliance failure of a non-converged run
+# does. perflab must print the same raw and normalised scores (to the
+# 6 decimals it prints).
+set -uo pipefail
+: "${PERFLAB:?}"
+PY=${PYTHON:-python3}
+if ! "$PY" -c "import mlperf_logging.result_summarizer.result_summarizer" 2>/dev/null; then
+  [[ -n "${CI:-}" ]] && { echo "FAIL: mlperf_logging is not installed (scripts/setup installs it) and CI is set"; exit 1; }
+  echo "SKIP: mlperf_logging is not installed"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+rcps=$("$PY" -c "import mlperf_logging.rcp_checker as r, os; print(os.path.join(os.path.dirname(r.__file__), 'training_5.1.0'))")
+
+"$PY" - "$tmp/sub/results/sysA" <<'PY'
+import json, os, sys
+root = sys.argv[1]
+
+def log(path, benchmark, batch, minutes, epochs, status):
+    t0 = 1_700_000_000_000
+    lines = []
+    def ev(t, key, value, **meta):
+        meta = {"file": "train.py", "lineno": 1, **meta}
+        lines.append("[0] :::MLLOG " + json.dumps({"namespace": "", "time_ms": t, "event_type": "POINT_IN_TIME",
+                                                    "key": key, "value": value, "metadata": meta}))
+    ev(t0 - 5000, "submission_benchmark", benchmark)
+    ev(t0 - 4000, "global_batch_size", batch)
+    ev(t0, "run_start", None)
+    for k in range(1, 5):
+        ev(t0 + k * 1000, "eval_accuracy", 0.8, epoch_num=round(epochs * k / 4, 4))
+    ev(t0 + round(minutes * 60000), "run_stop", None, status=status)
+    lines.insert(3, "some other output line without the token")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    open(path, "w").write("\n".join(lines) + "\n")
+
+dlrm = [(11.2, 0.75), (10.8, 0.7), (12.5, 0.8), (11.9, 0.75), (10.1, 0.7), (13.4, 0.8), (11.0, 0.75), (12.2, 0.75),
+        (10.6, 0.7), (9.0, 0.7)]
+for i, (m, e) in enumerate(dlrm):
+    log(f"{root}/dlrm_dcnv2/result_{i}.txt", "dlrm_dcnv2", 55296, m, e, "aborted" if i == 9 else "success")
+for i in range(12):
+    log(f"{root}/unet3d/result_{i}.txt", "unet3d", 56, 20 + (i * 7) % 11 * 0.37, 1000 + i, "aborted" if i in (3, 8) else "success")
+PY
+
+"$PERFLAB" history --db "$tmp/h.sqlite" record "$tmp/sub" --rcps "$rcps" --revision r1 >"$tmp/perflab.txt" 2>&1 ||
+  { echo "FAIL: perflab history record exited $?: $(cat "$tmp/perflab.txt")"; exit 1; }
+cat "$tmp/perflab.txt"
+
+"$PY" - "$tmp/sub/results/sysA" "$tmp/perflab.txt" <<'PY'
+import re, sys
+from mlperf_logging.compliance_checker.mlp_parser import parse_file
+from mlperf_logging.rcp_checker import rcp_checker
+from mlperf_logging.result_summarizer import result_summarizer as rs
+
+def read_without_compliance(result_file, usage, ruleset):
+    loglines, failed = parse_file(result_file, ruleset=ruleset)
+    if failed:
+        raise ValueError("Parse error")
+    stop = [l for l in loglines if l.key == "run_stop"]
+    if not stop or stop[0].value["metadata"].get("status") != "success":
+        raise ValueError("Compliance check failed")
+    return loglines
+rs._read_result_file = read_without_compliance
+
+ours = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"(\S+) on sysA: .*?olympic mean ([0-9.]+) min(?:; normalised ([0-9.]+) min)?", line)
+    if m:
+        ours[m.group(1)] = (float(m.group(2)), float(m.group(3)) if m.group(3) else None)
+ok = True
+for bench in ("dlrm_dcnv2", "unet3d"):
+    folder = f"{sys.argv[1]}/{bench}"
+    raw, _, _ = rs._compute_strong_score_standalone(bench, "sysA", False, folder, "training", "5.1.0")
+    try:  # As the summarizer: a benchmark without RCPs keeps scaling 1.
+        passed, msg, factor = rcp_checker.check_directory(folder, "training", "5.1.0", False, False,
+                                                           rcp_pass="pruned_rcps", set_scaling=True)
+    except FileNotFoundError:
+        passed, msg = None, "no RCP file"
+
+    scaled, _, scaling = rs._compute_strong_score_standalone(bench, "sysA", False, folder, "training", "5.1.0")
+    mine = ours.get(bench)
+    print(f"{bench}: summarizer raw {raw:.6f} min, normalised {scaled:.6f} min (scaling {scaling:.6f}, "
+          f"rcp: {passed} {msg}); perflab {mine}")
+    if mine is None or abs(mine[0] - raw) > 1e-6:
+        print(f"FAIL: {bench}: raw olympic mean differs"); ok = False
+    expected_norm = scaled if bench == "dlrm_dcnv2" else None
+    if bench == "dlrm_dcnv2" and not (scaling > 1):
+        print("FAIL: the test's dlrm runs should be normalised (scaling > 1)"); ok = False
+    if (mine[1] is None) != (expected_norm is None) or (expected_norm and abs(mine[1] - expected_norm) > 1e-6):
+        print(f"FAIL: {bench}: normalised score differs"); ok = False
+sys.exit(0 if ok else 1)
+PY
+rc=$?
+[[ $rc -eq 0 ]] && echo "mlperf_summarizer_test: ok"
+exit $rc
