@@ -195,4 +195,29 @@ std::string mlperf_score_line(const MlperfScore& s) {
   return line;
 }
 
+std::string render_mlperf_scores_markdown(const std::vector<MlperfScore>& scores, const std::string& title) {
+  auto cell = [](std::string text) {
+    std::string out;
+    for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+    return out;
+  };
+  std::string md = "# " + title + "\n\nScored as mlperf_logging's result summarizer scores them: minutes from "
+                   "run_start to run_stop; a failed run counts as the slowest; the olympic mean drops the "
+                   "benchmark's number of scores at each end (4 for unet3d, 1 otherwise).\n\n";
+  md += "| system | benchmark | runs | failed | olympic mean (min) | normalised (min) | RCP |\n|---|---|--:|--:|--:|--:|---|\n";
+  for (const MlperfScore& s : scores) {
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", cell(s.system), cell(s.benchmark), s.runs.size(), s.failed,
+                      s.olympic_minutes ? fmt::format("{:.6f}", *s.olympic_minutes) : "no score: " + s.no_score_reason,
+                      s.normalized_minutes ? fmt::format("{:.6f}", *s.normalized_minutes) : "-", cell(s.rcp_note));
+  }
+  for (const MlperfScore& s : scores) {
+    md += fmt::format("\n## {} on {}\n\n| run | minutes | status |\n|---|--:|---|\n", cell(s.benchmark), cell(s.system));
+    for (const MlperfRun& r : s.runs) {
+      md += fmt::format("| {} | {:.4f} | {} |\n", cell(r.file.filename().string()), r.minutes,
+                        r.ok ? "success" : cell(r.problem));
+    }
+  }
+  return md;
+}
+
 }  // namespace perflab::reports

@@ -83,4 +83,8 @@ std::vector<MetricSamples> mlperf_metric_samples(const std::vector<MlperfScore>&
 /// 1.026000)"; then what the RCP check said.
 std::string mlperf_score_line(const MlperfScore& s);
 
+/// A Markdown page of scores: one row per system and benchmark (runs,
+/// failed, raw olympic mean, normalised score, RCP note), then each run.
+std::string render_mlperf_scores_markdown(const std::vector<MlperfScore>& scores, const std::string& title);
+
 }  // namespace perflab::reports

@@ -67,5 +67,12 @@ printf 'op,nranks,nnodes,bytes,time_us,algorithm\nall_reduce,16,2,1024,40,sharp\
 expect 2 "sharp.csv:2: all_reduce COLLNET_CHAIN on 2 nodes x 8 GPUs with preset 'h100-ndr': CollNet needs SHARP" \
   -- model --link h100-ndr --calibrate "$tmp/sharp.csv" --html "$never"
 expect 2 "perflab: error: .*--nodes" -- model --nodes many
+# The collectives benchmark's own results calibrate too, but only NCCL's:
+# a host (single-rank) run is refused with the reason.
+if (cd "$tmp" && "$PERFLAB" run collectives --set bytes=4096 --iterations 2 --out coll >/dev/null 2>&1); then
+  expect 2 "measured on the single communicator; the model is NCCL's" -- model --calibrate "$tmp/coll" --html "$never"
+else
+  fail "collectives run for calibration"
+fi
 [[ ! -e "$never" ]] && pass "refused requests wrote nothing" || fail "a refused request wrote $never"
 finish

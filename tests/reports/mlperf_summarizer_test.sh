@@ -14,8 +14,8 @@
 # compliance checker on each log, which hand-made logs of real benchmarks
 # cannot pass; the replacement drops a run whose run_stop status is not
 # "success", which is what the compliance failure of a non-converged run
-# does. perflab must print the same raw and normalised scores (to the
-# 6 decimals it prints).
+# does. perflab (history record and report) must print the same raw and
+# normalised scores (to the 6 decimals it prints).
 set -uo pipefail
 : "${PERFLAB:?}"
 PY=${PYTHON:-python3}
@@ -60,8 +60,12 @@ PY
 "$PERFLAB" history --db "$tmp/h.sqlite" record "$tmp/sub" --rcps "$rcps" --revision r1 >"$tmp/perflab.txt" 2>&1 ||
   { echo "FAIL: perflab history record exited $?: $(cat "$tmp/perflab.txt")"; exit 1; }
 cat "$tmp/perflab.txt"
+"$PERFLAB" report "$tmp/sub" --rcps "$rcps" --out "$tmp/report" >"$tmp/report.txt" 2>&1 ||
+  { echo "FAIL: perflab report exited $?: $(cat "$tmp/report.txt")"; exit 1; }
+grep -q "^| sysA | dlrm_dcnv2 | 10 | 1 | [0-9.]* | [0-9.]* | RCP check passed" "$tmp/report/mlperf.md" ||
+  { echo "FAIL: report/mlperf.md has no dlrm_dcnv2 row: $(cat "$tmp/report/mlperf.md")"; exit 1; }
 
-"$PY" - "$tmp/sub/results/sysA" "$tmp/perflab.txt" <<'PY'
+"$PY" - "$tmp/sub/results/sysA" "$tmp/perflab.txt" "$tmp/report.txt" <<'PY'
 import re, sys
 from mlperf_logging.compliance_checker.mlp_parser import parse_file
 from mlperf_logging.rcp_checker import rcp_checker
@@ -77,12 +81,17 @@ def read_without_compliance(result_file, usage, ruleset):
     return loglines
 rs._read_result_file = read_without_compliance
 
-ours = {}
-for line in open(sys.argv[2]):
-    m = re.match(r"(\S+) on sysA: .*?olympic mean ([0-9.]+) min(?:; normalised ([0-9.]+) min)?", line)
-    if m:
-        ours[m.group(1)] = (float(m.group(2)), float(m.group(3)) if m.group(3) else None)
-ok = True
+def scores(path):
+    ours = {}
+    for line in open(path):
+        m = re.match(r"(\S+) on sysA: .*?olympic mean ([0-9.]+) min(?:; normalised ([0-9.]+) min)?", line)
+        if m:
+            ours[m.group(1)] = (float(m.group(2)), float(m.group(3)) if m.group(3) else None)
+    return ours
+ours = scores(sys.argv[2])
+ok = scores(sys.argv[3]) == ours  # perflab report prints the same scores as history record
+if not ok:
+    print("FAIL: perflab report and history record disagree")
 for bench in ("dlrm_dcnv2", "unet3d"):
     folder = f"{sys.argv[1]}/{bench}"
     raw, _, _ = rs._compute_strong_score_standalone(bench, "sysA", False, folder, "training", "5.1.0")

@@ -45,13 +45,24 @@ CollectivesConfig resolve_config(const RunContext& ctx) {
   return c;
 }
 
-CorrectnessReport wrong_report(size_t wrong, size_t elements, int ranks, size_t first_wrong) {
-  if (wrong == 0) {
+CorrectnessReport wrong_elements_gate(Communicator& comm, const CollectivesConfig& config, const unsigned char* out) {
+  size_t first = 0;
+  const size_t mine = count_wrong(config.call, out, first);
+  // Total wrong, the first rank with any, and that rank's first wrong element.
+  double total = static_cast<double>(mine);
+  double first_rank = mine > 0 ? comm.rank() : comm.size();
+  comm.all_reduce_host(&total, 1, ReduceOp::kSum);
+  comm.all_reduce_host(&first_rank, 1, ReduceOp::kMin);
+  const size_t elements = config.call.counts.recv * static_cast<size_t>(config.call.ranks);
+  if (total == 0) {
     return {true, fmt::format("0 wrong elements of {} on {} rank(s): every output exactly as predicted", elements,
-                              ranks)};
+                              config.call.ranks)};
   }
-  return {false, fmt::format("{} wrong elements of {} on {} rank(s) (first on rank 0 at element {})", wrong,
-                             elements, ranks, first_wrong)};
+  const int rank = static_cast<int>(first_rank);
+  uint64_t at = first;
+  comm.broadcast_host(&at, sizeof at, rank);
+  return {false, fmt::format("{} wrong elements of {} on {} rank(s) (the first on rank {}, element {})",
+                             static_cast<size_t>(total), elements, config.call.ranks, rank, at)};
 }
 
 StepPlan collectives_step_plan(const CollectivesConfig& c, const std::string& comm_kind) {
@@ -106,14 +117,8 @@ class HostCollectiveStep final : public TimedStep {
     if (!config_.check) return {true, "check=0: the correctness pass was not run"};
     fill();
     run_once();
-    size_t first = 0;
     const unsigned char* out = layout_.shared ? send_.data() + layout_.recv_offset * esize() : recv_.data();
-    double wrong = static_cast<double>(count_wrong(config_.call, out, first));
-    double first_d = wrong > 0 ? static_cast<double>(first) : 0;
-    comm_.all_reduce_host(&wrong, 1, ReduceOp::kSum);
-    comm_.broadcast_host(&first_d, sizeof first_d, 0);
-    return wrong_report(static_cast<size_t>(wrong), config_.call.counts.recv * static_cast<size_t>(config_.call.ranks),
-                        config_.call.ranks, static_cast<size_t>(first_d));
+    return wrong_elements_gate(comm_, config_, out);
   }
 
  private:

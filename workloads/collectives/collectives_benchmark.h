@@ -28,9 +28,12 @@ struct CollectivesConfig {
 
 CollectivesConfig resolve_config(const RunContext& ctx);
 
-/// The gate's sentence; starts with the wrong-element count, which the
-/// collectives table reads back ("<N> wrong elements of <M> on <R> ranks").
-CorrectnessReport wrong_report(size_t wrong, size_t elements, int ranks, size_t first_wrong);
+/// The gate on every rank (collective): this rank's output `out` checked,
+/// the wrong elements summed over ranks, the first named by rank and
+/// element. The sentence starts with the count, which the collectives
+/// table reads back ("<N> wrong elements of <M> on <R> rank(s)").
+CorrectnessReport wrong_elements_gate(collectives::Communicator& comm, const CollectivesConfig& config,
+                                      const unsigned char* out);
 
 /// The benchmark for the cpu backend (host buffers, single or MPI).
 std::unique_ptr<Benchmark> make_host_benchmark(const RunContext& ctx);

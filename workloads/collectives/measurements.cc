@@ -1,11 +1,13 @@
 // Measured points from CSV and JSON (workloads/collectives/measurements.h).
 #include "workloads/collectives/measurements.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -14,6 +16,9 @@
 #include "collectives/byte_size.h"
 #include "harness/error.h"
 #include "harness/json_number.h"
+#include "reports/collectives_table.h"
+#include "reports/result_set.h"
+#include "reports/result_view.h"
 
 namespace perflab::collectives {
 namespace {
@@ -118,14 +123,41 @@ std::vector<MeasuredPoint> parse_measurements_csv(std::string_view text, const s
   return points;
 }
 
+/// A collectives benchmark's result.json: one point per placement measured,
+/// at nccl-tests' size, with the algorithm NCCL logged for it.
+static std::vector<MeasuredPoint> points_from_result(const nlohmann::json& doc, const std::string& name) {
+  const reports::ResultView view = reports::parse_result(doc, name);
+  if (!reports::is_collectives_result(view)) {
+    throw UsageError(fmt::format("{}: a perflab result of '{}', not of the collectives benchmark", name,
+                                 view.spec.workload));
+  }
+  std::set<std::string> hosts;
+  if (view.environment.contains("ranks") && view.environment["ranks"].is_array()) {
+    for (const auto& r : view.environment["ranks"]) {
+      if (r.is_object() && r.contains("hostname") && r["hostname"].is_string()) hosts.insert(r["hostname"].get<std::string>());
+    }
+  }
+  std::vector<MeasuredPoint> points;
+  for (const reports::CollectivesRow& row : reports::collectives_rows({view})) {
+    if (row.communicator != "nccl") {
+      throw UsageError(fmt::format("{}: measured on the {} communicator; the model is NCCL's (run with --backend cuda)",
+                                   name, row.communicator));
+    }
+    for (const auto* m : {&row.out_of_place, &row.in_place}) {
+      if (!*m) continue;
+      const std::string algo = (*m)->algorithm.substr(0, (*m)->algorithm.find('/'));
+      points.push_back(make_point({row.collective, std::to_string(row.ranks), std::to_string(std::max<size_t>(1, hosts.size())),
+                                   std::to_string(row.size_bytes), fmt::format("{}", (*m)->time_us), algo},
+                                  fmt::format("{} ({} B)", name, row.size_bytes)));
+    }
+  }
+  return points;
+}
+
 std::vector<MeasuredPoint> parse_measurements_json(std::string_view text, const std::string& name) {
   nlohmann::json doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
   if (doc.is_discarded()) throw UsageError(fmt::format("{}: not valid JSON", name));
-  if (doc.is_object() && doc.contains("schema_version")) {
-    throw UsageError(fmt::format("{}: a perflab result; result.json files are read for calibration once the "
-                                 "collectives workload lands. Give a points file (docs/collectives-model.md)",
-                                 name));
-  }
+  if (doc.is_object() && doc.contains("schema_version")) return points_from_result(doc, name);
   if (!doc.is_object() || !doc.contains("points") || !doc["points"].is_array()) {
     throw UsageError(fmt::format("{}: expected {{\"points\": [...]}}", name));
   }
@@ -155,8 +187,20 @@ std::vector<MeasuredPoint> parse_measurements_json(std::string_view text, const 
 }
 
 std::vector<MeasuredPoint> load_measurements(const std::filesystem::path& path) {
+  if (std::filesystem::is_directory(path)) {  // a run or sweep folder: every result.json in it
+    std::vector<MeasuredPoint> points;
+    const reports::ResultSet set = reports::load_result_set({path});
+    if (set.results.empty()) throw UsageError(fmt::format("{}: no result.json in the folder", path.string()));
+    for (const auto& loaded : set.results) {
+      std::ifstream one(loaded.path, std::ios::binary);
+      std::ostringstream t;
+      t << one.rdbuf();
+      for (auto& p : parse_measurements_json(t.str(), loaded.path.string())) points.push_back(std::move(p));
+    }
+    return points;
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in || std::filesystem::is_directory(path)) {
+  if (!in) {
     throw UsageError(fmt::format("{}: cannot read the measurements file", path.string()));
   }
   std::ostringstream text;

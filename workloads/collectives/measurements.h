@@ -5,8 +5,9 @@
 // time_us, algorithm (any order; other columns ignored; '#' lines are
 // comments), or a JSON document {"points": [{"op": "all_reduce", "nranks": 16,
 // "nnodes": 2, "bytes": 1048576, "time_us": 45.2, "algorithm": "ring"}, ...]}.
-// The collectives workload's result.json files are read here too once that
-// workload lands: one more branch in load_measurements.
+// Also the collectives benchmark's result.json files (NCCL runs: one point
+// per size and placement, nccl-tests' size, the time per operation and the
+// algorithm NCCL logged), or a run or sweep folder holding them.
 #pragma once
 
 #include <filesystem>

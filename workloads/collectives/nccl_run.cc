@@ -146,13 +146,7 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
     std::vector<unsigned char> out(config_.call.counts.recv * esize());
     const unsigned char* from = layout_.shared ? send_.data() + layout_.recv_offset * esize() : recv_.data();
     PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), from, out.size(), cudaMemcpyDeviceToHost));
-    size_t first = 0;
-    double wrong = static_cast<double>(count_wrong(config_.call, out.data(), first));
-    double first_d = wrong > 0 ? static_cast<double>(first) : 0;
-    comm_.all_reduce_host(&wrong, 1, ReduceOp::kSum);
-    comm_.broadcast_host(&first_d, sizeof first_d, 0);
-    return wrong_report(static_cast<size_t>(wrong), config_.call.counts.recv * static_cast<size_t>(config_.call.ranks),
-                        config_.call.ranks, static_cast<size_t>(first_d));
+    return wrong_elements_gate(comm_, config_, out.data());
   }
 
  private:
