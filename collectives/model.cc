@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "collectives/bandwidth.h"
 #include "collectives/model_nccl_constants.h"
 #include "harness/error.h"
 
@@ -173,12 +174,12 @@ std::optional<NcclAlgo> parse_model_algo(std::string_view text) {
 }
 
 double bus_factor(CollOp op, int nranks) {
-  const double n = nranks;
+  // nccl-tests' factors live once, in collectives/bandwidth.h.
   switch (op) {
-    case CollOp::kAllReduce: return 2.0 * (n - 1) / n;
-    case CollOp::kAllGather:
-    case CollOp::kReduceScatter: return (n - 1) / n;
-    case CollOp::kBroadcast: return 1.0;
+    case CollOp::kAllReduce: return busbw_factor(Collective::kAllReduce, nranks);
+    case CollOp::kAllGather: return busbw_factor(Collective::kAllGather, nranks);
+    case CollOp::kReduceScatter: return busbw_factor(Collective::kReduceScatter, nranks);
+    case CollOp::kBroadcast: return busbw_factor(Collective::kBroadcast, nranks);
   }
   return 1.0;
 }

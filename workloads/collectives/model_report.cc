@@ -97,9 +97,10 @@ std::string render_model_html(const ModelTable& t) {
   reports::LineChart chart;
   chart.title = header_line(t).substr(2);
   chart.x_label = "message size (bytes, log2)";
-  chart.y_label = "predicted busbw (GB/s)";
+  chart.y_label = "predicted busbw (GB/s, log10)";
   chart.log2_x = true;
   chart.x_bytes = true;
+  chart.log10_y = true;  // busbw spans 0.001 to 500 GB/s over 8 B .. 8 GiB
   chart.width = 800;
   chart.height = 420;
   for (size_t i = 0; i < t.algos.size(); ++i) {
