@@ -148,11 +148,9 @@ void run_collective(Communicator& comm, const CollectiveCall& call, const void* 
       const int next = (call.rank + 1) % n, prev = (call.rank - 1 + n) % n;
       // A ring: to the next rank, from the previous one (nccl-tests' sendrecv);
       // one transfer when they are the same rank (two ranks, or one).
-      if (next == prev) {
-        comm.send_recv({{next, send, recv, count}}, call.dtype);
-      } else {
-        comm.send_recv({{next, send, nullptr, count}, {prev, nullptr, recv, count}}, call.dtype);
-      }
+      const PeerTransfer ring[2] = {{next, send, next == prev ? recv : nullptr, count},
+                                    {prev, nullptr, recv, count}};
+      comm.send_recv(ring, next == prev ? 1 : 2, call.dtype);
       return;
     }
   }

@@ -89,9 +89,10 @@ class Communicator {
   virtual void broadcast(const void* send, void* recv, size_t count, DataType t, int root) = 0;
   /// recv on root = op over ranks of send (recv is ignored elsewhere).
   virtual void reduce(const void* send, void* recv, size_t count, DataType t, ReduceOp op, int root) = 0;
-  /// Every transfer of the group at once (a ring exchange or a halo swap
-  /// cannot deadlock).
-  virtual void send_recv(const std::vector<PeerTransfer>& transfers, DataType t) = 0;
+  /// Every one of `n` transfers at once (a ring exchange or a halo swap
+  /// cannot deadlock). A pointer and a count, so a caller on a timed path
+  /// passes a fixed array and nothing is allocated per call.
+  virtual void send_recv(const PeerTransfer* transfers, size_t n, DataType t) = 0;
 };
 
 /// One process, rank 0 of 1: collectives are copies (nothing to exchange).
@@ -112,6 +113,10 @@ std::vector<std::string> all_gather_text(Communicator& comm, const std::string& 
 /// "" otherwise: the prefix of every error line, so the user reads which
 /// rank failed.
 std::string rank_prefix();
+
+/// This process's rank in the run (0 before, or without, a multi-rank
+/// communicator).
+int world_rank();
 
 /// After an error on one rank of a multi-rank run: stop every rank within
 /// a bounded time (MPI_Abort with `exit_code`). Returns when single-rank.

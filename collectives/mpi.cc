@@ -177,17 +177,17 @@ class MpiCommunicator final : public Communicator {
     const void* from = rank_ == root ? in_place_or(send, recv) : send;
     PERFLAB_MPI_CHECK(MPI_Reduce(from, recv, mpi_count(count), mpi_type(t), mpi_op(t, op), root, comm_));
   }
-  void send_recv(const std::vector<PeerTransfer>& transfers, DataType t) override {
+  void send_recv(const PeerTransfer* transfers, size_t n, DataType t) override {
     requests_.clear();
-    for (const PeerTransfer& x : transfers) {
-      check_rank("peer", x.peer);
+    for (const PeerTransfer* x = transfers; x != transfers + n; ++x) {
+      check_rank("peer", x->peer);
       MPI_Request r;
-      if (x.recv) {
-        PERFLAB_MPI_CHECK(MPI_Irecv(x.recv, mpi_count(x.count), mpi_type(t), x.peer, kTag, comm_, &r));
+      if (x->recv) {
+        PERFLAB_MPI_CHECK(MPI_Irecv(x->recv, mpi_count(x->count), mpi_type(t), x->peer, kTag, comm_, &r));
         requests_.push_back(r);
       }
-      if (x.send) {
-        PERFLAB_MPI_CHECK(MPI_Isend(x.send, mpi_count(x.count), mpi_type(t), x.peer, kTag, comm_, &r));
+      if (x->send) {
+        PERFLAB_MPI_CHECK(MPI_Isend(x->send, mpi_count(x->count), mpi_type(t), x->peer, kTag, comm_, &r));
         requests_.push_back(r);
       }
     }

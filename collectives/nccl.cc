@@ -124,11 +124,11 @@ class NcclCommunicator final : public Communicator {
   void reduce(const void* send, void* recv, size_t count, DataType t, ReduceOp op, int root) override {
     PERFLAB_NCCL_CHECK(ncclReduce(send, recv, count, nccl_type(t), nccl_op(op), root, comm_, stream_));
   }
-  void send_recv(const std::vector<PeerTransfer>& transfers, DataType t) override {
+  void send_recv(const PeerTransfer* transfers, size_t n, DataType t) override {
     PERFLAB_NCCL_CHECK(ncclGroupStart());
-    for (const PeerTransfer& x : transfers) {
-      if (x.send) PERFLAB_NCCL_CHECK(ncclSend(x.send, x.count, nccl_type(t), x.peer, comm_, stream_));
-      if (x.recv) PERFLAB_NCCL_CHECK(ncclRecv(x.recv, x.count, nccl_type(t), x.peer, comm_, stream_));
+    for (const PeerTransfer* x = transfers; x != transfers + n; ++x) {
+      if (x->send) PERFLAB_NCCL_CHECK(ncclSend(x->send, x->count, nccl_type(t), x->peer, comm_, stream_));
+      if (x->recv) PERFLAB_NCCL_CHECK(ncclRecv(x->recv, x->count, nccl_type(t), x->peer, comm_, stream_));
     }
     PERFLAB_NCCL_CHECK(ncclGroupEnd());
   }

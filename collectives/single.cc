@@ -45,10 +45,10 @@ class SingleCommunicator final : public Communicator {
     copy(send, recv, count, t);
   }
   /// Only transfers to itself exist with one rank.
-  void send_recv(const std::vector<PeerTransfer>& transfers, DataType t) override {
-    for (const PeerTransfer& x : transfers) {
-      if (x.peer != 0) throw UsageError(fmt::format("peer {} is not a rank of a single-rank run", x.peer));
-      if (x.send && x.recv) copy(x.send, x.recv, x.count, t);
+  void send_recv(const PeerTransfer* transfers, size_t n, DataType t) override {
+    for (const PeerTransfer* x = transfers; x != transfers + n; ++x) {
+      if (x->peer != 0) throw UsageError(fmt::format("peer {} is not a rank of a single-rank run", x->peer));
+      if (x->send && x->recv) copy(x->send, x->recv, x->count, t);
     }
   }
 };

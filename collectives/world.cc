@@ -19,6 +19,7 @@ namespace perflab::collectives {
 namespace {
 
 std::string g_rank_prefix;
+int g_rank = 0;
 
 /// Ranks the launcher started (0: no launcher) and its name.
 int launcher_ranks(std::string& launcher) {
@@ -53,6 +54,7 @@ std::unique_ptr<Communicator> make_world_communicator() {
   if (ranks == 0) return make_single_communicator();
 #if PERFLAB_HAVE_MPI
   auto comm = make_mpi_communicator();
+  g_rank = comm->rank();
   if (comm->size() > 1) g_rank_prefix = fmt::format("rank {} of {}: ", comm->rank(), comm->size());
   return comm;
 #else
@@ -66,6 +68,8 @@ std::unique_ptr<Communicator> make_world_communicator() {
 }
 
 std::string rank_prefix() { return g_rank_prefix; }
+
+int world_rank() { return g_rank; }
 
 std::vector<std::string> all_gather_text(Communicator& comm, const std::string& text) {
   std::vector<std::string> out(static_cast<size_t>(comm.size()));

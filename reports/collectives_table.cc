@@ -2,7 +2,6 @@
 #include "reports/collectives_table.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <tuple>
 
@@ -25,29 +24,23 @@ T data_value(const ResultView& r, const char* key, T fallback) {
   }
 }
 
-/// The wrong-element count the gate's sentence starts with, -1 when unknown.
+/// Wrong elements over the runs (each run's fact "wrong_elements"), -1 when
+/// a run did not count them (check=0).
 int64_t wrong_count(const ResultView& r) {
-  if (!data_value<bool>(r, "check", true)) return -1;
   int64_t total = 0;
   for (const RunView& run : r.runs) {
-    if (!run.correctness) return -1;
-    const std::string& d = run.correctness->detail;
-    size_t digits = 0;
-    while (digits < d.size() && digits < 18 && std::isdigit(static_cast<unsigned char>(d[digits]))) ++digits;
-    if (digits == 0) return -1;
-    total += std::stoll(d.substr(0, digits));
+    const auto it = run.facts.find("wrong_elements");
+    if (it == run.facts.end() || !it->is_number_unsigned()) return -1;
+    total += it->get<int64_t>();
   }
-  return total;
+  return r.runs.empty() ? -1 : total;
 }
 
 CollectivesMeasure measure(const ResultView& r) {
   CollectivesMeasure m;
   std::vector<double> medians;
   for (const RunView& run : r.runs) {
-    if (run.iteration_ms.n > 0) {
-      medians.push_back(run.iteration_ms.p50);
-      m.n += static_cast<size_t>(run.iteration_ms.n);
-    }
+    if (run.iteration_ms.n > 0) medians.push_back(run.iteration_ms.p50);
   }
   const double ops = std::max(1.0, data_value<double>(r, "ops_per_iteration", 1));
   if (!medians.empty()) m.time_us = summarize(medians).p50 * 1e3 / ops;

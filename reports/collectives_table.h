@@ -25,7 +25,6 @@ struct CollectivesMeasure {
   double algbw_gbps = 0;
   double busbw_gbps = 0;
   int64_t wrong = -1;   ///< -1: not checked.
-  size_t n = 0;         ///< Timed iterations behind time_us.
   std::string algorithm;  ///< What ran it ("mpi", NCCL's algorithm/protocol), "-" when unknown.
 };
 

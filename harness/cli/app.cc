@@ -45,8 +45,7 @@ int fail(const char* kind, const std::string& what, int code) {
 /// The user's input is the same on every rank, and so is its verdict: rank
 /// 0 says it once, and every rank exits 2 without tearing the others down.
 int usage_failure(const std::string& what) {
-  const std::string prefix = collectives::rank_prefix();
-  if (prefix.empty() || prefix.rfind("rank 0 ", 0) == 0) std::cerr << "perflab: error: " << one_line(what) << "\n";
+  if (collectives::world_rank() == 0) std::cerr << "perflab: error: " << one_line(what) << "\n";
   return 2;
 }
 

@@ -29,6 +29,10 @@ for r in rows:
             continue
         t, algbw, busbw = (float(x) for x in group[:3])
         assert t > 0 and algbw >= 0 and busbw >= 0, r
+        # algbw is the size column over the time column (nccl-tests' bytes
+        # for every collective), within the printed rounding.
+        want = size / (t * 1e3)
+        assert abs(algbw - want) <= 0.0051 + want * (0.005 / t + 0.01), (r, want)
         assert group[3] in ("0", "N/A"), r
 oob = [l for l in table if l.startswith("# Out of bounds values")]
 avg = [l for l in table if l.startswith("# Avg bus bandwidth")]
@@ -67,8 +71,17 @@ schema = json.load(open(sys.argv[2]))
 for path in pathlib.Path(sys.argv[1]).rglob("result.json"):
     r = json.load(open(path))
     jsonschema.validate(r, schema)
-    assert r["plan"]["data"]["ranks"] == 2 and r["plan"]["data"]["communicator"] == "mpi", path
+    d = r["plan"]["data"]
+    assert d["ranks"] == 2 and d["communicator"] == "mpi", path
     assert all(run["correctness"]["passed"] for run in r["runs"]), path
+    # The numbers recorded are the ones nccl-tests would use for this op.
+    factor = {"all_reduce": 1.0, "all_gather": 0.5, "reduce_scatter": 0.5, "all_to_all": 0.5,
+              "broadcast": 1.0, "reduce": 1.0}[d["collective"]]
+    assert d["busbw_factor"] == factor, (path, d)
+    split = d["collective"] in ("all_gather", "reduce_scatter", "all_to_all")
+    assert d["param_count"] == (d["bytes"] // 2 // 2 if split else d["bytes"] // 2), (path, d)
+    assert d["size_bytes"] == d["param_count"] * 2 * (2 if split else 1), (path, d)
+    assert all(run["facts"]["wrong_elements"] == 0 for run in r["runs"]), path
 PY
   then pass "2 ranks: results valid, communicator mpi, gates passed"; else fail "2 ranks: results"; fi
 else

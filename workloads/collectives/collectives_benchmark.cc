@@ -45,7 +45,14 @@ CollectivesConfig resolve_config(const RunContext& ctx) {
   return c;
 }
 
-CorrectnessReport wrong_elements_gate(Communicator& comm, const CollectivesConfig& config, const unsigned char* out) {
+nlohmann::json wrong_elements_facts(const std::optional<size_t>& wrong) {
+  nlohmann::json facts = nlohmann::json::object();
+  if (wrong) facts["wrong_elements"] = *wrong;
+  return facts;
+}
+
+CorrectnessReport wrong_elements_gate(Communicator& comm, const CollectivesConfig& config, const unsigned char* out,
+                                      size_t& total_wrong) {
   size_t first = 0;
   const size_t mine = count_wrong(config.call, out, first);
   // Total wrong, the first rank with any, and that rank's first wrong element.
@@ -53,6 +60,7 @@ CorrectnessReport wrong_elements_gate(Communicator& comm, const CollectivesConfi
   double first_rank = mine > 0 ? comm.rank() : comm.size();
   comm.all_reduce_host(&total, 1, ReduceOp::kSum);
   comm.all_reduce_host(&first_rank, 1, ReduceOp::kMin);
+  total_wrong = static_cast<size_t>(total);
   const size_t elements = config.call.counts.recv * static_cast<size_t>(config.call.ranks);
   if (total == 0) {
     return {true, fmt::format("0 wrong elements of {} on {} rank(s): every output exactly as predicted", elements,
@@ -118,8 +126,13 @@ class HostCollectiveStep final : public TimedStep {
     fill();
     run_once();
     const unsigned char* out = layout_.shared ? send_.data() + layout_.recv_offset * esize() : recv_.data();
-    return wrong_elements_gate(comm_, config_, out);
+    size_t wrong = 0;
+    CorrectnessReport gate = wrong_elements_gate(comm_, config_, out, wrong);
+    wrong_ = wrong;
+    return gate;
   }
+
+  nlohmann::json run_facts() override { return wrong_elements_facts(wrong_); }
 
  private:
   size_t esize() const { return dtype_size(config_.call.dtype); }
@@ -141,6 +154,7 @@ class HostCollectiveStep final : public TimedStep {
   CollectivesConfig config_;
   BufferLayout layout_;
   std::vector<unsigned char> send_, recv_;
+  std::optional<size_t> wrong_;  ///< The last gate's count; none when check=0.
 };
 
 class HostCollectivesBenchmark final : public Benchmark {

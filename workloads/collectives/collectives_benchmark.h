@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "collectives/check.h"
@@ -29,11 +30,15 @@ struct CollectivesConfig {
 CollectivesConfig resolve_config(const RunContext& ctx);
 
 /// The gate on every rank (collective): this rank's output `out` checked,
-/// the wrong elements summed over ranks, the first named by rank and
-/// element. The sentence starts with the count, which the collectives
-/// table reads back ("<N> wrong elements of <M> on <R> rank(s)").
+/// the wrong elements summed over ranks into `total` (nccl-tests' #wrong,
+/// which the step records as its run fact "wrong_elements"), the first
+/// named by rank and element.
 CorrectnessReport wrong_elements_gate(collectives::Communicator& comm, const CollectivesConfig& config,
-                                      const unsigned char* out);
+                                      const unsigned char* out, size_t& total);
+
+/// The facts every collectives step records with its run: the wrong
+/// elements its last gate counted (absent when check=0).
+nlohmann::json wrong_elements_facts(const std::optional<size_t>& wrong);
 
 /// The benchmark for the cpu backend (host buffers, single or MPI).
 std::unique_ptr<Benchmark> make_host_benchmark(const RunContext& ctx);

@@ -123,7 +123,8 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
   /// The algorithm and protocol NCCL logged for this operation and size.
   nlohmann::json run_facts() override {
     const NcclLogFacts& facts = log_facts();
-    nlohmann::json out = {{"nccl_debug_log", log_path_.string()}};
+    nlohmann::json out = wrong_elements_facts(wrong_);
+    out["nccl_debug_log"] = log_path_.string();
     const std::string op = collective_name(config_.call.collective);
     std::optional<NcclChoice> choice;
     for (size_t bytes : {config_.call.counts.param * esize(), config_.call.counts.size_bytes}) {
@@ -146,7 +147,10 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
     std::vector<unsigned char> out(config_.call.counts.recv * esize());
     const unsigned char* from = layout_.shared ? send_.data() + layout_.recv_offset * esize() : recv_.data();
     PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), from, out.size(), cudaMemcpyDeviceToHost));
-    return wrong_elements_gate(comm_, config_, out.data());
+    size_t wrong = 0;
+    CorrectnessReport gate = wrong_elements_gate(comm_, config_, out.data(), wrong);
+    wrong_ = wrong;
+    return gate;
   }
 
  private:
@@ -178,6 +182,7 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
   bool sharp_;
   std::filesystem::path log_path_;
   std::optional<NcclLogFacts> facts_;
+  std::optional<size_t> wrong_;  ///< The last gate's count; none when check=0.
   BufferLayout layout_;
   cu::Stream stream_;
   cu::DeviceBuffer<unsigned char> send_, recv_;

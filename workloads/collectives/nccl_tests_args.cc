@@ -2,12 +2,12 @@
 #include "workloads/collectives/nccl_tests_args.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "collectives/byte_size.h"
 #include "harness/error.h"
 
 namespace perflab::collectives_workload {
@@ -49,22 +49,14 @@ int64_t parse_int_flag(const std::string& flag, const std::string& text) {
 }  // namespace
 
 size_t parse_nccl_tests_bytes(const std::string& flag, const std::string& text) {
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  const std::string suffix = text.substr(digits);
-  if (digits == 0 || digits > 15 || suffix.size() > 1) {
+  // collectives/byte_size.h reads the sizes; this keeps nccl-tests' wording.
+  // 0 is a size nccl-tests takes; nccl_tests_sizes refuses it with the reason.
+  if (text == "0") return 0;
+  try {
+    return static_cast<size_t>(collectives::parse_byte_size(text, flag));
+  } catch (const UsageError&) {
     throw UsageError(fmt::format("{} {}: expected bytes such as 8, 64K, 64M or 1G", flag, text));
   }
-  size_t value = std::stoull(text.substr(0, digits));
-  if (!suffix.empty()) {
-    switch (std::toupper(static_cast<unsigned char>(suffix[0]))) {
-      case 'K': value <<= 10; break;
-      case 'M': value <<= 20; break;
-      case 'G': value <<= 30; break;
-      default: throw UsageError(fmt::format("{} {}: expected bytes such as 8, 64K, 64M or 1G", flag, text));
-    }
-  }
-  return value;
 }
 
 std::vector<size_t> nccl_tests_sizes(size_t min_bytes, size_t max_bytes, double factor, size_t step) {
