@@ -1,0 +1,106 @@
+// 3D convolution on the CPU (stride 1, odd cube kernel, "same" zero padding
+// in H and W), written so a volume split along D can be convolved slab by
+// slab: every call names which input planes its output planes see through
+// `d_offset`, and input planes outside the given view count as zero. That
+// one rule covers the whole convolution, a slab padded with its neighbours'
+// halo planes, a slab whose halo is taken as zero (the interior of the
+// overlapped variant) and the thin boundary corrections computed from the
+// halo planes alone (workloads/halo_conv).
+//
+// Layout: NCDHW, fp32. Weights w[C_out][C_in][k][k][k], dense. A tensor is
+// seen through a view of some of its planes (PlaneView), so a call can read
+// or write planes [p0, p0+planes) of a slab in place.
+//
+// With r = k/2, for output plane o in [0, y.planes), pixel (yy, xx):
+//   y[n][co][o][yy][xx] (+)= sum_{ci,kd,kh,kw} w[co][ci][kd][kh][kw]
+//                              * x[n][ci][o + d_offset + kd - r][yy + kh - r][xx + kw - r]
+// where an input plane outside [0, x.planes) or a pixel outside H x W is 0.
+// The backward passes are the exact adjoints of that map for the same
+// d_offset. The GEMMs go through OpenBLAS (cblas_sgemm) on columns built per
+// input plane (im2col over H x W); nothing here allocates: the caller hands
+// in a workspace of conv3d_workspace_floats() floats.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace perflab::kernels::cpu {
+
+/// Sizes shared by input, output and weights of one layer.
+struct Conv3dGeometry {
+  int64_t batch = 1;   ///< N
+  int64_t c_in = 1;    ///< Input channels.
+  int64_t c_out = 1;   ///< Output channels.
+  int64_t height = 1;  ///< H (same padding).
+  int64_t width = 1;   ///< W (same padding).
+  int k = 3;           ///< Kernel edge: odd, 1..7.
+};
+
+/// Planes [0, planes) of an NCDHW tensor: element (n, c, p, y, x) lives at
+/// data[n*batch_stride + c*channel_stride + p*H*W + y*W + x].
+/// channel_stride >= planes*H*W, batch_stride >= channels*channel_stride.
+struct PlaneView {
+  float* data = nullptr;
+  int64_t planes = 0;
+  int64_t channel_stride = 0;
+  int64_t batch_stride = 0;
+};
+
+/// The read-only twin of PlaneView.
+struct ConstPlaneView {
+  const float* data = nullptr;
+  int64_t planes = 0;
+  int64_t channel_stride = 0;
+  int64_t batch_stride = 0;
+};
+
+/// A dense [N][channels][planes][H][W] tensor seen whole.
+inline PlaneView dense_view(float* data, int64_t planes, int64_t channels, int64_t height, int64_t width) {
+  return {data, planes, planes * height * width, channels * planes * height * width};
+}
+inline ConstPlaneView dense_view(const float* data, int64_t planes, int64_t channels, int64_t height,
+                                 int64_t width) {
+  return {data, planes, planes * height * width, channels * planes * height * width};
+}
+/// Planes [first, first+count) of `v`.
+inline PlaneView plane_range(PlaneView v, int64_t first, int64_t count, int64_t height, int64_t width) {
+  return {v.data + first * height * width, count, v.channel_stride, v.batch_stride};
+}
+inline ConstPlaneView plane_range(ConstPlaneView v, int64_t first, int64_t count, int64_t height,
+                                  int64_t width) {
+  return {v.data + first * height * width, count, v.channel_stride, v.batch_stride};
+}
+inline ConstPlaneView as_const(PlaneView v) { return {v.data, v.planes, v.channel_stride, v.batch_stride}; }
+
+/// Floats of workspace any of the three calls below needs for `g`
+/// (independent of the plane counts).
+size_t conv3d_workspace_floats(const Conv3dGeometry& g);
+
+/// Throws std::invalid_argument naming the field when `g` is not a valid
+/// geometry (k even or outside 1..7, a size < 1).
+void conv3d_check_geometry(const Conv3dGeometry& g);
+
+/// Forward, as in the header comment: y = (accumulate ? y : 0) + conv(x).
+/// Output planes whose window misses every input plane are left as they are
+/// when accumulating, zeroed otherwise. y must not overlap x.
+void conv3d_forward(const Conv3dGeometry& g, ConstPlaneView x, const float* w, PlaneView y,
+                    int64_t d_offset, bool accumulate, float* workspace);
+
+/// Data gradient: the adjoint of conv3d_forward(x -> y) with the same
+/// d_offset, applied to dy: dx = (accumulate ? dx : 0) + convᵀ(dy), for
+/// dx's planes [0, dx.planes) (input planes of the forward).
+void conv3d_backward_data(const Conv3dGeometry& g, ConstPlaneView dy, const float* w, PlaneView dx,
+                          int64_t d_offset, bool accumulate, float* workspace);
+
+/// Weight gradient of conv3d_forward(x -> y) with the same d_offset:
+/// dw = (accumulate ? dw : 0) + sum over n, o in [0, dy.planes), pixels of
+/// dy[n][co][o] * x[n][ci][o + d_offset + kd - r] (shifted by kh, kw; zero
+/// outside). dw is [C_out][C_in][k][k][k].
+void conv3d_backward_filter(const Conv3dGeometry& g, ConstPlaneView x, ConstPlaneView dy, float* dw,
+                            int64_t d_offset, bool accumulate, float* workspace);
+
+/// Multiply-adds of a full "same" convolution of D planes (2 FLOPs each):
+/// N * C_out * C_in * k^3 * D * H * W.
+double conv3d_macs(const Conv3dGeometry& g, int64_t planes);
+
+}  // namespace perflab::kernels::cpu
