@@ -32,6 +32,20 @@ std::string cell(const std::string& s) {
   return out;
 }
 
+std::string markdown_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::string md = "|";
+  for (const auto& h : header) md += " " + h + " |";
+  md += "\n|";
+  for (size_t i = 0; i < header.size(); ++i) md += "---|";
+  md += "\n";
+  for (const auto& row : rows) {
+    md += "|";
+    for (const auto& c : row) md += " " + cell(c) + " |";
+    md += "\n";
+  }
+  return md;
+}
+
 std::string throughput_table(const SweepReport& r) {
   std::string md =
       "| point | runs | passed the correctness gate | samples/s (median) | iteration (ms, mean of "
@@ -108,6 +122,7 @@ SweepReport make_sweep_report(const ResultSet& set, std::string title) {
   std::vector<ResultView> views;
   for (const LoadedResult& l : set.results) views.push_back(l.view);
   r.collectives = collectives_rows(views);
+  r.halo_conv = halo_conv_rows(views);
   return r;
 }
 
@@ -136,17 +151,12 @@ std::string render_sweep_markdown(const SweepReport& r) {
   }
   if (!r.collectives.empty()) {
     md += "\n## Collectives (nccl-tests' columns; time per operation, median of the timed iterations)\n\n";
-    const std::vector<std::string> header = collectives_header();
-    md += "|";
-    for (const auto& h : header) md += " " + h + " |";
-    md += "\n|";
-    for (size_t i = 0; i < header.size(); ++i) md += "---|";
-    md += "\n";
-    for (const auto& row : collectives_cells(r.collectives)) {
-      md += "|";
-      for (const auto& c : row) md += " " + cell(c) + " |";
-      md += "\n";
-    }
+    md += markdown_table(collectives_header(), collectives_cells(r.collectives));
+  }
+  if (!r.halo_conv.empty()) {
+    md += "\n## Halo convolution (median step; compute and transfer timed alone; exposed = step - compute; "
+          "overlap efficiency = (naive - overlap) / transfer)\n\n";
+    md += markdown_table(halo_conv_header(), halo_conv_cells(r.halo_conv));
   }
   if (!r.skipped.empty()) {
     md += "\n## Skipped files\n\n";

@@ -9,6 +9,7 @@
 
 #include "reports/batch_sweep.h"
 #include "reports/collectives_table.h"
+#include "reports/halo_conv_table.h"
 #include "reports/result_set.h"
 #include "reports/toggle_matrix.h"
 
@@ -28,6 +29,7 @@ struct SweepReport {
   std::vector<BatchSweep> batch_sweeps;       ///< Empty without batch_size variation.
   std::vector<std::string> skipped;           ///< "path: reason" per unusable file.
   std::vector<CollectivesRow> collectives;    ///< nccl-tests' rows; empty without collectives results.
+  std::vector<HaloConvRow> halo_conv;         ///< Per halo_conv point; empty without its results.
 };
 
 /// Groups, scores and tabulates a result set.

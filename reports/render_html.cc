@@ -208,6 +208,12 @@ std::string render_sweep_html(const SweepReport& r) {
     h += table(collectives_header(), collectives_cells(r.collectives), {0, 3, 4, 15});
     h += "<div class=\"charts\">" + render_line_chart(collectives_chart(r.collectives)) + "</div>\n";
   }
+  if (!r.halo_conv.empty()) {
+    h += "<h2>Halo convolution</h2>\n<p>Median step; compute, halo transfer and weight-gradient all-reduce timed "
+         "alone; exposed = step - compute; overlap efficiency = (naive - overlap) / transfer.</p>\n";
+    h += table(halo_conv_header(), halo_conv_cells(r.halo_conv), {0, 1, 4, 5});
+    h += "<div class=\"charts\">" + render_bar_chart(halo_conv_chart(r.halo_conv)) + "</div>\n";
+  }
   if (!r.skipped.empty()) {
     h += "<h2>Skipped files</h2>\n<ul>\n";
     for (const std::string& s : r.skipped) h += "<li>" + esc(s) + "</li>\n";

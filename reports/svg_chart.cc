@@ -290,6 +290,15 @@ std::string render_line_chart(const LineChart& chart) {
   return out;
 }
 
+namespace {
+
+std::string bar_rect(double x, double y, double w, double h, const char* fill, const std::string& tip) {
+  return fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>\n", c(x),
+                     c(y), c(w), c(std::max(0.0, h)), fill, xml_escape(tip));
+}
+
+}  // namespace
+
 std::string render_bar_chart(const BarChart& chart) {
   const double width = chart.width, height = chart.height;
   size_t lines = 1;
@@ -320,10 +329,16 @@ std::string render_bar_chart(const BarChart& chart) {
     const double mid = left + slot * (static_cast<double>(i) + 0.5), w = slot * 0.6;
     const double v = std::isfinite(b.value) ? b.value : 0;
     std::string tip = b.tooltip.empty() ? fmt::format("{}: {}", b.label, b.value) : b.tooltip;
-    out += fmt::format(
-        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>\n",
-        c(mid - w / 2), c(py(v)), c(w), c(bottom - py(v)), b.highlight ? kAccent : kBarColor,
-        xml_escape(tip));
+    if (b.stack.empty()) {
+      out += bar_rect(mid - w / 2, py(v), w, bottom - py(v), b.highlight ? kAccent : kBarColor, tip);
+    }
+    double base = 0;
+    for (size_t s = 0; s < b.stack.size(); ++s) {
+      const double part = std::isfinite(b.stack[s].value) ? std::max(0.0, b.stack[s].value) : 0;
+      out += bar_rect(mid - w / 2, py(base + part), w, py(base) - py(base + part), color(s),
+                      fmt::format("{}: {} {}", b.label, b.stack[s].name, part));
+      base += part;
+    }
     double above = py(v);
     if (b.low && b.high) {
       const std::string style = "stroke=\"#222\" stroke-width=\"1.5\"";
@@ -337,6 +352,18 @@ std::string render_bar_chart(const BarChart& chart) {
     for (const std::string& part : split(b.label, '\n')) {
       out += text(mid, y, part, "middle");
       y += 14;
+    }
+  }
+  // The legend of a stacked chart: its parts' names, right-aligned above the plot.
+  const auto stacked = std::find_if(chart.bars.begin(), chart.bars.end(), [](const Bar& b) { return !b.stack.empty(); });
+  if (stacked != chart.bars.end()) {
+    double x = right;
+    for (size_t s = stacked->stack.size(); s-- > 0;) {
+      const std::string& name = stacked->stack[s].name;
+      x -= 7.0 * static_cast<double>(name.size()) + 24;
+      out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>\n", c(x), c(top - 22),
+                         color(s));
+      out += text(x + 14, top - 13, name, "start");
     }
   }
   out += line(left, bottom, right, bottom, "stroke=\"#333\"");

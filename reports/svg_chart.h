@@ -42,10 +42,19 @@ struct LineChart {
   int height = 360;
 };
 
-/// One bar, with an optional error bar from `low` to `high`.
+/// One part of a stacked bar.
+struct BarSegment {
+  std::string name;  ///< In the legend.
+  double value = 0;
+};
+
+/// One bar, with an optional error bar from `low` to `high`. A stacked bar
+/// gives its parts in `stack` (bottom first; `value` is then their sum) and
+/// the chart draws a legend of the parts' names.
 struct Bar {
   std::string label;  ///< Under the bar.
   double value = 0;
+  std::vector<BarSegment> stack;
   std::optional<double> low, high;
   std::string annotation;  ///< Above the bar (e.g. "1.25x").
   std::string tooltip;     ///< Defaults to "label: value".

@@ -21,6 +21,7 @@
 #include "harness/sweep.h"
 #include "harness/text.h"
 #include "reports/collectives_table.h"
+#include "reports/halo_conv_table.h"
 #include "reports/result_view.h"
 #include "reports/throughput_report.h"
 
@@ -79,6 +80,8 @@ int run_command(const RunRequest& request) {
   std::cout << reports::render_run_summary(done.result);
   if (const auto view = reports::parse_result(done.result); reports::is_collectives_result(view)) {
     std::cout << reports::render_collectives_table({view});
+  } else {
+    std::cout << reports::render_halo_conv_summary(view);
   }
   std::cout << fmt::format("result: {}\nreport: {}\nlogs:   {}/run_*.log\n",
                            (done.dir / "result.json").string(), (done.dir / "report.md").string(),

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# End-to-end: the halo convolution. Both variants on 2 slabs of one
+# process and on 2 MPI ranks pass their gate against the unpartitioned
+# convolution and record the variant as it ran with its parts timed alone;
+# overlap on slabs too thin to pay is recorded as not in effect; bad input
+# gets one line and exit 2.
+set -uo pipefail
+: "${PERFLAB:?}" "${PERFLAB_SOURCE_DIR:?}"
+# shellcheck source=tests/cli/lib.bash
+source "$(dirname "$0")/lib.bash"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+# check_results DIR RANKS PARTITIONS OVERLAP RESULTS: every result valid, gates passed, facts as expected.
+check_results() {
+  "$PYTHON" - "$@" "$PERFLAB_SOURCE_DIR/docs/result.schema.json" <<'PY'
+import json, pathlib, sys, jsonschema
+folder, ranks, partitions, overlap, count, schema = sys.argv[1:]
+schema = json.load(open(schema))
+paths = sorted(pathlib.Path(folder).rglob("result.json"))
+assert len(paths) == int(count), (len(paths), paths)
+for path in paths:
+    r = json.load(open(path))
+    jsonschema.validate(r, schema)
+    d = r["plan"]["data"]
+    assert d["ranks"] == int(ranks) and d["partitions"] == int(partitions), (path, d)
+    for run in r["runs"]:
+        assert run["correctness"]["passed"], run["correctness"]
+        assert "unpartitioned convolution" in run["correctness"]["detail"], run["correctness"]
+        f = run["facts"]
+        requested = r["spec"]["params"]["halo"]
+        if requested == "overlap":
+            assert f["overlap"].startswith(overlap), f
+            assert f["halo"] == ("overlap" if overlap == "in effect" else "naive"), f
+        else:
+            assert f["overlap"] == "not requested" and f["halo"] == "naive", f
+        assert f["transfer_ms"] > 0 and f["compute_ms"] > 0 and f["halo_bytes_per_step"] > 0, f
+        assert run["throughput_samples_per_s"] > 0, run
+PY
+}
+
+# One process, 2 slabs: both variants.
+if (cd "$tmp" && "$PERFLAB" run halo_conv --set halo=naive,overlap --set partitions=2 --iterations 3 \
+      --out one >"$tmp/one.txt" 2>"$tmp/one.err"); then
+  if check_results "$tmp/one" 1 2 "in effect" 2; then pass "one process, 2 slabs: naive and overlap pass the gate"; else fail "one process: results"; fi
+else
+  fail "one process run: $(cat "$tmp/one.err")"
+fi
+
+# Slabs of 5 planes with k = 3: overlap cannot pay, said so.
+if (cd "$tmp" && "$PERFLAB" run halo_conv --set partitions=4 --iterations 2 --out thin >"$tmp/thin.txt" 2>"$tmp/thin.err"); then
+  if check_results "$tmp/thin" 1 4 "requested, not in effect: slabs of 5 plane(s)" 1; then
+    pass "thin slabs: overlap requested, not in effect, with the reason"
+  else
+    fail "thin slabs: results"
+  fi
+else
+  fail "thin slabs run: $(cat "$tmp/thin.err")"
+fi
+
+# Bad input: one line, exit 2.
+expect 2 "^perflab: error: halo_conv: kernel must be odd \(1, 3, 5 or 7\), not 4" -- run halo_conv --set kernel=4 --out "$tmp/bad"
+expect 2 "^perflab: error: 21 partitions \(1 rank\(s\) x partitions=21\) but depth is 20 planes" -- run halo_conv --set partitions=21 --out "$tmp/bad"
+expect 2 "^perflab: error: depth 20 in 10 partitions gives slabs of 2 plane\(s\), thinner than the halo of 3 planes" -- run halo_conv --set partitions=10 --set kernel=7 --out "$tmp/bad"
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+if ! command -v mpirun >/dev/null; then
+  echo "mpirun not found: the multi-rank half of this test needs Open MPI (scripts/setup)"
+  finish
+  exit
+fi
+
+# Two ranks, one slab each: halos over MPI, both variants.
+if (cd "$tmp" && mpirun -np 2 "$PERFLAB" run halo_conv --set halo=naive,overlap --iterations 3 \
+      --out two >"$tmp/two.txt" 2>"$tmp/two.err"); then
+  if check_results "$tmp/two" 2 2 "in effect" 2; then pass "2 ranks: naive and overlap pass the gate"; else fail "2 ranks: results"; fi
+else
+  fail "2-rank run: $(cat "$tmp/two.err")"
+fi
+finish

@@ -1,0 +1,38 @@
+// The halo_conv benchmark, prepared once per point: one training step (or
+// forward pass) of the spatially partitioned convolution layer per
+// iteration. The gate compares this process's output and input gradient
+// with the unpartitioned convolution evaluated at its planes, and the
+// weight gradient (summed over every partition) with the whole volume's;
+// the run's facts record the variant as it ran and the step's parts timed
+// alone: halo transfer, compute, weight-gradient all-reduce.
+#pragma once
+
+#include <memory>
+
+#include "harness/run_context.h"
+#include "workloads/halo_conv/cpu_layer.h"
+
+namespace perflab::halo_conv {
+
+/// The point's parameters, validated against the run's ranks.
+struct HaloConvConfig {
+  LayerConfig layer;
+  bool overlap_requested = false;
+  std::string overlap_reason;  ///< Why overlap is not in effect ("" when it is, or was not asked for).
+  int ranks = 1;
+};
+
+/// Throws UsageError with one line when the parameters cannot run on
+/// `ranks` processes.
+HaloConvConfig resolve_config(const ParamValues& params, int ranks);
+
+/// The step plan (work per iteration, facts of the problem).
+StepPlan halo_conv_step_plan(const HaloConvConfig& config);
+
+/// The gate on every rank (collective): this rank's slabs and the summed
+/// weight gradient against the unpartitioned convolution from `seed`.
+CorrectnessReport check_against_whole(CpuHaloLayer& layer, collectives::Communicator& comm, uint64_t seed);
+
+std::unique_ptr<Benchmark> make_cpu_benchmark(const RunContext& ctx);
+
+}  // namespace perflab::halo_conv

@@ -1,0 +1,56 @@
+#include "workloads/halo_conv/slabs.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+
+namespace perflab::halo_conv {
+
+std::vector<Slab> split_planes(int64_t depth, int parts) {
+  std::vector<Slab> out;
+  if (parts < 1) return out;
+  out.reserve(static_cast<size_t>(parts));
+  const int64_t base = depth / parts, extra = depth % parts;
+  int64_t first = 0;
+  for (int s = 0; s < parts; ++s) {
+    const int64_t planes = base + (s < extra ? 1 : 0);
+    out.push_back({first, planes});
+    first += planes;
+  }
+  return out;
+}
+
+void check_partitioning(const Partitioning& p) {
+  const int total = p.total();
+  if (total > p.depth) {
+    throw UsageError(fmt::format("{} partitions ({} rank(s) x partitions={}) but depth is {} planes; "
+                                 "use at most {} partitions or a deeper volume",
+                                 total, p.ranks, p.per_rank, p.depth, p.depth));
+  }
+  if (total < 2) return;
+  const int64_t thinnest = p.depth / total;
+  if (thinnest < p.halo) {
+    throw UsageError(fmt::format("depth {} in {} partitions gives slabs of {} plane(s), thinner than the "
+                                 "halo of {} planes (kernel {}); use at most {} partitions or a deeper volume",
+                                 p.depth, total, thinnest, p.halo, 2 * p.halo + 1,
+                                 std::max<int64_t>(1, p.depth / p.halo)));
+  }
+}
+
+int64_t overlap_min_planes(int k) { return 3 * static_cast<int64_t>(k); }
+
+std::string overlap_not_in_effect_reason(const Partitioning& p, int k) {
+  if (p.total() < 2) return "one partition: there is no halo to exchange";
+  if (k < 3) return "kernel 1 needs no halo";
+  const int64_t thinnest = p.depth / p.total();
+  if (thinnest < overlap_min_planes(k)) {
+    return fmt::format("slabs of {} plane(s) are thinner than 3 kernel widths ({} planes): the interior is "
+                       "too short to hide the transfer; ran naive",
+                       thinnest, overlap_min_planes(k));
+  }
+  return "";
+}
+
+}  // namespace perflab::halo_conv

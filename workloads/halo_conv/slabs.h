@@ -1,0 +1,52 @@
+// How halo_conv splits a volume along D: the partitions (slabs), which
+// process owns which, their neighbours, and whether the overlapped variant
+// can pay on them. Pure functions, tested without a communicator.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace perflab::halo_conv {
+
+/// Planes [first, first + planes) of the volume.
+struct Slab {
+  int64_t first = 0;
+  int64_t planes = 0;
+};
+
+/// `depth` planes split into `parts` slabs in order; the first depth % parts
+/// slabs are one plane thicker (D need not be divisible by the parts).
+std::vector<Slab> split_planes(int64_t depth, int parts);
+
+/// The partitions of a run: `ranks` processes, each owning
+/// `per_rank` consecutive slabs (global slab index rank * per_rank + j).
+struct Partitioning {
+  int64_t depth = 1;
+  int ranks = 1;
+  int per_rank = 1;
+  int halo = 1;  ///< r = k / 2: planes each slab needs from each neighbour.
+
+  int total() const { return ranks * per_rank; }
+  /// Every slab, in global order.
+  std::vector<Slab> slabs() const { return split_planes(depth, total()); }
+  /// Rank owning global slab `s`.
+  int owner(int s) const { return s / per_rank; }
+};
+
+/// Throws UsageError with one line when the volume cannot be split this
+/// way: a slab thinner than the halo (its neighbour would need planes from
+/// two slabs away), or more slabs than planes.
+void check_partitioning(const Partitioning& p);
+
+/// The thinnest slab in which the overlapped variant can hide its halo: a
+/// slab of fewer than 3 kernel widths is mostly boundary, so its interior
+/// convolution is too short to cover the transfer and the correction work
+/// is a large share of the slab's.
+int64_t overlap_min_planes(int k);
+
+/// Empty when the overlapped variant is in effect on `p` with kernel `k`,
+/// else why not (in words, for "overlap: requested, not in effect: ...").
+std::string overlap_not_in_effect_reason(const Partitioning& p, int k);
+
+}  // namespace perflab::halo_conv
