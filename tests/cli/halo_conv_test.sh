@@ -42,6 +42,13 @@ PY
 if (cd "$tmp" && "$PERFLAB" run halo_conv --set halo=naive,overlap --set partitions=2 --iterations 3 \
       --out one >"$tmp/one.txt" 2>"$tmp/one.err"); then
   if check_results "$tmp/one" 1 2 "in effect" 2; then pass "one process, 2 slabs: naive and overlap pass the gate"; else fail "one process: results"; fi
+  report=$(find "$tmp/one" -name report.md -path "*sweep*" | head -1)
+  if [[ -n $report ]] && grep -q "^## Halo convolution" "$report" && grep -cE "^\| 1x3x20x12x14 -> 5, k=3, train \| cpu \| 2 \| 1 \| (naive|overlap) \|" "$report" | grep -qx 2 \
+     && grep -q "exposed transfer" "${report%.md}.html"; then
+    pass "sweep report: halo convolution table (2 rows) and the stacked chart"
+  else
+    fail "sweep report: $(cat "$report" 2>/dev/null | tail -8)"
+  fi
 else
   fail "one process run: $(cat "$tmp/one.err")"
 fi
