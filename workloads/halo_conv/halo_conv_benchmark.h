@@ -29,10 +29,6 @@ HaloConvConfig resolve_config(const ParamValues& params, int ranks);
 /// The step plan (work per iteration, facts of the problem).
 StepPlan halo_conv_step_plan(const HaloConvConfig& config);
 
-/// The gate on every rank (collective): this rank's slabs and the summed
-/// weight gradient against the unpartitioned convolution from `seed`.
-CorrectnessReport check_against_whole(CpuHaloLayer& layer, collectives::Communicator& comm, uint64_t seed);
-
 std::unique_ptr<Benchmark> make_cpu_benchmark(const RunContext& ctx);
 
 }  // namespace perflab::halo_conv

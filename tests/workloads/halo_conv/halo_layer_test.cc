@@ -13,7 +13,7 @@
 #include "collectives/communicator.h"
 #include "harness/error.h"
 #include "workloads/halo_conv/cpu_layer.h"
-#include "workloads/halo_conv/halo_conv_benchmark.h"
+#include "workloads/halo_conv/gate.h"
 
 namespace perflab::halo_conv {
 namespace {
@@ -113,7 +113,7 @@ TEST(HaloLayer, EveryPartitioningAndVariantEqualsTheWholeConvolution) {
                                     static_cast<int64_t>(whole.dw.size())};
         EXPECT_LT(slab_error(dw, whole.dw, 0, 1, 1, 1, static_cast<int64_t>(whole.dw.size())), 1e-5)
             << "weight gradient";
-        const CorrectnessReport gate = check_against_whole(layer, comm, seed);
+        const CorrectnessReport gate = check_against_whole(slab_results(layer), comm, seed, kFp32Tolerance);
         EXPECT_TRUE(gate.passed) << gate.detail;
         ++cases;
       }
@@ -128,7 +128,7 @@ TEST(HaloLayer, TheGateFailsOnAnotherSeedsInput) {
   CpuHaloLayer layer(c, comm);
   layer.fill(7);
   layer.step();
-  const CorrectnessReport gate = check_against_whole(layer, comm, 8);
+  const CorrectnessReport gate = check_against_whole(slab_results(layer), comm, 8, kFp32Tolerance);
   EXPECT_FALSE(gate.passed);
   EXPECT_NE(gate.detail.find("differ from the unpartitioned convolution"), std::string::npos) << gate.detail;
 }
@@ -147,7 +147,7 @@ TEST(HaloLayer, ForwardOnlyStepsLeaveTheGradientsAlone) {
                          c.geometry.c_out, hw),
               1e-5);
   }
-  EXPECT_TRUE(check_against_whole(layer, comm, 3).passed);
+  EXPECT_TRUE(check_against_whole(slab_results(layer), comm, 3, kFp32Tolerance).passed);
   EXPECT_TRUE(layer.weight_grad() == std::vector<float>(layer.weight_grad().size(), 0.0f));
 }
 

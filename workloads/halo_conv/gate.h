@@ -1,0 +1,43 @@
+// The halo_conv gate: a process's partitioned results (forward output and
+// input gradient of its slabs, the weight gradient summed over every
+// partition) against the unpartitioned convolution of the same seeded
+// tensors, computed here on the CPU (kernels/cpu/conv3d). The output and
+// input gradient are compared at the slab's planes of the whole volume's
+// convolution (its input planes drawn from the seed, zero beyond the
+// volume's ends); the weight gradient with the whole volume's at once.
+#pragma once
+
+#include <vector>
+
+#include "collectives/communicator.h"
+#include "harness/workload.h"
+#include "workloads/halo_conv/cpu_layer.h"
+
+namespace perflab::halo_conv {
+
+/// fp32 storage and math: partitioned and whole convolutions sum the same
+/// products in different orders (GEMM blocking, slabs, ranks).
+constexpr double kFp32Tolerance = 1e-4;
+/// TF32 tensor-core math (10-bit mantissa products) against the fp32 CPU.
+constexpr double kTf32Tolerance = 5e-3;
+
+/// What one process computed, in host memory.
+struct SlabResults {
+  const LayerConfig* config = nullptr;
+  std::vector<Slab> slabs;
+  std::vector<kernels::cpu::ConstPlaneView> y, dx;  ///< Per slab (dx empty for pass=forward).
+  const float* w = nullptr;
+  const float* dw = nullptr;  ///< Summed over partitions (null for pass=forward).
+  size_t weights = 0;
+};
+
+/// The CPU layer's results, as they are.
+SlabResults slab_results(const CpuHaloLayer& layer);
+
+/// The gate on every rank (collective: host reductions over `comm`): an
+/// element is wrong when it differs from the whole convolution's by more
+/// than `tolerance` times that tensor's largest value.
+CorrectnessReport check_against_whole(const SlabResults& got, collectives::Communicator& comm, uint64_t seed,
+                                      double tolerance);
+
+}  // namespace perflab::halo_conv
