@@ -4,6 +4,7 @@
 #include <nccl.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
@@ -166,6 +167,13 @@ class NcclCommunicator final : public Communicator {
 
 std::unique_ptr<Communicator> make_nccl_communicator(Communicator& host, const NcclSetup& setup) {
   return std::make_unique<NcclCommunicator>(host, setup);
+}
+
+int nccl_local_device() {
+  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"}) {
+    if (const char* s = std::getenv(v)) return std::atoi(s);
+  }
+  return 0;
 }
 
 std::string nccl_runtime_version() {

@@ -27,6 +27,11 @@ struct NcclSetup {
 /// does not arrive within init_timeout_s aborts the communicator.
 std::unique_ptr<Communicator> make_nccl_communicator(Communicator& host, const NcclSetup& setup);
 
+/// The GPU of this process, one per rank on its node: the launcher's local
+/// rank (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK, SLURM's SLURM_LOCALID,
+/// MPICH's MPI_LOCALRANKID), 0 when started alone.
+int nccl_local_device();
+
 /// "2.28.9" (the library's version at run time).
 std::string nccl_runtime_version();
 

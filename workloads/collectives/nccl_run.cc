@@ -33,13 +33,6 @@ namespace {
 constexpr double kWaitTimeoutS = 300;
 
 /// This rank's GPU: its rank on this node, as the launcher numbers them.
-int local_device() {
-  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"}) {
-    if (const char* s = std::getenv(v)) return std::atoi(s);
-  }
-  return 0;
-}
-
 void apply(const std::vector<EnvSetting>& settings) {
   for (const EnvSetting& e : settings) {
     if (e.value) {
@@ -84,7 +77,7 @@ Communicator& nccl_communicator(const RunContext& ctx, bool sharp, std::filesyst
     files[sharp] = std::filesystem::absolute(ctx.spec.out_dir) / "nccl-debug.%h.%p.log";
     set_nccl_environment(sharp, files[sharp]);
     NcclSetup setup;
-    setup.device = local_device();
+    setup.device = nccl_local_device();
     comm = make_nccl_communicator(ctx.comm, setup);
   }
   debug_file = files[sharp];

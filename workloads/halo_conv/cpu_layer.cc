@@ -212,91 +212,104 @@ void CpuHaloLayer::backward() {
   }
 }
 
-void CpuHaloLayer::forward_naive() {
-  x_.exchange(comm_);
-  x_.unpack();
+kc::PlaneView CpuHaloLayer::output_view(size_t j) {
+  return kc::dense_view(y_[j].data(), mine_[j].planes, config_.geometry.c_out, 1, hw_);
+}
+
+kc::PlaneView CpuHaloLayer::input_grad_view(size_t j) {
+  return kc::dense_view(dx_[j].data(), mine_[j].planes, config_.geometry.c_in, 1, hw_);
+}
+
+void CpuHaloLayer::forward_padded(float* ws) {
   for (size_t j = 0; j < mine_.size(); ++j) {
-    kc::PlaneView y = kc::dense_view(y_[j].data(), mine_[j].planes, config_.geometry.c_out, 1, hw_);
-    kc::conv3d_forward(config_.geometry, x_.padded(j), w_.data(), y, r_, false, workspace_.data());
+    kc::conv3d_forward(config_.geometry, x_.padded(j), w_.data(), output_view(j), r_, false, ws);
   }
 }
 
-void CpuHaloLayer::forward_overlap() {
+void CpuHaloLayer::forward_interior(float* ws) {
+  for (size_t j = 0; j < mine_.size(); ++j) {
+    kc::conv3d_forward(config_.geometry, kc::as_const(x_.interior(j)), w_.data(), output_view(j), 0, false, ws);
+  }
+}
+
+void CpuHaloLayer::forward_corrections(float* ws) {
   const kc::Conv3dGeometry& g = config_.geometry;
-  auto y = [&](size_t j) { return kc::dense_view(y_[j].data(), mine_[j].planes, g.c_out, 1, hw_); };
-  worker_->start([&] {
-    for (size_t j = 0; j < mine_.size(); ++j) {
-      kc::conv3d_forward(g, kc::as_const(x_.interior(j)), w_.data(), y(j), 0, false, worker_workspace_.data());
+  for (size_t j = 0; j < mine_.size(); ++j) {
+    const kc::PlaneView y = output_view(j);
+    if (x_.has_top(j)) kc::conv3d_forward(g, x_.top(j), w_.data(), kc::plane_range(y, 0, r_, 1, hw_), r_, true, ws);
+    if (x_.has_bottom(j)) {
+      kc::conv3d_forward(g, x_.bottom(j), w_.data(), kc::plane_range(y, mine_[j].planes - r_, r_, 1, hw_), -r_, true,
+                         ws);
     }
-  });
+  }
+}
+
+void CpuHaloLayer::backward_padded(float* ws) {
+  const kc::Conv3dGeometry& g = config_.geometry;
+  for (size_t j = 0; j < mine_.size(); ++j) {
+    kc::conv3d_backward_data(g, dy_.padded(j), w_.data(), input_grad_view(j), -r_, false, ws);
+    kc::conv3d_backward_filter(g, x_.padded(j), kc::as_const(dy_.interior(j)), dw_.data(), r_, j > 0, ws);
+  }
+}
+
+void CpuHaloLayer::backward_interior(float* ws) {
+  const kc::Conv3dGeometry& g = config_.geometry;
+  for (size_t j = 0; j < mine_.size(); ++j) {
+    const kc::ConstPlaneView dy = kc::as_const(dy_.interior(j));
+    kc::conv3d_backward_data(g, dy, w_.data(), input_grad_view(j), 0, false, ws);
+    kc::conv3d_backward_filter(g, kc::as_const(x_.interior(j)), dy, dw_.data(), 0, j > 0, ws);
+    // The input's halo arrived in the forward pass: its share of the weight gradient now.
+    if (x_.has_top(j)) {
+      kc::conv3d_backward_filter(g, x_.top(j), kc::plane_range(dy, 0, r_, 1, hw_), dw_.data(), r_, true, ws);
+    }
+    if (x_.has_bottom(j)) {
+      kc::conv3d_backward_filter(g, x_.bottom(j), kc::plane_range(dy, mine_[j].planes - r_, r_, 1, hw_), dw_.data(),
+                                 -r_, true, ws);
+    }
+  }
+}
+
+void CpuHaloLayer::backward_corrections(float* ws) {
+  const kc::Conv3dGeometry& g = config_.geometry;
+  for (size_t j = 0; j < mine_.size(); ++j) {
+    const kc::PlaneView dx = input_grad_view(j);
+    if (dy_.has_top(j)) {
+      kc::conv3d_backward_data(g, dy_.top(j), w_.data(), kc::plane_range(dx, 0, r_, 1, hw_), -r_, true, ws);
+    }
+    if (dy_.has_bottom(j)) {
+      kc::conv3d_backward_data(g, dy_.bottom(j), w_.data(), kc::plane_range(dx, mine_[j].planes - r_, r_, 1, hw_), r_,
+                               true, ws);
+    }
+  }
+}
+
+void CpuHaloLayer::forward_naive() {
+  x_.exchange(comm_);
+  x_.unpack();
+  forward_padded(workspace_.data());
+}
+
+void CpuHaloLayer::forward_overlap() {
+  worker_->start([this] { forward_interior(worker_workspace_.data()); });
   JoinOnExit join(*worker_);
   x_.exchange(comm_);
   join.join();
-  for (size_t j = 0; j < mine_.size(); ++j) {
-    const int64_t planes = mine_[j].planes;
-    if (x_.has_top(j)) {
-      kc::conv3d_forward(g, x_.top(j), w_.data(), kc::plane_range(y(j), 0, r_, 1, hw_), r_, true, workspace_.data());
-    }
-    if (x_.has_bottom(j)) {
-      kc::conv3d_forward(g, x_.bottom(j), w_.data(), kc::plane_range(y(j), planes - r_, r_, 1, hw_), -r_, true,
-                         workspace_.data());
-    }
-  }
+  forward_corrections(workspace_.data());
 }
 
 void CpuHaloLayer::backward_naive() {
   dy_.exchange(comm_);
   dy_.unpack();
-  const kc::Conv3dGeometry& g = config_.geometry;
-  for (size_t j = 0; j < mine_.size(); ++j) {
-    kc::PlaneView dx = kc::dense_view(dx_[j].data(), mine_[j].planes, g.c_in, 1, hw_);
-    kc::conv3d_backward_data(g, dy_.padded(j), w_.data(), dx, -r_, false, workspace_.data());
-    kc::conv3d_backward_filter(g, x_.padded(j), kc::as_const(dy_.interior(j)), dw_.data(), r_, j > 0,
-                               workspace_.data());
-  }
+  backward_padded(workspace_.data());
   all_reduce_alone();
 }
 
-void CpuHaloLayer::weight_grad_from_halo(float* workspace) {
-  const kc::Conv3dGeometry& g = config_.geometry;
-  for (size_t j = 0; j < mine_.size(); ++j) {
-    const kc::ConstPlaneView dy = kc::as_const(dy_.interior(j));
-    if (x_.has_top(j)) {
-      kc::conv3d_backward_filter(g, x_.top(j), kc::plane_range(dy, 0, r_, 1, hw_), dw_.data(), r_, true, workspace);
-    }
-    if (x_.has_bottom(j)) {
-      kc::conv3d_backward_filter(g, x_.bottom(j), kc::plane_range(dy, mine_[j].planes - r_, r_, 1, hw_),
-                                 dw_.data(), -r_, true, workspace);
-    }
-  }
-}
-
 void CpuHaloLayer::backward_overlap() {
-  const kc::Conv3dGeometry& g = config_.geometry;
-  auto dx = [&](size_t j) { return kc::dense_view(dx_[j].data(), mine_[j].planes, g.c_in, 1, hw_); };
-  worker_->start([&] {
-    float* ws = worker_workspace_.data();
-    for (size_t j = 0; j < mine_.size(); ++j) {
-      const kc::ConstPlaneView dy = kc::as_const(dy_.interior(j));
-      kc::conv3d_backward_data(g, dy, w_.data(), dx(j), 0, false, ws);
-      kc::conv3d_backward_filter(g, kc::as_const(x_.interior(j)), dy, dw_.data(), 0, j > 0, ws);
-    }
-    weight_grad_from_halo(ws);  // the input's halo arrived in the forward pass
-  });
+  worker_->start([this] { backward_interior(worker_workspace_.data()); });
   JoinOnExit join(*worker_);
   dy_.exchange(comm_);
   join.join();
-  for (size_t j = 0; j < mine_.size(); ++j) {
-    const int64_t planes = mine_[j].planes;
-    if (dy_.has_top(j)) {
-      kc::conv3d_backward_data(g, dy_.top(j), w_.data(), kc::plane_range(dx(j), 0, r_, 1, hw_), -r_, true,
-                               workspace_.data());
-    }
-    if (dy_.has_bottom(j)) {
-      kc::conv3d_backward_data(g, dy_.bottom(j), w_.data(), kc::plane_range(dx(j), planes - r_, r_, 1, hw_), r_,
-                               true, workspace_.data());
-    }
-  }
+  backward_corrections(workspace_.data());
   all_reduce_alone();
 }
 
@@ -306,15 +319,17 @@ void CpuHaloLayer::exchange_alone() {
 }
 
 void CpuHaloLayer::compute_alone() {
-  const kc::Conv3dGeometry& g = config_.geometry;
-  for (size_t j = 0; j < mine_.size(); ++j) {
-    kc::PlaneView y = kc::dense_view(y_[j].data(), mine_[j].planes, g.c_out, 1, hw_);
-    kc::conv3d_forward(g, x_.padded(j), w_.data(), y, r_, false, workspace_.data());
-    if (!config_.backward) continue;
-    kc::PlaneView dx = kc::dense_view(dx_[j].data(), mine_[j].planes, g.c_in, 1, hw_);
-    kc::conv3d_backward_data(g, dy_.padded(j), w_.data(), dx, -r_, false, workspace_.data());
-    kc::conv3d_backward_filter(g, x_.padded(j), kc::as_const(dy_.interior(j)), dw_.data(), r_, j > 0,
-                               workspace_.data());
+  float* ws = workspace_.data();
+  if (config_.overlap) {
+    forward_interior(ws);
+    forward_corrections(ws);
+    if (config_.backward) {
+      backward_interior(ws);
+      backward_corrections(ws);
+    }
+  } else {
+    forward_padded(ws);
+    if (config_.backward) backward_padded(ws);
   }
 }
 

@@ -83,8 +83,8 @@ class CpuHaloLayer {
   /// The halo exchanges of one step alone (input, and output gradient when
   /// backward), for the measurements.
   void exchange_alone();
-  /// The convolutions of one step alone, halos already in place (naive's
-  /// compute), for the measurements.
+  /// This variant's convolutions of one step alone (no exchange; the halos
+  /// as they last arrived), for the measurements.
   void compute_alone();
   /// The weight gradient's all-reduce alone.
   void all_reduce_alone();
@@ -103,7 +103,18 @@ class CpuHaloLayer {
   void forward_overlap();
   void backward_naive();
   void backward_overlap();
-  void weight_grad_from_halo(float* workspace);
+  // The convolutions, each over every slab of this process, into a workspace:
+  // the padded slab (naive); the interior with the halo taken as zero, the
+  // weight gradient's share of the input halo included; the corrections
+  // from the arrived halo planes (overlap).
+  void forward_padded(float* ws);
+  void forward_interior(float* ws);
+  void forward_corrections(float* ws);
+  void backward_padded(float* ws);
+  void backward_interior(float* ws);
+  void backward_corrections(float* ws);
+  kernels::cpu::PlaneView output_view(size_t j);
+  kernels::cpu::PlaneView input_grad_view(size_t j);
 
   LayerConfig config_;
   collectives::Communicator& comm_;

@@ -29,6 +29,9 @@ struct SlabResults {
   const float* w = nullptr;
   const float* dw = nullptr;  ///< Summed over partitions (null for pass=forward).
   size_t weights = 0;
+  /// The host copies the views point into, when the results were downloaded
+  /// from a device (moving SlabResults keeps them where they are).
+  std::vector<std::vector<float>> storage;
 };
 
 /// The CPU layer's results, as they are.

@@ -25,15 +25,20 @@ double milliseconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// Median over repetitions of the slowest rank's time of `part`.
+/// Milliseconds `part` takes on the host clock.
 template <typename Part>
-double time_part(collectives::Communicator& comm, Part part) {
+double host_ms(Part part) {
+  const auto t0 = std::chrono::steady_clock::now();
+  part();
+  return milliseconds_since(t0);
+}
+
+/// Median over repetitions of the slowest rank's time of one repetition.
+double time_part(collectives::Communicator& comm, const std::function<double()>& repetition) {
   std::vector<double> ms;
   for (int i = 0; i < kPartRepetitions; ++i) {
     comm.barrier();
-    const auto t0 = std::chrono::steady_clock::now();
-    part();
-    double t = milliseconds_since(t0);
+    double t = repetition();
     comm.all_reduce_host(&t, 1, collectives::ReduceOp::kMax);
     ms.push_back(t);
   }
@@ -54,27 +59,11 @@ class CpuHaloStep final : public TimedStep {
   }
 
   nlohmann::json run_facts() override {
-    nlohmann::json facts;
-    const LayerConfig& c = config_.layer;
-    facts["partitions"] = config_.ranks * c.per_rank;
-    facts["ranks"] = config_.ranks;
-    facts["partitions_per_rank"] = c.per_rank;
-    facts["halo"] = c.overlap ? "overlap" : "naive";
-    if (!config_.overlap_requested) {
-      facts["overlap"] = "not requested";
-    } else if (c.overlap) {
-      facts["overlap"] = "in effect";
-    } else {
-      facts["overlap"] = "requested, not in effect: " + config_.overlap_reason;
-    }
-    double bytes = layer_.halo_bytes_per_step();
-    comm_.all_reduce_host(&bytes, 1, collectives::ReduceOp::kSum);
-    facts["halo_bytes_per_step"] = bytes;
-    facts["transfer_ms"] = time_part(comm_, [&] { layer_.exchange_alone(); });
-    facts["compute_ms"] = time_part(comm_, [&] { layer_.compute_alone(); });
-    if (c.backward) facts["allreduce_ms"] = time_part(comm_, [&] { layer_.all_reduce_alone(); });
-    facts["parts_timed"] = kPartRepetitions;
-    return facts;
+    PartTimers timers;
+    timers.transfer = [&] { return host_ms([&] { layer_.exchange_alone(); }); };
+    timers.compute = [&] { return host_ms([&] { layer_.compute_alone(); }); };
+    timers.all_reduce = [&] { return host_ms([&] { layer_.all_reduce_alone(); }); };
+    return halo_facts(config_, comm_, layer_.halo_bytes_per_step(), "fp32", timers);
   }
 
  private:
@@ -114,6 +103,32 @@ class CpuHaloBenchmark final : public Benchmark {
 };
 
 }  // namespace
+
+nlohmann::json halo_facts(const HaloConvConfig& config, collectives::Communicator& comm, double local_halo_bytes,
+                          const std::string& math, const PartTimers& timers) {
+  nlohmann::json facts;
+  const LayerConfig& c = config.layer;
+  facts["partitions"] = config.ranks * c.per_rank;
+  facts["ranks"] = config.ranks;
+  facts["partitions_per_rank"] = c.per_rank;
+  facts["halo"] = c.overlap ? "overlap" : "naive";
+  if (!config.overlap_requested) {
+    facts["overlap"] = "not requested";
+  } else if (c.overlap) {
+    facts["overlap"] = "in effect";
+  } else {
+    facts["overlap"] = "requested, not in effect: " + config.overlap_reason;
+  }
+  facts["math"] = math;
+  double bytes = local_halo_bytes;
+  comm.all_reduce_host(&bytes, 1, collectives::ReduceOp::kSum);
+  facts["halo_bytes_per_step"] = bytes;
+  facts["transfer_ms"] = time_part(comm, timers.transfer);
+  facts["compute_ms"] = time_part(comm, timers.compute);
+  if (c.backward) facts["allreduce_ms"] = time_part(comm, timers.all_reduce);
+  facts["parts_timed"] = kPartRepetitions;
+  return facts;
+}
 
 HaloConvConfig resolve_config(const ParamValues& params, int ranks) {
   HaloConvConfig out;

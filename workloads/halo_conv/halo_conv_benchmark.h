@@ -7,7 +7,9 @@
 // alone: halo transfer, compute, weight-gradient all-reduce.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "harness/run_context.h"
 #include "workloads/halo_conv/cpu_layer.h"
@@ -29,6 +31,22 @@ HaloConvConfig resolve_config(const ParamValues& params, int ranks);
 /// The step plan (work per iteration, facts of the problem).
 StepPlan halo_conv_step_plan(const HaloConvConfig& config);
 
+/// One repetition of each part of a step timed alone, in milliseconds.
+struct PartTimers {
+  std::function<double()> transfer, compute, all_reduce;
+};
+
+/// The run facts every backend records: the variant as it ran, the halo
+/// bytes per step (summed over ranks), the arithmetic ("fp32", "tf32") and
+/// the parts timed alone (median over repetitions of the slowest rank).
+/// Collective: every rank calls it.
+nlohmann::json halo_facts(const HaloConvConfig& config, collectives::Communicator& comm, double local_halo_bytes,
+                          const std::string& math, const PartTimers& timers);
+
 std::unique_ptr<Benchmark> make_cpu_benchmark(const RunContext& ctx);
+#ifdef PERFLAB_HALO_CONV_CUDA
+/// The cuda backend: cuDNN, slabs on streams, NCCL between ranks.
+std::unique_ptr<Benchmark> make_cuda_benchmark(const RunContext& ctx);
+#endif
 
 }  // namespace perflab::halo_conv

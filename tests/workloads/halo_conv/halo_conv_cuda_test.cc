@@ -1,0 +1,136 @@
+// The cuda backend of halo_conv. Without a device: the registration
+// (backends, toggle rules). With a device (skipped otherwise): the CUDA
+// layer (cuDNN, slabs on streams, halos by device copies) against the
+// unpartitioned convolution on the CPU for 1 to 4 slabs, both variants,
+// k = 3 and 5, odd channel counts, a depth no slab count divides, at TF32's
+// tolerance; the host-sync count of each step (0 sync-free, one per halo
+// exchange otherwise); a step captured in a CUDA graph and replayed gives
+// the eager step's results; a gate on another seed's input fails.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "collectives/communicator.h"
+#include "harness/registry.h"
+
+#ifdef PERFLAB_HALO_CONV_CUDA
+#include <cuda_runtime.h>
+
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/host_sync.h"
+#include "tests/support/cuda_device.h"
+#include "workloads/halo_conv/cuda_layer.h"
+#include "workloads/halo_conv/gate.h"
+#endif
+
+namespace perflab::halo_conv {
+namespace {
+
+TEST(HaloConvCudaRegistration, CudaBackendAndToggleRulesMatchTheBuild) {
+  const WorkloadInfo& info = Registry::instance().get("halo_conv");
+  const bool has_cuda = std::find(info.backends.begin(), info.backends.end(), Backend::kCuda) != info.backends.end();
+#ifdef PERFLAB_HALO_CONV_CUDA
+  EXPECT_TRUE(has_cuda);
+#else
+  EXPECT_FALSE(has_cuda);
+#endif
+  bool graphs_need_sync_free = false;
+  for (const ToggleRule& rule : info.toggle_rules) {
+    if (rule.toggle == Toggle::kCudaGraphs) graphs_need_sync_free = rule.needs == Toggle::kSyncFree;
+  }
+  EXPECT_TRUE(graphs_need_sync_free);
+}
+
+#ifdef PERFLAB_HALO_CONV_CUDA
+
+LayerConfig config(int k, int per_rank, bool overlap) {
+  LayerConfig c;
+  c.geometry = {2, 3, 5, 7, 9, k};  // N, C_in, C_out, H, W, k
+  c.depth = 13;
+  c.per_rank = per_rank;
+  c.overlap = overlap;
+  c.backward = true;
+  return c;
+}
+
+collectives::Communicator& one_process() {
+  static std::unique_ptr<collectives::Communicator> comm = collectives::make_single_communicator();
+  return *comm;
+}
+
+TEST(HaloConvCuda, EverySlabCountAndVariantEqualsTheWholeConvolution) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  int cases = 0;
+  for (int k : {3, 5}) {
+    for (int per_rank = 1; per_rank <= 4; ++per_rank) {
+      for (bool overlap : {false, true}) {
+        for (bool sync_free : {true, false}) {
+          SCOPED_TRACE(testing::Message() << "k=" << k << " slabs=" << per_rank << " overlap=" << overlap
+                                          << " sync_free=" << sync_free);
+          const LayerConfig c = config(k, per_rank, overlap);
+          const uint64_t seed = 200 + static_cast<uint64_t>(k * 10 + per_rank);
+          CudaHaloLayer layer(c, one_process(), nullptr, sync_free);
+          layer.fill(seed);
+          for (int step = 0; step < 2; ++step) {
+            const int64_t before = kernels::cuda::host_sync_count();
+            layer.enqueue();
+            EXPECT_EQ(kernels::cuda::host_sync_count() - before, layer.expected_host_syncs());
+          }
+          EXPECT_EQ(layer.expected_host_syncs(), sync_free ? 0 : 2);
+          const CorrectnessReport gate = check_against_whole(layer.download(), one_process(), seed, kTf32Tolerance);
+          EXPECT_TRUE(gate.passed) << gate.detail;
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 32);
+}
+
+TEST(HaloConvCuda, AStepCapturedInAGraphGivesTheEagerResults) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const LayerConfig c = config(3, 3, true);
+  CudaHaloLayer layer(c, one_process(), nullptr, true);
+  layer.fill(5);
+  auto stream = static_cast<cudaStream_t>(layer.stream());
+  layer.enqueue();
+  const SlabResults eager = layer.download();
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  PERFLAB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  layer.enqueue();
+  PERFLAB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  PERFLAB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  PERFLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  PERFLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  const SlabResults replayed = layer.download();
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  // The same calls in the same order; cuDNN's weight-gradient algorithms
+  // may add in a different order each time, so not bit-identical.
+  ASSERT_EQ(eager.storage.size(), replayed.storage.size());
+  for (size_t j = 0; j < eager.storage.size(); ++j) {
+    ASSERT_EQ(eager.storage[j].size(), replayed.storage[j].size());
+    float scale = 0, diff = 0;
+    for (size_t i = 0; i < eager.storage[j].size(); ++i) {
+      scale = std::max(scale, std::abs(eager.storage[j][i]));
+      diff = std::max(diff, std::abs(eager.storage[j][i] - replayed.storage[j][i]));
+    }
+    EXPECT_LE(diff, 1e-5f * scale) << "host copy " << j;
+  }
+  EXPECT_TRUE(check_against_whole(replayed, one_process(), 5, kTf32Tolerance).passed);
+}
+
+TEST(HaloConvCuda, TheGateFailsOnAnotherSeedsInput) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  CudaHaloLayer layer(config(3, 2, true), one_process(), nullptr, true);
+  layer.fill(7);
+  layer.enqueue();
+  EXPECT_FALSE(check_against_whole(layer.download(), one_process(), 8, kTf32Tolerance).passed);
+}
+
+#endif
+
+}  // namespace
+}  // namespace perflab::halo_conv

@@ -1,0 +1,65 @@
+// The partitioned convolution layer on one CUDA device (cuDNN through
+// kernels/cuda/conv3d.h): this process's slabs, each computed on a stream of
+// its own, so P slabs in one process behave like P devices; halos move by
+// device-to-device copies between this process's slabs and by NCCL
+// send/receive between ranks, on a copy stream. Same variants as the CPU
+// layer (cpu_layer.h):
+//   naive:   the halo copies, then each slab convolves its padded slab;
+//   overlap: each slab convolves its interior while the copies run, then
+//            adds the boundary corrections once the halo has arrived.
+// The backward pass exchanges the output gradient's halo after the forward,
+// overlapped with the interior data and weight gradients; the weight
+// gradients of this process's slabs are summed on the step's stream and
+// all-reduced over ranks (NCCL). enqueue() only enqueues: no allocation, and
+// no host synchronisation unless sync-free is off, when the host waits for
+// each halo exchange (counted, kernels/cuda/host_sync.h). Host-only header.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "collectives/communicator.h"
+#include "workloads/halo_conv/cpu_layer.h"
+#include "workloads/halo_conv/gate.h"
+
+namespace perflab::halo_conv {
+
+class CudaHaloLayer {
+ public:
+  /// `device_comm`: NCCL over the ranks when there are several, else null
+  /// (one process). `host_comm` gives rank and size. Plans every cuDNN call.
+  CudaHaloLayer(const LayerConfig& config, collectives::Communicator& host_comm,
+                collectives::Communicator* device_comm, bool sync_free);
+  ~CudaHaloLayer();
+  CudaHaloLayer(const CudaHaloLayer&) = delete;
+  CudaHaloLayer& operator=(const CudaHaloLayer&) = delete;
+
+  /// Input, weights and output gradient drawn from `seed`, uploaded (synchronous: setup).
+  void fill(uint64_t seed);
+  /// The step's stream (a cudaStream_t).
+  void* stream() const;
+  /// Enqueues one step (forward, then backward when configured) on stream().
+  void enqueue();
+  /// Host synchronisations one step makes: 0 when sync-free, else one per halo exchange.
+  int expected_host_syncs() const;
+
+  /// Waits for the device and copies this process's results to the host.
+  SlabResults download();
+
+  /// Milliseconds (CUDA events on stream()) of one step's parts alone: the
+  /// halo exchanges, this variant's convolutions, the weight-gradient sum
+  /// and all-reduce. Synchronises.
+  double time_exchange();
+  double time_compute();
+  double time_all_reduce();
+
+  /// Halo bytes this process fills per step.
+  double halo_bytes_per_step() const;
+  const LayerConfig& config() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace perflab::halo_conv

@@ -1,0 +1,107 @@
+// halo_conv on the cuda backend: the CUDA layer (cuda_layer.h) as the
+// harness's DeviceStep, so warm-up, CUDA-event timing, graph capture
+// (--cuda-graphs, with --sync-free) and the host-sync count are the
+// harness's. Several ranks: one GPU each (the local rank), NCCL created over
+// the run's MPI communicator for the halo send/receive and the weight
+// gradient's all-reduce. The gate downloads the results and compares them
+// with the CPU's unpartitioned convolution at TF32's tolerance.
+#include <cuda_runtime.h>
+
+#include <fmt/format.h>
+
+#include "harness/device_step.h"
+#include "harness/error.h"
+#include "kernels/cuda/check.h"
+#include "workloads/halo_conv/cuda_layer.h"
+#include "workloads/halo_conv/halo_conv_benchmark.h"
+#ifdef PERFLAB_HAVE_NCCL
+#include "collectives/nccl.h"
+#endif
+
+namespace perflab::halo_conv {
+namespace {
+
+class CudaHaloStep final : public TimedStep, public DeviceStep {
+ public:
+  CudaHaloStep(const HaloConvConfig& config, collectives::Communicator& host, collectives::Communicator* device,
+               bool sync_free, uint64_t seed)
+      : config_(config), host_(host), seed_(seed), layer_(config.layer, host, device, sync_free) {
+    layer_.fill(seed);
+  }
+
+  DeviceStep* device_step() override { return this; }
+  void* stream() override { return layer_.stream(); }
+  int begin(int64_t /*iteration*/) override { return 0; }
+  void enqueue(int /*variant*/) override { layer_.enqueue(); }
+  int expected_host_syncs() const override { return layer_.expected_host_syncs(); }
+
+  CorrectnessReport check_correctness() override {
+    return check_against_whole(layer_.download(), host_, seed_, kTf32Tolerance);
+  }
+
+  nlohmann::json run_facts() override {
+    PartTimers timers;
+    timers.transfer = [&] { return layer_.time_exchange(); };
+    timers.compute = [&] { return layer_.time_compute(); };
+    timers.all_reduce = [&] { return layer_.time_all_reduce(); };
+    return halo_facts(config_, host_, layer_.halo_bytes_per_step(), "tf32", timers);
+  }
+
+ private:
+  HaloConvConfig config_;
+  collectives::Communicator& host_;
+  uint64_t seed_;
+  CudaHaloLayer layer_;
+};
+
+class CudaHaloBenchmark final : public Benchmark {
+ public:
+  explicit CudaHaloBenchmark(const RunContext& ctx)
+      : config_(resolve_config(ctx.params(), ctx.size())),
+        host_(ctx.comm),
+        sync_free_(ctx.toggles()[Toggle::kSyncFree].in_effect) {
+    if (ctx.size() > 1) {
+#ifdef PERFLAB_HAVE_NCCL
+      collectives::NcclSetup setup;
+      setup.device = collectives::nccl_local_device();
+      PERFLAB_CUDA_CHECK(cudaSetDevice(setup.device));
+      device_ = collectives::make_nccl_communicator(ctx.comm, setup);
+#else
+      throw UsageError("halo_conv: several ranks on the cuda backend need NCCL, which this build does not have; "
+                       "use --backend cpu");
+#endif
+    }
+  }
+
+  StepPlan step_plan() const override {
+    StepPlan plan = halo_conv_step_plan(config_);
+    plan.precision = "tf32";
+    plan.work.flops_precision = "tf32";
+    const LayerConfig& c = config_.layer;
+    const kernels::cpu::Conv3dGeometry& g = c.geometry;
+    const double slab = std::ceil(static_cast<double>(c.depth) / (config_.ranks * c.per_rank));
+    const double plane = static_cast<double>(g.batch * g.height * g.width) * sizeof(float);
+    // Per slab: padded input and output gradient, output, input gradient.
+    plan.device_bytes = c.per_rank * plane * static_cast<double>(g.c_in + g.c_out) * (2 * slab + g.k - 1);
+    plan.device_bytes_advice = "reduce depth, height, width or channels, or use more ranks";
+    return plan;
+  }
+
+  std::unique_ptr<TimedStep> start_step(uint64_t seed) override {
+    return std::make_unique<CudaHaloStep>(config_, host_, device_.get(), sync_free_, seed);
+  }
+
+ private:
+  HaloConvConfig config_;
+  collectives::Communicator& host_;
+  std::unique_ptr<collectives::Communicator> device_;
+  bool sync_free_;
+};
+
+}  // namespace
+
+std::unique_ptr<Benchmark> make_cuda_benchmark(const RunContext& ctx) {
+  return std::make_unique<CudaHaloBenchmark>(ctx);
+}
+
+}  // namespace perflab::halo_conv
