@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/auc.h"
 #include "kernels/cpu/bce.h"
+#include "kernels/cpu/conv3d.h"
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/interaction.h"
 #include "kernels/cpu/linear.h"
@@ -98,6 +99,28 @@ void BM_RocAuc(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 BENCHMARK(BM_RocAuc)->Arg(1 << 20);
+
+// One "same" 3x3x3 convolution of a whole volume, as in a 3D U-Net's upper
+// levels (halo_conv's layer). Args: channels in = out, edge of the cube.
+// Items: output voxels.
+void BM_Conv3dForward(benchmark::State& state) {
+  const int64_t c = state.range(0), edge = state.range(1);
+  const kernels::cpu::Conv3dGeometry g{1, c, c, edge, edge, 3};
+  const auto x = random_vector(static_cast<size_t>(c * edge * edge * edge), 1);
+  auto w = random_vector(static_cast<size_t>(c * c * 27), 2, -0.1f, 0.1f);
+  std::vector<float> y(x.size()), workspace(kernels::cpu::conv3d_workspace_floats(g));
+  for (auto _ : state) {
+    kernels::cpu::conv3d_forward(g, kernels::cpu::dense_view(x.data(), edge, c, edge, edge), w.data(),
+                                 kernels::cpu::dense_view(y.data(), edge, c, edge, edge), 0, false,
+                                 workspace.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * edge * edge * edge);
+  state.counters["FLOP/s"] = benchmark::Counter(
+      2.0 * kernels::cpu::conv3d_macs(g, edge) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Conv3dForward)->Args({32, 32})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -20,6 +20,10 @@ void throw_cublas_error(cublasStatus_t status, const char* call, const char* fil
   throw CudaError("cuBLASLt", call, cublasLtGetStatusString(status), file, line);
 }
 
+void throw_cudnn_error(const char* description, const char* call, const char* file, int line) {
+  throw CudaError("cuDNN", call, description, file, line);
+}
+
 void check_launch(const char* kernel, const char* file, int line) {
   cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess) throw_cuda_error(status, kernel, file, line);

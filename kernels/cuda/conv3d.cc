@@ -1,0 +1,401 @@
+// 3D convolution through cuDNN's convolution API: plan (descriptors, the
+// heuristics' algorithm, workspace) once per shape; run() enqueues at most a
+// plane gather, one cuDNN call and a plane add (kernels/cuda/conv3d.h).
+#include "kernels/cuda/conv3d.h"
+
+// cuDNN 9 marks this legacy convolution API deprecated in favour of its graph
+// API, but still ships and supports it; the attribute is only emitted when
+// CUDNN_WARN_DEPRECATED is defined. This file uses the legacy API on purpose
+// (one call per pass, capturable, heuristics per shape), so it keeps the
+// attribute off for itself whatever the build defines, and only here.
+#undef CUDNN_WARN_DEPRECATED
+#include <cudnn.h>
+#include <fmt/format.h>
+
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/error.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/conv3d_planes.h"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+using conv3d_detail::PlaneShape;
+
+constexpr size_t kWorkspaceAlignment = 256;
+
+size_t round_up(size_t bytes) { return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
+
+/// The input-side view (x, or dx for backward data) and the output-side one
+/// (y for forward, dy otherwise) of a call, as read-only views.
+cpu::ConstPlaneView x_side(const Conv3dArguments& a) {
+  return a.pass == Conv3dPass::kBackwardData ? cpu::as_const(a.dx) : a.x;
+}
+cpu::ConstPlaneView y_side(const Conv3dArguments& a) {
+  return a.pass == Conv3dPass::kForward ? cpu::as_const(a.y) : a.dy;
+}
+
+bool same_layout(const cpu::ConstPlaneView& a, const cpu::ConstPlaneView& b) {
+  return a.planes == b.planes && a.channel_stride == b.channel_stride && a.batch_stride == b.batch_stride;
+}
+
+/// Everything but pointers and accumulate.
+bool same_shape(const Conv3dArguments& a, const Conv3dArguments& b) {
+  const cpu::Conv3dGeometry& g = a.geometry;
+  const cpu::Conv3dGeometry& h = b.geometry;
+  return a.pass == b.pass && a.math == b.math && a.d_offset == b.d_offset && g.batch == h.batch &&
+         g.c_in == h.c_in && g.c_out == h.c_out && g.height == h.height && g.width == h.width && g.k == h.k &&
+         same_layout(x_side(a), x_side(b)) && same_layout(y_side(a), y_side(b));
+}
+
+Status check_view(const char* name, const cpu::ConstPlaneView& v, int64_t batch, int64_t channels, int64_t hw) {
+  if (v.planes < 0) return Status::invalid(fmt::format("conv3d: {}.planes = {} is negative", name, v.planes));
+  if (v.channel_stride < v.planes * hw) {
+    return Status::invalid(fmt::format("conv3d: {}.channel_stride = {} is below planes*H*W = {}", name,
+                                       v.channel_stride, v.planes * hw));
+  }
+  if (v.batch_stride < channels * v.channel_stride) {
+    return Status::invalid(fmt::format("conv3d: {}.batch_stride = {} is below channels*channel_stride = {}", name,
+                                       v.batch_stride, channels * v.channel_stride));
+  }
+  if (v.batch_stride > INT_MAX / batch || v.planes > INT_MAX / 2) {
+    return Status::invalid(fmt::format("conv3d: {}'s extent exceeds cuDNN's int range", name));
+  }
+  if (reinterpret_cast<uintptr_t>(v.data) % alignof(float) != 0) {
+    return Status::invalid(fmt::format("conv3d: {}.data is not aligned to a float", name));
+  }
+  return Status::success();
+}
+
+int to_int(int64_t v) { return static_cast<int>(v); }
+
+/// The first of cuDNN's ranked algorithms that ran its self-check, fits the
+/// math asked for (never fp16 conversion; no tensor cores for kFp32) and
+/// reports a workspace size for this configuration.
+template <typename Perf, typename Algo, typename WorkspaceSize>
+bool choose_algorithm(const std::vector<Perf>& perf, int returned, Conv3dMath math, WorkspaceSize workspace_size,
+                      Algo* algo, size_t* bytes, cudnnMathType_t* math_type) {
+  for (int i = 0; i < returned; ++i) {
+    const Perf& candidate = perf[static_cast<size_t>(i)];
+    if (candidate.status != CUDNN_STATUS_SUCCESS) continue;
+    if (candidate.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
+    if (math == Conv3dMath::kFp32 && candidate.mathType == CUDNN_TENSOR_OP_MATH) continue;
+    size_t needed = 0;
+    if (workspace_size(candidate.algo, &needed) != CUDNN_STATUS_SUCCESS) continue;
+    *algo = candidate.algo;
+    *bytes = needed;
+    *math_type = math == Conv3dMath::kFp32 ? CUDNN_FMA_MATH : candidate.mathType;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* conv3d_pass_name(Conv3dPass pass) {
+  switch (pass) {
+    case Conv3dPass::kForward:
+      return "forward";
+    case Conv3dPass::kBackwardData:
+      return "backward_data";
+    case Conv3dPass::kBackwardFilter:
+      return "backward_filter";
+  }
+  return "unknown";
+}
+
+CudnnHandle::CudnnHandle() { PERFLAB_CUDNN_CHECK(cudnnCreate(&handle_)); }
+CudnnHandle::~CudnnHandle() {
+  if (handle_ != nullptr) cudnnDestroy(handle_);
+}
+
+Status Conv3d::can_implement(const Conv3dArguments& a) {
+  const cpu::Conv3dGeometry& g = a.geometry;
+  try {
+    cpu::conv3d_check_geometry(g);
+  } catch (const std::invalid_argument& e) {
+    return Status::invalid(e.what());
+  }
+  const int64_t hw = g.height * g.width;
+  const bool data = a.pass == Conv3dPass::kBackwardData;
+  if (g.batch > INT_MAX || g.c_in > INT_MAX || g.c_out > INT_MAX || hw > INT_MAX) {
+    return Status::invalid("conv3d: a size exceeds cuDNN's int range");
+  }
+  if (Status s = check_view(data ? "dx" : "x", x_side(a), g.batch, g.c_in, hw); !s) return s;
+  if (Status s = check_view(a.pass == Conv3dPass::kForward ? "y" : "dy", y_side(a), g.batch, g.c_out, hw); !s) {
+    return s;
+  }
+  // Staged calls hold Y + 2r x-side planes densely; d_offset only moves them.
+  const int64_t block = g.batch * g.c_in * (y_side(a).planes + g.k - 1) * hw;
+  if (block > INT_MAX) return Status::invalid("conv3d: the staging block exceeds cuDNN's int range");
+  if (a.d_offset > INT_MAX || a.d_offset < -INT_MAX) {
+    return Status::invalid(fmt::format("conv3d: d_offset = {} is out of range", a.d_offset));
+  }
+  for (const void* p : {static_cast<const void*>(a.w), static_cast<const void*>(a.dw)}) {
+    if (reinterpret_cast<uintptr_t>(p) % alignof(float) != 0) {
+      return Status::invalid("conv3d: weights are not aligned to a float");
+    }
+  }
+  return Status::success();
+}
+
+bool Conv3d::direct(const Conv3dArguments& a) {
+  const int64_t r = a.geometry.k / 2, x = x_side(a).planes, y = y_side(a).planes;
+  const int64_t pad = r - a.d_offset;
+  return x >= 1 && y >= 1 && pad >= 0 && pad <= 2 * r && y == x - 2 * a.d_offset;
+}
+
+struct Conv3d::Plan {
+  Status status = Status::success();
+  cudnnHandle_t handle = nullptr;
+  Conv3dArguments shape;
+  bool trivial = false;  ///< X or Y is 0: no cuDNN call.
+  bool staged = false;
+  int64_t first = 0;         ///< Staged: the block holds x-side planes [first, first + block_planes).
+  int64_t block_planes = 0;
+  size_t cudnn_bytes = 0, block_offset = 0, total_bytes = 0;
+  cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr;
+  cudnnFilterDescriptor_t w_desc = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t forward_algo{};
+  cudnnConvolutionBwdDataAlgo_t data_algo{};
+  cudnnConvolutionBwdFilterAlgo_t filter_algo{};
+
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan() { destroy(); }
+
+  void destroy() {
+    if (conv != nullptr) cudnnDestroyConvolutionDescriptor(conv);
+    if (w_desc != nullptr) cudnnDestroyFilterDescriptor(w_desc);
+    if (y_desc != nullptr) cudnnDestroyTensorDescriptor(y_desc);
+    if (x_desc != nullptr) cudnnDestroyTensorDescriptor(x_desc);
+    conv = nullptr;
+    w_desc = nullptr;
+    x_desc = y_desc = nullptr;
+  }
+
+  /// Descriptors and algorithm for the direct (staged = false) or staged
+  /// form; false when cuDNN has no algorithm for it.
+  bool build(bool stage) {
+    destroy();
+    staged = stage;
+    const cpu::Conv3dGeometry& g = shape.geometry;
+    const int64_t r = g.k / 2, hw = g.height * g.width;
+    const cpu::ConstPlaneView xv = x_side(shape), yv = y_side(shape);
+    first = shape.d_offset - r;
+    block_planes = yv.planes + 2 * r;
+    PERFLAB_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_desc));
+    PERFLAB_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_desc));
+    PERFLAB_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_desc));
+    PERFLAB_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv));
+    const int64_t x_planes = staged ? block_planes : xv.planes;
+    const int64_t x_cs = staged ? block_planes * hw : xv.channel_stride;
+    const int64_t x_bs = staged ? g.c_in * x_cs : xv.batch_stride;
+    const std::array<int, 5> x_dims{to_int(g.batch), to_int(g.c_in), to_int(x_planes), to_int(g.height),
+                                    to_int(g.width)};
+    const std::array<int, 5> x_strides{to_int(x_bs), to_int(x_cs), to_int(hw), to_int(g.width), 1};
+    const std::array<int, 5> y_dims{to_int(g.batch), to_int(g.c_out), to_int(yv.planes), to_int(g.height),
+                                    to_int(g.width)};
+    const std::array<int, 5> y_strides{to_int(yv.batch_stride), to_int(yv.channel_stride), to_int(hw),
+                                       to_int(g.width), 1};
+    const std::array<int, 5> w_dims{to_int(g.c_out), to_int(g.c_in), g.k, g.k, g.k};
+    const std::array<int, 3> pads{to_int(staged ? 0 : r - shape.d_offset), to_int(r), to_int(r)};
+    const std::array<int, 3> ones{1, 1, 1};
+    PERFLAB_CUDNN_CHECK(cudnnSetTensorNdDescriptor(x_desc, CUDNN_DATA_FLOAT, 5, x_dims.data(), x_strides.data()));
+    PERFLAB_CUDNN_CHECK(cudnnSetTensorNdDescriptor(y_desc, CUDNN_DATA_FLOAT, 5, y_dims.data(), y_strides.data()));
+    PERFLAB_CUDNN_CHECK(cudnnSetFilterNdDescriptor(w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 5, w_dims.data()));
+    PERFLAB_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(conv, 3, pads.data(), ones.data(), ones.data(),
+                                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    const cudnnMathType_t asked = shape.math == Conv3dMath::kFp32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+    PERFLAB_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, asked));
+
+    std::array<int, 5> out{};
+    PERFLAB_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(conv, x_desc, w_desc, 5, out.data()));
+    if (out != y_dims) {
+      throw Error(fmt::format("conv3d: cuDNN's output has {} planes where {} were planned", out[2],
+                                         y_dims[2]));
+    }
+    cudnnMathType_t math_type = asked;
+    bool found = false;
+    switch (shape.pass) {
+      case Conv3dPass::kForward: {
+        int count = 0, returned = 0;
+        PERFLAB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &count));
+        std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(count));
+        PERFLAB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle, x_desc, w_desc, conv, y_desc, count,
+                                                                   &returned, perf.data()));
+        found = choose_algorithm(
+            perf, returned, shape.math,
+            [&](cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
+              return cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc, w_desc, conv, y_desc, algo, bytes);
+            },
+            &forward_algo, &cudnn_bytes, &math_type);
+        break;
+      }
+      case Conv3dPass::kBackwardData: {
+        int count = 0, returned = 0;
+        PERFLAB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &count));
+        std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(count));
+        PERFLAB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, w_desc, y_desc, conv, x_desc, count,
+                                                                        &returned, perf.data()));
+        found = choose_algorithm(
+            perf, returned, shape.math,
+            [&](cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
+              return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, w_desc, y_desc, conv, x_desc, algo, bytes);
+            },
+            &data_algo, &cudnn_bytes, &math_type);
+        break;
+      }
+      case Conv3dPass::kBackwardFilter: {
+        int count = 0, returned = 0;
+        PERFLAB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &count));
+        std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(count));
+        PERFLAB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, x_desc, y_desc, conv, w_desc,
+                                                                          count, &returned, perf.data()));
+        found = choose_algorithm(
+            perf, returned, shape.math,
+            [&](cudnnConvolutionBwdFilterAlgo_t algo, size_t* bytes) {
+              return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, x_desc, y_desc, conv, w_desc, algo,
+                                                                    bytes);
+            },
+            &filter_algo, &cudnn_bytes, &math_type);
+        break;
+      }
+    }
+    if (!found) return false;
+    PERFLAB_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, math_type));
+    const auto block_bytes = static_cast<size_t>(g.batch * g.c_in * block_planes * hw) * sizeof(float);
+    block_offset = round_up(cudnn_bytes);
+    total_bytes = staged ? block_offset + block_bytes : cudnn_bytes;
+    return true;
+  }
+};
+
+Conv3d::Conv3d(const CudnnHandle& handle, const Conv3dArguments& shape) : plan_(std::make_unique<Plan>()) {
+  Plan& p = *plan_;
+  p.handle = handle.get();
+  p.shape = shape;
+  p.shape.x.data = nullptr;
+  p.shape.dx.data = nullptr;
+  p.shape.y.data = nullptr;
+  p.shape.dy.data = nullptr;
+  p.shape.w = nullptr;
+  p.shape.dw = nullptr;
+  p.status = can_implement(p.shape);
+  if (!p.status) return;
+  p.trivial = x_side(shape).planes == 0 || y_side(shape).planes == 0;
+  if (p.trivial) return;
+  // The views as they are when cuDNN can take them; the staged block when it
+  // cannot, or when it has no algorithm for those strides.
+  if (direct(shape) && p.build(false)) return;
+  if (p.build(true)) return;
+  p.status = Status::invalid(fmt::format(
+      "conv3d: cuDNN has no {} algorithm for N={} C_in={} C_out={} D {}->{} H={} W={} k={} ({})",
+      conv3d_pass_name(shape.pass), shape.geometry.batch, shape.geometry.c_in, shape.geometry.c_out,
+      x_side(shape).planes, y_side(shape).planes, shape.geometry.height, shape.geometry.width, shape.geometry.k,
+      shape.math == Conv3dMath::kFp32 ? "fp32" : "tf32"));
+}
+
+Conv3d::~Conv3d() = default;
+Conv3d::Conv3d(Conv3d&&) noexcept = default;
+Conv3d& Conv3d::operator=(Conv3d&&) noexcept = default;
+
+const Status& Conv3d::status() const { return plan_->status; }
+size_t Conv3d::workspace_bytes() const { return plan_->total_bytes; }
+
+void Conv3d::run(const Conv3dArguments& a, void* workspace, cudaStream_t stream) const {
+  const Plan& p = *plan_;
+  if (!p.status) throw UsageError("Conv3d: cannot run: " + p.status.reason());
+  if (!same_shape(a, p.shape)) throw UsageError("Conv3d: arguments' shape differs from the planned one");
+  if (p.total_bytes > 0 &&
+      (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % kWorkspaceAlignment != 0)) {
+    throw UsageError("Conv3d: workspace is null or not 256-byte aligned");
+  }
+  auto require = [&](const void* pointer, bool needed, const char* name) {
+    if (needed && pointer == nullptr) {
+      throw UsageError(fmt::format("Conv3d {}: {} is null", conv3d_pass_name(a.pass), name));
+    }
+  };
+  const cpu::Conv3dGeometry& g = a.geometry;
+  const int64_t x_planes = x_side(a).planes, y_planes = y_side(a).planes;
+  const PlaneShape x_shape{g.batch, g.c_in, g.height * g.width};
+  const PlaneShape y_shape{g.batch, g.c_out, g.height * g.width};
+  float* block = p.staged ? reinterpret_cast<float*>(static_cast<char*>(workspace) + p.block_offset) : nullptr;
+  void* cudnn_workspace = p.cudnn_bytes > 0 ? workspace : nullptr;
+  const float one = 1.0f, zero = 0.0f;
+  const float* beta = a.accumulate ? &one : &zero;
+  if (!p.trivial) PERFLAB_CUDNN_CHECK(cudnnSetStream(p.handle, stream));
+
+  switch (a.pass) {
+    case Conv3dPass::kForward: {
+      require(a.x.data, x_planes > 0, "x.data");
+      require(a.w, true, "w");
+      require(a.y.data, y_planes > 0, "y.data");
+      if (p.trivial) {
+        conv3d_detail::add_planes(nullptr, 0, 0, a.y, y_shape, a.accumulate, stream);  // y = acc ? y : 0
+        return;
+      }
+      const float* x = a.x.data;
+      if (p.staged) {
+        conv3d_detail::gather_planes(a.x, x_shape, p.first, p.block_planes, block, stream);
+        x = block;
+      }
+      PERFLAB_CUDNN_CHECK(cudnnConvolutionForward(p.handle, &one, p.x_desc, x, p.w_desc, a.w, p.conv,
+                                                  p.forward_algo, cudnn_workspace, p.cudnn_bytes, beta, p.y_desc,
+                                                  a.y.data));
+      return;
+    }
+    case Conv3dPass::kBackwardData: {
+      require(a.dy.data, y_planes > 0, "dy.data");
+      require(a.w, true, "w");
+      require(a.dx.data, x_planes > 0, "dx.data");
+      if (p.trivial) {
+        conv3d_detail::add_planes(nullptr, 0, 0, a.dx, x_shape, a.accumulate, stream);  // dx = acc ? dx : 0
+        return;
+      }
+      if (!p.staged) {
+        PERFLAB_CUDNN_CHECK(cudnnConvolutionBackwardData(p.handle, &one, p.w_desc, a.w, p.y_desc, a.dy.data, p.conv,
+                                                         p.data_algo, cudnn_workspace, p.cudnn_bytes, beta,
+                                                         p.x_desc, a.dx.data));
+        return;
+      }
+      PERFLAB_CUDNN_CHECK(cudnnConvolutionBackwardData(p.handle, &one, p.w_desc, a.w, p.y_desc, a.dy.data, p.conv,
+                                                       p.data_algo, cudnn_workspace, p.cudnn_bytes, &zero,
+                                                       p.x_desc, block));
+      conv3d_detail::add_planes(block, p.first, p.block_planes, a.dx, x_shape, a.accumulate, stream);
+      return;
+    }
+    case Conv3dPass::kBackwardFilter: {
+      require(a.x.data, x_planes > 0, "x.data");
+      require(a.dy.data, y_planes > 0, "dy.data");
+      require(a.dw, true, "dw");
+      if (p.trivial) {
+        if (!a.accumulate) {
+          const auto bytes = static_cast<size_t>(g.c_out * g.c_in * g.k * g.k * g.k) * sizeof(float);
+          PERFLAB_CUDA_CHECK(cudaMemsetAsync(a.dw, 0, bytes, stream));
+        }
+        return;
+      }
+      const float* x = a.x.data;
+      if (p.staged) {
+        conv3d_detail::gather_planes(a.x, x_shape, p.first, p.block_planes, block, stream);
+        x = block;
+      }
+      PERFLAB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(p.handle, &one, p.x_desc, x, p.y_desc, a.dy.data, p.conv,
+                                                         p.filter_algo, cudnn_workspace, p.cudnn_bytes, beta,
+                                                         p.w_desc, a.dw));
+      return;
+    }
+  }
+}
+
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,131 @@
+// 3D convolution on a CUDA device through cuDNN: the twin of
+// kernels/cpu/conv3d.h, with its geometry, its plane views (holding device
+// pointers here), its d_offset rule (output plane o sees input planes
+// o + d_offset + kd - r; planes outside the view are zero), and its
+// accumulate (beta = 1) for all three passes. fp32 storage; math is TF32
+// tensor cores (cuDNN's default, as frameworks run it) or plain fp32 FMA.
+//
+// Lifecycle (CUTLASS-style): Conv3d::can_implement(args) (host only) ->
+// Conv3d(handle, args) once per shape, outside the timed path (descriptors
+// and the algorithm from cuDNN's heuristics) -> workspace_bytes() ->
+// run(args, workspace, stream) any number of times. run() only enqueues:
+// no allocation, no host synchronisation, so it can be captured in a CUDA
+// graph (after one eager run, as the harness does: cuDNN loads its kernels
+// on first use). The "shape" is everything but the pointers and `accumulate`: the
+// pass, math, geometry, d_offset, both views' plane counts and strides.
+//
+// How d_offset reaches cuDNN (cross-correlation, stride 1, pad_h = pad_w = r):
+// cuDNN's output plane o reads input plane o - pad_d + kd, and it has
+// X + 2 pad_d - 2r planes. So when pad_d = r - d_offset lies in [0, 2r],
+// Y = X - 2 d_offset and X >= 1, the strided views go to cuDNN as they are:
+// a whole volume (d = 0, Y = X), a halo-padded slab (d = +r, X = Y + 2r), the
+// data gradient of one (d = -r, Y = X + 2r). Otherwise, as for the thin
+// boundary corrections, the call is "staged": the x-side planes the output
+// window reads, [d - r, d - r + Y + 2r), live in a zero-padded dense block in
+// the workspace and cuDNN runs with pad_d = 0. Forward and backward filter
+// gather x into the block first; backward data writes the block, then adds
+// its planes that fall in dx's view into dx (zeroing the rest of dx unless
+// accumulating). A staged correction of Y planes costs a convolution of Y
+// planes: cuDNN multiplies the block's zero planes too.
+//
+// One cuDNN handle serves every Conv3d built on it; run() sets its stream,
+// so plans sharing a handle must run from one host thread.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "kernels/cpu/conv3d.h"
+#include "kernels/cuda/status.h"
+
+struct cudnnContext;  // cudnnHandle_t is cudnnContext*; cudnn.h stays out of headers.
+
+namespace perflab::kernels::cuda {
+
+/// Which of the three maps of kernels/cpu/conv3d.h a call computes.
+enum class Conv3dPass { kForward, kBackwardData, kBackwardFilter };
+
+/// kTf32: cuDNN's default math (TF32 tensor cores on Ampere and later).
+/// kFp32: fp32 FMA only (CUDNN_FMA_MATH).
+enum class Conv3dMath { kTf32, kFp32 };
+
+/// "forward", "backward_data", "backward_filter".
+const char* conv3d_pass_name(Conv3dPass pass);
+
+/// One call. The views and weights are device memory; a pass reads and
+/// writes only its own fields (the others are ignored):
+///   kForward         y  = (accumulate ? y : 0)  + conv(x)        x, w -> y
+///   kBackwardData    dx = (accumulate ? dx : 0) + convᵀ(dy)      dy, w -> dx
+///   kBackwardFilter  dw = (accumulate ? dw : 0) + dW(x, dy)      x, dy -> dw
+/// X (planes of x or dx) and Y (planes of y or dy) may be any counts >= 0.
+struct Conv3dArguments {
+  Conv3dPass pass = Conv3dPass::kForward;
+  Conv3dMath math = Conv3dMath::kTf32;
+  cpu::Conv3dGeometry geometry;
+  int64_t d_offset = 0;
+  bool accumulate = false;   ///< Per call: add to the output (cuDNN beta = 1).
+  cpu::ConstPlaneView x;     ///< kForward, kBackwardFilter: [N][C_in][X][H][W].
+  cpu::PlaneView dx;         ///< kBackwardData (written): [N][C_in][X][H][W].
+  cpu::PlaneView y;          ///< kForward (written): [N][C_out][Y][H][W].
+  cpu::ConstPlaneView dy;    ///< kBackwardData, kBackwardFilter: [N][C_out][Y][H][W].
+  const float* w = nullptr;  ///< kForward, kBackwardData: [C_out][C_in][k][k][k].
+  float* dw = nullptr;       ///< kBackwardFilter (written): [C_out][C_in][k][k][k].
+};
+
+/// Owns a cuDNN handle (created on the current device). Build once at setup.
+class CudnnHandle {
+ public:
+  CudnnHandle();
+  ~CudnnHandle();
+  CudnnHandle(const CudnnHandle&) = delete;
+  CudnnHandle& operator=(const CudnnHandle&) = delete;
+  cudnnContext* get() const { return handle_; }
+
+ private:
+  cudnnContext* handle_ = nullptr;
+};
+
+/// A planned 3D convolution pass (see the file comment).
+class Conv3d {
+ public:
+  /// Whether the shape can run, and why not: a valid geometry, views that
+  /// fit their strides, sizes within cuDNN's int range, 4-byte-aligned
+  /// non-null pointers (null ones are allowed: pointers are per call). Host
+  /// only: never touches a device.
+  static Status can_implement(const Conv3dArguments& args);
+  /// Whether this shape goes to cuDNN on its views as they are (false:
+  /// staged through a zero-padded block, or nothing for cuDNN to do because
+  /// X or Y is 0). Host only.
+  static bool direct(const Conv3dArguments& args);
+
+  /// Plans args' shape on the current device: descriptors and the first
+  /// algorithm cuDNN's heuristics rank that runs in this configuration.
+  /// Throws CudaError on a library failure; a shape can_implement rejects, or
+  /// one cuDNN has no algorithm for, leaves status() not ok.
+  Conv3d(const CudnnHandle& handle, const Conv3dArguments& shape);
+  ~Conv3d();
+  Conv3d(Conv3d&&) noexcept;
+  Conv3d& operator=(Conv3d&&) noexcept;
+  Conv3d(const Conv3d&) = delete;
+  Conv3d& operator=(const Conv3d&) = delete;
+
+  /// ok, or why this shape cannot run.
+  const Status& status() const;
+  /// Device workspace run() needs (cuDNN's, then the staging block), bytes.
+  size_t workspace_bytes() const;
+
+  /// Enqueues the pass on `stream`. Throws UsageError when status() is not
+  /// ok, args' shape differs from the planned one, a pointer the pass needs
+  /// is null, or the workspace is null (when needed) or not 256-byte
+  /// aligned; CudaError when cuDNN or a launch fails.
+  void run(const Conv3dArguments& args, void* workspace, cudaStream_t stream) const;
+
+ private:
+  struct Plan;
+  std::unique_ptr<Plan> plan_;
+};
+
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,34 @@
+// Private to the CUDA 3D convolution (kernels/cuda/conv3d.cc): the plane
+// copies of its staged path, between a strided plane view and the dense,
+// zero-padded block cuDNN runs on. Host-only declarations; the kernels are in
+// conv3d_planes.cu. Both only enqueue on the stream.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/cpu/conv3d.h"
+
+namespace perflab::kernels::cuda::conv3d_detail {
+
+/// Sizes shared by a view and its block.
+struct PlaneShape {
+  int64_t batch = 0;
+  int64_t channels = 0;
+  int64_t hw = 0;  ///< H*W.
+};
+
+/// block[n][c][q] = src plane first + q of (n, c) for q in [0, count), zero
+/// where that plane is outside [0, src.planes). block is dense
+/// [batch][channels][count][hw].
+void gather_planes(const cpu::ConstPlaneView& src, const PlaneShape& shape, int64_t first, int64_t count,
+                   float* block, cudaStream_t stream);
+
+/// For every plane p of dst: dst = (accumulate ? dst : 0) + block plane
+/// p - first, the block's term zero where p - first is outside [0, count)
+/// (block may be null when count is 0).
+void add_planes(const float* block, int64_t first, int64_t count, const cpu::PlaneView& dst,
+                const PlaneShape& shape, bool accumulate, cudaStream_t stream);
+
+}  // namespace perflab::kernels::cuda::conv3d_detail
