@@ -54,11 +54,11 @@ struct BarSegment {
 struct Bar {
   std::string label;  ///< Under the bar.
   double value = 0;
-  std::vector<BarSegment> stack;
   std::optional<double> low, high;
   std::string annotation;  ///< Above the bar (e.g. "1.25x").
   std::string tooltip;     ///< Defaults to "label: value".
   bool highlight = false;  ///< Drawn in the accent colour.
+  std::vector<BarSegment> stack;
 };
 
 /// A vertical bar chart whose y axis starts at 0.

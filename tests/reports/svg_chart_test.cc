@@ -99,6 +99,26 @@ TEST(SvgChart, BarChartErrorBarsAndLineBreaks) {
   EXPECT_NE(svg.find("#2ca02c"), std::string::npos);  // Highlighted bar.
 }
 
+TEST(SvgChart, StackedBarsDrawEveryPartAndALegend) {
+  BarChart chart;
+  Bar a;
+  a.label = "P=2\nnaive";
+  a.value = 10;
+  a.stack = {{"compute", 6}, {"exposed transfer", 4}};
+  Bar b = a;
+  b.label = "P=2\noverlap";
+  b.value = 7;
+  b.stack = {{"compute", 6.5}, {"exposed transfer", 0.5}};
+  chart.bars = {a, b};
+  const std::string svg = render_bar_chart(chart);
+  // Background, two parts per bar, two legend keys.
+  EXPECT_EQ(count(svg, "<rect"), 7u);
+  EXPECT_NE(svg.find(">exposed transfer</text>"), std::string::npos);
+  EXPECT_NE(svg.find("naive: exposed transfer 4"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("overlap: compute 6.5"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("#d62728"), std::string::npos);  // the second part's colour
+}
+
 TEST(SvgChart, Log2AxisReachesTheLastPointAndLabelsSizes) {
   // 2^10 .. 2^33 with a tick every 3 powers: the axis must end at or past
   // 2^33 (a tick at 2^34), or the last points fall outside the frame.
