@@ -72,6 +72,10 @@ std::vector<HaloConvRow> halo_conv_rows(const std::vector<ResultView>& results) 
     row.compute_ms = fact_median(r, "compute_ms");
     row.transfer_ms = fact_median(r, "transfer_ms");
     row.allreduce_ms = fact_median(r, "allreduce_ms");
+    for (const char* part : {"level1", "level2", "gather", "bottleneck", "split"}) {
+      if (const auto v = fact_median(r, (std::string(part) + "_ms").c_str())) row.hybrid_parts.emplace_back(part, *v);
+    }
+    if (data_text(r, "scheme") == "hybrid") row.shape += ", hybrid";  // its own twins only
     if (row.compute_ms) row.exposed_ms = std::max(0.0, row.step_ms - *row.compute_ms);
     row.voxels_per_s = row.step_ms > 0 ? static_cast<double>(r.plan.global_batch_size) / (row.step_ms * 1e-3) : 0;
     if (r.work.flops_per_iteration > 0 && row.step_ms > 0) {
@@ -125,6 +129,10 @@ std::string render_halo_conv_summary(const ResultView& result) {
   }
   if (r.transfer_ms) out += fmt::format("; halo transfer alone {:.3f} ms", *r.transfer_ms);
   if (r.allreduce_ms) out += fmt::format("; weight-gradient all-reduce {:.3f} ms", *r.allreduce_ms);
+  if (!r.hybrid_parts.empty()) {
+    out += "; alone:";
+    for (const auto& [part, ms] : r.hybrid_parts) out += fmt::format(" {} {:.3f} ms", part, ms);
+  }
   return out + "\n";
 }
 

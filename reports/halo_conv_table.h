@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reports/result_view.h"
@@ -32,6 +33,9 @@ struct HaloConvRow {
   /// whose transfer is at least 1% of the step (below that the ratio is noise).
   std::optional<double> efficiency;
   std::optional<double> vs_whole;     ///< step / the one-partition point's step.
+  /// scheme=hybrid: each part alone (level 1, level 2, gather, bottleneck,
+  /// split), in that order; empty for the single layer.
+  std::vector<std::pair<std::string, double>> hybrid_parts;
   double voxels_per_s = 0;
   std::optional<double> tflops;
 };

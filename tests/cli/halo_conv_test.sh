@@ -64,6 +64,24 @@ else
   fail "thin slabs run: $(cat "$tmp/thin.err")"
 fi
 
+# The hybrid scheme: two split levels and a gathered bottleneck, every part timed.
+if (cd "$tmp" && "$PERFLAB" run halo_conv --set scheme=hybrid --set partitions=2 --iterations 2 --out hybrid \
+      >"$tmp/hybrid.txt" 2>"$tmp/hybrid.err") && "$PYTHON" - "$tmp/hybrid" <<'PY'
+import json, pathlib, sys
+[path] = pathlib.Path(sys.argv[1]).rglob("result.json")
+r = json.load(open(path))
+run = r["runs"][0]
+assert run["correctness"]["passed"] and "bottleneck" in run["correctness"]["detail"], run["correctness"]
+f = run["facts"]
+assert f["scheme"] == "hybrid" and all(f[k] > 0 for k in ("level1_ms", "level2_ms", "bottleneck_ms")), f
+assert r["plan"]["data"]["scheme"] == "hybrid", r["plan"]["data"]
+PY
+then
+  if grep -q "alone: level1 .* gather .* bottleneck .* split" "$tmp/hybrid.txt"; then pass "hybrid scheme: gate and parts"; else fail "hybrid console: $(cat "$tmp/hybrid.txt")"; fi
+else
+  fail "hybrid run: $(cat "$tmp/hybrid.err")"
+fi
+
 # Bad input: one line, exit 2.
 expect 2 "^perflab: error: halo_conv: kernel must be odd \(1, 3, 5 or 7\), not 4" -- run halo_conv --set kernel=4 --out "$tmp/bad"
 expect 2 "^perflab: error: 21 partitions \(1 rank\(s\) x partitions=21\) but depth is 20 planes" -- run halo_conv --set partitions=21 --out "$tmp/bad"
@@ -76,11 +94,22 @@ if ! command -v mpirun >/dev/null; then
   exit
 fi
 
+expect 2 "^perflab: error: scheme=hybrid, level 2 \(half resolution\): 6 partitions" -- run halo_conv --set scheme=hybrid --set partitions=6 --set depth=6 --out "$tmp/bad"
+
 # Two ranks, one slab each: halos over MPI, both variants.
 if (cd "$tmp" && mpirun -np 2 "$PERFLAB" run halo_conv --set halo=naive,overlap --iterations 3 \
       --out two >"$tmp/two.txt" 2>"$tmp/two.err"); then
   if check_results "$tmp/two" 2 2 "in effect" 2; then pass "2 ranks: naive and overlap pass the gate"; else fail "2 ranks: results"; fi
 else
   fail "2-rank run: $(cat "$tmp/two.err")"
+fi
+
+# Three ranks, the hybrid scheme: the bottleneck gathered over MPI.
+if (cd "$tmp" && mpirun -np 3 "$PERFLAB" run halo_conv --set scheme=hybrid --set halo=naive --iterations 2 \
+      --out three >"$tmp/three.txt" 2>"$tmp/three.err") && grep -q "gather" "$tmp/three.txt" \
+   && "$PYTHON" -c "import json,glob,sys; r=json.load(open(glob.glob(sys.argv[1]+'/**/result.json',recursive=True)[0])); f=r['runs'][0]['facts']; assert r['runs'][0]['correctness']['passed'] and f['ranks']==3 and f['gather_bytes_per_step']>0, f" "$tmp/three"; then
+  pass "3 ranks, hybrid: gathered bottleneck passes the gate"
+else
+  fail "3 ranks, hybrid: $(cat "$tmp/three.err" "$tmp/three.txt")"
 fi
 finish

@@ -60,6 +60,9 @@ class CudaHaloBenchmark final : public Benchmark {
       : config_(resolve_config(ctx.params(), ctx.size())),
         host_(ctx.comm),
         sync_free_(ctx.toggles()[Toggle::kSyncFree].in_effect) {
+    if (config_.hybrid) {
+      throw UsageError("halo_conv: scheme=hybrid runs on the cpu backend only; the cuda backend runs scheme=single");
+    }
     if (ctx.size() > 1) {
 #ifdef PERFLAB_HAVE_NCCL
       collectives::NcclSetup setup;

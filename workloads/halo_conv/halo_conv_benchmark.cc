@@ -11,6 +11,7 @@
 #include "harness/host_memory.h"
 #include "harness/stats.h"
 #include "workloads/halo_conv/gate.h"
+#include "workloads/halo_conv/hybrid.h"
 
 namespace perflab::halo_conv {
 
@@ -73,6 +74,39 @@ class CpuHaloStep final : public TimedStep {
   CpuHaloLayer layer_;
 };
 
+/// scheme=hybrid on the cpu backend: each part of the step also timed alone.
+class CpuHybridHaloStep final : public TimedStep {
+ public:
+  CpuHybridHaloStep(const HaloConvConfig& config, collectives::Communicator& comm, uint64_t seed)
+      : config_(config), comm_(comm), seed_(seed), step_(hybrid_levels(config.layer, comm.size()), comm) {
+    step_.fill(seed);
+  }
+
+  void run_iteration(int64_t /*iteration*/) override { step_.step(); }
+  CorrectnessReport check_correctness() override { return step_.check(seed_); }
+
+  nlohmann::json run_facts() override {
+    nlohmann::json facts = variant_facts(config_, "fp32");
+    facts["scheme"] = "hybrid";
+    double bytes = step_.gather_bytes();
+    comm_.all_reduce_host(&bytes, 1, collectives::ReduceOp::kSum);
+    facts["gather_bytes_per_step"] = bytes;
+    facts["level1_ms"] = time_part(comm_, [&] { return host_ms([&] { step_.level1(); }); });
+    facts["level2_ms"] = time_part(comm_, [&] { return host_ms([&] { step_.level2(); }); });
+    facts["gather_ms"] = time_part(comm_, [&] { return host_ms([&] { step_.gather(); }); });
+    facts["bottleneck_ms"] = time_part(comm_, [&] { return host_ms([&] { step_.bottleneck(); }); });
+    facts["split_ms"] = time_part(comm_, [&] { return host_ms([&] { step_.split(); }); });
+    facts["parts_timed"] = kPartRepetitions;
+    return facts;
+  }
+
+ private:
+  HaloConvConfig config_;
+  collectives::Communicator& comm_;
+  uint64_t seed_;
+  CpuHybridStep step_;
+};
+
 class CpuHaloBenchmark final : public Benchmark {
  public:
   explicit CpuHaloBenchmark(const RunContext& ctx)
@@ -94,6 +128,7 @@ class CpuHaloBenchmark final : public Benchmark {
   StepPlan step_plan() const override { return halo_conv_step_plan(config_); }
 
   std::unique_ptr<TimedStep> start_step(uint64_t seed) override {
+    if (config_.hybrid) return std::make_unique<CpuHybridHaloStep>(config_, comm_, seed);
     return std::make_unique<CpuHaloStep>(config_, comm_, seed);
   }
 
@@ -104,8 +139,7 @@ class CpuHaloBenchmark final : public Benchmark {
 
 }  // namespace
 
-nlohmann::json halo_facts(const HaloConvConfig& config, collectives::Communicator& comm, double local_halo_bytes,
-                          const std::string& math, const PartTimers& timers) {
+nlohmann::json variant_facts(const HaloConvConfig& config, const std::string& math) {
   nlohmann::json facts;
   const LayerConfig& c = config.layer;
   facts["partitions"] = config.ranks * c.per_rank;
@@ -120,6 +154,13 @@ nlohmann::json halo_facts(const HaloConvConfig& config, collectives::Communicato
     facts["overlap"] = "requested, not in effect: " + config.overlap_reason;
   }
   facts["math"] = math;
+  return facts;
+}
+
+nlohmann::json halo_facts(const HaloConvConfig& config, collectives::Communicator& comm, double local_halo_bytes,
+                          const std::string& math, const PartTimers& timers) {
+  nlohmann::json facts = variant_facts(config, math);
+  const LayerConfig& c = config.layer;
   double bytes = local_halo_bytes;
   comm.all_reduce_host(&bytes, 1, collectives::ReduceOp::kSum);
   facts["halo_bytes_per_step"] = bytes;
@@ -148,11 +189,13 @@ HaloConvConfig resolve_config(const ParamValues& params, int ranks) {
   out.ranks = ranks;
   const Partitioning p{c.depth, ranks, c.per_rank, g.k / 2};
   check_partitioning(p);
+  out.hybrid = params.get_string("scheme") == "hybrid";
   out.overlap_requested = params.get_string("halo") == "overlap";
   if (out.overlap_requested) {
     out.overlap_reason = overlap_not_in_effect_reason(p, g.k);
     c.overlap = out.overlap_reason.empty();
   }
+  if (out.hybrid) hybrid_levels(c, ranks);  // every level can be split this way
   return out;
 }
 
@@ -177,6 +220,10 @@ StepPlan halo_conv_step_plan(const HaloConvConfig& config) {
                {"halo", c.overlap ? "overlap" : "naive"},
                {"pass", c.backward ? "train" : "forward"}};
   plan.work.flops = 2.0 * kc::conv3d_macs(g, c.depth) * passes;
+  if (config.hybrid) {
+    plan.data["scheme"] = "hybrid";
+    plan.work.flops = 2.0 * hybrid_macs(hybrid_levels(c, config.ranks));
+  }
   const double weights = static_cast<double>(g.c_out * g.c_in) * g.k * g.k * g.k;
   // Forward reads x and w and writes y; backward reads dy, x and w and
   // writes dx and dw.

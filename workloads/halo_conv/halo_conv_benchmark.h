@@ -22,6 +22,7 @@ struct HaloConvConfig {
   bool overlap_requested = false;
   std::string overlap_reason;  ///< Why overlap is not in effect ("" when it is, or was not asked for).
   int ranks = 1;
+  bool hybrid = false;  ///< scheme=hybrid (hybrid.h): two split levels and a gathered bottleneck.
 };
 
 /// Throws UsageError with one line when the parameters cannot run on
@@ -40,6 +41,9 @@ struct PartTimers {
 /// bytes per step (summed over ranks), the arithmetic ("fp32", "tf32") and
 /// the parts timed alone (median over repetitions of the slowest rank).
 /// Collective: every rank calls it.
+/// The variant as it ran: partitions, ranks, halo, overlap (and why not), arithmetic.
+nlohmann::json variant_facts(const HaloConvConfig& config, const std::string& math);
+
 nlohmann::json halo_facts(const HaloConvConfig& config, collectives::Communicator& comm, double local_halo_bytes,
                           const std::string& math, const PartTimers& timers);
 

@@ -25,6 +25,9 @@ std::vector<ParamSpec> halo_conv_params() {
       {"partitions", ParamType::kInt, "1", "slabs per process (times the ranks: the partitions)", 1, 4096},
       {"halo", ParamType::kString, "overlap", "naive: exchange, wait, convolve; overlap: convolve while it travels",
        {}, {}, {"naive", "overlap"}},
+      {"scheme", ParamType::kString, "single",
+       "single: the one split layer; hybrid: two split levels, then a bottleneck gathered and computed whole",
+       {}, {}, {"single", "hybrid"}},
       {"pass", ParamType::kString, "train", "train: forward and both gradients; forward: forward only",
        {}, {}, {"train", "forward"}},
   };
@@ -35,6 +38,10 @@ std::vector<Preset> halo_conv_presets() {
       {"tiny", "3 -> 5 channels, 20x12x14 voxels: seconds (CI)", {}},
       {"unet_level1", "3D U-Net's first level: N=1, 32 -> 32 channels, 128^3 voxels",
        {{"channels", "32"}, {"out_channels", "32"}, {"depth", "128"}, {"height", "128"}, {"width", "128"}}},
+      {"unet_hybrid", "the hybrid scheme from 3D U-Net's first level: 32 channels at 128^3, 64 at 64^3, "
+       "a 128-channel 32^3 bottleneck gathered whole",
+       {{"channels", "32"}, {"out_channels", "32"}, {"depth", "128"}, {"height", "128"}, {"width", "128"},
+        {"scheme", "hybrid"}}},
       {"unet_deep", "a deeper 3D U-Net level: N=1, 256 -> 256 channels, 32^3 voxels",
        {{"channels", "256"}, {"out_channels", "256"}, {"depth", "32"}, {"height", "32"}, {"width", "32"}}},
   };
