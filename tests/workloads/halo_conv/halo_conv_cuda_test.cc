@@ -22,6 +22,7 @@
 #include "tests/support/cuda_device.h"
 #include "workloads/halo_conv/cuda_layer.h"
 #include "workloads/halo_conv/gate.h"
+#include "tests/workloads/halo_conv/odd_layer.h"
 #endif
 
 namespace perflab::halo_conv {
@@ -44,16 +45,6 @@ TEST(HaloConvCudaRegistration, CudaBackendAndToggleRulesMatchTheBuild) {
 
 #ifdef PERFLAB_HALO_CONV_CUDA
 
-LayerConfig config(int k, int per_rank, bool overlap) {
-  LayerConfig c;
-  c.geometry = {2, 3, 5, 7, 9, k};  // N, C_in, C_out, H, W, k
-  c.depth = 13;
-  c.per_rank = per_rank;
-  c.overlap = overlap;
-  c.backward = true;
-  return c;
-}
-
 collectives::Communicator& one_process() {
   static std::unique_ptr<collectives::Communicator> comm = collectives::make_single_communicator();
   return *comm;
@@ -68,7 +59,7 @@ TEST(HaloConvCuda, EverySlabCountAndVariantEqualsTheWholeConvolution) {
         for (bool sync_free : {true, false}) {
           SCOPED_TRACE(testing::Message() << "k=" << k << " slabs=" << per_rank << " overlap=" << overlap
                                           << " sync_free=" << sync_free);
-          const LayerConfig c = config(k, per_rank, overlap);
+          const LayerConfig c = odd_layer(k, per_rank, overlap);
           const uint64_t seed = 200 + static_cast<uint64_t>(k * 10 + per_rank);
           CudaHaloLayer layer(c, one_process(), nullptr, sync_free);
           layer.fill(seed);
@@ -90,7 +81,7 @@ TEST(HaloConvCuda, EverySlabCountAndVariantEqualsTheWholeConvolution) {
 
 TEST(HaloConvCuda, AStepCapturedInAGraphGivesTheEagerResults) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  const LayerConfig c = config(3, 3, true);
+  const LayerConfig c = odd_layer(3, 3, true);
   CudaHaloLayer layer(c, one_process(), nullptr, true);
   layer.fill(5);
   auto stream = static_cast<cudaStream_t>(layer.stream());
@@ -124,7 +115,7 @@ TEST(HaloConvCuda, AStepCapturedInAGraphGivesTheEagerResults) {
 
 TEST(HaloConvCuda, TheGateFailsOnAnotherSeedsInput) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  CudaHaloLayer layer(config(3, 2, true), one_process(), nullptr, true);
+  CudaHaloLayer layer(odd_layer(3, 2, true), one_process(), nullptr, true);
   layer.fill(7);
   layer.enqueue();
   EXPECT_FALSE(check_against_whole(layer.download(), one_process(), 8, kTf32Tolerance).passed);

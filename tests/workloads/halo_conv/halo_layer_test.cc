@@ -14,6 +14,7 @@
 #include "harness/error.h"
 #include "workloads/halo_conv/cpu_layer.h"
 #include "workloads/halo_conv/gate.h"
+#include "tests/workloads/halo_conv/odd_layer.h"
 
 namespace perflab::halo_conv {
 namespace {
@@ -70,23 +71,13 @@ double slab_error(kc::ConstPlaneView slab, const std::vector<float>& whole, int6
   return scale > 0 ? diff / scale : diff;
 }
 
-LayerConfig config(int k, int per_rank, bool overlap) {
-  LayerConfig c;
-  c.geometry = {2, 3, 5, 7, 9, k};  // N, C_in, C_out, H, W, k
-  c.depth = 13;
-  c.per_rank = per_rank;
-  c.overlap = overlap;
-  c.backward = true;
-  return c;
-}
-
 TEST(HaloLayer, EveryPartitioningAndVariantEqualsTheWholeConvolution) {
   collectives::Communicator& comm = world();
   int cases = 0;
   for (int k : {3, 5}) {
     for (int per_rank = 1; per_rank <= 4; ++per_rank) {
       for (bool overlap : {false, true}) {
-        const LayerConfig c = config(k, per_rank, overlap);
+        const LayerConfig c = odd_layer(k, per_rank, overlap);
         const int total = comm.size() * per_rank;
         SCOPED_TRACE(fmt::format("k={} partitions={} ({} rank(s)) halo={}", k, total, comm.size(),
                                  overlap ? "overlap" : "naive"));
@@ -124,7 +115,7 @@ TEST(HaloLayer, EveryPartitioningAndVariantEqualsTheWholeConvolution) {
 
 TEST(HaloLayer, TheGateFailsOnAnotherSeedsInput) {
   collectives::Communicator& comm = world();
-  const LayerConfig c = config(3, 2, true);
+  const LayerConfig c = odd_layer(3, 2, true);
   CpuHaloLayer layer(c, comm);
   layer.fill(7);
   layer.step();
@@ -135,7 +126,7 @@ TEST(HaloLayer, TheGateFailsOnAnotherSeedsInput) {
 
 TEST(HaloLayer, ForwardOnlyStepsLeaveTheGradientsAlone) {
   collectives::Communicator& comm = world();
-  LayerConfig c = config(3, 2, true);
+  LayerConfig c = odd_layer(3, 2, true);
   c.backward = false;
   CpuHaloLayer layer(c, comm);
   layer.fill(3);
@@ -153,7 +144,7 @@ TEST(HaloLayer, ForwardOnlyStepsLeaveTheGradientsAlone) {
 
 TEST(HaloLayer, HaloBytesCountEveryHaloFilled) {
   collectives::Communicator& comm = world();
-  const LayerConfig c = config(5, 2, false);  // r = 2
+  const LayerConfig c = odd_layer(5, 2, false);  // r = 2
   CpuHaloLayer layer(c, comm);
   double bytes = layer.halo_bytes_per_step();
   comm.all_reduce_host(&bytes, 1, collectives::ReduceOp::kSum);
