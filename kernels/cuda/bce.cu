@@ -47,7 +47,7 @@ __global__ void bce_partial_kernel(int64_t n, const float* __restrict__ logits,
 /// One block: sums the partials in a fixed order and publishes the mean.
 __global__ void bce_finish_kernel(int64_t n, int blocks, const double* __restrict__ partials,
                                   float* __restrict__ loss_accumulator,
-                                  int32_t* __restrict__ nonfinite_flag) {
+                                  int32_t* __restrict__ nonfinite_flag, int32_t* __restrict__ step_counter) {
   __shared__ typename BlockSum::TempStorage temp;
   double local = 0.0;
   for (int k = threadIdx.x; k < blocks; k += blockDim.x) local += partials[k];
@@ -55,7 +55,14 @@ __global__ void bce_finish_kernel(int64_t n, int blocks, const double* __restric
   if (threadIdx.x == 0) {
     const double mean = total / static_cast<double>(n);
     if (loss_accumulator != nullptr) *loss_accumulator += static_cast<float>(mean);
-    if (nonfinite_flag != nullptr && !isfinite(mean)) *nonfinite_flag = 1;
+    int32_t step = 0;
+    if (step_counter != nullptr) {
+      step = *step_counter;
+      *step_counter = step + 1;
+    }
+    if (nonfinite_flag != nullptr && !isfinite(mean) && *nonfinite_flag == 0) {
+      *nonfinite_flag = step_counter != nullptr ? step + 1 : 1;
+    }
   }
 }
 
@@ -78,7 +85,7 @@ void BceWithLogits::run(const BceArguments& a, void* workspace, cudaStream_t str
   bce_partial_kernel<<<blocks, kThreads, 0, stream>>>(a.n, a.logits, a.labels, a.dlogit, partials);
   PERFLAB_CUDA_CHECK_LAUNCH("bce_partial_kernel");
   bce_finish_kernel<<<1, kThreads, 0, stream>>>(a.n, blocks, partials, a.loss_accumulator,
-                                                a.nonfinite_flag);
+                                                a.nonfinite_flag, a.step_counter);
   PERFLAB_CUDA_CHECK_LAUNCH("bce_finish_kernel");
 }
 

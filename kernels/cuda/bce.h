@@ -4,6 +4,9 @@
 //   dlogit[i]          = (σ(z[i]) - y[i]) / n            (the gradient of the mean)
 //   *loss_accumulator += (1/n) Σ_i l(z[i], y[i])         (the batch's mean loss)
 //   *nonfinite_flag    = 1 when that mean is not finite   (sticky; never cleared here)
+//                        or, with a step counter, 1 + the counter's value at
+//                        the first non-finite mean (which step diverged)
+//   *step_counter     += 1                                  (the device counts its steps)
 //
 // The loss stays on the device: the host reads the accumulator (and the
 // flag) only when it chooses, e.g. at the end of a block of iterations. The
@@ -30,6 +33,10 @@ struct BceArguments {
   float* dlogit = nullptr;            ///< Optional [n]: receives (σ(z) - y) / n.
   float* loss_accumulator = nullptr;  ///< Optional device float: += the batch's mean loss.
   int32_t* nonfinite_flag = nullptr;  ///< Optional device int: set to 1 on a non-finite mean loss.
+  /// Optional device int, incremented by every run: the flag then records
+  /// 1 + its value at the first non-finite mean instead of 1, so the host
+  /// learns which step diverged without reading anything per step.
+  int32_t* step_counter = nullptr;
 };
 
 /// Mean BCE with logits and its gradient.

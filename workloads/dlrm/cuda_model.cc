@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -72,7 +73,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   // padded offsets, copied from the CPU model.
   std::vector<DenseParameter> params = init.dense_parameters();
   for (const DenseParameter& p : params) {
-    slots_.push_back({dense_count_, p.size});
+    slots_.push_back({dense_count_, p.size, p.name});
     dense_count_ += (p.size + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment;
   }
   std::vector<float> host(count(dense_count_), 0.0f);
@@ -102,7 +103,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   }
   table_offsets_ = Buffer<int64_t>(offsets);
   lr_ = Buffer<float>(std::vector<float>{0.0f});
-  loss_state_ = Buffer<float>(2);
+  loss_state_ = Buffer<float>(3);
   loss_state_.zero();
 
   emb_ = Buffer<float>(count(batch * num_tables_ * dim));
@@ -344,7 +345,8 @@ void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
   {
     NvtxRange range("loss");
     kc::BceArguments a{options_.batch, logits_, batch.labels, dlogit_, loss_state_.data(),
-                       reinterpret_cast<int32_t*>(loss_state_.data() + 1)};
+                       reinterpret_cast<int32_t*>(loss_state_.data() + 1),
+                       reinterpret_cast<int32_t*>(loss_state_.data() + 2)};
     kc::BceWithLogits::run(a, workspace_.data(), stream);
   }
   backward(batch, stream);
@@ -358,12 +360,31 @@ void CudaModel::forward_logits(const DeviceBatch& batch, float* logits, cudaStre
 }
 
 DeviceLoss CudaModel::take_loss(cudaStream_t stream) {
-  float state[2] = {0.0f, 0.0f};
+  float state[3] = {0.0f, 0.0f, 0.0f};
   kc::counted_copy_to_host(state, loss_state_.data(), sizeof(state), stream);
   PERFLAB_CUDA_CHECK(cudaMemsetAsync(loss_state_.data(), 0, sizeof(state), stream));
   int32_t flag = 0;
   std::memcpy(&flag, &state[1], sizeof(flag));
-  return {static_cast<double>(state[0]), flag != 0};
+  // The flag holds 1 + the device's step count at the first non-finite loss.
+  return {static_cast<double>(state[0]), flag != 0, flag != 0 ? static_cast<int64_t>(flag) - 1 : -1};
+}
+
+std::string CudaModel::first_nonfinite_tensor() const {
+  auto finite = [](const std::vector<float>& v) {
+    return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+  };
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!finite(dense_parameter(i))) return slots_[i].name;
+  }
+  const std::vector<float> tables = tables_.download();  // synchronous: after a divergence
+  int64_t row = 0;
+  for (int t = 0; t < num_tables_; ++t) {
+    const auto first = tables.begin() + static_cast<std::ptrdiff_t>(row * shape_.embed_dim);
+    const auto last = first + static_cast<std::ptrdiff_t>(shape_.table_sizes[t] * shape_.embed_dim);
+    if (!std::all_of(first, last, [](float x) { return std::isfinite(x); })) return fmt::format("embedding table {}", t);
+    row += shape_.table_sizes[t];
+  }
+  return "";
 }
 
 std::vector<float> CudaModel::dense_parameter(size_t index) const {

@@ -74,6 +74,9 @@ struct DeviceBatch {
 struct DeviceLoss {
   double sum = 0;          ///< Sum of the per-step mean losses.
   bool nonfinite = false;  ///< Some step's mean loss was not finite.
+  /// Which: steps since the previous take_loss before the first non-finite
+  /// one (counted on the device); -1 when all were finite.
+  int64_t first_nonfinite = -1;
 };
 
 class CudaModel {
@@ -101,8 +104,8 @@ class CudaModel {
   /// and no loss.
   void forward_logits(const DeviceBatch& batch, float* logits, cudaStream_t stream);
 
-  /// Reads the loss accumulator and the non-finite flag (one counted host
-  /// sync on `stream`) and resets both.
+  /// Reads the loss accumulator, the non-finite flag and the step counter
+  /// (one counted host sync on `stream`) and resets them.
   DeviceLoss take_loss(cudaStream_t stream);
 
   /// Downloads dense parameter `index` (CpuModel::dense_parameters order) as
@@ -110,12 +113,17 @@ class CudaModel {
   std::vector<float> dense_parameter(size_t index) const;
   /// Downloads row `row` of embedding table `table` (synchronous).
   std::vector<float> embedding_row(int table, int64_t row) const;
+  /// The first parameter tensor (dense, in CpuModel::dense_parameters order,
+  /// then embedding tables) holding a NaN or an infinity, by name; "" when
+  /// none. Downloads them (synchronous: after a divergence, never in a step).
+  std::string first_nonfinite_tensor() const;
 
  private:
   struct Layer;
   struct Slot {  // one dense parameter tensor inside the flat allocations
     int64_t offset = 0;
     int64_t size = 0;
+    std::string name;  // CpuModel's ("bottom.0.weight", ...)
   };
 
   void build_mlp(const std::vector<int>& widths, int64_t in, bool bottom, size_t first_slot);
@@ -152,7 +160,7 @@ class CudaModel {
   Buffer<float> tables_;           // [total_rows, D]
   Buffer<int64_t> table_offsets_;  // [T]
   Buffer<float> lr_;               // [1]
-  Buffer<float> loss_state_;       // [0]: loss sum (float), [1]: non-finite flag (int32 bits)
+  Buffer<float> loss_state_;       // [0]: loss sum (float), [1]: non-finite flag, [2]: step counter (int32 bits)
 
   std::vector<std::unique_ptr<Layer>> bottom_, top_;
 

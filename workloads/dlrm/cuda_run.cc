@@ -132,7 +132,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   void end(int64_t iteration, int s) override {
     PERFLAB_CUDA_CHECK(cudaEventRecord(slots_[s].consumed.get(), compute_.get()));
     last_slot_ = s;
-    ++pending_losses_;
+    if (pending_losses_++ == 0) first_pending_ = iteration;
     NvtxRange range("data");
     const int64_t next = (iteration + 1) % setup_.training.iterations_per_epoch;
     const int other = s ^ 1;
@@ -146,8 +146,22 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     const DeviceLoss loss = model_->take_loss(compute_.get());
     const double mean = loss.nonfinite ? std::numeric_limits<double>::quiet_NaN()
                                        : loss.sum / static_cast<double>(pending_losses_);
+    if (loss.nonfinite && first_nonfinite_ < 0) first_nonfinite_ = first_pending_ + std::max<int64_t>(0, loss.first_nonfinite);
     pending_losses_ = 0;
     return mean;
+  }
+
+  /// The first iteration whose loss was not finite (counted on the device,
+  /// read with the loss: no host sync in a step), and the first parameter
+  /// tensor holding a NaN or an infinity (read back now, after the divergence).
+  std::string nonfinite_detail() override {
+    wait();
+    std::string out = first_nonfinite_ >= 0
+                          ? fmt::format("first non-finite loss at iteration {} (flagged on the device)", first_nonfinite_)
+                          : std::string();
+    const std::string tensor = model_->first_nonfinite_tensor();
+    if (!tensor.empty()) out += (out.empty() ? "" : "; ") + ("first non-finite parameter: " + tensor);
+    return out;
   }
 
   double evaluate() override {
@@ -248,6 +262,8 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   std::array<InputSlot, 2> slots_;
   int last_slot_ = 1;  // the first batch goes to slot 0
   int64_t pending_losses_ = 0;
+  int64_t first_pending_ = 0;     ///< Iteration of the first step since the last take_loss.
+  int64_t first_nonfinite_ = -1;  ///< First iteration whose loss was not finite.
   int64_t eval_chunks_ = 0;
   kc::DeviceBuffer<float> eval_dense_;
   kc::DeviceBuffer<int32_t> eval_ids_;

@@ -139,5 +139,32 @@ TEST(BceCuda, NonFiniteLossSetsTheStickyFlag) {
   EXPECT_TRUE(std::isnan(d_loss.download()[0]));
 }
 
+TEST(BceCuda, WithAStepCounterTheFlagNamesTheFirstNonFiniteStep) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const int64_t n = 37;
+  std::vector<float> logits, labels;
+  make_batch(n, logits, labels);
+  std::vector<float> bad = logits;
+  bad[5] = std::numeric_limits<float>::infinity();
+  bad[6] = -std::numeric_limits<float>::infinity();
+  DeviceBuffer<float> d_good(logits), d_bad(bad), d_labels(labels), d_loss(std::vector<float>{0.0f});
+  DeviceBuffer<int32_t> d_flag(std::vector<int32_t>{0}), d_steps(std::vector<int32_t>{0});
+  BceArguments a;
+  a.n = n;
+  a.labels = d_labels.data();
+  a.loss_accumulator = d_loss.data();
+  a.nonfinite_flag = d_flag.data();
+  a.step_counter = d_steps.data();
+  DeviceBuffer<uint8_t> workspace(BceWithLogits::workspace_bytes(a));
+  // Steps 0, 1, 2 finite; 3 and 5 not; 4 finite.
+  for (int step = 0; step < 6; ++step) {
+    a.logits = step == 3 || step == 5 ? d_bad.data() : d_good.data();
+    BceWithLogits::run(a, workspace.data(), nullptr);
+  }
+  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(d_steps.download()[0], 6);
+  EXPECT_EQ(d_flag.download()[0], 4) << "1 + the first non-finite step (3); a later one must not move it";
+}
+
 }  // namespace
 }  // namespace perflab::kernels::cuda

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -383,6 +384,27 @@ TEST(DlrmCudaGraphs, WithoutSyncFreeTheHarnessCapturesNothingAndSaysWhy) {
   EXPECT_TRUE(d.driver.record().syncs_as_expected()) << d.driver.record().describe();
   const CorrectnessReport gate = d.run->check_correctness();
   EXPECT_TRUE(gate.passed) << gate.detail;
+}
+
+// A NaN in one batch's features: sync-free steps replayed from graphs read
+// nothing per step, yet the loss taken afterwards is NaN, and the run names
+// the iteration (counted on the device) and the first poisoned parameter.
+TEST(DlrmCudaDivergence, TheDeviceFlagsTheStepAndTheRunNamesTheTensor) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  Dataset train = tiny_data(3 * kBatch, 11);
+  const Dataset eval = tiny_data(50, 12);
+  train.dense[static_cast<size_t>((2 * kBatch + 3) * train.num_dense)] = std::numeric_limits<float>::quiet_NaN();
+  const DlrmSetup setup = tiny_setup(16, "tf32", train);
+  Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(true, true, true)), true);
+  for (int64_t i = 0; i < 6; ++i) {
+    const int64_t before = kc::host_sync_count();
+    d.driver.iterate(i);
+    EXPECT_EQ(kc::host_sync_count(), before) << "iteration " << i;
+  }
+  EXPECT_TRUE(std::isnan(d.run->take_loss()));
+  const std::string detail = d.run->nonfinite_detail();
+  EXPECT_NE(detail.find("first non-finite loss at iteration 2 (flagged on the device)"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("first non-finite parameter: bottom."), std::string::npos) << detail;
 }
 
 #endif  // PERFLAB_DLRM_CUDA
