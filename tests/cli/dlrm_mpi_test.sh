@@ -94,12 +94,5 @@ PY
 then pass "3 ranks: hybrid records its threshold, frequent set, fewer bytes and exposed communication"; else fail "hybrid result check"; fi
 
 # --- bad input: one line, exit 2, under mpirun ----------------------------
-(cd "$tmp" && mpirun -np 2 "$PERFLAB" run dlrm --set batch_size=1 --out bad >"$tmp/bad.txt" 2>"$tmp/bad.err")
-rc=$?
-lines=$(grep -c "^perflab: error:" "$tmp/bad.err")
-if [[ $rc -ne 0 && $lines -eq 1 ]] && grep -q "batch_size 1 cannot be split over 2 ranks" "$tmp/bad.err"; then
-  pass "2 ranks, batch of 1: one error line, exit $rc"
-else
-  fail "2 ranks, batch of 1: exit $rc, $lines error lines: $(cat "$tmp/bad.err")"
-fi
+expect_ranks 2 "batch_size 1 cannot be split over 2 ranks" -- run dlrm --set batch_size=1 --out bad
 finish
