@@ -358,6 +358,9 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                                       frequency_threshold(plan.train_samples, setup_.batch_size));
     }
     add_rank_facts(ctx.size(), setup_, train_, data_facts);
+  } else if (p.get_string("embedding") == "hybrid") {
+    // Said, not silently ignored: one process holds every table.
+    data_facts["embedding"] = "one process: every table local (embedding=hybrid applies with several ranks)";
   }
   data_facts["parameters"] = parameter_count(shape);
   data_facts["forward_flops_per_sample"] = forward_flops_per_sample(shape);
