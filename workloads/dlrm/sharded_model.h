@@ -14,6 +14,9 @@
 //      owners ([n_r, T_j, D] to rank j)
 //   5. all-reduce (sum) of the dense gradients; SGD on the MLPs (every
 //      replica identical) and sparse SGD on the own tables.
+// With overlap (ShardingOptions::overlap, the default) the bottom MLP runs
+// between posting exchange 2 and waiting for it, and the all-reduce of 5
+// between posting exchange 4 and waiting for it (non-blocking MPI).
 // With the hybrid embedding (hybrid_embedding.h) the frequent categories
 // are replicas on every rank, looked up locally and their gradients
 // all-reduced; steps 1, 2 and 4 exchange each infrequent row a rank's
