@@ -93,6 +93,16 @@ class Communicator {
   /// cannot deadlock). A pointer and a count, so a caller on a timed path
   /// passes a fixed array and nothing is allocated per call.
   virtual void send_recv(const PeerTransfer* transfers, size_t n, DataType t) = 0;
+  /// send_recv in two halves, so work can run while the transfers travel:
+  /// start returns once they are posted, and until send_recv_wait returns
+  /// the buffers must be left alone. One grouped exchange at a time; other
+  /// collectives may run in between. MPI posts non-blocking sends and
+  /// receives; elsewhere the exchange completes in start and the wait
+  /// returns at once.
+  virtual void send_recv_start(const PeerTransfer* transfers, size_t n, DataType t) { send_recv(transfers, n, t); }
+  /// Returns when the exchange send_recv_start posted is complete (at once
+  /// when none is pending).
+  virtual void send_recv_wait() {}
 };
 
 /// One process, rank 0 of 1: collectives are copies (nothing to exchange).

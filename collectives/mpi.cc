@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -178,7 +179,11 @@ class MpiCommunicator final : public Communicator {
     PERFLAB_MPI_CHECK(MPI_Reduce(from, recv, mpi_count(count), mpi_type(t), mpi_op(t, op), root, comm_));
   }
   void send_recv(const PeerTransfer* transfers, size_t n, DataType t) override {
-    requests_.clear();
+    send_recv_start(transfers, n, t);
+    send_recv_wait();
+  }
+  void send_recv_start(const PeerTransfer* transfers, size_t n, DataType t) override {
+    if (!requests_.empty()) throw std::logic_error("send_recv_start: an exchange is already in flight");
     for (const PeerTransfer* x = transfers; x != transfers + n; ++x) {
       check_rank("peer", x->peer);
       MPI_Request r;
@@ -191,7 +196,16 @@ class MpiCommunicator final : public Communicator {
         requests_.push_back(r);
       }
     }
-    PERFLAB_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
+    // One pass of MPI's progress engine: the peers' rendezvous handshakes
+    // start now, not only when the wait is called.
+    int done = 0;
+    PERFLAB_MPI_CHECK(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE));
+  }
+  void send_recv_wait() override {
+    if (requests_.empty()) return;
+    const int rc = MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    requests_.clear();  // complete, or the run ends on the error
+    if (rc != MPI_SUCCESS) throw_mpi_error("MPI_Waitall", rc);
   }
 
  private:

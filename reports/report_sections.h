@@ -16,5 +16,12 @@ std::string render_toggles_markdown(const ResultView& result);
 /// (or why none were) and the host syncs per iteration against what the
 /// step declares. Empty when no run had a device step.
 std::string render_execution_markdown(const ResultView& result);
+/// Where a multi-rank step placed its parameters and what its exchanges
+/// moved, from the step plan's data facts "placement" (ranks: rank, tables,
+/// rows) and "all_to_all_bytes_per_iteration" (forward, backward): console
+/// lines, or "## Ranks" in Markdown. Empty when the plan records no
+/// placement (one rank).
+std::string render_placement_summary(const ResultView& result);
+std::string render_placement_markdown(const ResultView& result);
 
 }  // namespace perflab::reports

@@ -87,11 +87,13 @@ std::string render_throughput_summary(const ResultView& result) {
 }
 
 std::string render_run_markdown(const ResultView& result) {
-  return result.throughput() ? render_throughput_markdown(result) : render_ttt_markdown(result);
+  return (result.throughput() ? render_throughput_markdown(result) : render_ttt_markdown(result)) +
+         render_placement_markdown(result);
 }
 
 std::string render_run_summary(const ResultView& result) {
-  return result.throughput() ? render_throughput_summary(result) : render_ttt_summary(result);
+  return render_placement_summary(result) +
+         (result.throughput() ? render_throughput_summary(result) : render_ttt_summary(result));
 }
 
 std::string render_throughput_markdown(const nlohmann::json& result) {

@@ -27,6 +27,23 @@ expect() {
   fi
 }
 
+# expect_ranks NP PATTERN -- ARGS...: under mpirun -np NP (in $tmp), a
+# non-zero exit and exactly one "perflab: error:" line, matching PATTERN
+# (a usage error is said once, by rank 0).
+expect_ranks() {
+  local np=$1 pattern=$2
+  shift 3
+  (cd "$tmp" && mpirun -np "$np" "$PERFLAB" "$@" >"$tmp/ranks_out.txt" 2>"$tmp/ranks_err.txt")
+  local rc=$?
+  local lines
+  lines=$(grep -c "^perflab: error:" "$tmp/ranks_err.txt")
+  if [[ $rc -ne 0 && $lines -eq 1 ]] && grep -qE -- "$pattern" "$tmp/ranks_err.txt"; then
+    pass "$np ranks: perflab $* -> one error line, exit $rc"
+  else
+    fail "$np ranks: perflab $*: exit $rc, $lines error lines: $(cat "$tmp/ranks_err.txt")"
+  fi
+}
+
 # finish: the count, and the exit status of the test.
 finish() {
   echo "$failures failure(s)"

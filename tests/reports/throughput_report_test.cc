@@ -91,5 +91,40 @@ TEST(ThroughputReport, MarkdownHasRunsGateAndFloor) {
       << summary;
 }
 
+TEST(ThroughputReport, RanksPlacementAndExchangeBytes) {
+  InvocationRecord rec = throughput_record(true);
+  rec.step.data = {
+      {"placement",
+       {{"strategy", "table-wise"},
+        {"ranks", {{{"rank", 0}, {"tables", {0, 2}}, {"rows", 150}}, {{"rank", 1}, {"tables", {1}}, {"rows", 140}}}}}},
+      {"all_to_all_bytes_per_iteration", {{"forward", 2048.0}, {"backward", 2048.0}, {"total", 4096.0}}},
+      {"model_parallel_all_to_all_bytes_per_iteration", {{"total", 16384.0}}},
+      {"all_to_all_reduction", 0.75}};
+  nlohmann::json j = result_to_json(rec, {{"cpu_model", "test"}});
+  const std::string summary = reports::render_run_summary(j);
+  EXPECT_NE(summary.find("2 ranks, placement: rank 0: tables 0, 2 (150 rows); rank 1: tables 1 (140 rows)\n"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("all-to-all per iteration (all ranks): forward 2.0 KiB, backward 2.0 KiB (hybrid "
+                         "embedding: 75.0% less than model parallel's 16.0 KiB)"),
+            std::string::npos)
+      << summary;
+  const std::string md = reports::render_run_markdown(j);
+  EXPECT_NE(md.find("## Ranks\n\n2 ranks; placement: table-wise\n\n- rank 0: tables 0, 2 (150 rows)\n"),
+            std::string::npos)
+      << md;
+  // One rank: no placement, nothing said.
+  EXPECT_EQ(reports::render_run_summary(result_to_json(throughput_record(true), {})).find("placement"),
+            std::string::npos);
+  // Free-form data of the wrong shape is shown as "?", never thrown on.
+  rec.step.data = {{"placement", {{"ranks", {1, {{"rank", "x"}, {"tables", 3}}}}}},
+                   {"all_to_all_bytes_per_iteration", {{"forward", "many"}}}};
+  const std::string odd = reports::render_run_summary(result_to_json(rec, {}));
+  EXPECT_NE(odd.find("2 ranks, placement: rank ?: tables ? (? rows); rank ?: tables ? (? rows)\n"),
+            std::string::npos)
+      << odd;
+  EXPECT_EQ(odd.find("all-to-all"), std::string::npos) << odd;
+}
+
 }  // namespace
 }  // namespace perflab

@@ -27,12 +27,31 @@ double click_rate(const Dataset& d) {
   return d.size() > 0 ? positives / static_cast<double>(d.size()) : 0.0;
 }
 
-/// One seed's model and its running loss.
-class DlrmRun final : public TrainableModel {
+// The two host models behind one run: the whole model in this process, or
+// its part on this rank (sharded_model.h). The run below uses these few
+// calls only.
+void reserve(CpuModel& m, int64_t batch) { m.reserve_batch(batch); }
+void reserve(ShardedModel& m, int64_t batch) { m.reserve_batch(batch); }
+std::vector<DenseParameter> dense_parameters(CpuModel& m) { return m.dense_parameters(); }
+std::vector<DenseParameter> dense_parameters(ShardedModel& m) { return m.dense().dense_parameters(); }
+bool holds_table(const CpuModel& /*m*/, int /*table*/) { return true; }
+bool holds_table(const ShardedModel& m, int table) { return m.owns(table); }
+nlohmann::json step_facts(const CpuModel& /*m*/) { return nlohmann::json::object(); }
+nlohmann::json step_facts(const ShardedModel& m) { return m.step_facts(); }
+
+/// One seed's model on the host and its running loss. With several ranks
+/// every call is collective: the loss is summed over the ranks' shares and
+/// rank 0 computes the AUC over the whole held-out set and hands it to the
+/// others, so every rank decides the same. On one rank the communicator's
+/// calls change nothing.
+template <typename Model>
+class HostRun final : public TrainableModel {
  public:
-  DlrmRun(const DlrmSetup& setup, const Dataset& train, const Dataset& eval, uint64_t seed)
-      : setup_(setup), train_(train), eval_(eval), model_(setup.shape, seed) {
-    model_.reserve_batch(std::max(setup.batch_size, std::min(kEvalChunk, eval.size())));
+  template <typename... ModelArgs>
+  HostRun(const DlrmSetup& setup, const Dataset& train, const Dataset& eval, collectives::Communicator& comm,
+          ModelArgs&&... model_args)
+      : setup_(setup), train_(train), eval_(eval), comm_(comm), model_(std::forward<ModelArgs>(model_args)...) {
+    reserve(model_, std::max(setup.batch_size, std::min(kEvalChunk, eval.size())));
     probabilities_.resize(static_cast<size_t>(eval.size()));
   }
 
@@ -45,10 +64,17 @@ class DlrmRun final : public TrainableModel {
     losses_.add(loss);
   }
 
-  double take_loss() override { return losses_.take(); }
+  /// The mean loss of the global batches since the last call: each rank's
+  /// mean share, summed over the ranks.
+  double take_loss() override {
+    double loss = losses_.take();
+    comm_.all_reduce_host(&loss, 1, collectives::ReduceOp::kSum);
+    return loss;
+  }
 
-  /// The first iteration whose loss was not finite, and the first parameter
-  /// tensor (dense, then embedding tables) holding a non-finite value.
+  /// The first iteration whose loss (this rank's share) was not finite, and
+  /// the first parameter tensor (dense, then this rank's embedding tables)
+  /// holding a non-finite value.
   std::string nonfinite_detail() override {
     std::string out = first_nonfinite_ >= 0 ? fmt::format("first non-finite loss at iteration {}", first_nonfinite_)
                                             : std::string();
@@ -56,7 +82,7 @@ class DlrmRun final : public TrainableModel {
       return std::all_of(v, v + n, [](float x) { return std::isfinite(x); });
     };
     std::string tensor;
-    for (const DenseParameter& p : model_.dense_parameters()) {
+    for (const DenseParameter& p : dense_parameters(model_)) {
       if (!finite(p.value, p.size)) {
         tensor = p.name;
         break;
@@ -64,7 +90,9 @@ class DlrmRun final : public TrainableModel {
     }
     const ModelShape& shape = model_.shape();
     for (size_t t = 0; tensor.empty() && t < shape.table_sizes.size(); ++t) {
-      if (!finite(model_.embedding_row(static_cast<int>(t), 0), shape.table_sizes[t] * shape.embed_dim)) {
+      const int table = static_cast<int>(t);
+      if (holds_table(model_, table) &&
+          !finite(model_.embedding_row(table, 0), shape.table_sizes[t] * shape.embed_dim)) {
         tensor = fmt::format("embedding table {}", t);
       }
     }
@@ -72,37 +100,46 @@ class DlrmRun final : public TrainableModel {
     return out;
   }
 
-  double evaluate() override {
-    for (int64_t first = 0; first < eval_.size(); first += kEvalChunk) {
-      int64_t count = std::min(kEvalChunk, eval_.size() - first);
-      model_.predict(eval_.batch(first, count), probabilities_.data() + first);
-    }
-    return kernels::cpu::roc_auc(probabilities_.data(), eval_.labels.data(), eval_.size());
-  }
+  double evaluate() override { return evaluate_and_check().first; }
+
+  /// Several ranks: the overlap and this rank's exposed communication time
+  /// (recorded in throughput mode); nothing on one rank.
+  nlohmann::json run_facts() override { return step_facts(model_); }
 
   /// Throughput mode's gate on the CPU (the reference itself): the model
   /// still predicts finite probabilities and ranks the held-out set (AUC
   /// is a number); a diverged model fails it.
   CorrectnessReport check_correctness() override {
-    double auc = evaluate();
+    const auto [auc, finite] = evaluate_and_check();
     CorrectnessReport r;
-    r.passed = std::isfinite(auc);
-    for (float p : probabilities_) {
-      if (!std::isfinite(p)) {
-        r.passed = false;
-        break;
-      }
-    }
+    r.passed = std::isfinite(auc) && finite;
     r.detail = fmt::format("predictions on {} held-out samples finite: {}; AUC {:.4f}", eval_.size(),
                            r.passed ? "yes" : "no", auc);
     return r;
   }
 
  private:
+  /// The AUC on the held-out set and whether every prediction was finite,
+  /// computed on rank 0 and the same on every rank.
+  std::pair<double, bool> evaluate_and_check() {
+    for (int64_t first = 0; first < eval_.size(); first += kEvalChunk) {
+      int64_t count = std::min(kEvalChunk, eval_.size() - first);
+      model_.predict(eval_.batch(first, count), probabilities_.data() + first);
+    }
+    double verdict[2] = {0, 0};  // AUC, every prediction finite
+    if (comm_.rank() == 0) {
+      verdict[0] = kernels::cpu::roc_auc(probabilities_.data(), eval_.labels.data(), eval_.size());
+      verdict[1] = std::all_of(probabilities_.begin(), probabilities_.end(), [](float p) { return std::isfinite(p); });
+    }
+    comm_.broadcast_host(verdict, sizeof(verdict), 0);
+    return {verdict[0], verdict[1] != 0};
+  }
+
   const DlrmSetup& setup_;
   const Dataset& train_;
   const Dataset& eval_;
-  CpuModel model_;
+  collectives::Communicator& comm_;
+  Model model_;
   std::vector<float> probabilities_;
   LossMean losses_;
   int64_t first_nonfinite_ = -1;  ///< First iteration whose loss was not finite.
@@ -141,6 +178,60 @@ double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_
          b * static_cast<double>(shape.table_sizes.size()) * 32;
 }
 
+/// Batches the hybrid exchange's bytes are averaged over (the first of the
+/// epoch): enough for a stable mean, cheap at preparation.
+constexpr int64_t kByteSampleBatches = 64;
+
+/// Several ranks: the table placement, the batch split, the frequent
+/// categories of the hybrid embedding, and the bytes each exchange moves
+/// per iteration (the hybrid's beside model parallel's, with the
+/// reduction), recorded with the data facts. Throws UsageError when the
+/// tables or the batch cannot be split over `ranks`.
+void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, nlohmann::json& facts) {
+  const TablePlacement placement = place_tables(setup.shape.table_sizes, ranks);
+  if (setup.batch_size < ranks) {
+    throw UsageError(fmt::format("dlrm: batch_size {} cannot be split over {} ranks (every rank needs a sample)",
+                                 setup.batch_size, ranks));
+  }
+  std::vector<int64_t> local;
+  for (int r = 0; r < ranks; ++r) {
+    local.push_back(slice_first(setup.batch_size, ranks, r + 1) - slice_first(setup.batch_size, ranks, r));
+  }
+  const ExchangeBytes bytes = model_parallel_exchange_bytes(placement, setup.batch_size, setup.shape.embed_dim);
+  const bool hybrid = setup.sharding.mode == EmbeddingMode::kHybrid;
+  facts["ranks"] = ranks;
+  facts["embedding"] = hybrid ? "hybrid" : "model_parallel";
+  facts["overlap"] = setup.sharding.overlap;
+  facts["placement"] = placement_json(placement);
+  facts["batch_split"] = {{"rule", "contiguous slices, sizes differing by at most one sample"},
+                          {"local_batch", local}};
+  const auto bytes_json = [](const ExchangeBytes& b) {
+    return nlohmann::json{{"forward", b.forward}, {"backward", b.backward}, {"total", b.forward + b.backward}};
+  };
+  if (!hybrid) {
+    facts["all_to_all_bytes_per_iteration"] = bytes_json(bytes);
+    return;
+  }
+  ExchangeBytes mean;
+  const int64_t batches = std::min(kByteSampleBatches, train.size() / setup.batch_size);
+  for (int64_t i = 0; i < batches; ++i) {
+    const ExchangeBytes b = hybrid_exchange_bytes(placement, setup.sharding.frequent,
+                                                  train.batch(i * setup.batch_size, setup.batch_size),
+                                                  setup.shape.embed_dim);
+    mean.forward += b.forward / static_cast<double>(batches);
+    mean.backward += b.backward / static_cast<double>(batches);
+  }
+  nlohmann::json h = frequent_json(setup.sharding.frequent);
+  h["replica_gradient_all_reduce_bytes"] =
+      static_cast<double>(setup.sharding.frequent.count) * setup.shape.embed_dim * static_cast<double>(sizeof(float));
+  h["bytes_averaged_over_batches"] = batches;
+  facts["hybrid"] = h;
+  facts["all_to_all_bytes_per_iteration"] = bytes_json(mean);
+  facts["model_parallel_all_to_all_bytes_per_iteration"] = bytes_json(bytes);
+  const double mp = bytes.forward + bytes.backward;
+  facts["all_to_all_reduction"] = mp > 0 ? 1.0 - (mean.forward + mean.backward) / mp : 0.0;
+}
+
 }  // namespace
 
 std::vector<int> parse_layers(const std::string& param, const std::string& text) {
@@ -163,8 +254,13 @@ std::vector<int> parse_layers(const std::string& param, const std::string& text)
 }
 
 DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
-    : backend_(ctx.backend()), toggles_(ctx.toggles()) {
+    : comm_(ctx.comm), backend_(ctx.backend()), toggles_(ctx.toggles()) {
   const ParamValues& p = ctx.params();
+  if (ctx.size() > 1 && backend_ == Backend::kCuda) {
+    throw UsageError(fmt::format("dlrm: the cuda backend runs as one process, not {} ranks (its embeddings are "
+                                 "not sharded over NCCL); use --backend cpu under mpirun, or run without mpirun",
+                                 ctx.size()));
+  }
   setup_.precision = p.get_string("precision");
   if (backend_ == Backend::kCpu && setup_.precision != "fp32") {
     throw UsageError(fmt::format(
@@ -254,6 +350,18 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
       {"bottom_mlp", p.get_string("bottom_mlp")},
       {"top_mlp", p.get_string("top_mlp")},
   };
+  if (ctx.size() > 1) {
+    setup_.sharding.overlap = p.get_string("overlap") == "on";
+    if (p.get_string("embedding") == "hybrid") {
+      setup_.sharding.mode = EmbeddingMode::kHybrid;
+      setup_.sharding.frequent = find_frequent(train_.categorical.data(), plan.train_samples, shape.table_sizes,
+                                      frequency_threshold(plan.train_samples, setup_.batch_size));
+    }
+    add_rank_facts(ctx.size(), setup_, train_, data_facts);
+  } else if (p.get_string("embedding") == "hybrid") {
+    // Said, not silently ignored: one process holds every table.
+    data_facts["embedding"] = "one process: every table local (embedding=hybrid applies with several ranks)";
+  }
   data_facts["parameters"] = parameter_count(shape);
   data_facts["forward_flops_per_sample"] = forward_flops_per_sample(shape);
   step.data = data_facts;
@@ -279,7 +387,11 @@ std::unique_ptr<TrainableModel> DlrmBenchmark::start_model(uint64_t seed) {
 #ifdef PERFLAB_DLRM_CUDA
   if (backend_ == Backend::kCuda) return make_dlrm_cuda_run(setup_, train_, eval_, seed, toggles_);
 #endif
-  return std::make_unique<DlrmRun>(setup_, train_, eval_, seed);
+  if (comm_.size() > 1) {
+    return std::make_unique<HostRun<ShardedModel>>(setup_, train_, eval_, comm_, setup_.shape, seed, comm_,
+                                                   setup_.batch_size, setup_.sharding);
+  }
+  return std::make_unique<HostRun<CpuModel>>(setup_, train_, eval_, comm_, setup_.shape, seed);
 }
 
 }  // namespace perflab::dlrm

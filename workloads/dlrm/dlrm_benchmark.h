@@ -12,7 +12,9 @@
 #include "harness/workload.h"
 #include "workloads/dlrm/data/dataset.h"
 #include "workloads/dlrm/model.h"
+#include "workloads/dlrm/hybrid_embedding.h"
 #include "workloads/dlrm/schedule.h"
+#include "workloads/dlrm/sharded_model.h"
 
 namespace perflab::dlrm {
 
@@ -30,6 +32,10 @@ struct DlrmSetup {
   std::string precision = "fp32";
   StepPlan step;
   TrainingPlan training;
+  /// Several ranks: how the embeddings are split (with the hybrid
+  /// embedding, the categories replicated on every rank) and whether the
+  /// exchanges overlap compute.
+  ShardingOptions sharding;
 };
 
 class DlrmBenchmark final : public TrainableBenchmark {
@@ -42,6 +48,7 @@ class DlrmBenchmark final : public TrainableBenchmark {
   std::unique_ptr<TrainableModel> start_model(uint64_t seed) override;
 
  private:
+  collectives::Communicator& comm_;
   Backend backend_ = Backend::kCpu;
   ToggleSet toggles_;
   DlrmSetup setup_;

@@ -10,6 +10,9 @@
 // kernels), sync-free (device-side unique count vs reading it back: 0 vs 1
 // host sync per iteration), cuda-graphs (whole-iteration capture and replay;
 // needs sync-free). None apply on the CPU.
+// Several ranks (cpu backend, `mpirun -np P perflab run dlrm`): embedding
+// tables placed on ranks, MLPs replicated, the global batch split
+// (sharded_model.h); rank 0 evaluates.
 #include "harness/registry.h"
 #include "workloads/dlrm/dlrm_benchmark.h"
 
@@ -36,6 +39,12 @@ std::vector<ParamSpec> dlrm_params() {
       {"max_epochs", T::kInt, "8", "abort when the target is not reached by then", 1, 1000},
       {"eval_interval", T::kFloat, "0.25", "evaluate every this many epochs", 1e-4, 1},
       {"target_auc", T::kFloat, "0.74", "quality target: eval ROC AUC", 0.5, 1},
+      {"embedding", T::kString, "model_parallel",
+       "several ranks: model_parallel (tables whole on ranks) or hybrid (frequent categories replicated, the "
+       "rest model parallel, deduplicated per batch)", {}, {}, {"model_parallel", "hybrid"}},
+      {"overlap", T::kString, "on",
+       "several ranks: run the bottom MLP while the embeddings travel and all-reduce the MLP gradients while "
+       "theirs travel (non-blocking MPI)", {}, {}, {"on", "off"}},
       {"precision", T::kString, "fp32",
        "fp32 (cuda: TF32 GEMMs) or bf16 (cuda only: bf16 MLPs, fp32 master weights)", {}, {},
        {"fp32", "bf16"}},
@@ -80,7 +89,11 @@ std::vector<ToggleRule> dlrm_toggle_rules() {
       {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", Toggle::kSyncFree,
        "graph capture needs the sync-free iteration: the synchronising embedding update reads "
        "its unique-row count back to the host inside the iteration (add --sync-free on)"},
-      {Toggle::kSharp, {}, "dlrm runs as a single process: there is no collective to offload", {}, ""},
+      // SHARP would offload the MLP gradient all-reduce; on the cpu backend
+      // that runs over MPI (or no communicator, one process), as the
+      // collectives workload reports it, and the cuda backend is one process.
+      {Toggle::kSharp, {}, "dlrm's gradient all-reduce runs over MPI on the cpu backend (the cuda backend "
+       "runs as one process): no in-network reduction, that is NCCL's (CollNet/SHARP, NVLS)", {}, ""},
   };
 }
 

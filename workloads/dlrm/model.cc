@@ -96,17 +96,25 @@ void grow(std::vector<T>& buffer, int64_t rows, int64_t width) {
 
 }  // namespace
 
-CpuModel::CpuModel(ModelShape shape, uint64_t seed) : shape_(std::move(shape)) {
+void initialise_table(uint64_t seed, int table, int64_t rows, int64_t dim, float* values) {
+  fill_uniform(stream_key(seed, kTableStream + static_cast<uint64_t>(table)),
+               std::sqrt(1.0 / static_cast<double>(rows)), values, rows * dim);
+}
+
+CpuModel::CpuModel(ModelShape shape, uint64_t seed, EmbeddingStorage storage)
+    : shape_(std::move(shape)), storage_(storage) {
   check_shape(shape_);
   num_tables_ = static_cast<int>(shape_.table_sizes.size());
   interaction_width_ = k::interaction_output_width(num_tables_, shape_.embed_dim);
   build_layers(shape_.bottom_mlp, shape_.num_dense, /*relu_on_last=*/true, bottom_);
   build_layers(shape_.top_mlp, interaction_width_, /*relu_on_last=*/false, top_);
   dense_grad_.assign(dense_.size(), 0.0f);
-  tables_.resize(static_cast<size_t>(num_tables_));
-  for (int t = 0; t < num_tables_; ++t) {
-    tables_[t].resize(static_cast<size_t>(shape_.table_sizes[t] * shape_.embed_dim));
-    table_rows_.push_back(tables_[t].data());
+  if (storage_ == EmbeddingStorage::kTables) {
+    tables_.resize(static_cast<size_t>(num_tables_));
+    for (int t = 0; t < num_tables_; ++t) {
+      tables_[t].resize(static_cast<size_t>(shape_.table_sizes[t] * shape_.embed_dim));
+      table_rows_.push_back(tables_[t].data());
+    }
   }
   bottom_act_.resize(bottom_.size());
   bottom_grad_.resize(bottom_.size());
@@ -144,10 +152,8 @@ void CpuModel::initialise(uint64_t seed) {
   };
   init_mlp(bottom_, kBottomStream);
   init_mlp(top_, kTopStream);
-  for (int t = 0; t < num_tables_; ++t) {
-    const double rows = static_cast<double>(shape_.table_sizes[t]);
-    fill_uniform(stream_key(seed, kTableStream + static_cast<uint64_t>(t)), std::sqrt(1.0 / rows),
-                 tables_[t].data(), static_cast<int64_t>(tables_[t].size()));
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    initialise_table(seed, static_cast<int>(t), shape_.table_sizes[t], shape_.embed_dim, tables_[t].data());
   }
 }
 
@@ -185,6 +191,12 @@ void CpuModel::check_batch(const BatchView& batch) const {
 }
 
 void CpuModel::forward(const BatchView& batch, const int32_t* ids) {
+  const k::EmbeddingShape emb_shape{batch.size, num_tables_, shape_.embed_dim};
+  k::embedding_forward(emb_shape, table_rows_.data(), ids, emb_out_.data());
+  forward_dense(batch);
+}
+
+void CpuModel::bottom_forward(const BatchView& batch) {
   const int64_t n = batch.size;
   const float* input = batch.dense;
   for (size_t l = 0; l < bottom_.size(); ++l) {
@@ -195,11 +207,22 @@ void CpuModel::forward(const BatchView& batch, const int32_t* ids) {
     k::relu_forward(n * layer.out, y, y);
     input = y;
   }
-  const k::EmbeddingShape emb_shape{n, num_tables_, shape_.embed_dim};
-  k::embedding_forward(emb_shape, table_rows_.data(), ids, emb_out_.data());
-  k::interaction_forward({n, num_tables_, shape_.embed_dim}, input, emb_out_.data(),
+}
+
+void CpuModel::forward_bottom_external(const BatchView& batch) {
+  if (batch.size < 1) throw UsageError("DLRM batch is empty");
+  reserve_batch(batch.size);
+  bottom_forward(batch);
+  bottom_ready_ = batch.size;
+}
+
+void CpuModel::forward_dense(const BatchView& batch) {
+  if (bottom_ready_ != batch.size) bottom_forward(batch);
+  bottom_ready_ = 0;
+  const int64_t n = batch.size;
+  k::interaction_forward({n, num_tables_, shape_.embed_dim}, bottom_act_.back().data(), emb_out_.data(),
                          interaction_.data());
-  input = interaction_.data();
+  const float* input = interaction_.data();
   for (size_t l = 0; l < top_.size(); ++l) {
     const Layer& layer = top_[l];
     float* y = top_act_[l].data();
@@ -242,7 +265,14 @@ double CpuModel::train_step(const BatchView& batch, float learning_rate) {
   return loss;
 }
 
+void CpuModel::require_tables(const char* call) const {
+  if (storage_ != EmbeddingStorage::kTables) {
+    throw std::logic_error(std::string("CpuModel::") + call + ": the model holds no tables (external embeddings)");
+  }
+}
+
 double CpuModel::forward_backward(const BatchView& batch) {
+  require_tables("forward_backward");
   check_batch(batch);
   reserve_batch(batch.size);
   // Keep the ids: apply_gradients needs them after the caller's batch is gone.
@@ -256,19 +286,53 @@ double CpuModel::forward_backward(const BatchView& batch) {
   return loss;
 }
 
-void CpuModel::apply_gradients(float learning_rate) {
-  if (pending_batch_ == 0) throw std::logic_error("CpuModel::apply_gradients: no gradients");
+float* CpuModel::embeddings_buffer(int64_t batch_size) {
+  reserve_batch(batch_size);
+  return emb_out_.data();
+}
+
+double CpuModel::forward_backward_external(const BatchView& batch, double gradient_scale) {
+  if (batch.size < 1) throw UsageError("DLRM batch is empty");
+  if (batch.size > capacity_) throw std::logic_error("CpuModel::forward_backward_external: embeddings not filled");
+  pending_batch_ = 0;
+  forward_dense(batch);
+  float* dlogit = top_grad_.back().data();
+  const double loss = k::bce_with_logits(batch.size, top_act_.back().data(), batch.labels, dlogit);
+  const auto scale = static_cast<float>(gradient_scale);
+  for (int64_t i = 0; i < batch.size; ++i) dlogit[i] *= scale;
+  backward(batch);
+  pending_batch_ = batch.size;
+  return loss;
+}
+
+void CpuModel::apply_dense_gradients(float learning_rate) {
+  if (pending_batch_ == 0) throw std::logic_error("CpuModel::apply_dense_gradients: no gradients");
   float* values = dense_.data();
   const float* grads = dense_grad_.data();
   const int64_t size = static_cast<int64_t>(dense_.size());
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < size; ++i) values[i] -= learning_rate * grads[i];
-  k::embedding_sgd_update({pending_batch_, num_tables_, shape_.embed_dim}, table_rows_.data(),
-                          ids_.data(), emb_grad_.data(), learning_rate, update_scratch_);
   pending_batch_ = 0;
 }
 
+void CpuModel::predict_external(const BatchView& batch, float* probabilities) {
+  if (batch.size < 1) throw UsageError("DLRM batch is empty");
+  if (batch.size > capacity_) throw std::logic_error("CpuModel::predict_external: embeddings not filled");
+  forward_dense(batch);
+  k::sigmoid(batch.size, top_act_.back().data(), probabilities);
+}
+
+void CpuModel::apply_gradients(float learning_rate) {
+  require_tables("apply_gradients");
+  if (pending_batch_ == 0) throw std::logic_error("CpuModel::apply_gradients: no gradients");
+  const int64_t pending = pending_batch_;
+  apply_dense_gradients(learning_rate);
+  k::embedding_sgd_update({pending, num_tables_, shape_.embed_dim}, table_rows_.data(),
+                          ids_.data(), emb_grad_.data(), learning_rate, update_scratch_);
+}
+
 void CpuModel::predict(const BatchView& batch, float* probabilities) {
+  require_tables("predict");
   check_batch(batch);
   reserve_batch(batch.size);
   forward(batch, batch.categorical);
@@ -345,11 +409,13 @@ std::vector<DenseParameter> CpuModel::dense_parameters() {
 }
 
 float* CpuModel::embedding_row(int table, int64_t row) {
+  require_tables("embedding_row");
   return tables_.at(static_cast<size_t>(table)).data() + row * shape_.embed_dim;
 }
 
 void CpuModel::embedding_row_gradient(int table, int64_t row, float* gradient,
                                       float* magnitude) const {
+  require_tables("embedding_row_gradient");
   const int64_t dim = shape_.embed_dim;
   std::fill(gradient, gradient + dim, 0.0f);
   if (magnitude != nullptr) std::fill(magnitude, magnitude + dim, 0.0f);

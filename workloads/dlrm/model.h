@@ -56,6 +56,19 @@ double training_flops_per_iteration(const ModelShape& shape, int64_t batch);
 /// Activations are assumed to stay on chip.
 double training_bytes_floor_per_iteration(const ModelShape& shape, int64_t batch, int value_bytes);
 
+/// Fills `values` [rows, dim] with table `table`'s initial rows for `seed`:
+/// U(-sqrt(1/rows), sqrt(1/rows)), the same values CpuModel starts from, so
+/// a rank that owns only some tables initialises them exactly as one
+/// process holding every table does.
+void initialise_table(uint64_t seed, int table, int64_t rows, int64_t dim, float* values);
+
+/// Where a CpuModel's embedding vectors come from.
+enum class EmbeddingStorage {
+  kTables,    ///< The model holds every table and looks ids up itself.
+  kExternal,  ///< No tables: the caller fills embeddings_buffer() before each
+              ///< pass (sharded_model.h: the tables live on several ranks).
+};
+
 /// A dense parameter tensor and its gradient (from the last forward_backward).
 struct DenseParameter {
   std::string name;                 ///< "bottom.<layer>.weight", "top.<layer>.bias", ...
@@ -70,7 +83,9 @@ class CpuModel {
   /// Builds and initialises the model, deterministically from `seed`: MLP
   /// weights ~ N(0, 2/(in+out)), biases ~ N(0, 1/out), embeddings ~
   /// U(-sqrt(1/rows), sqrt(1/rows)). Throws UsageError on an invalid shape.
-  CpuModel(ModelShape shape, uint64_t seed);
+  /// With EmbeddingStorage::kExternal no table is allocated and only the
+  /// *_external passes may be used.
+  CpuModel(ModelShape shape, uint64_t seed, EmbeddingStorage storage = EmbeddingStorage::kTables);
   CpuModel(const CpuModel&) = delete;
   CpuModel& operator=(const CpuModel&) = delete;
   CpuModel(CpuModel&&) = default;
@@ -103,6 +118,40 @@ class CpuModel {
   /// Writes σ(logit) of each sample to probabilities [batch.size]. Does not
   /// disturb pending gradients. Labels are not read.
   void predict(const BatchView& batch, float* probabilities);
+
+  /// Embedding vectors of the next external pass: [batch_size, T, D], for
+  /// the caller to fill (grows the buffers like reserve_batch).
+  float* embeddings_buffer(int64_t batch_size);
+
+  /// The bottom MLP's forward pass on `batch` now, ahead of the
+  /// embeddings (a sharded step runs it while they travel): the next
+  /// external pass on this batch starts at the interaction.
+  void forward_bottom_external(const BatchView& batch);
+
+  /// Forward and backward pass on the embeddings the caller put in
+  /// embeddings_buffer(batch.size) (batch.categorical is not read). The
+  /// loss gradient is multiplied by `gradient_scale` (a rank's share of a
+  /// larger batch: local samples / global samples), so every gradient is
+  /// that share. Keeps the dense gradients (dense_gradients) and the
+  /// embedding gradients (embedding_gradients) without changing any
+  /// parameter. Returns the mean BCE loss of `batch`.
+  double forward_backward_external(const BatchView& batch, double gradient_scale);
+
+  /// The gradient of the loss with respect to each embedding vector of the
+  /// last external pass: [batch, T, D].
+  const float* embedding_gradients() const { return emb_grad_.data(); }
+
+  /// Every dense gradient in one contiguous buffer (the layout of
+  /// dense_parameters, in order), for an all-reduce in place.
+  float* dense_gradients() { return dense_grad_.data(); }
+  int64_t dense_count() const { return static_cast<int64_t>(dense_.size()); }
+
+  /// p -= learning_rate * dp for the dense parameters only (after an
+  /// external pass).
+  void apply_dense_gradients(float learning_rate);
+
+  /// As predict, on the embeddings in embeddings_buffer(batch.size).
+  void predict_external(const BatchView& batch, float* probabilities);
 
   /// Trainable floats: MLP weights and biases plus every embedding row.
   int64_t parameter_count() const { return dlrm::parameter_count(shape_); }
@@ -141,9 +190,13 @@ class CpuModel {
   void initialise(uint64_t seed);
   void check_batch(const BatchView& batch) const;
   void forward(const BatchView& batch, const int32_t* ids);
+  void forward_dense(const BatchView& batch);  // on the embeddings in emb_out_
+  void bottom_forward(const BatchView& batch);
+  void require_tables(const char* call) const;
   void backward(const BatchView& batch);
 
   ModelShape shape_;
+  EmbeddingStorage storage_ = EmbeddingStorage::kTables;
   int num_tables_ = 0;
   int64_t interaction_width_ = 0;
 
@@ -166,6 +219,7 @@ class CpuModel {
   std::vector<float> interaction_grad_;
   std::vector<int32_t> ids_;   // the ids of the batch whose gradients are pending
   int64_t pending_batch_ = 0;  // samples in that batch; 0 when nothing is pending
+  int64_t bottom_ready_ = 0;   // samples forward_bottom_external ran the bottom MLP on; 0: none
   kernels::cpu::EmbeddingUpdateScratch update_scratch_;  // reused by every step
 };
 

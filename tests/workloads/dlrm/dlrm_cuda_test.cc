@@ -68,7 +68,12 @@ TEST(DlrmCudaRegistration, ToggleReasons) {
     EXPECT_FALSE(on_cpu[t].in_effect) << toggle_key(t);
     EXPECT_NE(on_cpu[t].reason, "") << toggle_key(t);
   }
-  EXPECT_NE(on_cuda[Toggle::kSharp].reason.find("single process"), std::string::npos);
+  // SHARP: never in effect; the reason names the gradient all-reduce on MPI
+  // (cpu, several ranks) and the one process of the cuda backend.
+  EXPECT_FALSE(on_cuda[Toggle::kSharp].in_effect);
+  EXPECT_FALSE(on_cpu[Toggle::kSharp].in_effect);
+  EXPECT_NE(on_cuda[Toggle::kSharp].reason.find("cuda backend runs as one process"), std::string::npos);
+  EXPECT_NE(on_cpu[Toggle::kSharp].reason.find("gradient all-reduce runs over MPI"), std::string::npos);
 
   // Graph capture needs the sync-free step.
   requested[Toggle::kSyncFree] = false;

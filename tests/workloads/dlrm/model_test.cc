@@ -16,19 +16,12 @@
 #include <vector>
 
 #include "harness/error.h"
+#include "tests/support/dlrm_batch.h"
 
 namespace perflab::dlrm {
 namespace {
 
-/// A seeded synthetic batch that owns its storage.
-struct Batch {
-  std::vector<float> dense;
-  std::vector<int32_t> categorical;
-  std::vector<float> labels;
-  BatchView view() const {
-    return {static_cast<int64_t>(labels.size()), dense.data(), categorical.data(), labels.data()};
-  }
-};
+using Batch = test_support::DlrmBatch;
 
 /// Random features; the label is 1 when a linear score of the first two
 /// dense features and whether the first table's id is in its lower half is
