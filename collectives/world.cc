@@ -52,6 +52,18 @@ std::unique_ptr<Communicator> make_world_communicator() {
   std::string launcher;
   const int ranks = launcher_ranks(launcher);
   if (ranks == 0) return make_single_communicator();
+  if (launcher == "srun") {
+    // srun without an MPI plugin (--mpi=none, SLURM's default) gives the
+    // ranks no PMI to meet through: Open MPI cannot join them. One task
+    // needs no MPI at all; more are refused in one line, said by task 0.
+    if (ranks == 1) return make_single_communicator();
+    const char* task = std::getenv("SLURM_PROCID");
+    g_rank = task ? std::atoi(task) : 0;
+    throw UsageError(fmt::format(
+        "srun started {} tasks without PMI (srun --mpi=none), so MPI cannot join them: use srun --mpi=pmix "
+        "(or MpiDefault=pmix in slurm.conf), or mpirun inside salloc/sbatch",
+        ranks));
+  }
 #if PERFLAB_HAVE_MPI
   auto comm = make_mpi_communicator();
   g_rank = comm->rank();
