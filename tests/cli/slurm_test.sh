@@ -85,7 +85,7 @@ teardown() {
 trap teardown EXIT
 
 munged -F --force -S "$S/munge/socket" --key-file="$S/munge/munge.key" --log-file="$S/munge/log" \
-  --pid-file="$S/munge/pid" --seed-file="$S/munge/seed" &
+  --pid-file="$S/munge/pid" --seed-file="$S/munge/seed" >"$S/munge/out" 2>&1 &
 daemons+=($!)
 for _ in $(seq 50); do [[ -S $S/munge/socket ]] && break; sleep 0.1; done
 slurmctld -D -i -f "$SLURM_CONF" >"$S/ctld.out" 2>&1 &
@@ -116,7 +116,7 @@ r = json.load(open(sys.argv[1]))
 c = r["environment"]["communicator"]
 assert c["kind"] == "mpi" and c["size"] == 2, c
 assert len(r["environment"]["ranks"]) == 2, r["environment"]["ranks"]
-assert r["runs"][0]["success"], r["runs"][0]
+assert r["runs"][0]["status"] == "success", r["runs"][0]
 PY
     pass "$2: 2 ranks, one result"
   else
@@ -133,14 +133,23 @@ salloc -n 2 mpirun -np 2 "$PERFLAB" "${dlrm[@]}" --out "$tmp/salloc" >"$tmp/rank
   fail "salloc -n 2 mpirun perflab run dlrm exited $?: $(tail -3 "$tmp/rank.txt")"
 check_two_ranks "$tmp/salloc" "salloc -n 2 mpirun -np 2"
 
-# srun without PMI: MPI cannot be initialised; one line says what to do.
-srun --mpi=none -n 2 "$PERFLAB" "${dlrm[@]}" --out "$tmp/nopmi" >"$tmp/rank.txt" 2>&1
-rc=$?
-if [[ $rc -ne 0 ]] && grep -q "perflab: error: .*--mpi=pmix" "$tmp/rank.txt" && [[ ! -e $tmp/nopmi ]]; then
-  pass "srun --mpi=none -> $rc: $(grep -m1 'perflab: error' "$tmp/rank.txt")"
-else
-  fail "srun --mpi=none -n 2 exited $rc: $(cat "$tmp/rank.txt")"
-fi
+# srun without PMIx (none; pmi2, which Debian's Open MPI does not speak):
+# MPI cannot join the tasks; task 0 says what to do in one line, exit 2.
+for mpi in none pmi2; do
+  srun --mpi=$mpi -n 2 "$PERFLAB" "${dlrm[@]}" --out "$tmp/nopmi" >"$tmp/rank.txt" 2>&1
+  rc=$?
+  if [[ $rc -ne 0 && $(grep -c "perflab: error: .*without PMIx.*--mpi=pmix" "$tmp/rank.txt") -eq 1 &&
+    $(grep -c "^perflab" "$tmp/rank.txt") -eq 1 && ! -e $tmp/nopmi ]] &&
+    grep -q "Exited with exit code 2" "$tmp/rank.txt"; then
+    pass "srun --mpi=$mpi -> one line: $(grep -m1 'perflab: error' "$tmp/rank.txt")"
+  else
+    fail "srun --mpi=$mpi -n 2 exited $rc: $(cat "$tmp/rank.txt")"
+  fi
+done
+# One task under srun without PMIx needs no MPI: it runs single-rank.
+srun --mpi=none -n 1 "$PERFLAB" run triad --iterations 3 --threads 1 --out "$tmp/one" >"$tmp/rank.txt" 2>&1 &&
+  [[ $(find "$tmp/one" -name result.json | wc -l) -eq 1 ]] && pass "srun --mpi=none -n 1: single rank" ||
+  fail "srun -n 1: $(cat "$tmp/rank.txt")"
 
 # --- a 4-run sweep through SLURM ---
 cat >"$tmp/four.yaml" <<EOF
@@ -207,10 +216,40 @@ sweep --launcher slurm >"$tmp/again.txt" 2>&1 && grep -q "0 job(s) submitted now
 sweep >"$tmp/local.txt" 2>&1 && grep -q "4 run(s), 0 run now, 4 reused" "$tmp/local.txt" &&
   pass "a local run of the sweep reuses the 4 results" || fail "local: $(cat "$tmp/local.txt")"
 
+# --- a run of 2 ranks per job (--ntasks 2: srun --mpi=pmix inside the job) ---
+cat >"$tmp/ranks.yaml" <<EOF
+name: ranks
+out: $tmp/sweeps
+workload: dlrm
+preset: tiny
+seeds: 1
+threads: 1
+mode: throughput
+iterations: 5
+warmup: 1
+EOF
+"$PERFLAB" sweep "$tmp/ranks.yaml" --launcher slurm --ntasks 2 >"$tmp/ranks.txt" 2>&1 &&
+  grep -q "1 job(s) submitted now" "$tmp/ranks.txt" || fail "--ntasks 2 submit: $(cat "$tmp/ranks.txt")"
+grep -q "^srun --mpi=pmix " "$tmp"/sweeps/ranks/slurm/*.sh &&
+  pass "--ntasks 2: the job starts its ranks with srun --mpi=pmix" ||
+  fail "job script: $(cat "$tmp"/sweeps/ranks/slurm/*.sh)"
+for _ in $(seq 150); do
+  "$PERFLAB" sweep "$tmp/ranks.yaml" --status >"$tmp/status.txt" 2>&1
+  grep -qE "^(queued|running) " "$tmp/status.txt" || break
+  sleep 0.2
+done
+cp "$tmp"/sweeps/ranks/slurm/*.out "$tmp/rank.txt" 2>/dev/null
+grep -q "^done " "$tmp/status.txt" && check_two_ranks "$tmp/sweeps/ranks/runs" "a sweep job with --ntasks 2" ||
+  fail "--ntasks 2 job: $(cat "$tmp/status.txt")"
+
 # --- bad input and a missing sbatch: one line each ---
 expect 2 "--time: '1h' is not a SLURM time limit" -- sweep "$tmp/four.yaml" --launcher slurm --time 1h
 expect 2 "go with --launcher slurm" -- sweep "$tmp/four.yaml" --partition debug
 expect 2 "launcher: .*slurm" -- sweep "$tmp/four.yaml" --launcher pbs
-PATH=/nonexistent expect 1 "sbatch not found on PATH" -- sweep "$tmp/four.yaml" --launcher slurm
+mkdir "$tmp/nosbatch"  # a PATH with the tools expect() uses, and no SLURM
+for tool in wc cat grep; do ln -s "$(command -v $tool)" "$tmp/nosbatch/"; done
+rm -rf "$tmp/sweeps"
+PATH="$tmp/nosbatch" expect 1 "sbatch not found on PATH" -- sweep "$tmp/four.yaml" --launcher slurm
+[[ ! -e $tmp/sweeps ]] && pass "nothing written without sbatch" || fail "without sbatch, $tmp/sweeps was written"
 
 finish
