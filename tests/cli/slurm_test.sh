@@ -246,6 +246,10 @@ grep -q "^done " "$tmp/status.txt" && check_two_ranks "$tmp/sweeps/ranks/runs" "
 expect 2 "--time: '1h' is not a SLURM time limit" -- sweep "$tmp/four.yaml" --launcher slurm --time 1h
 expect 2 "go with --launcher slurm" -- sweep "$tmp/four.yaml" --partition debug
 expect 2 "launcher: .*slurm" -- sweep "$tmp/four.yaml" --launcher pbs
+cp "$jobs_json" "$tmp/jobs.json.good"
+echo '[1, 2]' >"$jobs_json"
+expect 1 "jobs.json: not a perflab job record" -- sweep "$tmp/four.yaml" --status
+cp "$tmp/jobs.json.good" "$jobs_json"
 mkdir "$tmp/nosbatch"  # a PATH with the tools expect() uses, and no SLURM
 for tool in wc cat grep; do ln -s "$(command -v $tool)" "$tmp/nosbatch/"; done
 rm -rf "$tmp/sweeps"
