@@ -1,6 +1,7 @@
 // `perflab sweep FILE --launcher slurm | --status`, and the hidden
 // `--run-job` a submitted job runs: the CLI over harness/sweep_launcher.h.
 #include <iostream>
+#include <map>
 
 #include <fmt/format.h>
 
