@@ -251,6 +251,11 @@ grep -q "^done " "$tmp/status.txt" && check_two_ranks "$tmp/sweeps/ranks/runs" "
 expect 2 "--time: '1h' is not a SLURM time limit" -- sweep "$tmp/four.yaml" --launcher slurm --time 1h
 expect 2 "go with --launcher slurm" -- sweep "$tmp/four.yaml" --partition debug
 expect 2 "launcher: .*slurm" -- sweep "$tmp/four.yaml" --launcher pbs
+sed 's/^name: four/name: refused/' "$tmp/four.yaml" >"$tmp/refused.yaml"
+expect 1 "sbatch refused run [0-9a-f]{16} \(triad .*\): .*partition" -- \
+  sweep "$tmp/refused.yaml" --launcher slurm --partition nosuch
+[[ ! -e $tmp/sweeps/refused/slurm/jobs.json ]] && pass "a refused job is not recorded" ||
+  fail "refused: $(cat "$tmp/sweeps/refused/slurm/jobs.json")"
 cp "$jobs_json" "$tmp/jobs.json.good"
 echo '[1, 2]' >"$jobs_json"
 expect 1 "jobs.json: not a perflab job record" -- sweep "$tmp/four.yaml" --status
