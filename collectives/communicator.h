@@ -109,10 +109,12 @@ class Communicator {
 std::unique_ptr<Communicator> make_single_communicator();
 
 /// The communicator of this process: MPI when a launcher started it
-/// (mpirun: OMPI_COMM_WORLD_SIZE / PMIX_RANK; srun: SLURM_STEP_ID with
-/// SLURM's PMI; PMI_SIZE), single-rank otherwise. MPI is initialised here
-/// and finalised at exit; a build without MPI started by a launcher with
-/// more than one rank throws Error.
+/// (mpirun: OMPI_COMM_WORLD_SIZE; srun --mpi=pmix: PMIX_RANK; PMI_SIZE),
+/// single-rank otherwise. MPI is initialised here and finalised at exit; a
+/// build without MPI started by a launcher with more than one rank throws
+/// Error. srun without PMIx (SLURM_STEP_ID, no PMIX_RANK: --mpi=none or
+/// pmi2): one task is single-rank, more throw UsageError (Open MPI cannot
+/// join them), said by task 0.
 std::unique_ptr<Communicator> make_world_communicator();
 
 /// Every rank's `text`, in rank order, on every rank (host-blocking; for

@@ -27,6 +27,15 @@ int launcher_ranks(std::string& launcher) {
     const char* variable;
     const char* launcher;
   };
+  // srun that gave the tasks no PMIx (--mpi=none, or pmi2, which Open MPI
+  // does not speak): judged before PMI_SIZE, which pmi2 sets.
+  const bool srun = std::getenv("SLURM_STEP_ID") && std::getenv("SLURM_PROCID");
+  if (srun && !std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMIX_RANK")) {
+    launcher = "srun";
+    const char* n = std::getenv("SLURM_STEP_NUM_TASKS");
+    if (!n) n = std::getenv("SLURM_NTASKS");
+    return n ? std::max(1, std::atoi(n)) : 1;
+  }
   // Size variables first; PMIx only names the rank, the size then comes from MPI.
   static const Mark marks[] = {{"OMPI_COMM_WORLD_SIZE", "mpirun"}, {"PMI_SIZE", "a PMI launcher"},
                                {"PMIX_RANK", "a PMIx launcher"}};
@@ -37,12 +46,6 @@ int launcher_ranks(std::string& launcher) {
       return n > 0 ? n : 1;
     }
   }
-  if (std::getenv("SLURM_STEP_ID") && std::getenv("SLURM_PROCID")) {  // srun
-    launcher = "srun";
-    const char* n = std::getenv("SLURM_STEP_NUM_TASKS");
-    if (!n) n = std::getenv("SLURM_NTASKS");
-    return n ? std::max(1, std::atoi(n)) : 1;
-  }
   return 0;
 }
 
@@ -52,6 +55,18 @@ std::unique_ptr<Communicator> make_world_communicator() {
   std::string launcher;
   const int ranks = launcher_ranks(launcher);
   if (ranks == 0) return make_single_communicator();
+  if (launcher == "srun") {
+    // srun without PMIx (--mpi=none, SLURM's default; or pmi2) gives Open
+    // MPI's ranks nothing to meet through. One task needs no MPI at all;
+    // more are refused in one line, said by task 0.
+    if (ranks == 1) return make_single_communicator();
+    const char* task = std::getenv("SLURM_PROCID");
+    g_rank = task ? std::atoi(task) : 0;
+    throw UsageError(fmt::format(
+        "srun started {} tasks without PMIx (--mpi=none or pmi2), so Open MPI cannot join them: use srun --mpi=pmix "
+        "(or MpiDefault=pmix in slurm.conf), or mpirun inside salloc/sbatch",
+        ranks));
+  }
 #if PERFLAB_HAVE_MPI
   auto comm = make_mpi_communicator();
   g_rank = comm->rank();

@@ -58,17 +58,27 @@ std::string signal_name(int sig) {
   return fmt::format("signal {}", sig);
 }
 
+std::string this_host() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
 fs::path partial_dir(const fs::path& dir) {
-  return dir.parent_path() / fmt::format(".{}.partial-{}", dir.filename().string(), getpid());
+  return dir.parent_path() / fmt::format(".{}.partial-{}@{}", dir.filename().string(), getpid(), this_host());
 }
 
 void remove_stale_partials(const fs::path& parent) {
-  static const std::regex kPartial(R"(^\..+\.partial-([0-9]+)$)");
+  static const std::regex kPartial(R"(^\..+\.partial-([0-9]+)(@(.+))?$)");
+  const std::string host = this_host();
   std::error_code ec;
   for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     std::smatch m;
     if (!std::regex_match(name, m, kPartial)) continue;
+    // Another machine's process (a sweep's jobs on several nodes sharing
+    // the folder): its pid means nothing here.
+    if (m[2].matched && m[3].str() != host) continue;
     const auto pid = static_cast<pid_t>(std::strtol(m[1].str().c_str(), nullptr, 10));
     if (pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
     std::error_code ignored;

@@ -33,10 +33,12 @@ void request_interrupt(int sig);
 void clear_interrupt();
 
 /// The name of the work folder for `dir`, built while it runs and renamed
-/// to `dir` when complete: ".<name>.partial-<pid>".
+/// to `dir` when complete: ".<name>.partial-<pid>@<host>".
 std::filesystem::path partial_dir(const std::filesystem::path& dir);
-/// Removes ".*.partial-<pid>" folders in `parent` left by processes that no
-/// longer run (killed before they could clean up). Never throws.
+/// Removes ".*.partial-<pid>@<host>" folders in `parent` left by processes
+/// of this host that no longer run (killed before they could clean up);
+/// another host's are kept (its pids mean nothing here), and names without
+/// a host (older perflab) count as this host's. Never throws.
 void remove_stale_partials(const std::filesystem::path& parent);
 
 }  // namespace perflab

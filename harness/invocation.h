@@ -68,7 +68,7 @@ struct PointOutcome {
 PreparedBenchmark prepare_point(Session& session, const RunSpec& spec);
 
 /// Runs `seeds` of a prepared point and writes `dir` atomically: built under
-/// a hidden ".<name>.partial-<pid>" sibling (logs run_<i>.log, result.json,
+/// a hidden ".<name>.partial-<pid>@<host>" sibling (logs run_<i>.log, result.json,
 /// the rendered files), renamed to `dir` when complete, removed on failure;
 /// such folders of dead processes are removed first. Only rank 0 writes.
 /// The score follows the spec's mode. Interrupted (harness/interrupt.h):

@@ -43,28 +43,6 @@ void for_each_combination(const std::vector<std::pair<std::string, std::vector<V
   rec(0);
 }
 
-/// Whether `dir` holds a readable result (a finished run of an earlier invocation).
-bool finished_run(const fs::path& dir) {
-  const fs::path result = dir / "result.json";
-  if (!fs::exists(result)) return false;
-  try {
-    const nlohmann::json doc = read_result(result);
-    // An interrupted run did not finish: run it again.
-    return !doc.contains("interrupted") || doc["interrupted"].is_null();
-  } catch (const UsageError&) {
-    return false;  // unreadable or outdated: run it again
-  }
-}
-
-std::string point_label(const RunSpec& spec, uint64_t seed) {
-  std::string label = spec.workload + " " + spec.preset;
-  for (const auto& [k, v] : spec.overrides) label += " " + k + "=" + v;
-  for (Toggle t : kAllToggles) {
-    if (spec.toggles[t].requested) label += fmt::format(" --{}", toggle_flag(t));
-  }
-  return label + fmt::format(" seed {}", seed);
-}
-
 /// Sets the learning rate (and warm-up) of `r` from its batch size, through
 /// the parameters the workload declares as its batch size, learning rate
 /// and warm-up.
@@ -87,6 +65,27 @@ void apply_lr_rule(const LrRule& rule, const WorkloadInfo& info, RunRequest& r) 
 }
 
 }  // namespace
+
+bool finished_run(const fs::path& dir) {
+  const fs::path result = dir / "result.json";
+  if (!fs::exists(result)) return false;
+  try {
+    const nlohmann::json doc = read_result(result);
+    // An interrupted run did not finish: run it again.
+    return !doc.contains("interrupted") || doc["interrupted"].is_null();
+  } catch (const UsageError&) {
+    return false;  // unreadable or outdated: run it again
+  }
+}
+
+std::string run_label(const RunSpec& spec, uint64_t seed) {
+  std::string label = spec.workload + " " + spec.preset;
+  for (const auto& [k, v] : spec.overrides) label += " " + k + "=" + v;
+  for (Toggle t : kAllToggles) {
+    if (spec.toggles[t].requested) label += fmt::format(" --{}", toggle_flag(t));
+  }
+  return label + fmt::format(" seed {}", seed);
+}
 
 double LrRule::learning_rate(int64_t batch_size) const {
   double ratio = static_cast<double>(batch_size) / static_cast<double>(base_batch_size);
@@ -160,26 +159,33 @@ std::string run_key(const RunSpec& spec, uint64_t seed) {
   return stable_hash(identity.dump());
 }
 
-SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObserver& observer) {
+std::vector<RunSpec> resolve_sweep(Session& session, const SweepPlan& plan, bool record) {
   // Resolve every point first: an invalid one stops the sweep before any run.
   std::vector<RunSpec> specs;
   for (const auto& request : plan.points) specs.push_back(session.resolve(request));
+  if (!record) return specs;
+  const fs::path dir = plan.out_dir / plan.name;
+  if (session.comm().rank() == 0) {
+    ensure_writable_directory(dir / "runs");
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& s : specs) points.push_back(s.to_json());
+    write_file_atomically(dir / "sweep.json",
+                          nlohmann::json{{"name", plan.name}, {"definition", plan.definition},
+                                         {"points", points}}
+                                  .dump(2) + "\n");
+  }
+  session.comm().barrier();
+  return specs;
+}
+
+SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObserver& observer) {
+  const std::vector<RunSpec> specs = resolve_sweep(session, plan);
   SweepOutcome outcome;
   outcome.dir = plan.out_dir / plan.name;
   // Only rank 0 writes; it also decides what is already done, and tells the
   // other ranks, so every rank runs the same points in the same order.
   collectives::Communicator& comm = session.comm();
   const bool writer = comm.rank() == 0;
-  if (writer) {
-    ensure_writable_directory(outcome.dir / "runs");
-    nlohmann::json points = nlohmann::json::array();
-    for (const auto& s : specs) points.push_back(s.to_json());
-    write_file_atomically(outcome.dir / "sweep.json",
-                          nlohmann::json{{"name", plan.name}, {"definition", plan.definition},
-                                         {"points", points}}
-                                  .dump(2) + "\n");
-  }
-  comm.barrier();
 
   for (const auto& s : specs) outcome.total += s.seeds.size();
   auto notify = [&](SweepEvent::Kind kind, const std::string& label, const RunRecord* run) {
@@ -194,7 +200,7 @@ SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObser
       comm.broadcast_host(&done, 1, 0);
       if (done) {
         ++outcome.reused;
-        notify(SweepEvent::Kind::kRunSkipped, point_label(spec, seed), nullptr);
+        notify(SweepEvent::Kind::kRunSkipped, run_label(spec, seed), nullptr);
       } else {
         pending.push_back(seed);
       }
@@ -203,7 +209,7 @@ SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObser
     PreparedBenchmark prepared = prepare_point(session, spec);
     for (uint64_t seed : pending) {
       if (interrupted()) break;
-      const std::string label = point_label(spec, seed);
+      const std::string label = run_label(spec, seed);
       notify(SweepEvent::Kind::kRunStarted, label, nullptr);
       PointOutcome done =
           run_point(session, spec, prepared, {seed}, outcome.dir / "runs" / run_key(spec, seed), {});

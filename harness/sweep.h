@@ -74,6 +74,19 @@ std::string run_key(const RunSpec& spec, uint64_t seed);
 /// 16 hex digits of a stable 64-bit hash (FNV-1a) of `text`.
 std::string stable_hash(const std::string& text);
 
+/// How a run is named in progress lines and statuses, e.g.
+/// "dlrm tiny batch_size=512 --cuda-graphs seed 3".
+std::string run_label(const RunSpec& spec, uint64_t seed);
+
+/// Whether `dir` holds a readable result that was not interrupted: a
+/// finished run, which a sweep never runs again.
+bool finished_run(const std::filesystem::path& dir);
+
+/// Resolves every point of `plan` (an invalid one throws before anything
+/// runs) and, when `record`, creates DIR/runs and records the plan in
+/// DIR/sweep.json (rank 0). Returns the specs, one per point.
+std::vector<RunSpec> resolve_sweep(Session& session, const SweepPlan& plan, bool record = true);
+
 /// What the sweep runner tells its observer.
 struct SweepEvent {
   enum class Kind { kRunStarted, kRunFinished, kRunSkipped } kind;

@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
       "  perflab run dlrm --preset small --set batch_size=1024 --out results\n"
       "  perflab run dlrm --set batch_size=256,512,1024 --seeds 3     (a sweep)\n"
       "  perflab sweep workloads/dlrm/sweeps/batch_size.yaml\n"
+      "  perflab sweep workloads/dlrm/sweeps/batch_size.yaml --launcher slurm   (then --status)\n"
       "  perflab rerun perflab-results/dlrm-tiny-*/result.json\n"
       "  perflab compare base-results/ candidate-results/\n"
       "  perflab history record perflab-results/ --db history.sqlite\n"

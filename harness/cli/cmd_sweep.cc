@@ -1,29 +1,65 @@
 // `perflab sweep FILE`: run every point of a sweep file, resuming where an
-// earlier invocation stopped, then write the sweep's reports.
+// earlier invocation stopped, then write the sweep's reports; or submit
+// its runs to SLURM (--launcher slurm) and say where they stand (--status).
 #include "harness/cli/commands.h"
 #include "harness/cli/sweep_command.h"
+#include "harness/error.h"
 #include "harness/sweep.h"
 
 namespace perflab::cli {
+namespace {
+
+struct SweepArgs {
+  std::string file;
+  std::string out;
+  bool dry_run = false;
+  bool status = false;
+  std::string launcher = "local";
+  SlurmOptions slurm;
+  std::string run_job;
+};
+
+int sweep(const SweepArgs& a) {
+  if (!a.run_job.empty()) return run_job_command(a.run_job);
+  if (a.file.empty()) throw UsageError("sweep: a sweep file is required (see perflab sweep --help)");
+  const bool slurm = a.launcher == "slurm";
+  if (!slurm && (!a.slurm.partition.empty() || !a.slurm.time_limit.empty() || a.slurm.ntasks != 1)) {
+    throw UsageError("--partition, --time and --ntasks go with --launcher slurm");
+  }
+  if (a.dry_run && (a.status || slurm)) throw UsageError("--dry-run runs nothing: leave out --status and --launcher");
+  SweepPlan plan = read_sweep_file(a.file);
+  if (!a.out.empty()) plan.out_dir = a.out;
+  if (a.status) return sweep_status_command(plan);
+  if (slurm) return submit_sweep_command(plan, a.slurm);
+  return execute_sweep(plan, a.dry_run);
+}
+
+}  // namespace
 
 Command add_sweep(CLI::App& app) {
   auto* sub = app.add_subcommand(
-      "sweep", "Run a sweep file: workloads x params x toggles x seeds, resumable");
-  auto file = std::make_shared<std::string>();
-  auto out = std::make_shared<std::string>();
-  auto dry_run = std::make_shared<bool>(false);
-  sub->add_option("file", *file, "Sweep file (YAML); see README 'Sweeps'")->required();
-  sub->add_option("--out,-o", *out, "Results folder (overrides the file's out:)");
-  sub->add_flag("--dry-run", *dry_run, "List the points without running them");
+      "sweep", "Run a sweep file: workloads x params x toggles x seeds, resumable (here or through SLURM)");
+  auto a = std::make_shared<SweepArgs>();
+  sub->add_option("file", a->file, "Sweep file (YAML); see README 'Sweeps'");
+  sub->add_option("--out,-o", a->out, "Results folder (overrides the file's out:)");
+  sub->add_flag("--dry-run", a->dry_run, "List the points without running them");
+  sub->add_option("--launcher", a->launcher, "local (run here, default) or slurm (one sbatch job per run)")
+      ->check(CLI::IsMember({"local", "slurm"}));
+  sub->add_option("--partition", a->slurm.partition, "slurm: sbatch --partition");
+  sub->add_option("--time", a->slurm.time_limit, "slurm: sbatch --time (e.g. 30, 1:00:00, 1-0)");
+  sub->add_option("--ntasks", a->slurm.ntasks, "slurm: ranks per run (started with srun --mpi=pmix or mpirun)")
+      ->check(CLI::Range(1, 4096));
+  sub->add_flag("--status", a->status, "Each run's state: done, queued, running, failed, not submitted");
+  sub->add_option("--run-job", a->run_job, "internal: the one run a submitted job runs")->group("");
   sub->footer(
       "Every run (point x seed) is stored under OUT/NAME/runs/<key>/, keyed by a hash of its\n"
       "resolved spec: running the same sweep again skips finished runs. Reports (Markdown,\n"
-      "CSV, JSON, HTML) are written to OUT/NAME/ at the end.");
-  return {sub, [file, out, dry_run] {
-            SweepPlan plan = read_sweep_file(*file);
-            if (!out->empty()) plan.out_dir = *out;
-            return execute_sweep(plan, *dry_run);
-          }};
+      "CSV, JSON, HTML) are written to OUT/NAME/ at the end.\n"
+      "--launcher slurm submits one batch job per run that is neither done nor queued or\n"
+      "running (job scripts, job ids and the jobs' output in OUT/NAME/slurm/); the same\n"
+      "command again submits only what is missing, and writes the reports once every run is\n"
+      "done. --status asks squeue (and sacct, where accounting is on) where each run stands.");
+  return {sub, [a] { return sweep(*a); }};
 }
 
 }  // namespace perflab::cli
