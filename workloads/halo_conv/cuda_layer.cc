@@ -276,7 +276,7 @@ struct CudaHaloLayer::State {
     PERFLAB_CUDA_CHECK(cudaEventRecord(t0.get(), step.get()));
     part();
     PERFLAB_CUDA_CHECK(cudaEventRecord(t1.get(), step.get()));
-    PERFLAB_CUDA_CHECK(cudaEventSynchronize(t1.get()));  // outside the iterations: measurement
+    PERFLAB_CUDA_CHECK(cudaEventSynchronize(t1.get()));  // sync outside the iteration: the parts timed alone
     float ms = 0;
     PERFLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, t0.get(), t1.get()));
     return ms;
@@ -342,9 +342,9 @@ void CudaHaloLayer::fill(uint64_t seed) {
                   input ? TensorTag::kInput : TensorTag::kOutputGrad, 1.0f);
       const cpu::PlaneView own = s.own(*p);
       const size_t width = static_cast<size_t>(p->planes * s.hw) * sizeof(float);
-      PERFLAB_CUDA_CHECK(cudaMemcpy2D(own.data, static_cast<size_t>(own.channel_stride) * sizeof(float), host.data(),
-                                      width, width, static_cast<size_t>(g.batch * p->channels),
-                                      cudaMemcpyHostToDevice));  // setup, outside the iterations
+      const auto rows = static_cast<size_t>(g.batch * p->channels);
+      const size_t pitch = static_cast<size_t>(own.channel_stride) * sizeof(float);
+      PERFLAB_CUDA_CHECK(cudaMemcpy2D(own.data, pitch, host.data(), width, width, rows, cudaMemcpyHostToDevice));  // sync outside the iteration: setup
     }
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(g.c_in * g.k * g.k * g.k));
@@ -363,7 +363,7 @@ int CudaHaloLayer::expected_host_syncs() const {
 
 SlabResults CudaHaloLayer::download() {
   State& s = *s_;
-  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());  // read-back for the gate, outside the iterations
+  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());  // sync outside the iteration: read-back for the gate
   SlabResults out;
   std::vector<std::vector<float>>& keep = out.storage;
   out.config = &s.config;
