@@ -219,6 +219,10 @@ class TrainToTarget {
     rec.epochs = static_cast<double>(iteration) / static_cast<double>(per_epoch);
     times.summarize_into(rec);
     rec.execution = step.execution();
+    // What the model found as it ran (every rank is here: the facts may be
+    // collective, as the sharded DLRM's exposed communication is).
+    rec.toggle_outcomes = model.toggle_outcomes();
+    rec.facts = model.run_facts();
     // On a device, host time in the iteration call is launch time; the
     // device's own times are what training took.
     if (rec.device_timed) rec.train_s = times.device_seconds();
