@@ -118,9 +118,8 @@ void HaloField::unpack() {
   }
 }
 
-double HaloField::bytes_sent() const {
-  double halos = 0;
-  for (size_t j = 0; j < slabs_.size(); ++j) halos += (has_top(j) ? 1 : 0) + (has_bottom(j) ? 1 : 0);
+double HaloField::halo_bytes() const {
+  const int halos = halos_received(first_global_, static_cast<int>(slabs_.size()), total_);
   return halos * static_cast<double>(batch_ * channels_ * r_ * hw_) * sizeof(float);
 }
 
@@ -188,7 +187,7 @@ kc::ConstPlaneView CpuHaloLayer::input_grad(size_t j) const {
 }
 
 double CpuHaloLayer::halo_bytes_per_step() const {
-  return x_.bytes_sent() + (config_.backward ? dy_.bytes_sent() : 0.0);
+  return x_.halo_bytes() + (config_.backward ? dy_.halo_bytes() : 0.0);
 }
 
 void CpuHaloLayer::step() {

@@ -39,8 +39,6 @@ class HaloField {
   HaloField(const kernels::cpu::Conv3dGeometry& g, int64_t channels, const std::vector<Slab>& slabs,
             int first_global, int total_slabs);
 
-  size_t slabs() const { return slabs_.size(); }
-  int64_t planes(size_t j) const { return slabs_[j].planes; }
   bool has_top(size_t j) const { return first_global_ + static_cast<int>(j) > 0; }
   bool has_bottom(size_t j) const { return first_global_ + static_cast<int>(j) + 1 < total_; }
   /// The slab's own planes.
@@ -56,8 +54,9 @@ class HaloField {
   void exchange(collectives::Communicator& comm);
   /// The received halos copied into the padded slabs (the naive variant).
   void unpack();
-  /// Bytes this process sends per exchange.
-  double bytes_sent() const;
+  /// Bytes of the halos this process's slabs receive per exchange (from
+  /// each other and from the ranks around).
+  double halo_bytes() const;
 
  private:
   void pack(kernels::cpu::ConstPlaneView from, std::vector<float>& to) const;

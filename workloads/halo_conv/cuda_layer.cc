@@ -417,8 +417,7 @@ double CudaHaloLayer::time_all_reduce() {
 
 double CudaHaloLayer::halo_bytes_per_step() const {
   const State& s = *s_;
-  double halos = 0;
-  for (const DeviceSlab& d : s.slabs) halos += (d.top ? 1 : 0) + (d.bottom ? 1 : 0);
+  const double halos = halos_received(s.first_global(), static_cast<int>(s.slabs.size()), s.total());
   const cpu::Conv3dGeometry& g = s.config.geometry;
   const double channels = static_cast<double>(g.c_in + (s.config.backward ? g.c_out : 0));
   return halos * static_cast<double>(g.batch * s.r * s.hw) * channels * sizeof(float);

@@ -11,7 +11,6 @@
 #include "harness/host_memory.h"
 #include "harness/stats.h"
 #include "workloads/halo_conv/gate.h"
-#include "workloads/halo_conv/hybrid.h"
 
 namespace perflab::halo_conv {
 
@@ -78,7 +77,7 @@ class CpuHaloStep final : public TimedStep {
 class CpuHybridHaloStep final : public TimedStep {
  public:
   CpuHybridHaloStep(const HaloConvConfig& config, collectives::Communicator& comm, uint64_t seed)
-      : config_(config), comm_(comm), seed_(seed), step_(hybrid_levels(config.layer, comm.size()), comm) {
+      : config_(config), comm_(comm), seed_(seed), step_(*config.hybrid, comm) {
     step_.fill(seed);
   }
 
@@ -189,13 +188,12 @@ HaloConvConfig resolve_config(const ParamValues& params, int ranks) {
   out.ranks = ranks;
   const Partitioning p{c.depth, ranks, c.per_rank, g.k / 2};
   check_partitioning(p);
-  out.hybrid = params.get_string("scheme") == "hybrid";
   out.overlap_requested = params.get_string("halo") == "overlap";
   if (out.overlap_requested) {
     out.overlap_reason = overlap_not_in_effect_reason(p, g.k);
     c.overlap = out.overlap_reason.empty();
   }
-  if (out.hybrid) hybrid_levels(c, ranks);  // every level can be split this way
+  if (params.get_string("scheme") == "hybrid") out.hybrid = hybrid_levels(c, ranks);
   return out;
 }
 
@@ -222,7 +220,7 @@ StepPlan halo_conv_step_plan(const HaloConvConfig& config) {
   plan.work.flops = 2.0 * kc::conv3d_macs(g, c.depth) * passes;
   if (config.hybrid) {
     plan.data["scheme"] = "hybrid";
-    plan.work.flops = 2.0 * hybrid_macs(hybrid_levels(c, config.ranks));
+    plan.work.flops = 2.0 * hybrid_macs(*config.hybrid);
   }
   const double weights = static_cast<double>(g.c_out * g.c_in) * g.k * g.k * g.k;
   // Forward reads x and w and writes y; backward reads dy, x and w and

@@ -9,10 +9,12 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "harness/run_context.h"
 #include "workloads/halo_conv/cpu_layer.h"
+#include "workloads/halo_conv/hybrid.h"
 
 namespace perflab::halo_conv {
 
@@ -22,7 +24,8 @@ struct HaloConvConfig {
   bool overlap_requested = false;
   std::string overlap_reason;  ///< Why overlap is not in effect ("" when it is, or was not asked for).
   int ranks = 1;
-  bool hybrid = false;  ///< scheme=hybrid (hybrid.h): two split levels and a gathered bottleneck.
+  /// scheme=hybrid (hybrid.h): the levels, checked against the ranks.
+  std::optional<HybridLevels> hybrid;
 };
 
 /// Throws UsageError with one line when the parameters cannot run on

@@ -22,6 +22,12 @@ std::vector<Slab> split_planes(int64_t depth, int parts) {
   return out;
 }
 
+int halos_received(int first, int count, int total) {
+  int halos = 0;
+  for (int s = first; s < first + count; ++s) halos += (s > 0 ? 1 : 0) + (s + 1 < total ? 1 : 0);
+  return halos;
+}
+
 void check_partitioning(const Partitioning& p) {
   const int total = p.total();
   if (total > p.depth) {

@@ -34,6 +34,10 @@ struct Partitioning {
   int owner(int s) const { return s / per_rank; }
 };
 
+/// Halos the `count` consecutive slabs from global slab `first` receive per
+/// exchange: one from each neighbour, none beyond the volume's ends.
+int halos_received(int first, int count, int total);
+
 /// Throws UsageError with one line when the volume cannot be split this
 /// way: a slab thinner than the halo (its neighbour would need planes from
 /// two slabs away), or more slabs than planes.

@@ -69,6 +69,7 @@ TEST(HaloConvCuda, EverySlabCountAndVariantEqualsTheWholeConvolution) {
             EXPECT_EQ(kernels::cuda::host_sync_count() - before, layer.expected_host_syncs());
           }
           EXPECT_EQ(layer.expected_host_syncs(), sync_free ? 0 : 2);
+          EXPECT_EQ(layer.halo_bytes_per_step(), CpuHaloLayer(c, one_process()).halo_bytes_per_step());
           const CorrectnessReport gate = check_against_whole(layer.download(), one_process(), seed, kTf32Tolerance);
           EXPECT_TRUE(gate.passed) << gate.detail;
           ++cases;

@@ -47,6 +47,14 @@ TEST(Slabs, RefusesSlabsThinnerThanTheHaloOrMorePartsThanPlanes) {
   EXPECT_EQ(Partitioning({13, 3, 2, 1}).owner(5), 2);
 }
 
+TEST(Slabs, HalosComeFromEachNeighbourButNotBeyondTheEnds) {
+  EXPECT_EQ(halos_received(0, 1, 1), 0);  // the whole volume
+  EXPECT_EQ(halos_received(0, 2, 4), 3);  // slabs 0, 1 of 4: 0 gets one, 1 gets two
+  EXPECT_EQ(halos_received(2, 2, 4), 3);
+  EXPECT_EQ(halos_received(1, 2, 4), 4);
+  EXPECT_EQ(halos_received(0, 4, 4), 6);  // 3 boundaries, 2 halos each
+}
+
 TEST(Slabs, OverlapIsInEffectOnlyWhereItCanPay) {
   EXPECT_EQ(overlap_not_in_effect_reason({64, 2, 1, 1}, 3), "");
   EXPECT_EQ(overlap_not_in_effect_reason({64, 1, 1, 1}, 3), "one partition: there is no halo to exchange");
