@@ -275,4 +275,28 @@ std::optional<Prediction> predict_best_protocol(CollOp op, NcclAlgo algo, uint64
   return best;
 }
 
+AllToAllPrediction predict_all_to_all(uint64_t bytes, const Topology& topo, const LinkPreset& link) {
+  validate_topology(topo, link);
+  const int n = topo.ranks(), g = topo.gpus_per_node;
+  const int ring = idx(NcclAlgo::kRing), simple = idx(NcclProto::kSimple);
+  const auto rounds = [](int peers) { return (peers + k::kP2pPeersPerBatch - 1) / k::kP2pPeersPerBatch; };
+  AllToAllPrediction pr;
+  pr.bytes = bytes;
+  const double share = static_cast<double>(bytes) / n;  // to each peer
+  pr.nvlink_bytes = share * (g - 1);
+  pr.network_bytes = share * (n - g);
+  pr.terms.latency_us = k::kBaseLatencyUs[ring][simple] + rounds(g - 1) * k::kNvlinkLatencyUs[ring][simple] +
+                        rounds(n - g) * (k::kNetLatencyUs[ring][simple] + 3 * k::kNetOverheadUs);
+  // Per GPU: its node-local shares over NVLink and its remote shares
+  // through its rail's NIC, concurrently; the slower one sets the time.
+  const double nvlink_us = pr.nvlink_bytes / (1000.0 * link.nvlink_gbs());
+  const double network_us = n > g ? pr.network_bytes / (1000.0 * link.nic_gbs()) : 0.0;
+  const double transfer_us = std::max(nvlink_us, network_us);
+  pr.terms.algbw_gbs = transfer_us > 0 ? static_cast<double>(bytes) / (1000.0 * transfer_us) : kInf;
+  pr.time_us = pr.terms.latency_us + transfer_us;
+  pr.algbw_gbs = static_cast<double>(bytes) / (1000.0 * pr.time_us);
+  pr.busbw_gbs = pr.algbw_gbs * busbw_factor(Collective::kAllToAll, n);
+  return pr;
+}
+
 }  // namespace perflab::collectives

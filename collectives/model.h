@@ -124,4 +124,27 @@ std::optional<Prediction> predict_best_protocol(CollOp op, NcclAlgo algo, uint64
                                                 const Topology& topo, const LinkPreset& link,
                                                 const Calibration& calibration = {});
 
+/// NCCL's all-to-all (ncclSend/ncclRecv in a group; nccl-tests'
+/// alltoall_perf): not a collective algorithm, so NCCL's tuning model does
+/// not cover it and the terms below are perflab's estimate from NCCL's
+/// constants (docs/collectives-model.md, "All-to-all"). `bytes` is
+/// nccl-tests' size: the whole per-rank send buffer, bytes/n to each rank.
+struct AllToAllPrediction {
+  uint64_t bytes = 0;
+  AlphaBeta terms;             ///< latency and the algorithm bandwidth it implies
+  double nvlink_bytes = 0;     ///< Per GPU over NVLink: bytes·(g−1)/n
+  double network_bytes = 0;    ///< Per GPU through its NIC rail: bytes·(n−g)/n
+  double time_us = 0;          ///< latency + max(NVLink time, network time)
+  double algbw_gbs = 0;        ///< bytes / time
+  double busbw_gbs = 0;        ///< algbw · (n−1)/n, nccl-tests' all-to-all factor
+};
+
+/// The all-to-all estimate at one size: the peers are served in rounds of
+/// NCCL_MAX_DEV_WORK_P2P_PER_BATCH (8) at once, each round of node-local
+/// peers costing NCCL's ring SIMPLE NVLink step latency and each round of
+/// remote peers its network step latency, after one base latency; the
+/// NVLink and network shares travel at the same time. Throws UsageError for
+/// a topology validate_topology refuses.
+AllToAllPrediction predict_all_to_all(uint64_t bytes, const Topology& topo, const LinkPreset& link);
+
 }  // namespace perflab::collectives

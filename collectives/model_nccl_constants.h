@@ -39,6 +39,9 @@ constexpr double kNetOverheadUs = 1.0;
 /// per-channel share is >= 64 bytes ("plateau effect of ring", sm80+).
 constexpr double kRingPlateau = 1.4;
 constexpr double kRingPlateauBytes = 64;
+/// NCCL_MAX_DEV_WORK_P2P_PER_BATCH (src/include/device.h): point-to-point
+/// operations one work batch carries, the peers served at once.
+constexpr int kP2pPeersPerBatch = 8;
 /// CollNet direct: 0.4 us of arity serialisation per local rank.
 constexpr double kCollNetArityUs = 0.4;
 

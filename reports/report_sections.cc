@@ -60,7 +60,89 @@ std::string reduction_text(const nlohmann::json& data) {
                      *total / 1024.0);
 }
 
+/// A string field of a free-form fact, or "?".
+std::string text_at(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return "?";
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string("?");
+}
+
+/// "12.3 us", "4.56 ms": three significant digits.
+std::string us_text(std::optional<double> us) {
+  if (!us) return "?";
+  if (*us < 1000) return fmt::format("{:.3g} us", *us);
+  if (*us < 1e6) return fmt::format("{:.3g} ms", *us / 1e3);
+  return fmt::format("{:.3g} s", *us / 1e6);
+}
+
+std::string bytes_text(std::optional<double> bytes) {
+  if (!bytes) return "?";
+  if (*bytes < 1024) return fmt::format("{:.0f} B", *bytes);
+  if (*bytes < 1024.0 * 1024) return fmt::format("{:.1f} KiB", *bytes / 1024);
+  return fmt::format("{:.1f} MiB", *bytes / (1024.0 * 1024));
+}
+
+/// The projection's scales (an empty array when the fact is absent or not
+/// the expected shape).
+const nlohmann::json& projection_scales(const nlohmann::json& data) {
+  static const nlohmann::json kNone = nlohmann::json::array();
+  const auto projection = data.find("projection");
+  if (projection == data.end() || !projection->is_object()) return kNone;
+  const auto scales = projection->find("scales");
+  return scales != projection->end() && scales->is_array() ? *scales : kNone;
+}
+
 }  // namespace
+
+std::string render_projection_markdown(const ResultView& result) {
+  const nlohmann::json& data = result.plan.data;
+  const nlohmann::json& scales = projection_scales(data);
+  if (scales.empty()) return "";
+  const nlohmann::json& p = data["projection"];
+  const std::optional<double> batch = number_at(p, "per_gpu_batch"), scale = number_at(p, "exchange_scale");
+  std::string md = "\n## Communication at 8, 64 and 512 GPUs (projected)\n\n";
+  md += fmt::format("Model: {}. Assumptions: {}; {} samples per GPU", text_at(p, "model"), text_at(p, "assumptions"),
+                    batch ? fmt::format("{:.0f}", *batch) : "?");
+  if (scale && *scale < 1) md += fmt::format("; hybrid embedding: all-to-all bytes x {:.3f} as measured", *scale);
+  md += ".\n\n| GPUs | nodes x GPUs | global batch | all-to-all per GPU, each way | all-to-all time | "
+        "gradient all-reduce | all-reduce (ring/tree) | all-reduce (SHARP/NVLS) | communication per iteration | "
+        "with SHARP/NVLS | samples/s ceiling |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const nlohmann::json& s : scales) {
+    const auto n = [&](const char* key) { return number_at(s, key); };
+    const std::optional<double> comm = n("sharp_communication_us"), global = n("global_batch");
+    std::string ceiling = "?";
+    if (comm && global && *comm > 0) {
+      const double per_s = *global / (*comm * 1e-6);
+      ceiling = per_s >= 1e9   ? fmt::format("{:.3g}G", per_s / 1e9)
+                : per_s >= 1e6 ? fmt::format("{:.3g}M", per_s / 1e6)
+                : per_s >= 1e3 ? fmt::format("{:.3g}k", per_s / 1e3)
+                               : fmt::format("{:.3g}", per_s);
+    }
+    md += fmt::format("| {:.0f} | {:.0f} x {:.0f} ({}) | {:.0f} | {} | {} | {} | {} {} | {} {} | {} | {} | {} |\n",
+                      n("gpus").value_or(0), n("nodes").value_or(0), n("gpus_per_node").value_or(0),
+                      text_at(s, "link"), global.value_or(0), bytes_text(n("all_to_all_bytes")),
+                      us_text(n("all_to_all_us")), bytes_text(n("all_reduce_bytes")),
+                      us_text(n("all_reduce_us")), text_at(s, "all_reduce_algorithm"),
+                      us_text(n("sharp_all_reduce_us")), text_at(s, "sharp_all_reduce_algorithm"),
+                      us_text(n("communication_us")), us_text(comm), ceiling);
+  }
+  md += "\nCommunication per iteration = 2 all-to-alls (embedding vectors forward, their gradients backward) + the "
+        "gradient all-reduce, nothing overlapped. The ceiling is the global batch over that time: the samples/s "
+        "communication alone would allow with SHARP/NVLS and compute free.\n";
+  return md;
+}
+
+std::string render_projection_summary(const ResultView& result) {
+  const nlohmann::json& scales = projection_scales(result.plan.data);
+  if (scales.empty()) return "";
+  std::string out = "projected communication per iteration (weak scaling; ring/tree, SHARP/NVLS):";
+  for (const nlohmann::json& s : scales) {
+    out += fmt::format(" {:.0f} GPUs {} / {};", number_at(s, "gpus").value_or(0), us_text(number_at(s, "communication_us")),
+                       us_text(number_at(s, "sharp_communication_us")));
+  }
+  out.back() = '\n';
+  return out;
+}
 
 std::string render_setup_markdown(const ResultView& result) {
   const SpecView& spec = result.spec;
@@ -122,7 +204,7 @@ std::string render_placement_summary(const ResultView& result) {
   out.back() = '\n';
   const std::string bytes = exchange_text(data);
   if (!bytes.empty()) out += "all-to-all per iteration (all ranks): " + bytes + reduction_text(data) + "\n";
-  return out;
+  return out + render_projection_summary(result);
 }
 
 std::string render_placement_markdown(const ResultView& result) {

@@ -23,5 +23,12 @@ std::string render_execution_markdown(const ResultView& result);
 /// placement (one rank).
 std::string render_placement_summary(const ResultView& result);
 std::string render_placement_markdown(const ResultView& result);
+/// A multi-GPU projection of the step's communication, from the data fact
+/// "projection" (workloads/dlrm/projection.h; scales with GPUs, batch,
+/// bytes, times and algorithms): "## Communication at 8, 64 and 512 GPUs"
+/// in Markdown, or one console line (the placement summary ends with it).
+/// Empty without the fact.
+std::string render_projection_markdown(const ResultView& result);
+std::string render_projection_summary(const ResultView& result);
 
 }  // namespace perflab::reports

@@ -88,7 +88,7 @@ std::string render_throughput_summary(const ResultView& result) {
 
 std::string render_run_markdown(const ResultView& result) {
   return (result.throughput() ? render_throughput_markdown(result) : render_ttt_markdown(result)) +
-         render_placement_markdown(result);
+         render_placement_markdown(result) + render_projection_markdown(result);
 }
 
 std::string render_run_summary(const ResultView& result) {

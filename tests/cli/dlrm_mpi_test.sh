@@ -55,6 +55,12 @@ assert data["batch_split"]["local_batch"] == [128, 128], data["batch_split"]
 # Every rank sends its tables' rows for the other rank's 128 samples, 16 floats each.
 b = data["all_to_all_bytes_per_iteration"]
 assert b["forward"] == 128 * 26 * 16 * 4 and b["backward"] == b["forward"], b
+# The projection at 8, 64 and 512 GPUs: weak scaling at 128 samples per GPU.
+proj = data["projection"]
+assert proj["per_gpu_batch"] == 128 and [s["gpus"] for s in proj["scales"]] == [8, 64, 512], proj
+for s in proj["scales"]:
+    assert s["all_to_all_bytes"] == 128 * 26 * 16 * 4 and s["global_batch"] == 128 * s["gpus"], s
+    assert 0 < s["sharp_communication_us"] <= s["communication_us"], s
 sharp = result["toggles"]["sharp"]
 assert sharp["requested"] and not sharp["in_effect"] and "gradient all-reduce runs over MPI" in sharp["reason"], sharp
 PY
@@ -65,6 +71,8 @@ else
   fail "compliance checker: $(cat "$tmp/cc.txt")"
 fi
 grep -q "## Ranks" "$dir/report.md" && pass "report.md has the ranks section" || fail "report.md lacks ## Ranks"
+grep -q "^| 512 | 64 x 8 (h100-ndr) | 65536 | 208.0 KiB | " "$dir/report.md" &&
+  pass "report.md projects to 512 GPUs" || fail "no 512-GPU projection row in report.md"
 
 # --- hybrid embedding, 3 ranks, timed iterations, overlap off -------------
 if (cd "$tmp" && mpirun -np 3 "$PERFLAB" run dlrm --preset tiny --threads 1 --mode throughput --iterations 20 \

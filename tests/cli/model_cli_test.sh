@@ -37,6 +37,26 @@ assert row["bytes"] == 268435456 and row["best"] == "COLLNET_CHAIN", row
 assert doc["summary"].startswith("at 64 nodes x 8 H100, 256 MiB all_reduce: ring "), doc["summary"]
 PY
 
+# all_to_all: one estimate per size (NCCL's point-to-point), 8 x H100 at
+# 256 MiB: 8.4 + 3.4 us, then 7/8 of the buffer over 370.8 GB/s of NVLink.
+if "$PERFLAB" model --op all_to_all --link h100 --sizes 1M..256M -f 16 >"$tmp/a2a.txt" 2>"$tmp/err.txt"; then
+  grep -q '^# perflab model: all_to_all, 1 node x 8 H100 (8 GPUs), link h100$' "$tmp/a2a.txt" &&
+    grep -Eq '^ +268435456 +645\.24 +416\.02 +364\.02 +234881024 +0$' "$tmp/a2a.txt" &&
+    pass "all_to_all table" || fail "all_to_all table: $(cat "$tmp/a2a.txt")"
+else
+  fail "all_to_all exited $?: $(cat "$tmp/err.txt")"
+fi
+"$PERFLAB" model --op all_to_all --nodes 64 --link h100-ndr --sizes 64M --json >"$tmp/a2a.json" &&
+  "$PYTHON" - "$tmp/a2a.json" <<'PY' && pass "all_to_all JSON at 64 nodes" || fail "all_to_all JSON: $(head -c 400 "$tmp/a2a.json")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["op"] == "all_to_all" and doc["ranks"] == 512, doc
+p = doc["rows"][0]["predictions"]["P2P"]
+# 504 of 512 shares of 64 MiB through one 50 GB/s NIC rail; 63 rounds of remote peers.
+assert abs(p["network_bytes"] - 67108864 * 504 / 512) < 1, p
+assert abs(p["latency_us"] - (8.4 + 3.4 + 63 * 17)) < 1e-9, p
+PY
+
 printf 'op,nranks,nnodes,bytes,time_us,algorithm\n# made up: twice the latency, 1.25 x the transfer\n' >"$tmp/points.csv"
 printf 'all_reduce,16,2,%s,%s,ring\n' 1024 40 1048576 60 67108864 1500 268435456 5800 >>"$tmp/points.csv"
 if "$PERFLAB" model --nodes 4 --link h100-ndr --sizes 1M --calibrate "$tmp/points.csv" >"$tmp/cal.txt" 2>"$tmp/err.txt"; then
@@ -56,7 +76,11 @@ expect 2 "size: '8Q' is not a size in bytes" -- model --sizes 8Q --html "$never"
 expect 2 "size: '0' is not a size in bytes" -- model --sizes 0..1K --html "$never"
 expect 2 "sizes '8K..1K': 8192 is larger than 1024$" -- model --sizes 8K..1K --html "$never"
 expect 2 "size step factor must be at least 2, got 1$" -- model -f 1 --html "$never"
-expect 2 "--op: 'all_to_all' is not all_reduce, all_gather, reduce_scatter or broadcast$" -- model --op all_to_all
+expect 2 "--op: 'alltogether' is not all_reduce, all_gather, reduce_scatter, broadcast or all_to_all$" -- model --op alltogether
+expect 2 "--op all_to_all: NCCL runs it as point-to-point sends, with no algorithm or protocol to choose" \
+  -- model --op all_to_all --algo ring
+expect 2 "--op all_to_all: --calibrate and --html cover the collective algorithms only$" \
+  -- model --op all_to_all --html "$never"
 expect 2 "--algo: 'butterfly' is not ring, tree" -- model --algo butterfly
 expect 2 "--proto: 'LL64' is not LL, LL128 or SIMPLE$" -- model --proto LL64
 expect 2 "link preset 'h100' is one node \(no network\); for 4 nodes use h100-hdr or h100-ndr$" -- model --nodes 4

@@ -115,6 +115,42 @@ TEST(ModelFormulas, BroadcastIsOneRingPass) {
   EXPECT_NEAR(p.busbw_gbs, p.algbw_gbs, 1e-12);
 }
 
+TEST(ModelAllToAll, OneNodeIsNvlinkBound) {
+  // 8 x H100: 7 of 8 shares over 370.8 GB/s; one base and one NVLink round
+  // (7 peers fit one batch of 8): 8.4 + 3.4 us.
+  const AllToAllPrediction p = predict_all_to_all(k256M, {1, 8}, find_link_preset("h100"));
+  EXPECT_NEAR(p.terms.latency_us, 11.8, 1e-9);
+  EXPECT_DOUBLE_EQ(p.nvlink_bytes, k256M * 7.0 / 8);
+  EXPECT_DOUBLE_EQ(p.network_bytes, 0);
+  EXPECT_NEAR(p.terms.algbw_gbs, 370.8 * 8 / 7, 1e-9);
+  EXPECT_NEAR(p.time_us, 11.8 + k256M * 7.0 / 8 / 370800.0, 1e-9);
+  EXPECT_NEAR(p.busbw_gbs, p.algbw_gbs * 7 / 8, 1e-12);
+  // At large sizes busbw approaches NVLink's 370.8 from below.
+  EXPECT_LT(p.busbw_gbs, 370.8);
+  EXPECT_GT(p.busbw_gbs, 0.98 * 370.8);
+}
+
+TEST(ModelAllToAll, AcrossNodesTheNicRailBinds) {
+  // 16 x 8 on NDR: per GPU 8/128 of the buffer over NVLink, 120/128 through
+  // its 50 GB/s rail; 1 NVLink round, 15 network rounds of 14 + 3 us.
+  const uint64_t bytes = uint64_t{64} << 20;
+  const AllToAllPrediction p = predict_all_to_all(bytes, {16, 8}, find_link_preset("h100-ndr"));
+  EXPECT_NEAR(p.terms.latency_us, 8.4 + 3.4 + 15 * 17.0, 1e-9);
+  EXPECT_DOUBLE_EQ(p.network_bytes, bytes * 120.0 / 128);
+  EXPECT_NEAR(p.terms.algbw_gbs, 50.0 * 128 / 120, 1e-9);
+  // HDR halves the rail: the transfer takes twice as long.
+  const AllToAllPrediction hdr = predict_all_to_all(bytes, {16, 8}, find_link_preset("h100-hdr"));
+  EXPECT_NEAR(hdr.time_us - hdr.terms.latency_us, 2 * (p.time_us - p.terms.latency_us), 1e-6);
+  // SHARP does not reduce an all-to-all: the same with and without it.
+  const AllToAllPrediction sharp = predict_all_to_all(bytes, {16, 8}, find_link_preset("h100-ndr-sharp"));
+  EXPECT_DOUBLE_EQ(sharp.time_us, p.time_us);
+}
+
+TEST(ModelAllToAll, RefusesWhatValidateTopologyRefuses) {
+  EXPECT_THROW(predict_all_to_all(1024, {1, 1}, find_link_preset("h100")), UsageError);
+  EXPECT_THROW(predict_all_to_all(1024, {4, 8}, find_link_preset("h100")), UsageError);
+}
+
 // Published single-node figures (issue 10; nccl-tests on 8 x H100 SXM):
 // all-reduce busbw about 370 GB/s with ring and about 480 GB/s with NVLS at
 // 256 MB and above. Tolerance 5%.

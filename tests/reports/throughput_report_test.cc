@@ -113,6 +113,29 @@ TEST(ThroughputReport, RanksPlacementAndExchangeBytes) {
   EXPECT_NE(md.find("## Ranks\n\n2 ranks; placement: table-wise\n\n- rank 0: tables 0, 2 (150 rows)\n"),
             std::string::npos)
       << md;
+  // The projection fact: a Markdown table and one console line.
+  rec.step.data["projection"] = {
+      {"model", "the model"},
+      {"assumptions", "weak scaling"},
+      {"per_gpu_batch", 64},
+      {"exchange_scale", 0.25},
+      {"scales",
+       {{{"gpus", 8}, {"nodes", 1}, {"gpus_per_node", 8}, {"link", "h100"}, {"global_batch", 512},
+         {"all_to_all_bytes", 2048.0}, {"all_to_all_us", 12.5}, {"all_reduce_bytes", 4.0 * 1048576},
+         {"all_reduce_algorithm", "RING"}, {"all_reduce_us", 30.0}, {"sharp_all_reduce_algorithm", "NVLS"},
+         {"sharp_all_reduce_us", 20.0}, {"communication_us", 55.0}, {"sharp_communication_us", 45.0}}}}};
+  const nlohmann::json projected = result_to_json(rec, {});
+  const std::string projected_md = reports::render_run_markdown(projected);
+  EXPECT_NE(projected_md.find("## Communication at 8, 64 and 512 GPUs (projected)"), std::string::npos) << projected_md;
+  EXPECT_NE(projected_md.find("hybrid embedding: all-to-all bytes x 0.250 as measured"), std::string::npos);
+  EXPECT_NE(projected_md.find("| 8 | 1 x 8 (h100) | 512 | 2.0 KiB | 12.5 us | 4.0 MiB | 30 us RING | 20 us NVLS | "
+                              "55 us | 45 us | 11.4M |"),
+            std::string::npos)
+      << projected_md;
+  EXPECT_NE(reports::render_run_summary(projected).find(
+                "projected communication per iteration (weak scaling; ring/tree, SHARP/NVLS): 8 GPUs 55 us / 45 us\n"),
+            std::string::npos)
+      << reports::render_run_summary(projected);
   // One rank: no placement, nothing said.
   EXPECT_EQ(reports::render_run_summary(result_to_json(throughput_record(true), {})).find("placement"),
             std::string::npos);

@@ -40,7 +40,7 @@ struct ModelOptions {
 ModelQuery make_query(const ModelOptions& o) {
   ModelQuery q;
   auto op = parse_coll_op(o.op);
-  if (!op) throw UsageError(fmt::format("--op: '{}' is not all_reduce, all_gather, reduce_scatter or broadcast", o.op));
+  if (!op) throw UsageError(fmt::format("--op: '{}' is not all_reduce, all_gather, reduce_scatter, broadcast or all_to_all", o.op));
   q.op = *op;
   q.topo = {o.nodes, o.gpus_per_node};
   q.link = o.link;
@@ -65,7 +65,31 @@ ModelQuery make_query(const ModelOptions& o) {
   return q;
 }
 
+/// `--op all_to_all`: NCCL runs it as point-to-point sends, so there is
+/// one estimate per size and no algorithm or protocol to choose.
+int run_all_to_all(const ModelOptions& o) {
+  if (!o.algos.empty() || !o.protos.empty()) {
+    throw UsageError("--op all_to_all: NCCL runs it as point-to-point sends, with no algorithm or protocol to "
+                     "choose; drop --algo and --proto");
+  }
+  if (!o.calibrate.empty() || !o.html.empty()) {
+    throw UsageError("--op all_to_all: --calibrate and --html cover the collective algorithms only");
+  }
+  const Topology topo{o.nodes, o.gpus_per_node};
+  const LinkPreset& link = find_link_preset(o.link);
+  validate_topology(topo, link);
+  std::vector<AllToAllPrediction> rows;
+  for (uint64_t bytes : parse_size_list(o.sizes, o.step_factor)) rows.push_back(predict_all_to_all(bytes, topo, link));
+  if (o.json) {
+    std::cout << all_to_all_json(rows, topo, link).dump(2) << "\n";
+  } else {
+    std::cout << render_all_to_all_text(rows, topo, link);
+  }
+  return 0;
+}
+
 int run_model_command(const ModelOptions& o) {
+  if (o.op == "all_to_all" || o.op == "alltoall") return run_all_to_all(o);
   ModelQuery q = make_query(o);
   std::string calibration_text;
   if (!o.calibrate.empty()) {
@@ -101,7 +125,7 @@ cli::Command add_model(CLI::App& app) {
   auto o = std::make_shared<ModelOptions>();
   sub->add_option("--nodes", o->nodes, "Nodes")->capture_default_str();
   sub->add_option("--gpus-per-node", o->gpus_per_node, "GPUs (ranks) per node")->capture_default_str();
-  sub->add_option("--op", o->op, "all_reduce | all_gather | reduce_scatter | broadcast")->capture_default_str();
+  sub->add_option("--op", o->op, "all_reduce | all_gather | reduce_scatter | broadcast | all_to_all")->capture_default_str();
   sub->add_option("--sizes", o->sizes, "Sizes in bytes: a comma list of sizes and ranges A..B (K, M, G = 2^10, 2^20, 2^30)")
       ->capture_default_str();
   sub->add_option("--step-factor,-f", o->step_factor, "Step factor within a range A..B")->capture_default_str();

@@ -23,6 +23,48 @@ std::string crossover_text(const Crossover& c) {
 
 }  // namespace
 
+std::string render_all_to_all_text(const std::vector<AllToAllPrediction>& rows, const Topology& topo,
+                                   const LinkPreset& link) {
+  std::string out = fmt::format("# perflab model: all_to_all, {} node{} x {} {} ({} GPUs), link {}\n", topo.nodes,
+                                topo.nodes == 1 ? "" : "s", topo.gpus_per_node, link.gpu, topo.ranks(), link.name);
+  out += "# " + link.description + "\n";
+  out += "# NCCL point-to-point (grouped send/recv): perflab's estimate from NCCL 2.28's constants, not NCCL's "
+         "tuning model (docs/collectives-model.md); time in us, bandwidths in GB/s, bytes per GPU\n";
+  out += fmt::format("#\n# {:>12}  {:>10} {:>9} {:>9}  {:>14} {:>14}\n", "size (B)", "time", "algbw", "busbw",
+                     "over NVLink", "over network");
+  for (const AllToAllPrediction& p : rows) {
+    out += fmt::format("  {:>12}  {:>10.2f} {:>9.2f} {:>9.2f}  {:>14.0f} {:>14.0f}\n", p.bytes, p.time_us, p.algbw_gbs,
+                       p.busbw_gbs, p.nvlink_bytes, p.network_bytes);
+  }
+  return out;
+}
+
+nlohmann::json all_to_all_json(const std::vector<AllToAllPrediction>& rows, const Topology& topo,
+                               const LinkPreset& link) {
+  nlohmann::json doc = {{"schema", "perflab.model/1"},
+                        {"op", "all_to_all"},
+                        {"nodes", topo.nodes},
+                        {"gpus_per_node", topo.gpus_per_node},
+                        {"ranks", topo.ranks()},
+                        {"link", {{"name", link.name}, {"nvlink_gbs", link.nvlink_gbs()}, {"nic_gbs", link.nic_gbs()}}},
+                        {"algorithms", {"P2P"}},
+                        {"rows", nlohmann::json::array()}};
+  for (const AllToAllPrediction& p : rows) {
+    doc["rows"].push_back({{"bytes", p.bytes},
+                           {"best", "P2P"},
+                           {"predictions",
+                            {{"P2P",
+                              {{"time_us", p.time_us},
+                               {"algbw_gbs", p.algbw_gbs},
+                               {"busbw_gbs", p.busbw_gbs},
+                               {"latency_us", p.terms.latency_us},
+                               {"bandwidth_gbs", p.terms.algbw_gbs},
+                               {"nvlink_bytes", p.nvlink_bytes},
+                               {"network_bytes", p.network_bytes}}}}}});
+  }
+  return doc;
+}
+
 std::string render_model_text(const ModelTable& t) {
   std::string out = header_line(t) + "\n";
   out += "# " + t.link.description + "\n";

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,15 @@ nlohmann::json model_json(const ModelTable& table);
 
 /// A whole HTML page: the sentence, the chart and the table.
 std::string render_model_html(const ModelTable& table);
+
+/// `perflab model --op all_to_all`: per size the estimate's time, algbw,
+/// busbw and the bytes per GPU over NVLink and the network, in the same
+/// '#'-commented layout; `json`: {"schema": "perflab.model/1", "op":
+/// "all_to_all", ...} instead.
+std::string render_all_to_all_text(const std::vector<AllToAllPrediction>& rows, const Topology& topo,
+                                   const LinkPreset& link);
+nlohmann::json all_to_all_json(const std::vector<AllToAllPrediction>& rows, const Topology& topo,
+                               const LinkPreset& link);
 
 /// One line per fitted (op, algorithm): points, the two multipliers, and the
 /// relative time error before and after.

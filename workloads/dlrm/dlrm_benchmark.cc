@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,7 @@
 #include "kernels/cpu/auc.h"
 #include "workloads/dlrm/data/binary_dataset.h"
 #include "workloads/dlrm/data/synthetic.h"
+#include "workloads/dlrm/projection.h"
 
 #ifdef PERFLAB_DLRM_CUDA
 #include "workloads/dlrm/cuda_run.h"
@@ -363,6 +365,14 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     data_facts["embedding"] = "one process: every table local (embedding=hybrid applies with several ranks)";
   }
   data_facts["parameters"] = parameter_count(shape);
+  {
+    // The communication of this step at 8, 64 and 512 GPUs (weak scaling
+    // at this run's per-rank batch), for the report.
+    std::optional<double> reduction;
+    if (const auto r = data_facts.find("all_to_all_reduction"); r != data_facts.end()) reduction = r->get<double>();
+    data_facts["projection"] = projection_json(
+        project_communication(shape, std::max<int64_t>(1, setup_.batch_size / ctx.size()), reduction));
+  }
   data_facts["forward_flops_per_sample"] = forward_flops_per_sample(shape);
   step.data = data_facts;
   step.work.flops = training_flops_per_iteration(shape, setup_.batch_size);

@@ -1,0 +1,72 @@
+// DLRM's projected communication at 8, 64 and 512 GPUs
+// (workloads/dlrm/projection.h): the bytes by hand, the times from the
+// collectives model, and the SHARP/NVLS column never slower.
+#include "workloads/dlrm/projection.h"
+
+#include <gtest/gtest.h>
+
+#include "collectives/model.h"
+#include "harness/error.h"
+
+namespace perflab::dlrm {
+namespace {
+
+ModelShape odd_shape() {
+  ModelShape s;
+  s.num_dense = 13;
+  s.table_sizes = {101, 7, 5003, 11, 3, 997, 29};  // 7 tables
+  s.embed_dim = 16;
+  s.bottom_mlp = {64, 16};
+  s.top_mlp = {32, 1};
+  return s;
+}
+
+TEST(DlrmProjection, BytesByHandAndTimesFromTheModel) {
+  const ModelShape shape = odd_shape();
+  const Projection p = project_communication(shape, 37);
+  ASSERT_EQ(p.scales.size(), 3u);
+  EXPECT_EQ(p.scales[0].gpus(), 8);
+  EXPECT_EQ(p.scales[1].gpus(), 64);
+  EXPECT_EQ(p.scales[2].gpus(), 512);
+  // Dense parameters: bottom 13*64+64 + 64*16+16, top (interaction 16 + C(8,2) = 44)
+  // 44*32+32 + 32*1+1.
+  const double dense = 13 * 64 + 64 + 64 * 16 + 16 + 44 * 32 + 32 + 32 + 1;
+  int64_t rows = 0;
+  for (int64_t r : shape.table_sizes) rows += r;
+  ASSERT_EQ(parameter_count(shape) - rows * shape.embed_dim, static_cast<int64_t>(dense));
+  for (const ScaleProjection& s : p.scales) {
+    EXPECT_EQ(s.global_batch, 37 * s.gpus());
+    EXPECT_DOUBLE_EQ(s.all_to_all_bytes, 37.0 * 7 * 16 * 4);
+    EXPECT_DOUBLE_EQ(s.all_reduce_bytes, dense * 4);
+    const auto a2a = collectives::predict_all_to_all(37 * 7 * 16 * 4, {s.nodes, s.gpus_per_node},
+                                                     collectives::find_link_preset(s.link));
+    EXPECT_DOUBLE_EQ(s.all_to_all_us, a2a.time_us);
+    EXPECT_LE(s.sharp_all_reduce_us, s.all_reduce_us);
+    EXPECT_TRUE(s.all_reduce_algo == "RING" || s.all_reduce_algo == "TREE") << s.all_reduce_algo;
+    EXPECT_DOUBLE_EQ(s.communication_us(false), 2 * s.all_to_all_us + s.all_reduce_us);
+  }
+  EXPECT_EQ(p.scales[0].link, "h100");
+  EXPECT_EQ(p.scales[2].sharp_link, "h100-ndr-sharp");
+  // More GPUs, more peers: the all-to-all only grows.
+  EXPECT_LT(p.scales[0].all_to_all_us, p.scales[1].all_to_all_us);
+  EXPECT_LT(p.scales[1].all_to_all_us, p.scales[2].all_to_all_us);
+}
+
+TEST(DlrmProjection, TheHybridReductionScalesTheExchangeOnly) {
+  const Projection mp = project_communication(odd_shape(), 64);
+  const Projection hy = project_communication(odd_shape(), 64, 0.75);
+  EXPECT_DOUBLE_EQ(hy.exchange_scale, 0.25);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(hy.scales[i].all_to_all_bytes, mp.scales[i].all_to_all_bytes / 4);
+    EXPECT_DOUBLE_EQ(hy.scales[i].all_reduce_us, mp.scales[i].all_reduce_us);
+  }
+  const nlohmann::json j = projection_json(hy);
+  EXPECT_EQ(j["scales"].size(), 3u);
+  EXPECT_EQ(j["scales"][2]["gpus"], 512);
+  EXPECT_DOUBLE_EQ(j["exchange_scale"].get<double>(), 0.25);
+}
+
+TEST(DlrmProjection, RefusesAnEmptyBatch) { EXPECT_THROW(project_communication(odd_shape(), 0), UsageError); }
+
+}  // namespace
+}  // namespace perflab::dlrm
