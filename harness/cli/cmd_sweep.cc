@@ -49,7 +49,8 @@ Command add_sweep(CLI::App& app) {
   sub->add_option("--time", a->slurm.time_limit, "slurm: sbatch --time (e.g. 30, 1:00:00, 1-0)");
   sub->add_option("--ntasks", a->slurm.ntasks, "slurm: ranks per run (started with srun --mpi=pmix or mpirun)")
       ->check(CLI::Range(1, 4096));
-  sub->add_flag("--status", a->status, "Each run's state: done, queued, running, failed, not submitted");
+  sub->add_flag("--status", a->status, "Each run's state: done, queued, running, failed, not submitted; exit status 0 all done, 1 some "
+                "failed, 3 the rest not done yet");
   sub->add_option("--run-job", a->run_job, "internal: the one run a submitted job runs")->group("");
   sub->footer(
       "Every run (point x seed) is stored under OUT/NAME/runs/<key>/, keyed by a hash of its\n"

@@ -13,6 +13,9 @@
 namespace perflab::cli {
 namespace {
 
+/// --status: no run failed, but some are queued, running or not submitted.
+constexpr int kSweepPending = 3;
+
 /// "4 run(s): 2 done, 1 running, 1 queued, 0 failed, 0 not submitted".
 std::string tally(const std::vector<SweepRunStatus>& runs) {
   std::map<slurm::RunState, size_t> count;
@@ -53,7 +56,12 @@ int sweep_status_command(const SweepPlan& plan) {
     std::cout << line << "\n";
   }
   std::cout << fmt::format("sweep {}: {}\n", plan.name, tally(runs));
-  return 0;
+  // A script waiting on the sweep reads the exit status: 0 every run done,
+  // 1 some run failed, 3 none failed but some are not done yet.
+  bool failed = false;
+  for (const SweepRunStatus& run : runs) failed |= run.status.state == slurm::RunState::kFailed;
+  if (failed) return 1;
+  return all_done(runs) ? 0 : kSweepPending;
 }
 
 int submit_sweep_command(const SweepPlan& plan, const SlurmOptions& options) {

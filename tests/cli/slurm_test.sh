@@ -182,8 +182,10 @@ wait_settled() {  # until nothing is queued or running (60 s at most)
   return 1
 }
 
-sweep --status >"$tmp/status.txt" 2>&1 && [[ $(grep -c "^not submitted " "$tmp/status.txt") -eq 4 ]] &&
-  pass "before submitting: 4 runs not submitted" || fail "status before: $(cat "$tmp/status.txt")"
+sweep --status >"$tmp/status.txt" 2>&1
+status_exit=$?
+[[ $status_exit -eq 3 && $(grep -c "^not submitted " "$tmp/status.txt") -eq 4 ]] &&
+  pass "before submitting: 4 runs not submitted, exit 3" || fail "status before: $(cat "$tmp/status.txt")"
 
 # Drained, the node takes no jobs: they wait in the queue.
 scontrol update nodename="$host" state=drain reason=perflab-test
@@ -201,17 +203,21 @@ scancel "$(job_of "${keys[0]}")"
 rm -f "$tmp/sweeps/four/slurm/${keys[1]}.json"
 scontrol update nodename="$host" state=resume
 wait_settled || fail "jobs did not finish in 60 s: $(cat "$tmp/status.txt")"
+sweep --status >/dev/null 2>&1
+status_exit=$?
 if [[ $(grep -c "^done " "$tmp/status.txt") -eq 2 && $(grep -c "^failed " "$tmp/status.txt") -eq 2 ]] &&
-  grep -q "CANCELLED" "$tmp/status.txt" && grep -q "^failed .*${keys[1]}" "$tmp/status.txt"; then
-  pass "2 done, the cancelled and the broken job failed"
+  grep -q "CANCELLED" "$tmp/status.txt" && grep -q "^failed .*${keys[1]}" "$tmp/status.txt" && [[ $status_exit -eq 1 ]]; then
+  pass "2 done, the cancelled and the broken job failed, exit 1"
 else
   fail "status after the jobs: $(cat "$tmp/status.txt")"
 fi
 sweep --launcher slurm >"$tmp/again.txt" 2>&1 && grep -q "2 job(s) submitted now" "$tmp/again.txt" &&
   pass "again: only the 2 failed runs submitted" || fail "resubmit: $(cat "$tmp/again.txt")"
 wait_settled || fail "resubmitted jobs did not finish in 60 s: $(cat "$tmp/status.txt")"
+sweep --status >/dev/null 2>&1
+status_exit=$?
 [[ $(grep -c "^done " "$tmp/status.txt") -eq 4 ]] && grep -q "4 run(s): 4 done" "$tmp/status.txt" &&
-  pass "status: all 4 done" || fail "status at the end: $(cat "$tmp/status.txt")"
+  [[ $status_exit -eq 0 ]] && pass "status: all 4 done, exit 0" || fail "status at the end: $(cat "$tmp/status.txt")"
 results=$(find "$tmp/sweeps/four/runs" -name result.json | wc -l)
 [[ $results -eq 4 ]] && pass "4 results in the sweep folder" || fail "$results results"
 sweep --launcher slurm >"$tmp/again.txt" 2>&1 && grep -q "0 job(s) submitted now" "$tmp/again.txt" &&
