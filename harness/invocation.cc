@@ -41,7 +41,9 @@ void Session::record_ranks() {
 }
 
 RunSpec Session::resolve(const RunRequest& request) const {
-  return resolve_run_spec(request, Registry::instance().get(request.workload), device_.probe);
+  RunSpec spec = resolve_run_spec(request, Registry::instance().get(request.workload), device_.probe);
+  spec.ranks = comm_->size();
+  return spec;
 }
 
 PreparedBenchmark prepare_point(Session& session, const RunSpec& spec) {

@@ -115,6 +115,7 @@ nlohmann::json RunSpec::to_json() const {
           {"toggles_requested", requested},
           {"seeds", seeds},
           {"threads", threads},
+          {"ranks", ranks},
           {"warmup_iterations", warmup_iterations},
           {"mode", run_mode_name(mode)},
           {"iterations", iterations},

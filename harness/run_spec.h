@@ -56,6 +56,9 @@ struct RunSpec {
   ToggleSet toggles;
   std::vector<uint64_t> seeds;
   int threads = 1;
+  /// Ranks the run takes: the session's communicator size (Session::resolve),
+  /// or the ranks per job a SLURM sweep submits with.
+  int ranks = 1;
   int warmup_iterations = 3;
   RunMode mode = RunMode::kTimeToTrain;
   int iterations = 100;  ///< Throughput mode: timed iterations after warm-up.

@@ -151,6 +151,9 @@ std::string run_key(const RunSpec& spec, uint64_t seed) {
                              {"params", spec.params.json()}, {"backend", backend_name(spec.backend)},
                              {"toggles", toggles}, {"seed", seed},
                              {"threads", spec.threads}, {"warmup", spec.warmup_iterations}};
+  // One rank's keys predate ranks and stay as they were; a run on several
+  // ranks is another run.
+  if (spec.ranks > 1) identity["ranks"] = spec.ranks;
   // Time-to-train keys predate run modes and stay as they were.
   if (spec.mode == RunMode::kThroughput) {
     identity["mode"] = run_mode_name(spec.mode);
@@ -179,6 +182,12 @@ std::vector<RunSpec> resolve_sweep(Session& session, const SweepPlan& plan, bool
 }
 
 SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObserver& observer) {
+  if (plan.ntasks && *plan.ntasks != session.comm().size()) {
+    throw UsageError(fmt::format("sweep {}: its runs take {} rank(s) (ntasks: {}), this process has {}: start it with "
+                                 "mpirun -np {} or srun -n {} --mpi=pmix, or submit it with --launcher slurm",
+                                 plan.name, *plan.ntasks, *plan.ntasks, session.comm().size(), *plan.ntasks,
+                                 *plan.ntasks));
+  }
   const std::vector<RunSpec> specs = resolve_sweep(session, plan);
   SweepOutcome outcome;
   outcome.dir = plan.out_dir / plan.name;

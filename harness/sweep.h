@@ -44,6 +44,9 @@ struct SweepPlan {
   std::filesystem::path out_dir;
   std::vector<RunRequest> points;     ///< One per combination; each carries the seeds.
   nlohmann::json definition;          ///< What the user asked for, recorded in sweep.json.
+  /// `ntasks:` ranks every run takes: a local sweep must be started on that
+  /// many (mpirun -np N, srun -n N), a SLURM sweep submits jobs of that many.
+  std::optional<int> ntasks;
 };
 
 /// The cartesian product of `axes` applied to `base` (seeds, backend,
@@ -57,6 +60,8 @@ std::vector<RunRequest> expand_sweep(const RunRequest& base, const SweepAxes& ax
 /// The most points (combinations, before seeds) one sweep may have: more is
 /// almost always a typo, and every point is resolved before anything runs.
 inline constexpr size_t kMaxSweepPoints = 10000;
+/// The most ranks a sweep's runs may take (`ntasks:`, --ntasks).
+inline constexpr int kMaxRanks = 4096;
 
 /// Reads a sweep file. Unknown keys, wrong types, invalid parameter or
 /// toggle values, counts out of range, an empty product and one of more than

@@ -9,6 +9,7 @@
 //   seeds: 5                    # runs per point; first_seed: 1
 //   backend: auto               # threads: 2; warmup: 3
 //   mode: throughput            # or time-to-train (default: the workload's); iterations: 100
+//   ntasks: 2                   # ranks per run (mpirun -np 2 perflab sweep ..., or --launcher slurm)
 //   lr_rule: {rule: sqrt, base_batch_size: 256, base_learning_rate: 1.0, warmup_steps: 50}
 #include <yaml-cpp/yaml.h>
 
@@ -32,7 +33,7 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name", "out", "workload", "workloads", "preset",
                                            "presets", "params", "toggles", "seeds", "first_seed",
                                            "backend", "threads", "warmup", "lr_rule",
-                                           "mode", "iterations"};
+                                           "mode", "iterations", "ntasks"};
 const std::vector<std::string> kLrKeys = {"rule", "base_batch_size", "base_learning_rate",
                                           "warmup_steps"};
 
@@ -194,6 +195,7 @@ class SweepFileReader {
           integer(root["first_seed"], "first_seed", 0, std::numeric_limits<int64_t>::max() - kMaxSeeds));
     }
     if (root["threads"]) base.threads = static_cast<int>(integer(root["threads"], "threads", 1, kMaxThreads));
+    if (root["ntasks"]) plan.ntasks = static_cast<int>(integer(root["ntasks"], "ntasks", 1, kMaxRanks));
     if (root["warmup"]) {
       base.warmup_iterations = static_cast<int>(integer(root["warmup"], "warmup", 0, kMaxWarmupIterations));
     }

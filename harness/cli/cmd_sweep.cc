@@ -1,6 +1,10 @@
 // `perflab sweep FILE`: run every point of a sweep file, resuming where an
 // earlier invocation stopped, then write the sweep's reports; or submit
 // its runs to SLURM (--launcher slurm) and say where they stand (--status).
+#include <optional>
+
+#include <fmt/format.h>
+
 #include "harness/cli/commands.h"
 #include "harness/cli/sweep_command.h"
 #include "harness/error.h"
@@ -16,6 +20,7 @@ struct SweepArgs {
   bool status = false;
   std::string launcher = "local";
   SlurmOptions slurm;
+  std::optional<int> ntasks;
   std::string run_job;
 };
 
@@ -23,14 +28,24 @@ int sweep(const SweepArgs& a) {
   if (!a.run_job.empty()) return run_job_command(a.run_job);
   if (a.file.empty()) throw UsageError("sweep: a sweep file is required (see perflab sweep --help)");
   const bool slurm = a.launcher == "slurm";
-  if (!slurm && (!a.slurm.partition.empty() || !a.slurm.time_limit.empty() || a.slurm.ntasks != 1)) {
-    throw UsageError("--partition, --time and --ntasks go with --launcher slurm");
+  if (!slurm && (!a.slurm.partition.empty() || !a.slurm.time_limit.empty())) {
+    throw UsageError("--partition and --time go with --launcher slurm");
+  }
+  if (!slurm && !a.status && a.ntasks) {
+    throw UsageError("--ntasks goes with --launcher slurm or --status (a local sweep takes the ranks it is started "
+                     "on: mpirun -np N perflab sweep FILE)");
   }
   if (a.dry_run && (a.status || slurm)) throw UsageError("--dry-run runs nothing: leave out --status and --launcher");
   SweepPlan plan = read_sweep_file(a.file);
   if (!a.out.empty()) plan.out_dir = a.out;
-  if (a.status) return sweep_status_command(plan);
-  if (slurm) return submit_sweep_command(plan, a.slurm);
+  SlurmOptions options = a.slurm;
+  // Ranks per run: --ntasks, else the file's ntasks:, else 1; both, they must agree.
+  if (a.ntasks && plan.ntasks && *a.ntasks != *plan.ntasks) {
+    throw UsageError(fmt::format("--ntasks {} disagrees with the sweep file's ntasks: {}", *a.ntasks, *plan.ntasks));
+  }
+  options.ntasks = a.ntasks ? *a.ntasks : plan.ntasks.value_or(1);
+  if (a.status) return sweep_status_command(plan, options.ntasks);
+  if (slurm) return submit_sweep_command(plan, options);
   return execute_sweep(plan, a.dry_run);
 }
 
@@ -47,8 +62,10 @@ Command add_sweep(CLI::App& app) {
       ->check(CLI::IsMember({"local", "slurm"}));
   sub->add_option("--partition", a->slurm.partition, "slurm: sbatch --partition");
   sub->add_option("--time", a->slurm.time_limit, "slurm: sbatch --time (e.g. 30, 1:00:00, 1-0)");
-  sub->add_option("--ntasks", a->slurm.ntasks, "slurm: ranks per run (started with srun --mpi=pmix or mpirun)")
-      ->check(CLI::Range(1, 4096));
+  sub->add_option("--ntasks", a->ntasks,
+                  "slurm: ranks per run (started with srun --mpi=pmix or mpirun); default: the file's ntasks:, "
+                  "else 1. --status needs it too when the file has no ntasks:")
+      ->check(CLI::Range(1, kMaxRanks));
   sub->add_flag("--status", a->status, "Each run's state: done, queued, running, failed, not submitted; exit status 0 all done, 1 some "
                 "failed, 3 the rest not done yet");
   sub->add_option("--run-job", a->run_job, "internal: the one run a submitted job runs")->group("");

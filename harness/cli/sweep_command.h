@@ -18,7 +18,7 @@ int execute_sweep(const SweepPlan& plan, bool dry_run);
 int submit_sweep_command(const SweepPlan& plan, const SlurmOptions& options);
 
 /// `--status`: one line per run (state, job, key, run) and the tally. Returns 0.
-int sweep_status_command(const SweepPlan& plan);
+int sweep_status_command(const SweepPlan& plan, int ntasks);
 
 /// `--run-job FILE` (inside a submitted job): the one run FILE describes.
 /// Returns 0 when it succeeded, 1 when it did not, 128 + N on signal N.

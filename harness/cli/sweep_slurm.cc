@@ -13,6 +13,13 @@
 namespace perflab::cli {
 namespace {
 
+/// The specs as the jobs will resolve them: on `ntasks` ranks each (the
+/// submitting process is one), so the run keys are the jobs' keys.
+std::vector<RunSpec> with_ranks(std::vector<RunSpec> specs, int ntasks) {
+  for (RunSpec& spec : specs) spec.ranks = ntasks;
+  return specs;
+}
+
 /// --status: no run failed, but some are queued, running or not submitted.
 constexpr int kSweepPending = 3;
 
@@ -44,9 +51,9 @@ void report_when_done(const SweepPlan& plan, const std::vector<SweepRunStatus>& 
 
 }  // namespace
 
-int sweep_status_command(const SweepPlan& plan) {
+int sweep_status_command(const SweepPlan& plan, int ntasks) {
   Session session;
-  const std::vector<RunSpec> specs = resolve_sweep(session, plan, /*record=*/false);
+  const std::vector<RunSpec> specs = with_ranks(resolve_sweep(session, plan, /*record=*/false), ntasks);
   const std::vector<SweepRunStatus> runs = sweep_status(specs, plan.out_dir / plan.name);
   std::cout << fmt::format("{:<14} {:<10} {:<16}  {}\n", "STATE", "JOB", "KEY", "RUN");
   for (const SweepRunStatus& run : runs) {
@@ -68,7 +75,7 @@ int submit_sweep_command(const SweepPlan& plan, const SlurmOptions& options) {
   if (!options.time_limit.empty()) slurm::check_time_limit(options.time_limit);
   check_sbatch();  // before anything is written
   Session session;
-  const std::vector<RunSpec> specs = resolve_sweep(session, plan);
+  const std::vector<RunSpec> specs = with_ranks(resolve_sweep(session, plan), options.ntasks);
   const std::filesystem::path dir = plan.out_dir / plan.name;
   const SubmitOutcome outcome = submit_sweep(specs, dir, options);
   std::cout << fmt::format("sweep {}: {}; {} job(s) submitted now; perflab sweep FILE --status shows them\n",

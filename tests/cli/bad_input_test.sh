@@ -33,6 +33,12 @@ expect 2 "syntax.yaml:[0-9]+: not valid YAML: " -- sweep "$tmp/syntax.yaml" --ou
 expect 2 "empty.yaml:1: the sweep file is empty$" -- sweep "$tmp/empty.yaml" --out "$never"
 expect 2 "absent.yaml: cannot read the sweep file$" -- sweep "$tmp/absent.yaml" --out "$never"
 expect 2 ": cannot read the sweep file$" -- sweep "$tmp" --out "$never"
+# A sweep whose runs take 2 ranks, started on one: refused before anything runs.
+printf 'workload: triad\nname: pairs\nntasks: 2\n' >"$tmp/pairs.yaml"
+expect 2 "sweep pairs: its runs take 2 rank\(s\) \(ntasks: 2\), this process has 1: start it with mpirun -np 2" \
+  -- sweep "$tmp/pairs.yaml" --out "$never"
+expect 2 "--ntasks 3 disagrees with the sweep file's ntasks: 2$" -- sweep "$tmp/pairs.yaml" --status --ntasks 3 --out "$never"
+expect 2 "--ntasks goes with --launcher slurm or --status" -- sweep "$tmp/pairs.yaml" --ntasks 2 --out "$never"
 nothing_written "bad sweep files"
 
 # --- counts and comma lists on the command line -----------------------------

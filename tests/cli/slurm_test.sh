@@ -227,7 +227,7 @@ sweep --launcher slurm >"$tmp/again.txt" 2>&1 && grep -q "0 job(s) submitted now
 sweep >"$tmp/local.txt" 2>&1 && grep -q "4 run(s), 0 run now, 4 reused" "$tmp/local.txt" &&
   pass "a local run of the sweep reuses the 4 results" || fail "local: $(cat "$tmp/local.txt")"
 
-# --- a run of 2 ranks per job (--ntasks 2: srun --mpi=pmix inside the job) ---
+# --- a run of 2 ranks per job (ntasks: 2 in the file: srun --mpi=pmix inside the job) ---
 cat >"$tmp/ranks.yaml" <<EOF
 name: ranks
 out: $tmp/sweeps
@@ -238,8 +238,9 @@ threads: 1
 mode: throughput
 iterations: 5
 warmup: 1
+ntasks: 2
 EOF
-"$PERFLAB" sweep "$tmp/ranks.yaml" --launcher slurm --ntasks 2 >"$tmp/ranks.txt" 2>&1 &&
+"$PERFLAB" sweep "$tmp/ranks.yaml" --launcher slurm >"$tmp/ranks.txt" 2>&1 &&
   grep -q "1 job(s) submitted now" "$tmp/ranks.txt" || fail "--ntasks 2 submit: $(cat "$tmp/ranks.txt")"
 grep -q "^srun --mpi=pmix " "$tmp"/sweeps/ranks/slurm/*.sh &&
   pass "--ntasks 2: the job starts its ranks with srun --mpi=pmix" ||

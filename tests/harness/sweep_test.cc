@@ -131,6 +131,15 @@ TEST(RunKey, StableAndSensitiveToWhatMatters) {
   r.overrides.clear();
   r.toggles[Toggle::kFused] = true;
   EXPECT_NE(run_key(resolve_run_spec(r, info, none), 1), run_key(a, 1));
+  // A run on 2 ranks is another run (a sweep re-run under mpirun -np 2 must
+  // not reuse the 1-rank results); one rank keeps the keys it always had.
+  RunSpec two = a;
+  two.ranks = 2;
+  EXPECT_NE(run_key(two, 1), run_key(a, 1));
+  RunSpec four = a;
+  four.ranks = 4;
+  EXPECT_NE(run_key(four, 1), run_key(two, 1));
+  EXPECT_EQ(a.ranks, 1);
 }
 
 TEST(SweepFile, ReadsAValidFile) {
@@ -142,13 +151,18 @@ TEST(SweepFile, ReadsAValidFile) {
   EXPECT_EQ(plan.name, "perflab_sweep_ok");
   EXPECT_EQ(plan.points.size(), 8u);
   EXPECT_EQ(plan.points[0].seeds, 2);
+  EXPECT_FALSE(plan.ntasks.has_value());
+  path = private_file("perflab_sweep_ntasks.yaml");
+  std::ofstream(path) << "workload: sweeptoy\nntasks: 3\n";
+  EXPECT_EQ(read_sweep_file(path).ntasks, 3);
+  fs::remove_all(path.parent_path());
 }
 
 TEST(SweepFile, ErrorsNameTheLineAndTheReason) {
   EXPECT_EQ(sweep_error("workload: sweeptoy\nsedes: 3\n"),
             "2: unknown key 'sedes' in the sweep file; valid keys: name, out, workload, workloads, "
             "preset, presets, params, toggles, seeds, first_seed, backend, threads, warmup, lr_rule, "
-            "mode, iterations");
+            "mode, iterations, ntasks");
   EXPECT_EQ(sweep_error("workload: sweeptoy\nmode: fast\n"),
             "2: mode 'fast' is not valid; valid values: time-to-train, throughput");
   EXPECT_EQ(sweep_error("workload: sweeptoy\nseeds: many\n"), "2: seeds must be an integer, got 'many'");
@@ -193,6 +207,8 @@ TEST(SweepFile, CountsAreRangeChecked) {
   EXPECT_EQ(sweep_error("workload: sweeptoy\nseeds: 99999999999999999999\n"),
             "2: seeds must be in [1, 1000], got 99999999999999999999");
   EXPECT_EQ(sweep_error("workload: sweeptoy\nthreads: 0\n"), "2: threads must be in [1, 4096], got 0");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nntasks: 0\n"), "2: ntasks must be in [1, 4096], got 0");
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nntasks: [1, 2]\n"), "2: ntasks must be a single value");
   EXPECT_EQ(sweep_error("workload: sweeptoy\nwarmup: -1\n"), "2: warmup must be in [0, 1000000000], got -1");
   EXPECT_EQ(sweep_error("workload: sweeptoy\niterations: 2147483648\n"),
             "2: iterations must be in [1, 1000000000], got 2147483648");
