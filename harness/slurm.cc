@@ -109,7 +109,38 @@ std::string shell_quote(const std::string& text) {
   return out + "'";
 }
 
+namespace {
+
+/// An array job's script: the task's run from its line of the list.
+std::string array_job_script(const JobScript& job) {
+  std::string run = shell_quote(job.perflab) + " sweep --run-job \"$run_file\"";
+  if (job.ntasks > 1) run = job.launcher + " " + run;
+  const std::string list = shell_quote(job.run_list);
+  return fmt::format(
+      "#!/bin/sh\n"
+      "# {}\n"
+      "# Written by perflab sweep --launcher slurm --array; submitted with its options on\n"
+      "# sbatch's command line. Task i runs the run file on line i + 1 of the list; its\n"
+      "# output and exit status go beside that file (<key>.out, <key>.exit), so the sweep's\n"
+      "# --status knows how each task ended after SLURM has forgotten it.\n"
+      "run_file=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" {})\n"
+      "if [ -z \"$run_file\" ]; then\n"
+      "  echo \"perflab: array task $SLURM_ARRAY_TASK_ID has no run in \"{} >&2\n"
+      "  exit 1\n"
+      "fi\n"
+      "base=${{run_file%.json}}\n"
+      "exec >\"$base.out\" 2>&1\n"
+      "{}\n"
+      "status=$?\n"
+      "echo \"$status\" > \"$base.exit.tmp\" && mv -f \"$base.exit.tmp\" \"$base.exit\"\n"
+      "exit \"$status\"\n",
+      one_line(job.comment), list, list, run);
+}
+
+}  // namespace
+
 std::string job_script(const JobScript& job) {
+  if (!job.run_list.empty()) return array_job_script(job);
   std::string run = shell_quote(job.perflab) + " sweep --run-job " + shell_quote(job.run_file);
   if (job.ntasks > 1) run = job.launcher + " " + run;
   const std::string exit_file = shell_quote(job.exit_file);
@@ -136,6 +167,11 @@ std::vector<std::string> sbatch_arguments(const JobScript& job, const std::strin
                                    fmt::format("--ntasks={}", job.ntasks)};
   if (!job.partition.empty()) args.push_back("--partition=" + job.partition);
   if (!job.time_limit.empty()) args.push_back("--time=" + job.time_limit);
+  if (!job.run_list.empty()) {
+    std::string array = fmt::format("--array=0-{}", job.array_size - 1);
+    if (job.array_limit > 0) array += fmt::format("%{}", job.array_limit);
+    args.push_back(array);
+  }
   args.push_back(script);
   return args;
 }

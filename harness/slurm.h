@@ -80,15 +80,23 @@ struct JobScript {
   std::string perflab;       ///< Absolute path of the perflab binary.
   std::string run_file;      ///< The run's spec, handed to `perflab sweep --run-job`.
   std::string exit_file;     ///< The script writes perflab's exit status here, atomically.
+  /// An array job instead of one run: the file listing one run file per
+  /// line (<key>.json); task i runs line i + 1, writes its output to
+  /// <key>.out and its exit status to <key>.exit. Empty: one run.
+  std::string run_list;
+  int array_size = 0;   ///< Tasks 0 .. array_size - 1 (with run_list).
+  int array_limit = 0;  ///< At most this many tasks at once (sbatch's %N); 0: no limit.
 };
 
 /// A POSIX sh batch script: perflab on the run (through `launcher` for
 /// more than one task), then its exit status written to exit_file (through
 /// a temporary and mv), then exit with that status. Every path is quoted.
+/// With run_list, the run and both files come from the task's line.
 std::string job_script(const JobScript& job);
 
 /// sbatch's arguments for `job` with its script at `script` (--parsable,
-/// name, output, chdir, ntasks, partition, time): given as arguments, not
+/// name, output, chdir, ntasks, partition, time, and --array=0-(size-1)[%limit]
+/// for an array job): given as arguments, not
 /// #SBATCH lines, so no path or name needs quoting for sbatch's parser.
 std::vector<std::string> sbatch_arguments(const JobScript& job, const std::string& script);
 

@@ -68,7 +68,7 @@ std::map<std::string, std::string> ask_slurm(const std::vector<std::string>& ids
                             ids.size()));
   }
   const ProgramOutput q =
-      run_program({"squeue", "--noheader", "--states=all", "--format=%i|%T", "--jobs=" + join(ids, ",")});
+      run_program({"squeue", "--noheader", "--array", "--states=all", "--format=%i|%T", "--jobs=" + join(ids, ",")});
   if (q.exit_status == 0) {
     states = slurm::parse_job_states(q.out);
   } else if (q.err.find("Invalid job id") == std::string::npos) {  // that one: none of them is known
@@ -150,52 +150,91 @@ SubmitOutcome submit_sweep(const std::vector<RunSpec>& specs, const fs::path& sw
   SubmitOutcome outcome;
   outcome.runs = sweep_status(specs, dir);
   nlohmann::json jobs = read_jobs(dir);
-  const std::string perflab = fs::read_symlink("/proc/self/exe").string();
-  const std::string launcher = options.ntasks > 1 ? rank_launcher() : "";
+  slurm::JobScript common;
+  common.job_name = "perflab-" + dir.filename().string();
+  common.workdir = fs::current_path().string();
+  common.ntasks = options.ntasks;
+  common.launcher = options.ntasks > 1 ? rank_launcher() : "";
+  common.partition = options.partition;
+  common.time_limit = options.time_limit;
+  common.perflab = fs::read_symlink("/proc/self/exe").string();
+
+  // Every run to submit, its run file written: neither done nor in SLURM's hands.
+  std::vector<size_t> pending;
   size_t index = 0;
   for (const RunSpec& spec : specs) {
     for (uint64_t seed : spec.seeds) {
-      SweepRunStatus& run = outcome.runs[index++];
+      const SweepRunStatus& run = outcome.runs[index];
       const slurm::RunState state = run.status.state;
-      if (state == slurm::RunState::kDone || state == slurm::RunState::kQueued ||
-          state == slurm::RunState::kRunning) {
-        continue;
+      if (state != slurm::RunState::kDone && state != slurm::RunState::kQueued &&
+          state != slurm::RunState::kRunning) {
+        RunSpec one = spec;
+        one.seeds = {seed};
+        write_file_atomically(slurm_dir(dir) / (run.key + ".json"), nlohmann::json{{"sweep_dir", dir.string()},
+                                                                                   {"key", run.key},
+                                                                                   {"seed", seed},
+                                                                                   {"spec", one.to_json()}}
+                                                                        .dump(2) + "\n");
+        std::error_code ignored;
+        fs::remove(slurm_dir(dir) / (run.key + ".exit"), ignored);  // an earlier job's ending is not this one's
+        pending.push_back(index);
       }
-      RunSpec one = spec;
-      one.seeds = {seed};
-      const fs::path base = slurm_dir(dir) / run.key;
-      const fs::path run_file = fs::path(base).concat(".json");
-      const fs::path script = fs::path(base).concat(".sh");
-      write_file_atomically(run_file, nlohmann::json{{"sweep_dir", dir.string()},
-                                                     {"key", run.key},
-                                                     {"seed", seed},
-                                                     {"spec", one.to_json()}}
-                                              .dump(2) + "\n");
-      slurm::JobScript job;
-      job.job_name = "perflab-" + dir.filename().string();
-      job.comment = fmt::format("perflab sweep {}, run {}: {}", dir.filename().string(), run.key, run.label);
-      job.workdir = fs::current_path().string();
-      job.output = fs::path(base).concat(".out").string();
-      job.ntasks = options.ntasks;
-      job.launcher = launcher;
-      job.partition = options.partition;
-      job.time_limit = options.time_limit;
-      job.perflab = perflab;
-      job.run_file = run_file.string();
-      job.exit_file = fs::path(base).concat(".exit").string();
-      write_file_atomically(script, slurm::job_script(job));
-      std::error_code ignored;
-      fs::remove(job.exit_file, ignored);  // an earlier job's ending is not this one's
-      const ProgramOutput out = run_program(slurm::sbatch_arguments(job, script.string()));
-      if (out.exit_status != 0) {
-        throw Error(fmt::format("sbatch refused run {} ({}): {}", run.key, run.label, first_line(out)));
-      }
-      run.job_id = slurm::parse_sbatch_id(out.out);
-      run.status = {slurm::RunState::kQueued, ""};
-      jobs[run.key] = {{"job_id", run.job_id}, {"label", run.label}, {"submitted", utc_now("%Y-%m-%dT%H:%M:%SZ")}};
-      write_file_atomically(jobs_file(dir), nlohmann::json{{"jobs", jobs}}.dump(2) + "\n");
-      ++outcome.submitted;
+      ++index;
     }
+  }
+  const auto submit = [&](const slurm::JobScript& job, const fs::path& script, const std::string& what) {
+    write_file_atomically(script, slurm::job_script(job));
+    const ProgramOutput out = run_program(slurm::sbatch_arguments(job, script.string()));
+    if (out.exit_status != 0) throw Error(fmt::format("sbatch refused {}: {}", what, first_line(out)));
+    return slurm::parse_sbatch_id(out.out);
+  };
+  const auto record = [&](SweepRunStatus& run, const std::string& job_id) {
+    run.job_id = job_id;
+    run.status = {slurm::RunState::kQueued, ""};
+    jobs[run.key] = {{"job_id", job_id}, {"label", run.label}, {"submitted", utc_now("%Y-%m-%dT%H:%M:%SZ")}};
+  };
+  if (pending.empty()) return outcome;
+
+  if (options.array) {
+    // One list of run files, one script, one sbatch: task i runs line i + 1.
+    std::string list;
+    for (size_t i : pending) {
+      const std::string run_file = (slurm_dir(dir) / (outcome.runs[i].key + ".json")).string();
+      if (run_file.find('\n') != std::string::npos) {
+        throw UsageError(fmt::format("--array: the sweep folder's path holds a line break: {}", dir.string()));
+      }
+      list += run_file + "\n";
+    }
+    const std::string stamp = utc_now("%Y%m%dT%H%M%SZ");
+    const fs::path base = slurm_dir(dir) / ("array-" + stamp);
+    write_file_atomically(fs::path(base).concat(".list"), list);
+    slurm::JobScript job = common;
+    job.comment = fmt::format("perflab sweep {}: {} runs as one array job", dir.filename().string(), pending.size());
+    job.output = (slurm_dir(dir) / "array-%A_%a.out").string();
+    job.run_list = fs::path(base).concat(".list").string();
+    job.array_size = static_cast<int>(pending.size());
+    job.array_limit = options.array_limit;
+    const std::string id =
+        submit(job, fs::path(base).concat(".sh"), fmt::format("the array job of {} runs", pending.size()));
+    for (size_t task = 0; task < pending.size(); ++task) {
+      record(outcome.runs[pending[task]], fmt::format("{}_{}", id, task));
+    }
+    write_file_atomically(jobs_file(dir), nlohmann::json{{"jobs", jobs}}.dump(2) + "\n");
+    outcome.submitted = pending.size();
+    return outcome;
+  }
+
+  for (size_t i : pending) {
+    SweepRunStatus& run = outcome.runs[i];
+    const fs::path base = slurm_dir(dir) / run.key;
+    slurm::JobScript job = common;
+    job.comment = fmt::format("perflab sweep {}, run {}: {}", dir.filename().string(), run.key, run.label);
+    job.output = fs::path(base).concat(".out").string();
+    job.run_file = fs::path(base).concat(".json").string();
+    job.exit_file = fs::path(base).concat(".exit").string();
+    record(run, submit(job, fs::path(base).concat(".sh"), fmt::format("run {} ({})", run.key, run.label)));
+    write_file_atomically(jobs_file(dir), nlohmann::json{{"jobs", jobs}}.dump(2) + "\n");
+    ++outcome.submitted;
   }
   return outcome;
 }

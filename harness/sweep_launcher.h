@@ -22,6 +22,8 @@ struct SlurmOptions {
   std::string partition;   ///< sbatch --partition; empty: the default.
   std::string time_limit;  ///< sbatch --time; empty: the partition's default.
   int ntasks = 1;          ///< Ranks per run.
+  bool array = false;      ///< One array job (a task per run) instead of a job per run.
+  int array_limit = 0;     ///< Array: at most this many tasks at once; 0: no limit.
 };
 
 /// One run of a sweep and where it stands.
@@ -49,9 +51,10 @@ struct SubmitOutcome {
 /// Throws Error (one line) when sbatch is not on PATH.
 void check_sbatch();
 
-/// Submits one job per run that is neither done nor queued or running,
-/// recording each job id (jobs.json, rewritten atomically after every
-/// submission). Throws Error when sbatch is missing or refuses a job (runs
+/// Submits one job per run that is neither done nor queued or running (or,
+/// with options.array, one array job whose task i is the i-th of them),
+/// recording each job id ("123", or "123_4" for an array task; jobs.json,
+/// rewritten atomically after every submission). Throws Error when sbatch is missing or refuses a job (runs
 /// submitted before stay recorded).
 SubmitOutcome submit_sweep(const std::vector<RunSpec>& specs, const std::filesystem::path& sweep_dir,
                            const SlurmOptions& options);

@@ -28,9 +28,11 @@ int sweep(const SweepArgs& a) {
   if (!a.run_job.empty()) return run_job_command(a.run_job);
   if (a.file.empty()) throw UsageError("sweep: a sweep file is required (see perflab sweep --help)");
   const bool slurm = a.launcher == "slurm";
-  if (!slurm && (!a.slurm.partition.empty() || !a.slurm.time_limit.empty())) {
-    throw UsageError("--partition and --time go with --launcher slurm");
+  if (!slurm && (!a.slurm.partition.empty() || !a.slurm.time_limit.empty() || a.slurm.array ||
+                 a.slurm.array_limit > 0)) {
+    throw UsageError("--partition, --time, --array and --array-limit go with --launcher slurm");
   }
+  if (a.slurm.array_limit > 0 && !a.slurm.array) throw UsageError("--array-limit goes with --array");
   if (!slurm && !a.status && a.ntasks) {
     throw UsageError("--ntasks goes with --launcher slurm or --status (a local sweep takes the ranks it is started "
                      "on: mpirun -np N perflab sweep FILE)");
@@ -66,6 +68,9 @@ Command add_sweep(CLI::App& app) {
                   "slurm: ranks per run (started with srun --mpi=pmix or mpirun); default: the file's ntasks:, "
                   "else 1. --status needs it too when the file has no ntasks:")
       ->check(CLI::Range(1, kMaxRanks));
+  sub->add_flag("--array", a->slurm.array, "slurm: submit the pending runs as one array job (a task per run)");
+  sub->add_option("--array-limit", a->slurm.array_limit, "slurm: with --array, at most N tasks at once (sbatch %N)")
+      ->check(CLI::Range(1, 100000));
   sub->add_flag("--status", a->status, "Each run's state: done, queued, running, failed, not submitted; exit status 0 all done, 1 some "
                 "failed, 3 the rest not done yet");
   sub->add_option("--run-job", a->run_job, "internal: the one run a submitted job runs")->group("");
@@ -74,7 +79,8 @@ Command add_sweep(CLI::App& app) {
       "resolved spec: running the same sweep again skips finished runs. Reports (Markdown,\n"
       "CSV, JSON, HTML) are written to OUT/NAME/ at the end.\n"
       "--launcher slurm submits one batch job per run that is neither done nor queued or\n"
-      "running (job scripts, job ids and the jobs' output in OUT/NAME/slurm/); the same\n"
+      "running, or with --array one array job of them (job scripts, job ids and the jobs'\n"
+      "output in OUT/NAME/slurm/); the same\n"
       "command again submits only what is missing, and writes the reports once every run is\n"
       "done. --status asks squeue (and sacct, where accounting is on) where each run stands.");
   return {sub, [a] { return sweep(*a); }};

@@ -254,9 +254,49 @@ cp "$tmp"/sweeps/ranks/slurm/*.out "$tmp/rank.txt" 2>/dev/null
 grep -q "^done " "$tmp/status.txt" && check_two_ranks "$tmp/sweeps/ranks/runs" "a sweep job with --ntasks 2" ||
   fail "--ntasks 2 job: $(cat "$tmp/status.txt")"
 
+# --- the same 4 runs as one array job (--array, at most 2 tasks at once) ---
+sed 's/^name: four/name: arr/' "$tmp/four.yaml" >"$tmp/arr.yaml"
+arr() { "$PERFLAB" sweep "$tmp/arr.yaml" "$@"; }
+arr_settled() {  # until nothing is queued or running (60 s at most)
+  for _ in $(seq 300); do
+    arr --status >"$tmp/status.txt" 2>&1
+    grep -qE "^(queued|running) " "$tmp/status.txt" || return 0
+    sleep 0.2
+  done
+  return 1
+}
+scontrol update nodename="$host" state=drain reason=perflab-test
+arr --launcher slurm --array --array-limit 2 >"$tmp/arr.txt" 2>&1 && grep -q "4 job(s) submitted now" "$tmp/arr.txt" &&
+  [[ $(grep -c "^queued  *[0-9]*_[0-3] " <(arr --status 2>&1)) -eq 4 ]] &&
+  pass "--array: one array job, its 4 tasks queued one per run" ||
+  fail "--array submit: $(cat "$tmp/arr.txt"); status: $(arr --status 2>&1)"
+arr_jobs="$tmp/sweeps/arr/slurm/jobs.json"
+first_task=$("$PYTHON" -c 'import json,sys; print(sorted(j["job_id"] for j in json.load(open(sys.argv[1]))["jobs"].values())[0])' "$arr_jobs")
+scontrol show job "${first_task%%_*}" 2>&1 | grep -q "ArrayTaskThrottle=2" &&
+  pass "--array-limit 2: SLURM runs at most 2 tasks at once" ||
+  fail "no throttle on the array: $(scontrol show job "${first_task%%_*}" 2>&1 | head -5)"
+scancel "$first_task"
+scontrol update nodename="$host" state=resume
+arr_settled || fail "array tasks did not finish in 60 s: $(cat "$tmp/status.txt")"
+if [[ $(grep -c "^done " "$tmp/status.txt") -eq 3 && $(grep -c "^failed " "$tmp/status.txt") -eq 1 ]] &&
+  grep -q "^failed  *$first_task " "$tmp/status.txt"; then
+  pass "array: 3 tasks done, the cancelled task failed"
+else
+  fail "array status: $(cat "$tmp/status.txt")"
+fi
+arr --launcher slurm --array >"$tmp/arr.txt" 2>&1 && grep -q "1 job(s) submitted now" "$tmp/arr.txt" &&
+  pass "array again: only the failed run, as a new array of 1" || fail "array resubmit: $(cat "$tmp/arr.txt")"
+arr_settled || fail "the resubmitted task did not finish: $(cat "$tmp/status.txt")"
+arr --status >"$tmp/status.txt" 2>&1
+status_exit=$?
+[[ $status_exit -eq 0 && $(grep -c "^done " "$tmp/status.txt") -eq 4 ]] &&
+  [[ $(find "$tmp/sweeps/arr/slurm" -name '*.out' ! -name 'array-*' | wc -l) -ge 4 ]] &&
+  pass "array: all 4 done, each task's output beside its run" || fail "array at the end: $(cat "$tmp/status.txt")"
+
 # --- bad input and a missing sbatch: one line each ---
 expect 2 "--time: '1h' is not a SLURM time limit" -- sweep "$tmp/four.yaml" --launcher slurm --time 1h
 expect 2 "go with --launcher slurm" -- sweep "$tmp/four.yaml" --partition debug
+expect 2 "--array-limit goes with --array$" -- sweep "$tmp/four.yaml" --launcher slurm --array-limit 2
 expect 2 "launcher: .*slurm" -- sweep "$tmp/four.yaml" --launcher pbs
 sed 's/^name: four/name: refused/' "$tmp/four.yaml" >"$tmp/refused.yaml"
 expect 1 "sbatch refused run [0-9a-f]{16} \(triad .*\): .*partition" -- \

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "harness/error.h"
@@ -182,6 +183,58 @@ TEST(SlurmScript, ScriptRunsPerflabAndRecordsItsExitStatus) {
   exit_file >> recorded;
   EXPECT_EQ(recorded, 3);
   EXPECT_FALSE(fs::exists(job.exit_file + ".tmp"));
+  fs::remove_all(dir);
+}
+
+TEST(SlurmScript, AnArrayJobAsksForItsTasks) {
+  JobScript job = example("/w");
+  job.run_list = "/w/array.list";
+  job.array_size = 5;
+  EXPECT_EQ(sbatch_arguments(job, "/w/a.sh").back(), "/w/a.sh");
+  EXPECT_EQ(sbatch_arguments(job, "/w/a.sh").end()[-2], "--array=0-4");
+  job.array_limit = 2;
+  EXPECT_EQ(sbatch_arguments(job, "/w/a.sh").end()[-2], "--array=0-4%2");
+}
+
+// Task 1 of an array runs line 2 of the list: the fake perflab gets that
+// run file, its output lands in <key>.out and its exit status in <key>.exit;
+// a task beyond the list fails with one line and runs nothing.
+TEST(SlurmScript, AnArrayTaskRunsItsLineOfTheList) {
+  char pattern[] = "/tmp/perflab-slurm-array-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const fs::path dir = pattern;
+  JobScript job = example(dir);
+  {
+    std::ofstream fake(job.perflab);
+    fake << "#!/bin/sh\necho \"ran $3\"\nexit 4\n";
+  }
+  fs::permissions(job.perflab, fs::perms::owner_all);
+  const std::string first = (dir / "aaaa.json").string(), second = (dir / "it's b.json").string();
+  job.run_list = (dir / "runs.list").string();
+  job.array_size = 2;
+  std::ofstream(job.run_list) << first << "\n" << second << "\n";
+  const fs::path script = dir / "array.sh";
+  std::ofstream(script) << job_script(job);
+  const auto task = [&](int id) {
+    const std::string command = fmt::format("SLURM_ARRAY_TASK_ID={} sh '{}' 2>'{}'", id, script.string(),
+                                            (dir / "stderr").string());
+    const int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(task(1), 4);
+  std::ifstream out(dir / "it's b.out");
+  std::string line;
+  std::getline(out, line);
+  EXPECT_EQ(line, "ran " + second);
+  std::ifstream exit_file(dir / "it's b.exit");
+  int recorded = -1;
+  exit_file >> recorded;
+  EXPECT_EQ(recorded, 4);
+  EXPECT_FALSE(fs::exists(dir / "aaaa.out"));
+  EXPECT_EQ(task(2), 1);
+  std::ifstream err(dir / "stderr");
+  std::getline(err, line);
+  EXPECT_EQ(line, "perflab: array task 2 has no run in " + job.run_list);
   fs::remove_all(dir);
 }
 
