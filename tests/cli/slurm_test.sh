@@ -173,9 +173,9 @@ sweep() { "$PERFLAB" sweep "$tmp/four.yaml" "$@"; }
 status_count() {  # STATE: how many runs --status shows in it
   sweep --status 2>&1 | grep -c "^$1 "
 }
-wait_settled() {  # until nothing is queued or running (60 s at most)
+settled() {  # SWEEP_FILE: until nothing is queued or running (60 s at most); status in $tmp/status.txt
   for _ in $(seq 300); do
-    sweep --status >"$tmp/status.txt" 2>&1
+    "$PERFLAB" sweep "$1" --status >"$tmp/status.txt" 2>&1
     grep -qE "^(queued|running) " "$tmp/status.txt" || return 0
     sleep 0.2
   done
@@ -202,7 +202,7 @@ sweep --launcher slurm >"$tmp/again.txt" 2>&1 && grep -q "0 job(s) submitted now
 scancel "$(job_of "${keys[0]}")"
 rm -f "$tmp/sweeps/four/slurm/${keys[1]}.json"
 scontrol update nodename="$host" state=resume
-wait_settled || fail "jobs did not finish in 60 s: $(cat "$tmp/status.txt")"
+settled "$tmp/four.yaml" || fail "jobs did not finish in 60 s: $(cat "$tmp/status.txt")"
 sweep --status >/dev/null 2>&1
 status_exit=$?
 if [[ $(grep -c "^done " "$tmp/status.txt") -eq 2 && $(grep -c "^failed " "$tmp/status.txt") -eq 2 ]] &&
@@ -213,7 +213,7 @@ else
 fi
 sweep --launcher slurm >"$tmp/again.txt" 2>&1 && grep -q "2 job(s) submitted now" "$tmp/again.txt" &&
   pass "again: only the 2 failed runs submitted" || fail "resubmit: $(cat "$tmp/again.txt")"
-wait_settled || fail "resubmitted jobs did not finish in 60 s: $(cat "$tmp/status.txt")"
+settled "$tmp/four.yaml" || fail "resubmitted jobs did not finish in 60 s: $(cat "$tmp/status.txt")"
 sweep --status >/dev/null 2>&1
 status_exit=$?
 [[ $(grep -c "^done " "$tmp/status.txt") -eq 4 ]] && grep -q "4 run(s): 4 done" "$tmp/status.txt" &&
@@ -245,11 +245,7 @@ EOF
 grep -q "^srun --mpi=pmix " "$tmp"/sweeps/ranks/slurm/*.sh &&
   pass "--ntasks 2: the job starts its ranks with srun --mpi=pmix" ||
   fail "job script: $(cat "$tmp"/sweeps/ranks/slurm/*.sh)"
-for _ in $(seq 300); do
-  "$PERFLAB" sweep "$tmp/ranks.yaml" --status >"$tmp/status.txt" 2>&1
-  grep -qE "^(queued|running) " "$tmp/status.txt" || break
-  sleep 0.2
-done
+settled "$tmp/ranks.yaml"
 cp "$tmp"/sweeps/ranks/slurm/*.out "$tmp/rank.txt" 2>/dev/null
 grep -q "^done " "$tmp/status.txt" && check_two_ranks "$tmp/sweeps/ranks/runs" "a sweep job with --ntasks 2" ||
   fail "--ntasks 2 job: $(cat "$tmp/status.txt")"
@@ -257,14 +253,6 @@ grep -q "^done " "$tmp/status.txt" && check_two_ranks "$tmp/sweeps/ranks/runs" "
 # --- the same 4 runs as one array job (--array, at most 2 tasks at once) ---
 sed 's/^name: four/name: arr/' "$tmp/four.yaml" >"$tmp/arr.yaml"
 arr() { "$PERFLAB" sweep "$tmp/arr.yaml" "$@"; }
-arr_settled() {  # until nothing is queued or running (60 s at most)
-  for _ in $(seq 300); do
-    arr --status >"$tmp/status.txt" 2>&1
-    grep -qE "^(queued|running) " "$tmp/status.txt" || return 0
-    sleep 0.2
-  done
-  return 1
-}
 scontrol update nodename="$host" state=drain reason=perflab-test
 arr --launcher slurm --array --array-limit 2 >"$tmp/arr.txt" 2>&1 && grep -q "4 job(s) submitted now" "$tmp/arr.txt" &&
   [[ $(grep -c "^queued  *[0-9]*_[0-3] " <(arr --status 2>&1)) -eq 4 ]] &&
@@ -277,7 +265,7 @@ scontrol show job "${first_task%%_*}" 2>&1 | grep -q "ArrayTaskThrottle=2" &&
   fail "no throttle on the array: $(scontrol show job "${first_task%%_*}" 2>&1 | head -5)"
 scancel "$first_task"
 scontrol update nodename="$host" state=resume
-arr_settled || fail "array tasks did not finish in 60 s: $(cat "$tmp/status.txt")"
+settled "$tmp/arr.yaml" || fail "array tasks did not finish in 60 s: $(cat "$tmp/status.txt")"
 if [[ $(grep -c "^done " "$tmp/status.txt") -eq 3 && $(grep -c "^failed " "$tmp/status.txt") -eq 1 ]] &&
   grep -q "^failed  *$first_task " "$tmp/status.txt"; then
   pass "array: 3 tasks done, the cancelled task failed"
@@ -286,7 +274,7 @@ else
 fi
 arr --launcher slurm --array >"$tmp/arr.txt" 2>&1 && grep -q "1 job(s) submitted now" "$tmp/arr.txt" &&
   pass "array again: only the failed run, as a new array of 1" || fail "array resubmit: $(cat "$tmp/arr.txt")"
-arr_settled || fail "the resubmitted task did not finish: $(cat "$tmp/status.txt")"
+settled "$tmp/arr.yaml" || fail "the resubmitted task did not finish: $(cat "$tmp/status.txt")"
 arr --status >"$tmp/status.txt" 2>&1
 status_exit=$?
 [[ $status_exit -eq 0 && $(grep -c "^done " "$tmp/status.txt") -eq 4 ]] &&

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -128,6 +129,18 @@ JobScript example(const fs::path& dir) {
   return job;
 }
 
+/// A fresh folder with example(folder)'s job and, at its perflab path, a
+/// shell script `body` standing in for perflab.
+JobScript fake_job(fs::path& dir, const std::string& body) {
+  char pattern[] = "/tmp/perflab-slurm-test-XXXXXX";
+  if (mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir = pattern;
+  JobScript job = example(dir);
+  std::ofstream(job.perflab) << "#!/bin/sh\n" << body;
+  fs::permissions(job.perflab, fs::perms::owner_all);
+  return job;
+}
+
 TEST(SlurmScript, SbatchArgumentsCarryEveryOption) {
   JobScript job = example("/w");
   std::vector<std::string> args = sbatch_arguments(job, "/w/abc.sh");
@@ -159,15 +172,8 @@ TEST(SlurmScript, ScriptUsesTheLauncherOnlyForSeveralTasks) {
 // The script run by sh with a fake perflab that records its arguments and
 // exits 3: the script passes the run file intact, records 3, exits 3.
 TEST(SlurmScript, ScriptRunsPerflabAndRecordsItsExitStatus) {
-  char pattern[] = "/tmp/perflab-slurm-test-XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  const fs::path dir = pattern;
-  JobScript job = example(dir);
-  {
-    std::ofstream fake(job.perflab);
-    fake << "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" << (dir / "args").string() << "'\nexit 3\n";
-  }
-  fs::permissions(job.perflab, fs::perms::owner_all);
+  fs::path dir;
+  JobScript job = fake_job(dir, "printf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args\"\nexit 3\n");
   const fs::path script = dir / "abc.sh";
   std::ofstream(script) << job_script(job);
   const std::string command = "sh '" + script.string() + "'";
@@ -200,15 +206,8 @@ TEST(SlurmScript, AnArrayJobAsksForItsTasks) {
 // run file, its output lands in <key>.out and its exit status in <key>.exit;
 // a task beyond the list fails with one line and runs nothing.
 TEST(SlurmScript, AnArrayTaskRunsItsLineOfTheList) {
-  char pattern[] = "/tmp/perflab-slurm-array-XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  const fs::path dir = pattern;
-  JobScript job = example(dir);
-  {
-    std::ofstream fake(job.perflab);
-    fake << "#!/bin/sh\necho \"ran $3\"\nexit 4\n";
-  }
-  fs::permissions(job.perflab, fs::perms::owner_all);
+  fs::path dir;
+  JobScript job = fake_job(dir, "echo \"ran $3\"\nexit 4\n");
   const std::string first = (dir / "aaaa.json").string(), second = (dir / "it's b.json").string();
   job.run_list = (dir / "runs.list").string();
   job.array_size = 2;
