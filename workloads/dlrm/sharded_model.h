@@ -140,6 +140,12 @@ class ShardedModel {
   /// [embed_dim] (throws std::out_of_range when it is not replicated).
   void replica_row(int table, int32_t id, float* row) const;
 
+  /// Rows received per peer ([n, T_j, D] segments) into [n, T, D]. Public so
+  /// tests check the cuda backend's layout (exchange_layout.h) against it.
+  void scatter_received(int64_t n, const float* received, float* embeddings) const;
+  /// The inverse: [n, T, D] into per-peer segments.
+  void gather_to_send(int64_t n, const float* embeddings, float* segments) const;
+
  private:
   void check_ids(const BatchView& batch) const;
   /// Posts one exchange: peer j's rows (embed_dim floats each) are rows
@@ -157,10 +163,6 @@ class ShardedModel {
   void apply_embedding_gradients(float learning_rate);
   void init_hybrid(uint64_t seed);
   void lookup(const BatchView& batch, float* out);
-  /// Rows received per peer ([n, T_j, D] segments) into [n, T, D].
-  void scatter_received(int64_t n, const float* received, float* embeddings) const;
-  /// The inverse: [n, T, D] into per-peer segments.
-  void gather_to_send(int64_t n, const float* embeddings, float* segments) const;
   /// visit(offset in per-peer segments, offset in [n, T, D]) for every
   /// (sample, table) of n samples, in parallel.
   template <typename Visit>
