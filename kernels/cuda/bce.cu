@@ -27,11 +27,11 @@ __device__ double stable_sigmoid(double z) {
 using BlockSum = cub::BlockReduce<double, kThreads>;
 
 /// Writes dlogit and each block's partial loss sum (in double).
-__global__ void bce_partial_kernel(int64_t n, const float* __restrict__ logits,
+__global__ void bce_partial_kernel(int64_t n, int64_t mean_over, const float* __restrict__ logits,
                                    const float* __restrict__ labels, float* __restrict__ dlogit,
                                    double* __restrict__ partials) {
   __shared__ typename BlockSum::TempStorage temp;
-  const double count = static_cast<double>(n);
+  const double count = static_cast<double>(mean_over);
   double local = 0.0;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
@@ -45,7 +45,7 @@ __global__ void bce_partial_kernel(int64_t n, const float* __restrict__ logits,
 }
 
 /// One block: sums the partials in a fixed order and publishes the mean.
-__global__ void bce_finish_kernel(int64_t n, int blocks, const double* __restrict__ partials,
+__global__ void bce_finish_kernel(int64_t n, int64_t mean_over, int blocks, const double* __restrict__ partials,
                                   float* __restrict__ loss_accumulator,
                                   int32_t* __restrict__ nonfinite_flag, int32_t* __restrict__ step_counter) {
   __shared__ typename BlockSum::TempStorage temp;
@@ -54,7 +54,9 @@ __global__ void bce_finish_kernel(int64_t n, int blocks, const double* __restric
   const double total = BlockSum(temp).Sum(local);
   if (threadIdx.x == 0) {
     const double mean = total / static_cast<double>(n);
-    if (loss_accumulator != nullptr) *loss_accumulator += static_cast<float>(mean);
+    // n / mean_over is exactly 1 for a whole batch: the same value as before.
+    const double share = static_cast<double>(n) / static_cast<double>(mean_over);
+    if (loss_accumulator != nullptr) *loss_accumulator += static_cast<float>(mean * share);
     int32_t step = 0;
     if (step_counter != nullptr) {
       step = *step_counter;
@@ -72,6 +74,10 @@ Status BceWithLogits::can_implement(const BceArguments& a) {
   if (a.n < 1) return Status::invalid("bce: n must be at least 1, got " + std::to_string(a.n));
   if (a.logits == nullptr) return Status::invalid("bce: logits is null");
   if (a.labels == nullptr) return Status::invalid("bce: labels is null");
+  if (a.mean_over != 0 && a.mean_over < a.n) {
+    return Status::invalid("bce: mean_over must be 0 or at least n (" + std::to_string(a.n) + "), got " +
+                           std::to_string(a.mean_over));
+  }
   return Status::success();
 }
 
@@ -82,9 +88,10 @@ size_t BceWithLogits::workspace_bytes(const BceArguments& a) {
 void BceWithLogits::run(const BceArguments& a, void* workspace, cudaStream_t stream) {
   const int blocks = static_cast<int>(partial_blocks(a.n));
   auto* partials = static_cast<double*>(workspace);
-  bce_partial_kernel<<<blocks, kThreads, 0, stream>>>(a.n, a.logits, a.labels, a.dlogit, partials);
+  const int64_t mean_over = a.mean_over > 0 ? a.mean_over : a.n;
+  bce_partial_kernel<<<blocks, kThreads, 0, stream>>>(a.n, mean_over, a.logits, a.labels, a.dlogit, partials);
   PERFLAB_CUDA_CHECK_LAUNCH("bce_partial_kernel");
-  bce_finish_kernel<<<1, kThreads, 0, stream>>>(a.n, blocks, partials, a.loss_accumulator,
+  bce_finish_kernel<<<1, kThreads, 0, stream>>>(a.n, mean_over, blocks, partials, a.loss_accumulator,
                                                 a.nonfinite_flag, a.step_counter);
   PERFLAB_CUDA_CHECK_LAUNCH("bce_finish_kernel");
 }

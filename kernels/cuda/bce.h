@@ -1,8 +1,10 @@
 // Sigmoid binary cross-entropy on logits on the GPU: the CUDA twin of
 // kernels/cpu/bce.h. Per-sample math is in double, as on the CPU.
 //
-//   dlogit[i]          = (σ(z[i]) - y[i]) / n            (the gradient of the mean)
-//   *loss_accumulator += (1/n) Σ_i l(z[i], y[i])         (the batch's mean loss)
+//   dlogit[i]          = (σ(z[i]) - y[i]) / N            (the gradient of the mean)
+//   *loss_accumulator += (1/N) Σ_i l(z[i], y[i])         (the batch's mean loss)
+//                        (N = n, or mean_over when the n samples are one
+//                        rank's share of a larger batch)
 //   *nonfinite_flag    = 1 when that mean is not finite   (sticky; never cleared here)
 //                        or, with a step counter, 1 + the counter's value at
 //                        the first non-finite mean (which step diverged)
@@ -37,6 +39,11 @@ struct BceArguments {
   /// 1 + its value at the first non-finite mean instead of 1, so the host
   /// learns which step diverged without reading anything per step.
   int32_t* step_counter = nullptr;
+  /// Optional: these n samples are a share of a batch of `mean_over`
+  /// samples split over ranks. dlogit is then (σ(z) - y) / mean_over and
+  /// the accumulator gets the mean × n / mean_over (this share of the whole
+  /// batch's mean), so the shares of every rank sum to the batch's. 0: n.
+  int64_t mean_over = 0;
 };
 
 /// Mean BCE with logits and its gradient.

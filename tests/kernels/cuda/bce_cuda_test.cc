@@ -50,6 +50,11 @@ TEST(BceCudaCanImplement, RejectsBadProblemsWithAReason) {
   a = good;
   a.labels = nullptr;
   EXPECT_NE(BceWithLogits::can_implement(a).reason().find("labels is null"), std::string::npos);
+  a = good;
+  a.mean_over = 4;  // a share of a batch cannot be larger than the batch
+  EXPECT_NE(BceWithLogits::can_implement(a).reason().find("mean_over must be 0 or at least n"), std::string::npos);
+  a.mean_over = 5;
+  EXPECT_TRUE(BceWithLogits::can_implement(a).ok()) << BceWithLogits::can_implement(a).reason();
 }
 
 /// Logits in [-8, 8) with a few extremes; labels mostly 0/1, some fractional.
@@ -107,6 +112,40 @@ TEST(BceCuda, GradientAndAccumulatedLossMatchCpu) {
         << loss << "; n=" << n;
     EXPECT_EQ(d_flag.download()[0], 0) << "finite loss flagged; n=" << n;
   }
+}
+
+// A rank's share of a larger batch (mean_over = N > n): dlogit is the
+// whole batch's mean gradient, (σ - y) / N, and the accumulator gets the
+// share n / N of this slice's mean. Same tolerances as above.
+TEST(BceCuda, AShareOfALargerBatchScalesByItsSize) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const int64_t n = 37, total = 101;
+  std::vector<float> logits, labels;
+  make_batch(n, logits, labels);
+  std::vector<float> whole(static_cast<size_t>(n));
+  const double mean = cpu::bce_with_logits(n, logits.data(), labels.data(), whole.data());
+  DeviceBuffer<float> d_logits(logits), d_labels(labels), d_dlogit(static_cast<size_t>(n));
+  DeviceBuffer<float> d_loss(std::vector<float>{0.0f});
+  BceArguments a;
+  a.n = n;
+  a.logits = d_logits.data();
+  a.labels = d_labels.data();
+  a.dlogit = d_dlogit.data();
+  a.loss_accumulator = d_loss.data();
+  a.mean_over = total;
+  ASSERT_TRUE(BceWithLogits::can_implement(a).ok()) << BceWithLogits::can_implement(a).reason();
+  DeviceBuffer<uint8_t> workspace(BceWithLogits::workspace_bytes(a));
+  BceWithLogits::run(a, workspace.data(), nullptr);
+  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());  // sync outside the iteration: test read-back
+  const auto dlogit = d_dlogit.download();
+  for (size_t i = 0; i < dlogit.size(); ++i) {
+    const double e = static_cast<double>(whole[i]) * static_cast<double>(n) / static_cast<double>(total);
+    ASSERT_LE(std::fabs(dlogit[i] - e), std::ldexp(std::fabs(e), -21))
+        << "first dlogit mismatch at " << i << ": expected " << e << ", actual " << dlogit[i];
+  }
+  const double share = mean * static_cast<double>(n) / static_cast<double>(total);
+  EXPECT_LE(std::fabs(d_loss.download()[0] - share), std::ldexp(std::fabs(share), -22))
+      << "accumulated share: expected " << share << ", actual " << d_loss.download()[0];
 }
 
 TEST(BceCuda, NonFiniteLossSetsTheStickyFlag) {
