@@ -120,17 +120,24 @@ StepComparison compare_one_step(const ModelShape& shape, uint64_t seed,
   CudaModel gpu(cpu, options);
   StepComparison out;
   {
-    const size_t dense_count = samples * static_cast<size_t>(shape.num_dense);
-    kc::DeviceBuffer<float> dense(std::vector<float>(batch.dense, batch.dense + dense_count));
+    // Across ranks the GPU model reads this rank's slice of the dense
+    // features and labels (every id), and its loss is this rank's share.
+    const auto first = static_cast<size_t>(gpu.first_sample());
+    const auto local = static_cast<size_t>(gpu.local_batch());
+    const auto num_dense = static_cast<size_t>(shape.num_dense);
+    kc::DeviceBuffer<float> dense(
+        std::vector<float>(batch.dense + first * num_dense, batch.dense + (first + local) * num_dense));
     kc::DeviceBuffer<int32_t> ids(std::vector<int32_t>(
         batch.categorical, batch.categorical + samples * static_cast<size_t>(tables)));
-    kc::DeviceBuffer<float> labels(std::vector<float>(batch.labels, batch.labels + samples));
+    kc::DeviceBuffer<float> labels(std::vector<float>(batch.labels + first, batch.labels + first + local));
     kc::counted_stream_synchronize(nullptr);  // the uploads (legacy stream) have landed
     Stream s;
     set_device_float(gpu.learning_rate(), learning_rate * gpu_lr_factor, s.stream);
     gpu.train_step({dense.data(), ids.data(), labels.data()}, s.stream);
     const DeviceLoss loss = gpu.take_loss(s.stream);  // synchronises the stream
-    out.loss_gpu = loss.nonfinite ? std::numeric_limits<double>::quiet_NaN() : loss.sum;
+    double share[2] = {loss.sum, loss.nonfinite ? 1.0 : 0.0};
+    if (options.comm != nullptr) options.comm->all_reduce_host(share, 2, collectives::ReduceOp::kSum);
+    out.loss_gpu = share[1] != 0 ? std::numeric_limits<double>::quiet_NaN() : share[0];
   }
   out.loss_cpu = cpu.forward_backward(batch);
   // Per table, lr·||Σ_b |g_b||| over the compared rows (see compare_updates).
@@ -164,6 +171,7 @@ StepComparison compare_one_step(const ModelShape& shape, uint64_t seed,
   Worst emb;
   size_t compared_rows = 0;
   for (int t = 0; t < tables; ++t) {
+    if (!gpu.owns(t)) continue;  // another rank's table: that rank compares it
     const std::vector<int64_t>& r = rows[static_cast<size_t>(t)];
     std::vector<float> cpu_after, gpu_after;
     for (int64_t row : r) {
@@ -179,19 +187,26 @@ StepComparison compare_one_step(const ModelShape& shape, uint64_t seed,
     compared_rows += r.size();
   }
   out.embedding_error = emb.error;
+  int owned = 0;
+  for (int t = 0; t < tables; ++t) owned += gpu.owns(t) ? 1 : 0;
 
   out.passed = out.loss_error <= tol.loss && out.dense_error <= tol.update &&
                out.embedding_error <= tol.update;
   out.detail = fmt::format(
       "one SGD step (batch {}, lr {:g}, seed {}) on the CPU reference and on the GPU ({}): "
-      "loss cpu {:.6f} gpu {:.6f} (relative error {:.2e}, tolerance {:.0e}); "
+      "{}loss cpu {:.6f} gpu {:.6f} (relative error {:.2e}, tolerance {:.0e}); "
       "dense updates of {} tensors: worst |Δgpu - Δcpu| / |Δcpu| {:.2e} (largest difference at {}: "
       "cpu Δ {:.3e}, gpu Δ {:.3e}; tolerance {:.2f}); "
       "embedding updates of {} rows in {} tables: worst |Δgpu - Δcpu| / max(|Δcpu|, lr·Σ|g|) "
       "{:.2e} (at {}: cpu Δ {:.3e}, gpu Δ {:.3e})",
-      batch.size, learning_rate, seed, describe(options), out.loss_cpu, out.loss_gpu,
+      batch.size, learning_rate, seed, describe(options),
+      options.comm == nullptr
+          ? std::string()
+          : fmt::format("embeddings over {} NCCL rank(s), this rank {} holding {} table(s); ", options.comm->size(),
+                        options.comm->rank(), owned),
+      out.loss_cpu, out.loss_gpu,
       out.loss_error, tol.loss, params.size(), dense.error, dense.where, dense.cpu, dense.gpu,
-      tol.update, compared_rows, tables, emb.error, emb.where, emb.cpu, emb.gpu);
+      tol.update, compared_rows, owned, emb.error, emb.where, emb.cpu, emb.gpu);
   return out;
 }
 

@@ -57,7 +57,11 @@ struct StepComparison {
 /// to 64 distinct rows the batch reads plus its first and last rows.
 /// Synchronises with the device (untimed use only). `gpu_lr_factor` other
 /// than 1 scales the GPU's learning rate, making its step wrong on purpose
-/// (tests use it to show that the comparison fails).
+/// (tests use it to show that the comparison fails). With options.comm the
+/// GPU model is this rank's part of the model-parallel one (every rank
+/// calls it, collective): the loss is the ranks' shares summed, the dense
+/// parameters (all-reduced, the same everywhere) and this rank's tables are
+/// compared against the whole CPU model's step.
 StepComparison compare_one_step(const ModelShape& shape, uint64_t seed,
                                 const CudaModelOptions& options, const BatchView& batch,
                                 float learning_rate, float gpu_lr_factor = 1.0f);

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
+#include <stdexcept>
 #include <utility>
 
 #include "harness/error.h"
@@ -17,6 +19,7 @@
 #include "kernels/cuda/interaction.h"
 #include "kernels/cuda/sgd.h"
 #include "workloads/dlrm/cuda_convert.h"
+#include "workloads/dlrm/cuda_exchange.h"
 
 namespace perflab::dlrm {
 namespace {
@@ -63,8 +66,27 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   bf16_ = options_.precision == kc::Precision::kBf16;
   num_tables_ = static_cast<int>(shape_.table_sizes.size());
   interaction_width_ = kernels::cpu::interaction_output_width(num_tables_, shape_.embed_dim);
-  const int64_t batch = options_.batch;
   const int64_t dim = shape_.embed_dim;
+  local_ = options_.batch;
+  if (options_.comm != nullptr) {
+    collectives::Communicator& comm = *options_.comm;
+    if (!comm.device_buffers()) {
+      throw UsageError(fmt::format("dlrm cuda: the embedding exchange needs device buffers (NCCL), not a {} "
+                                   "communicator", comm.kind()));
+    }
+    if (options_.batch < comm.size()) {
+      throw UsageError(fmt::format("dlrm cuda: batch_size {} cannot be split over {} ranks (every rank needs a "
+                                   "sample)", options_.batch, comm.size()));
+    }
+    placement_ = place_tables(shape_.table_sizes, comm.size());
+    mine_ = placement_.tables_of[static_cast<size_t>(comm.rank())];
+    first_ = slice_first(options_.batch, comm.size(), comm.rank());
+    local_ = slice_first(options_.batch, comm.size(), comm.rank() + 1) - first_;
+  } else {
+    mine_.resize(static_cast<size_t>(num_tables_));
+    std::iota(mine_.begin(), mine_.end(), 0);
+  }
+  const int64_t batch = local_;  // the MLPs', the interaction's and the loss's samples
   cublasLtHandle_t handle = nullptr;
   PERFLAB_CUBLAS_CHECK(cublasLtCreate(&handle));
   lt_.reset(handle);
@@ -89,16 +111,17 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     grad_bf16_.zero();
   }
 
-  // Every table in one allocation; table t starts at row offsets[t].
+  // The tables on this GPU in one allocation; the k-th starts at row offsets[k].
   std::vector<int64_t> offsets;
-  for (int64_t rows : shape_.table_sizes) {
+  for (int t : mine_) {
     offsets.push_back(total_rows_);
-    total_rows_ += rows;
+    total_rows_ += shape_.table_sizes[static_cast<size_t>(t)];
   }
   tables_ = Buffer<float>(count(total_rows_ * dim));
-  for (int t = 0; t < num_tables_; ++t) {
-    const size_t bytes = count(shape_.table_sizes[t] * dim) * sizeof(float);
-    PERFLAB_CUDA_CHECK(cudaMemcpy(tables_.data() + offsets[t] * dim, init.embedding_row(t, 0), bytes,  // sync outside the iteration: setup: initial tables
+  for (size_t k = 0; k < mine_.size(); ++k) {
+    const int t = mine_[k];
+    const size_t bytes = count(shape_.table_sizes[static_cast<size_t>(t)] * dim) * sizeof(float);
+    PERFLAB_CUDA_CHECK(cudaMemcpy(tables_.data() + offsets[k] * dim, init.embedding_row(t, 0), bytes,  // sync outside the iteration: setup: initial tables
                                   cudaMemcpyHostToDevice));
   }
   table_offsets_ = Buffer<int64_t>(offsets);
@@ -132,6 +155,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   logits_ = bf16_ ? logits_f32_.data() : reinterpret_cast<float*>(top_.back()->y.data());
   dlogit_ = bf16_ ? dlogit_f32_.data() : reinterpret_cast<float*>(top_.back()->dy.data());
 
+  if (options_.comm != nullptr) setup_exchange();
   check_operators();
   if (bf16_) {
     kc::CastFloatToBf16::run({dense_count_, dense_.data(), as<__nv_bfloat16>(dense_bf16_)},
@@ -160,7 +184,7 @@ void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool botto
     kc::LinearArguments& a = layer->args;
     const int64_t out = widths[l];
     const bool relu = bottom || l + 1 < n;  // the top MLP's last layer gives the logit
-    a.batch = options_.batch;
+    a.batch = local_;
     a.in_features = in;
     a.out_features = out;
     a.precision = options_.precision;
@@ -172,8 +196,8 @@ void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool botto
     // Every layer above the first reads a ReLU output (the layer below is ReLU).
     a.dx_applies_input_relu = options_.fused && l > 0;
 
-    layer->y = kc::DeviceBuffer<uint8_t>(count(options_.batch * out) * element_bytes);
-    layer->dy = kc::DeviceBuffer<uint8_t>(count(options_.batch * out) * element_bytes);
+    layer->y = kc::DeviceBuffer<uint8_t>(count(local_ * out) * element_bytes);
+    layer->dy = kc::DeviceBuffer<uint8_t>(count(local_ * out) * element_bytes);
     const size_t aux_bytes = kc::Linear::aux_bytes(a);
     if (aux_bytes > 0) layer->aux = kc::DeviceBuffer<uint8_t>(aux_bytes);
     const Slot& w = slots_.at(first_slot + 2 * l);
@@ -206,25 +230,15 @@ void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool botto
 /// Checks every operator against its real arguments and sizes the shared
 /// workspace (the largest any of them needs).
 void CudaModel::check_operators() {
-  const int64_t batch = options_.batch;
+  const int64_t batch = local_;
   size_t workspace = 0;
   for (const auto* layers : {&bottom_, &top_}) {
     for (const auto& layer : *layers) {
       workspace = std::max(workspace, kc::Linear::workspace_bytes(layer->args));
     }
   }
-  kc::EmbeddingArguments emb;
-  emb.batch = batch;
-  emb.num_tables = num_tables_;
-  emb.dim = shape_.embed_dim;
-  emb.total_rows = total_rows_;
-  emb.tables = tables_.data();
-  emb.table_row_offsets = table_offsets_.data();
-  emb.ids = reinterpret_cast<const int32_t*>(emb_.data());  // any non-null pointer: checked per call
-  emb.out = emb_.data();
-  emb.grad = demb_.data();
-  emb.lr_device = lr_.data();
-  emb.mode = options_.update_mode;
+  // any non-null ids pointer: checked per call
+  const kc::EmbeddingArguments emb = embedding_arguments(reinterpret_cast<const int32_t*>(emb_.data()));
   require(kc::EmbeddingForward::can_implement(emb), "embedding forward");
   require(kc::EmbeddingBackwardSgd::can_implement(emb), "embedding update");
   workspace = std::max(workspace, kc::EmbeddingBackwardSgd::workspace_bytes(emb));
@@ -235,7 +249,7 @@ void CudaModel::check_operators() {
   require(kc::InteractionBackward::can_implement(inter), "interaction backward");
 
   kc::BceArguments bce{batch, logits_, logits_, dlogit_, loss_state_.data(),
-                       reinterpret_cast<int32_t*>(loss_state_.data() + 1)};
+                       reinterpret_cast<int32_t*>(loss_state_.data() + 1), nullptr, options_.batch};
   require(kc::BceWithLogits::can_implement(bce), "loss");
   workspace = std::max(workspace, kc::BceWithLogits::workspace_bytes(bce));
 
@@ -250,7 +264,7 @@ const void* CudaModel::first_input(const DeviceBatch& batch) const {
 }
 
 void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
-  const int64_t b = options_.batch;
+  const int64_t b = local_;
   void* ws = workspace_.data();
   {
     NvtxRange range("bottom_mlp");
@@ -267,16 +281,18 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
   }
   {
     NvtxRange range("embeddings");
-    kc::EmbeddingArguments e;
-    e.batch = b;
-    e.num_tables = num_tables_;
-    e.dim = shape_.embed_dim;
-    e.total_rows = total_rows_;
-    e.tables = tables_.data();
-    e.table_row_offsets = table_offsets_.data();
-    e.ids = batch.ids;
-    e.out = emb_.data();
-    kc::EmbeddingForward::run(e, nullptr, stream);
+    if (options_.comm == nullptr) {
+      kc::EmbeddingForward::run(embedding_arguments(batch.ids), nullptr, stream);
+    } else {
+      const auto own = static_cast<int64_t>(mine_.size());
+      select_table_ids(options_.batch, num_tables_, batch.ids, own, own_columns_.data(), own_ids_.data(), stream);
+      kc::EmbeddingForward::run(embedding_arguments(own_ids_.data()), nullptr, stream);
+      NvtxRange exchange("embedding_exchange");
+      options_.comm->set_stream(stream);
+      options_.comm->send_recv(forward_transfers_.data(), forward_transfers_.size(),
+                               collectives::DataType::kFloat32);
+      unpack_segments(b, num_tables_, shape_.embed_dim, slots_dev_.data(), received_.data(), emb_.data(), stream);
+    }
   }
   {
     NvtxRange range("interaction");
@@ -297,7 +313,7 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
 
 void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   NvtxRange range("backward");
-  const int64_t b = options_.batch;
+  const int64_t b = local_;
   void* ws = workspace_.data();
   if (bf16_) {
     kc::CastFloatToBf16::run({b, dlogit_, reinterpret_cast<__nv_bfloat16*>(top_.back()->dy.data())},
@@ -308,6 +324,14 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   kc::InteractionArguments inter{b,       num_tables_,   shape_.embed_dim, x_f32_, emb_.data(),
                                  nullptr, dinter_.data(), dx_f32_,          demb_.data()};
   kc::InteractionBackward::run(inter, nullptr, stream);
+  if (options_.comm != nullptr) {
+    // The embedding gradients go back to the tables' owners.
+    NvtxRange exchange("embedding_gradient_exchange");
+    pack_segments(b, num_tables_, shape_.embed_dim, slots_dev_.data(), demb_.data(), grad_out_.data(), stream);
+    options_.comm->set_stream(stream);
+    options_.comm->send_recv(backward_transfers_.data(), backward_transfers_.size(),
+                             collectives::DataType::kFloat32);
+  }
   if (bf16_) {
     kc::CastFloatToBf16::run(
         {b * shape_.embed_dim, dx_f32_, reinterpret_cast<__nv_bfloat16*>(bottom_.back()->dy.data())},
@@ -323,30 +347,29 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
 void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
   NvtxRange range("optimizer");
   if (bf16_) cast_bf16_to_float(dense_count_, grad_bf16_.data(), grad_.data(), stream);
+  if (options_.comm != nullptr) {
+    // Every rank's share of the MLP gradients, summed: the global batch's mean.
+    NvtxRange reduce("dense_gradient_all_reduce");
+    options_.comm->set_stream(stream);
+    options_.comm->all_reduce(grad_.data(), grad_.data(), count(dense_count_), collectives::DataType::kFloat32,
+                              collectives::ReduceOp::kSum);
+  }
   kc::SgdUpdate::run({dense_count_, dense_.data(), grad_.data(), lr_.data(),
                       bf16_ ? as<__nv_bfloat16>(dense_bf16_) : nullptr},
                      nullptr, stream);
-  kc::EmbeddingArguments e;
-  e.batch = options_.batch;
-  e.num_tables = num_tables_;
-  e.dim = shape_.embed_dim;
-  e.total_rows = total_rows_;
-  e.tables = tables_.data();
-  e.table_row_offsets = table_offsets_.data();
-  e.ids = batch.ids;
-  e.grad = demb_.data();
-  e.lr_device = lr_.data();
-  e.mode = options_.update_mode;
-  kc::EmbeddingBackwardSgd::run(e, workspace_.data(), stream);
+  kc::EmbeddingBackwardSgd::run(embedding_arguments(options_.comm == nullptr ? batch.ids : own_ids_.data()),
+                                workspace_.data(), stream);
 }
 
 void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
   forward(batch, stream);
   {
     NvtxRange range("loss");
-    kc::BceArguments a{options_.batch, logits_, batch.labels, dlogit_, loss_state_.data(),
+    // Across ranks the gradient and the loss are this rank's share of the
+    // global batch's mean (n_r / B of it); options.batch == n_r otherwise.
+    kc::BceArguments a{local_, logits_, batch.labels, dlogit_, loss_state_.data(),
                        reinterpret_cast<int32_t*>(loss_state_.data() + 1),
-                       reinterpret_cast<int32_t*>(loss_state_.data() + 2)};
+                       reinterpret_cast<int32_t*>(loss_state_.data() + 2), options_.batch};
     kc::BceWithLogits::run(a, workspace_.data(), stream);
   }
   backward(batch, stream);
@@ -355,7 +378,7 @@ void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
 
 void CudaModel::forward_logits(const DeviceBatch& batch, float* logits, cudaStream_t stream) {
   forward(batch, stream);
-  PERFLAB_CUDA_CHECK(cudaMemcpyAsync(logits, logits_, count(options_.batch) * sizeof(float),
+  PERFLAB_CUDA_CHECK(cudaMemcpyAsync(logits, logits_, count(local_) * sizeof(float),
                                      cudaMemcpyDeviceToDevice, stream));
 }
 
@@ -378,7 +401,7 @@ std::string CudaModel::first_nonfinite_tensor() const {
   }
   const std::vector<float> tables = tables_.download();  // synchronous: after a divergence
   int64_t row = 0;
-  for (int t = 0; t < num_tables_; ++t) {
+  for (int t : mine_) {
     const auto first = tables.begin() + static_cast<std::ptrdiff_t>(row * shape_.embed_dim);
     const auto last = first + static_cast<std::ptrdiff_t>(shape_.table_sizes[t] * shape_.embed_dim);
     if (!std::all_of(first, last, [](float x) { return std::isfinite(x); })) return fmt::format("embedding table {}", t);
@@ -395,9 +418,70 @@ std::vector<float> CudaModel::dense_parameter(size_t index) const {
   return out;
 }
 
-std::vector<float> CudaModel::embedding_row(int table, int64_t row) const {
+bool CudaModel::owns(int table) const { return std::find(mine_.begin(), mine_.end(), table) != mine_.end(); }
+
+int64_t CudaModel::own_first_row(int table) const {
   int64_t first = 0;
-  for (int t = 0; t < table; ++t) first += shape_.table_sizes.at(static_cast<size_t>(t));
+  for (int t : mine_) {
+    if (t == table) return first;
+    first += shape_.table_sizes[static_cast<size_t>(t)];
+  }
+  throw std::out_of_range(fmt::format("dlrm cuda: table {} is not on this GPU", table));
+}
+
+kc::EmbeddingArguments CudaModel::embedding_arguments(const int32_t* ids) {
+  const bool sharded = options_.comm != nullptr;
+  kc::EmbeddingArguments e;
+  e.batch = options_.batch;  // every global sample: the lookups and updates of the own tables
+  e.num_tables = static_cast<int>(mine_.size());
+  e.dim = shape_.embed_dim;
+  e.total_rows = total_rows_;
+  e.tables = tables_.data();
+  e.table_row_offsets = table_offsets_.data();
+  e.ids = ids;
+  e.out = sharded ? looked_up_.data() : emb_.data();
+  e.grad = sharded ? grad_in_.data() : demb_.data();
+  e.lr_device = lr_.data();
+  e.mode = options_.update_mode;
+  return e;
+}
+
+/// The exchange's buffers and its two transfer lists, fixed for the
+/// model's life (sharded_model.h's layout; exchange_layout.h).
+void CudaModel::setup_exchange() {
+  collectives::Communicator& comm = *options_.comm;
+  const int ranks = comm.size();
+  const int64_t dim = shape_.embed_dim;
+  const int64_t batch = options_.batch;
+  const auto own = static_cast<int64_t>(mine_.size());
+  own_columns_ = Buffer<int32_t>(std::vector<int32_t>(mine_.begin(), mine_.end()));
+  slots_dev_ = Buffer<ExchangeSlot>(exchange_slots(placement_.tables_of, num_tables_));
+  own_ids_ = Buffer<int32_t>(count(batch * own));
+  looked_up_ = Buffer<float>(count(batch * own * dim));
+  grad_in_ = Buffer<float>(count(batch * own * dim));
+  received_ = Buffer<float>(count(local_ * num_tables_ * dim));
+  grad_out_ = Buffer<float>(count(local_ * num_tables_ * dim));
+  int64_t tables_before = 0;
+  for (int j = 0; j < ranks; ++j) {
+    const int64_t first_j = slice_first(batch, ranks, j);
+    const int64_t n_j = slice_first(batch, ranks, j + 1) - first_j;
+    const auto theirs = static_cast<int64_t>(placement_.tables_of[static_cast<size_t>(j)].size());
+    // To j: the own tables' rows of j's samples; from j: j's tables' rows of
+    // this rank's samples, j's segment. Backward: the reverse.
+    float* to_j = looked_up_.data() + first_j * own * dim;
+    float* from_j = received_.data() + local_ * tables_before * dim;
+    const auto out = count(n_j * own * dim);
+    const auto in = count(local_ * theirs * dim);
+    forward_transfers_.push_back({j, to_j, nullptr, out});
+    forward_transfers_.push_back({j, nullptr, from_j, in});
+    backward_transfers_.push_back({j, grad_out_.data() + local_ * tables_before * dim, nullptr, in});
+    backward_transfers_.push_back({j, nullptr, grad_in_.data() + first_j * own * dim, out});
+    tables_before += theirs;
+  }
+}
+
+std::vector<float> CudaModel::embedding_row(int table, int64_t row) const {
+  const int64_t first = own_first_row(table);
   std::vector<float> out(count(shape_.embed_dim));
   PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), tables_.data() + (first + row) * shape_.embed_dim,  // sync outside the iteration: read-back for tests and the gate
                                 out.size() * sizeof(float), cudaMemcpyDeviceToHost));

@@ -20,6 +20,25 @@
 // the dgrad of the layer above and BGRADB on wgrad, chained as linear.h
 // describes) versus separate bias/ReLU/bias-gradient kernels.
 //
+// Across ranks (CudaModelOptions::comm, an NCCL communicator of P ranks):
+// the same step as ShardedModel's model parallel one (sharded_model.h), on
+// the device. This rank stores only its tables (place_tables); a step
+//   1. picks its tables' ids out of the global batch and looks them up for
+//      all B samples: [B, T_r, D], already per-peer segments (sample-major);
+//   2. exchanges them (one grouped NCCL send/receive, this rank included)
+//      into per-peer segments of its n_r samples, unpacked to [n_r, T, D]
+//      (exchange_layout.h; cuda_exchange.h);
+//   3. runs the bottom MLP, interaction, top MLP and BCE on its n_r samples,
+//      the loss gradient scaled n_r / B, and backward;
+//   4. packs the embedding gradients into per-peer segments and sends them
+//      back the reverse way: the owner gets [B, T_r, D] for its tables;
+//   5. all-reduces (sum) the flat fp32 dense gradient, then the dense SGD
+//      and the owner's sparse SGD over all B samples.
+// Every buffer and every transfer list is made at construction and NCCL
+// calls are stream-ordered, so the step stays capturable. With one rank it
+// computes what the model without a communicator computes: the same
+// kernels, the exchanges copies through NCCL, the all-reduce of one rank.
+//
 // Every step has the batch size given at construction (the cuBLASLt plans are
 // made for it). train_step and forward_logits only enqueue work on the given
 // stream: nothing allocates, and with EmbeddingUpdateMode::kSyncFree nothing
@@ -36,10 +55,13 @@
 #include <string>
 #include <vector>
 
+#include "collectives/communicator.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/linear.h"
+#include "workloads/dlrm/exchange_layout.h"
 #include "workloads/dlrm/model.h"
+#include "workloads/dlrm/sharded_model.h"
 
 namespace perflab::dlrm {
 
@@ -58,16 +80,22 @@ struct CudaModelOptions {
   kernels::cuda::Precision precision = kernels::cuda::Precision::kTf32;
   bool fused = true;  ///< cuBLASLt epilogues (true) or separate bias/ReLU kernels.
   kernels::cuda::EmbeddingUpdateMode update_mode = kernels::cuda::EmbeddingUpdateMode::kSyncFree;
+  /// Model-parallel embeddings over this communicator's ranks (device
+  /// buffers: NCCL; see the file comment); batch is then the global batch.
+  /// Null: every table on this GPU, no exchange. Must outlive the model.
+  collectives::Communicator* comm = nullptr;
 };
 
 /// "tf32" or "bf16", "fused" or "unfused", "sync-free" or "synchronising".
 std::string describe(const CudaModelOptions& options);
 
-/// Device pointers to one batch (options.batch samples), as a Dataset lays it out.
+/// Device pointers to one batch (options.batch samples), as a Dataset lays
+/// it out. Across ranks, dense and labels are this rank's slice only
+/// (CudaModel::local_batch() samples from first_sample()); ids are global.
 struct DeviceBatch {
-  const float* dense = nullptr;   ///< [batch, num_dense]; 16-byte aligned (cuBLASLt).
+  const float* dense = nullptr;   ///< [local batch, num_dense]; 16-byte aligned (cuBLASLt).
   const int32_t* ids = nullptr;   ///< [batch, num_tables], each inside its table (not checked).
-  const float* labels = nullptr;  ///< [batch]; only train_step reads it.
+  const float* labels = nullptr;  ///< [local batch]; only train_step reads it.
 };
 
 /// The loss accumulated on the device since the last take_loss.
@@ -92,6 +120,18 @@ class CudaModel {
   const CudaModelOptions& options() const { return options_; }
   const ModelShape& shape() const { return shape_; }
 
+  /// Samples this rank's MLPs see per step (options.batch without a
+  /// communicator), and the first of them in the global batch.
+  int64_t local_batch() const { return local_; }
+  int64_t first_sample() const { return first_; }
+  /// Whether this GPU holds table `table` (every table without a communicator).
+  bool owns(int table) const;
+  /// Floats of the flat dense parameter (and gradient) buffer, padding
+  /// included: what the gradient all-reduce moves.
+  int64_t dense_count() const { return dense_count_; }
+  /// This model's communicator (null without one).
+  collectives::Communicator* communicator() const { return options_.comm; }
+
   /// The device float both SGD updates read as the learning rate.
   float* learning_rate() { return lr_.data(); }
 
@@ -100,8 +140,9 @@ class CudaModel {
   void train_step(const DeviceBatch& batch, cudaStream_t stream);
 
   /// Enqueues the forward pass and copies the fp32 logits of the batch
-  /// (options.batch of them) to `logits` (device memory). Touches no parameter
-  /// and no loss.
+  /// (local_batch() of them: this rank's samples) to `logits` (device
+  /// memory). Touches no parameter and no loss. Across ranks it exchanges
+  /// embeddings: every rank calls it.
   void forward_logits(const DeviceBatch& batch, float* logits, cudaStream_t stream);
 
   /// Reads the loss accumulator, the non-finite flag and the step counter
@@ -111,7 +152,8 @@ class CudaModel {
   /// Downloads dense parameter `index` (CpuModel::dense_parameters order) as
   /// fp32 master values (synchronous: checks and tests only).
   std::vector<float> dense_parameter(size_t index) const;
-  /// Downloads row `row` of embedding table `table` (synchronous).
+  /// Downloads row `row` of embedding table `table` (synchronous); across
+  /// ranks only an own table's (std::out_of_range otherwise).
   std::vector<float> embedding_row(int table, int64_t row) const;
   /// The first parameter tensor (dense, in CpuModel::dense_parameters order,
   /// then embedding tables) holding a NaN or an infinity, by name; "" when
@@ -134,13 +176,20 @@ class CudaModel {
   void optimizer(const DeviceBatch& batch, cudaStream_t stream);
   void* weights(const Slot& s);
   void* gradients(const Slot& s);
+  void setup_exchange();
+  kernels::cuda::EmbeddingArguments embedding_arguments(const int32_t* ids);
+  /// First row of own table `table` in tables_ (std::out_of_range when not own).
+  int64_t own_first_row(int table) const;
 
   ModelShape shape_;
   CudaModelOptions options_;
   bool bf16_ = false;
   int num_tables_ = 0;
   int64_t interaction_width_ = 0;
-  int64_t total_rows_ = 0;
+  int64_t total_rows_ = 0;  // rows of the tables on this GPU
+  int64_t local_ = 0;       // samples of the MLPs: options.batch, or this rank's slice
+  int64_t first_ = 0;       // the slice's first global sample
+  std::vector<int> mine_;   // the tables on this GPU, ascending (all without a communicator)
   struct LtDeleter {
     void operator()(cublasLtContext* handle) const;
   };
@@ -182,6 +231,15 @@ class CudaModel {
   float* dlogit_ = nullptr;
 
   Buffer<uint8_t> workspace_;  // shared by every operator (they run one after another)
+
+  // Across ranks (options.comm): the exchange's buffers and transfer lists.
+  TablePlacement placement_;
+  Buffer<int32_t> own_columns_;       // [T_r]: the own tables' columns of the ids
+  Buffer<ExchangeSlot> slots_dev_;    // [T]: exchange_slots of the placement
+  Buffer<int32_t> own_ids_;           // [B, T_r]
+  Buffer<float> looked_up_, grad_in_;  // [B, T_r, D]: own lookups; their gradients from every rank
+  Buffer<float> received_, grad_out_;  // [n_r, T, D] in per-peer segments
+  std::vector<collectives::PeerTransfer> forward_transfers_, backward_transfers_;
 };
 
 }  // namespace perflab::dlrm
