@@ -18,6 +18,11 @@
 // records the slot's `consumed` event and prefetches the next batch. The
 // harness counts host syncs around the whole iteration: the synchronising
 // embedding update makes one, the sync-free one none.
+// Across ranks (exchange=nccl): a slot holds the global batch's ids and
+// this rank's slice of dense features and labels; evaluation runs every
+// held-out chunk through the model-parallel forward (each rank its slice's
+// logits), then one grouped NCCL send/receive gathers the logits on rank 0,
+// which computes the AUC and hands it to the others.
 #include "workloads/dlrm/cuda_run.h"
 
 #include <fmt/format.h>
@@ -70,22 +75,25 @@ std::vector<T> padded(const std::vector<T>& values, size_t size) {
 class CudaRun final : public DlrmCudaRun, public DeviceStep {
  public:
   CudaRun(const DlrmSetup& setup, const Dataset& train, const Dataset& eval, uint64_t seed,
-          const ToggleSet& toggles)
+          const ToggleSet& toggles, const DlrmNccl& nccl)
       : setup_(setup),
         train_(train),
         eval_(eval),
         seed_(seed),
-        options_(options_for(setup, toggles)),
+        nccl_(nccl),
+        sharp_(toggles[Toggle::kSharp].in_effect),
+        options_(options_for(setup, toggles, nccl)),
         model_(make_model(setup, seed, options_)),
         dense_(train.dense),
         ids_(train.categorical),
         labels_(train.labels) {
     const int64_t b = options_.batch;
+    const int64_t n = model_->local_batch();  // b on one GPU
     const int tables = train.num_tables();
     for (InputSlot& slot : slots_) {
-      slot.dense = kc::DeviceBuffer<float>(count(b * train.num_dense));
+      slot.dense = kc::DeviceBuffer<float>(count(n * train.num_dense));
       slot.ids = kc::DeviceBuffer<int32_t>(count(b * tables));
-      slot.labels = kc::DeviceBuffer<float>(count(b));
+      slot.labels = kc::DeviceBuffer<float>(count(n));
     }
     // The held-out set lives on the device, padded to whole batches (zero
     // features, id 0: valid rows whose outputs are ignored).
@@ -93,8 +101,9 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     const int64_t rows = eval_chunks_ * b;
     eval_dense_ = kc::DeviceBuffer<float>(padded(eval.dense, count(rows * eval.num_dense)));
     eval_ids_ = kc::DeviceBuffer<int32_t>(padded(eval.categorical, count(rows * tables)));
-    eval_stage_ = kc::DeviceBuffer<float>(count(b * eval.num_dense));
-    eval_logits_ = kc::DeviceBuffer<float>(count(rows));
+    eval_stage_ = kc::DeviceBuffer<float>(count(n * eval.num_dense));
+    eval_logits_ = kc::DeviceBuffer<float>(count(eval_chunks_ * n));  // chunk by chunk, this rank's samples
+    if (nccl_.comm != nullptr) gather_setup();
     // The uploads above ran on the legacy default stream, which the
     // non-blocking compute stream does not wait for: finish them (setup).
     kc::counted_stream_synchronize(nullptr);
@@ -129,6 +138,19 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
 
   void enqueue(int slot) override { model_->train_step(input(slot), compute_.get()); }
 
+  /// --sharp on the NCCL path: whether the gradient all-reduce was reduced
+  /// in the network (NCCL's log); on one GPU there is nothing to reduce.
+  std::vector<std::pair<Toggle, ToggleState>> toggle_outcomes() override {
+    if (!sharp_) return {};
+    return {{Toggle::kSharp, dlrm_sharp_outcome(nccl_)}};
+  }
+
+  /// The NCCL path's facts (debug log, ranks, the all-reduce's algorithm).
+  nlohmann::json run_facts() override {
+    if (nccl_.comm == nullptr) return nlohmann::json::object();
+    return dlrm_nccl_facts(nccl_, count(model_->dense_count()) * sizeof(float));
+  }
+
   void end(int64_t iteration, int s) override {
     PERFLAB_CUDA_CHECK(cudaEventRecord(slots_[s].consumed.get(), compute_.get()));
     last_slot_ = s;
@@ -144,8 +166,11 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   double take_loss() override {
     if (pending_losses_ == 0) return 0.0;
     const DeviceLoss loss = model_->take_loss(compute_.get());
-    const double mean = loss.nonfinite ? std::numeric_limits<double>::quiet_NaN()
-                                       : loss.sum / static_cast<double>(pending_losses_);
+    // Across ranks each holds its shares of the batches' means: summed.
+    double total[2] = {loss.sum, loss.nonfinite ? 1.0 : 0.0};
+    if (nccl_.comm != nullptr) nccl_.comm->all_reduce_host(total, 2, collectives::ReduceOp::kSum);
+    const double mean = total[1] != 0 ? std::numeric_limits<double>::quiet_NaN()
+                                      : total[0] / static_cast<double>(pending_losses_);
     if (loss.nonfinite && first_nonfinite_ < 0) first_nonfinite_ = first_pending_ + std::max<int64_t>(0, loss.first_nonfinite);
     pending_losses_ = 0;
     return mean;
@@ -167,24 +192,25 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   double evaluate() override {
     NvtxRange range("eval");
     const int64_t b = options_.batch;
+    const int64_t n = model_->local_batch();
     const int64_t num_dense = eval_.num_dense;
     const int64_t tables = eval_.num_tables();
     for (int64_t chunk = 0; chunk < eval_chunks_; ++chunk) {
       const int64_t first = chunk * b;
       // Staged so the first layer's input is 16-byte aligned (cuBLASLt).
-      PERFLAB_CUDA_CHECK(cudaMemcpyAsync(eval_stage_.data(), eval_dense_.data() + first * num_dense,
-                                         count(b * num_dense) * sizeof(float),
-                                         cudaMemcpyDeviceToDevice, compute_.get()));
+      PERFLAB_CUDA_CHECK(cudaMemcpyAsync(eval_stage_.data(),
+                                         eval_dense_.data() + (first + model_->first_sample()) * num_dense,
+                                         count(n * num_dense) * sizeof(float), cudaMemcpyDeviceToDevice,
+                                         compute_.get()));
       model_->forward_logits({eval_stage_.data(), eval_ids_.data() + first * tables, nullptr},
-                             eval_logits_.data() + first, compute_.get());
+                             eval_logits_.data() + chunk * n, compute_.get());
     }
-    std::vector<float> probabilities(count(eval_.size()));
-    if (!probabilities.empty()) {
-      kc::counted_copy_to_host(probabilities.data(), eval_logits_.data(),
-                               probabilities.size() * sizeof(float), compute_.get());
-    }
-    kernels::cpu::sigmoid(eval_.size(), probabilities.data(), probabilities.data());
-    return kernels::cpu::roc_auc(probabilities.data(), eval_.labels.data(), eval_.size());
+    if (nccl_.comm == nullptr) return auc_of(eval_logits_.data());
+    nccl_.comm->set_stream(compute_.get());
+    nccl_.comm->send_recv(eval_transfers_.data(), eval_transfers_.size(), collectives::DataType::kFloat32);
+    double auc = nccl_.comm->rank() == 0 ? auc_of(eval_gathered_.data()) : 0.0;
+    nccl_.comm->broadcast_host(&auc, sizeof(auc), 0);
+    return auc;
   }
 
   /// The gate: one step on the CPU model and on the GPU model from the same
@@ -193,7 +219,13 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     const BatchView batch = train_.batch(0, options_.batch);
     const StepComparison step = compare_one_step(setup_.shape, seed_, options_, batch,
                                                  static_cast<float>(setup_.schedule.at(0)));
-    return {step.passed, (step.passed ? "" : "MISMATCH: ") + step.detail};
+    // Across ranks each compares its own tables: every rank passes or none.
+    double failed = step.passed ? 0.0 : 1.0;
+    if (nccl_.comm != nullptr) nccl_.comm->all_reduce_host(&failed, 1, collectives::ReduceOp::kMax);
+    const bool passed = failed == 0;
+    std::string detail = step.detail;
+    if (passed != step.passed) detail = "another rank's comparison failed; this rank's: " + detail;
+    return {passed, (passed ? "" : "MISMATCH: ") + detail};
   }
 
   std::vector<float> dense_parameter(size_t index) override {
@@ -206,9 +238,10 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   }
 
  private:
-  static CudaModelOptions options_for(const DlrmSetup& setup, const ToggleSet& toggles) {
-    PERFLAB_CUDA_CHECK(cudaSetDevice(0));
+  static CudaModelOptions options_for(const DlrmSetup& setup, const ToggleSet& toggles, const DlrmNccl& nccl) {
+    PERFLAB_CUDA_CHECK(cudaSetDevice(nccl.device));
     CudaModelOptions o;
+    o.comm = nccl.comm;
     o.batch = setup.batch_size;
     o.precision = setup.precision == "bf16" ? kc::Precision::kBf16 : kc::Precision::kTf32;
     o.fused = toggles[Toggle::kFused].in_effect;
@@ -223,6 +256,51 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     return std::make_unique<CudaModel>(init, options);
   }
 
+  /// The logit gather of evaluation: every rank sends its chunks' logits
+  /// ([chunks, n_r]) to rank 0, which keeps rank j's at chunks × first_j.
+  void gather_setup() {
+    collectives::Communicator& comm = *nccl_.comm;
+    const int64_t b = options_.batch;
+    eval_transfers_.push_back({0, eval_logits_.data(), nullptr, count(eval_chunks_ * model_->local_batch())});
+    if (comm.rank() != 0) return;
+    eval_gathered_ = kc::DeviceBuffer<float>(count(eval_chunks_ * b));
+    for (int j = 0; j < comm.size(); ++j) {
+      const int64_t first = slice_first(b, comm.size(), j);
+      const int64_t n = slice_first(b, comm.size(), j + 1) - first;
+      eval_transfers_.push_back({j, nullptr, eval_gathered_.data() + eval_chunks_ * first, count(eval_chunks_ * n)});
+    }
+  }
+
+  /// The ROC AUC of the held-out set from its logits on the device: in
+  /// sample order on one GPU, in per-rank blocks ([chunks, n_j] from
+  /// chunks × first_j) when gathered on rank 0.
+  double auc_of(const float* logits) {
+    const int64_t b = options_.batch;
+    const int64_t stored = nccl_.comm == nullptr ? eval_.size() : eval_chunks_ * b;
+    std::vector<float> host(count(stored));
+    if (!host.empty()) {
+      kc::counted_copy_to_host(host.data(), logits, host.size() * sizeof(float), compute_.get());
+    }
+    std::vector<float> probabilities(count(eval_.size()));
+    if (nccl_.comm == nullptr) {
+      std::copy(host.begin(), host.begin() + static_cast<std::ptrdiff_t>(probabilities.size()), probabilities.begin());
+    } else {
+      const int ranks = nccl_.comm->size();
+      for (int j = 0; j < ranks; ++j) {
+        const int64_t first = slice_first(b, ranks, j);
+        const int64_t n = slice_first(b, ranks, j + 1) - first;
+        for (int64_t chunk = 0; chunk < eval_chunks_; ++chunk) {
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t sample = chunk * b + first + i;
+            if (sample < eval_.size()) probabilities[count(sample)] = host[count(eval_chunks_ * first + chunk * n + i)];
+          }
+        }
+      }
+    }
+    kernels::cpu::sigmoid(eval_.size(), probabilities.data(), probabilities.data());
+    return kernels::cpu::roc_auc(probabilities.data(), eval_.labels.data(), eval_.size());
+  }
+
   DeviceBatch input(int s) const {
     return {slots_[s].dense.data(), slots_[s].ids.data(), slots_[s].labels.data()};
   }
@@ -232,15 +310,16 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   void enqueue_copy(int s, int64_t index) {
     InputSlot& slot = slots_[s];
     const int64_t b = options_.batch;
+    const int64_t first = index * b + model_->first_sample();  // this rank's slice (all of it on one GPU)
     const int64_t num_dense = train_.num_dense;
     const int64_t tables = train_.num_tables();
     cudaStream_t copy = copy_.get();
     PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(copy, slot.consumed.get(), 0));
-    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(slot.dense.data(), dense_.data() + index * b * num_dense,
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(slot.dense.data(), dense_.data() + first * num_dense,
                                        slot.dense.bytes(), cudaMemcpyHostToDevice, copy));
     PERFLAB_CUDA_CHECK(cudaMemcpyAsync(slot.ids.data(), ids_.data() + index * b * tables,
                                        slot.ids.bytes(), cudaMemcpyHostToDevice, copy));
-    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(slot.labels.data(), labels_.data() + index * b,
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(slot.labels.data(), labels_.data() + first,
                                        slot.labels.bytes(), cudaMemcpyHostToDevice, copy));
     PERFLAB_CUDA_CHECK(cudaEventRecord(slot.copied.get(), copy));
     slot.batch_index = index;
@@ -253,6 +332,8 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   const Dataset& train_;
   const Dataset& eval_;
   uint64_t seed_;
+  DlrmNccl nccl_;   // null comm: one GPU
+  bool sharp_ = false;  // --sharp requested (the step says whether it took effect)
   CudaModelOptions options_;
   kc::Stream compute_, copy_;  // declared before everything that enqueues on them
   std::unique_ptr<CudaModel> model_;
@@ -269,13 +350,15 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   kc::DeviceBuffer<int32_t> eval_ids_;
   kc::DeviceBuffer<float> eval_stage_;
   kc::DeviceBuffer<float> eval_logits_;
+  kc::DeviceBuffer<float> eval_gathered_;  // rank 0 of an NCCL run: every rank's logits
+  std::vector<collectives::PeerTransfer> eval_transfers_;
 };
 
 }  // namespace
 
 std::unique_ptr<DlrmCudaRun> make_dlrm_cuda_run(const DlrmSetup& setup, const Dataset& train,
                                                 const Dataset& eval, uint64_t seed,
-                                                const ToggleSet& toggles) {
+                                                const ToggleSet& toggles, const DlrmNccl& nccl) {
   // The GPU reads ids unchecked: validate both splits once, on the host.
   train.validate();
   eval.validate();
@@ -284,7 +367,7 @@ std::unique_ptr<DlrmCudaRun> make_dlrm_cuda_run(const DlrmSetup& setup, const Da
     throw UsageError(fmt::format("dlrm cuda: {} batches of {} do not fit the {} training samples",
                                  setup.training.iterations_per_epoch, setup.batch_size, train.size()));
   }
-  return std::make_unique<CudaRun>(setup, train, eval, seed, toggles);
+  return std::make_unique<CudaRun>(setup, train, eval, seed, toggles, nccl);
 }
 
 }  // namespace perflab::dlrm

@@ -1,5 +1,7 @@
 // The cuda backend of the dlrm workload: one seed's training run on one GPU
-// (CudaModel), with a double-buffered input pipeline from pinned host memory,
+// (CudaModel), or on this rank's GPU of an NCCL run (exchange=nccl: this
+// rank's tables, its slice of the batch; cuda_model.h), with a
+// double-buffered input pipeline from pinned host memory,
 // its iteration a DeviceStep the harness runs (and captures as CUDA graphs),
 // and a correctness gate against the CPU reference. Only CUDA builds see it (PERFLAB_DLRM_CUDA).
 #pragma once
@@ -13,6 +15,7 @@
 
 #include "harness/toggles.h"
 #include "harness/workload.h"
+#include "workloads/dlrm/cuda_nccl.h"
 #include "workloads/dlrm/data/dataset.h"
 #include "workloads/dlrm/dlrm_benchmark.h"
 
@@ -31,10 +34,15 @@ class DlrmCudaRun : public TrainableModel {
 /// The cuda backend's run for `seed`: toggles fused and sync_free as in
 /// effect in `toggles` (cuda_graphs is the harness's: it captures the
 /// step); precision from setup.precision. `train` and `eval` must
-/// outlive the run. Throws UsageError when the shape cannot run on the GPU.
+/// outlive the run. With nccl.comm the model is this rank's part of the
+/// model-parallel one: every call is collective, rank 0 computes the AUC
+/// over the whole held-out set (the logits gathered) and every rank returns
+/// it; losses are summed over the ranks' shares; --sharp's outcome and the
+/// NCCL facts are the step's. Throws UsageError when the shape cannot run
+/// on the GPU.
 std::unique_ptr<DlrmCudaRun> make_dlrm_cuda_run(const DlrmSetup& setup, const Dataset& train,
                                                 const Dataset& eval, uint64_t seed,
-                                                const ToggleSet& toggles);
+                                                const ToggleSet& toggles, const DlrmNccl& nccl = {});
 
 }  // namespace perflab::dlrm
 

@@ -165,15 +165,23 @@ double host_bytes_needed(const SyntheticConfig& sc, int64_t embed_dim, Backend b
 /// Device memory of the cuda backend, roughly: every parameter in fp32 with
 /// a gradient for the dense ones (the embeddings are updated sparsely), the
 /// held-out set and two input slots, activations and their gradients, and
-/// the embedding update's sort workspace.
-double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_samples) {
+/// the embedding update's sort workspace. With the NCCL exchange over
+/// `ranks` GPUs, only the most loaded rank's tables, plus the exchange
+/// buffers (lookups and received rows with their gradients).
+double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_samples, bool nccl, int ranks) {
   constexpr double kSampleBytes = (13 + 1) * sizeof(float) + 26 * sizeof(int32_t);
   double rows = 0, widths = static_cast<double>(shape.embed_dim) * static_cast<double>(shape.table_sizes.size());
   for (int64_t r : shape.table_sizes) rows += static_cast<double>(r);
+  const double all_rows = rows;
+  if (nccl) {
+    const TablePlacement placement = place_tables(shape.table_sizes, ranks);
+    rows = static_cast<double>(*std::max_element(placement.rows_of.begin(), placement.rows_of.end()));
+    widths += 2 * static_cast<double>(shape.embed_dim) * static_cast<double>(shape.table_sizes.size());
+  }
   for (int w : shape.bottom_mlp) widths += w;
   for (int w : shape.top_mlp) widths += w;
   const double tables = rows * static_cast<double>(shape.embed_dim) * sizeof(float);
-  const double dense = (static_cast<double>(parameter_count(shape)) - rows * shape.embed_dim) * sizeof(float) * 2;
+  const double dense = (static_cast<double>(parameter_count(shape)) - all_rows * shape.embed_dim) * sizeof(float) * 2;
   const auto b = static_cast<double>(batch);
   const double eval_rows = std::ceil(static_cast<double>(eval_samples) / b) * b;
   return tables + dense + (eval_rows + 2 * b) * kSampleBytes + 3 * b * widths * sizeof(float) +
@@ -258,10 +266,21 @@ std::vector<int> parse_layers(const std::string& param, const std::string& text)
 DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     : comm_(ctx.comm), backend_(ctx.backend()), toggles_(ctx.toggles()) {
   const ParamValues& p = ctx.params();
-  if (ctx.size() > 1 && backend_ == Backend::kCuda) {
-    throw UsageError(fmt::format("dlrm: the cuda backend runs as one process, not {} ranks (its embeddings are "
-                                 "not sharded over NCCL); use --backend cpu under mpirun, or run without mpirun",
+  const std::string exchange = p.get_string("exchange");
+  if (backend_ == Backend::kCpu && exchange == "nccl") {
+    throw UsageError("dlrm: exchange=nccl is the cuda backend's; the cpu backend exchanges over MPI (use "
+                     "--backend cuda, or leave exchange at auto)");
+  }
+  // The cuda backend across ranks: embeddings over NCCL (also on one rank when asked).
+  nccl_ = backend_ == Backend::kCuda && (exchange == "nccl" || (exchange == "auto" && ctx.size() > 1));
+  if (backend_ == Backend::kCuda && ctx.size() > 1 && !nccl_) {
+    throw UsageError(fmt::format("dlrm: exchange=none runs the whole model on one GPU, not {} ranks; use "
+                                 "exchange=nccl (or auto) under mpirun",
                                  ctx.size()));
+  }
+  if (nccl_ && p.get_string("embedding") == "hybrid") {
+    throw UsageError("dlrm: embedding=hybrid runs on the cpu backend only; the cuda backend's NCCL exchange is "
+                     "model parallel (--set embedding=model_parallel)");
   }
   setup_.precision = p.get_string("precision");
   if (backend_ == Backend::kCpu && setup_.precision != "fp32") {
@@ -352,14 +371,16 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
       {"bottom_mlp", p.get_string("bottom_mlp")},
       {"top_mlp", p.get_string("top_mlp")},
   };
-  if (ctx.size() > 1) {
-    setup_.sharding.overlap = p.get_string("overlap") == "on";
+  if (ctx.size() > 1 || nccl_) {
+    // The NCCL exchange is stream-ordered on the step's stream: nothing overlaps it.
+    setup_.sharding.overlap = !nccl_ && p.get_string("overlap") == "on";
     if (p.get_string("embedding") == "hybrid") {
       setup_.sharding.mode = EmbeddingMode::kHybrid;
       setup_.sharding.frequent = find_frequent(train_.categorical.data(), plan.train_samples, shape.table_sizes,
                                       frequency_threshold(plan.train_samples, setup_.batch_size));
     }
     add_rank_facts(ctx.size(), setup_, train_, data_facts);
+    if (nccl_) data_facts["exchange"] = "nccl: grouped send/receive of the embeddings and their gradients, all-reduce of the MLP gradients, stream-ordered on the step's stream";
   } else if (p.get_string("embedding") == "hybrid") {
     // Said, not silently ignored: one process holds every table.
     data_facts["embedding"] = "one process: every table local (embedding=hybrid applies with several ranks)";
@@ -381,7 +402,7 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
   step.work.bytes = training_bytes_floor_per_iteration(shape, setup_.batch_size, 4);
   step.work.flops_precision = "fp32";
   if (backend_ == Backend::kCuda) {
-    step.device_bytes = device_bytes_needed(shape, setup_.batch_size, eval_.size());
+    step.device_bytes = device_bytes_needed(shape, setup_.batch_size, eval_.size(), nccl_, ctx.size());
     step.device_bytes_advice = "reduce max_table_size, embed_dim, batch_size or eval_samples";
     const bool bf16 = setup_.precision == "bf16";
     step.precision = bf16 ? "bf16" : "tf32";
@@ -391,11 +412,18 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                "interaction and loss"
              : "TF32 GEMMs (fp32 storage and accumulate); everything else fp32";
   }
+  if (nccl_) {
+#ifdef PERFLAB_DLRM_CUDA
+    // Once per run (per process and SHARP setting): every seed's model uses it.
+    nccl_comm_ = dlrm_nccl(ctx, toggles_[Toggle::kSharp].in_effect);
+    step.data["nccl_debug_log"] = nccl_comm_.debug_log;
+#endif
+  }
 }
 
 std::unique_ptr<TrainableModel> DlrmBenchmark::start_model(uint64_t seed) {
 #ifdef PERFLAB_DLRM_CUDA
-  if (backend_ == Backend::kCuda) return make_dlrm_cuda_run(setup_, train_, eval_, seed, toggles_);
+  if (backend_ == Backend::kCuda) return make_dlrm_cuda_run(setup_, train_, eval_, seed, toggles_, nccl_comm_);
 #endif
   if (comm_.size() > 1) {
     return std::make_unique<HostRun<ShardedModel>>(setup_, train_, eval_, comm_, setup_.shape, seed, comm_,

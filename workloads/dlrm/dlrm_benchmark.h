@@ -16,6 +16,10 @@
 #include "workloads/dlrm/schedule.h"
 #include "workloads/dlrm/sharded_model.h"
 
+#ifdef PERFLAB_DLRM_CUDA
+#include "workloads/dlrm/cuda_nccl.h"
+#endif
+
 namespace perflab::dlrm {
 
 /// Parses a layer list such as "512-256-128"; throws UsageError naming the
@@ -52,6 +56,10 @@ class DlrmBenchmark final : public TrainableBenchmark {
   Backend backend_ = Backend::kCpu;
   ToggleSet toggles_;
   DlrmSetup setup_;
+  bool nccl_ = false;  ///< cuda backend: embeddings and gradients over NCCL (exchange=nccl, or auto on several ranks)
+#ifdef PERFLAB_DLRM_CUDA
+  DlrmNccl nccl_comm_;  ///< The NCCL communicator every seed's model uses (null comm: one GPU).
+#endif
   Dataset train_;
   Dataset eval_;
 };

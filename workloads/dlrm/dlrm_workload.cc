@@ -10,9 +10,12 @@
 // kernels), sync-free (device-side unique count vs reading it back: 0 vs 1
 // host sync per iteration), cuda-graphs (whole-iteration capture and replay;
 // needs sync-free). None apply on the CPU.
-// Several ranks (cpu backend, `mpirun -np P perflab run dlrm`): embedding
-// tables placed on ranks, MLPs replicated, the global batch split
-// (sharded_model.h); rank 0 evaluates.
+// Several ranks (`mpirun -np P perflab run dlrm`): embedding tables placed
+// on ranks, MLPs replicated, the global batch split; rank 0 evaluates. On
+// the cpu backend over MPI (sharded_model.h), on the cuda backend over NCCL,
+// one GPU per rank (cuda_model.h; exchange=nccl, which also runs on one
+// rank). --sharp applies to the NCCL path's gradient all-reduce and says
+// from NCCL's log whether it took effect.
 #include "harness/registry.h"
 #include "workloads/dlrm/dlrm_benchmark.h"
 
@@ -45,6 +48,10 @@ std::vector<ParamSpec> dlrm_params() {
       {"overlap", T::kString, "on",
        "several ranks: run the bottom MLP while the embeddings travel and all-reduce the MLP gradients while "
        "theirs travel (non-blocking MPI)", {}, {}, {"on", "off"}},
+      {"exchange", T::kString, "auto",
+       "cuda backend: nccl (tables placed on ranks, embeddings and gradients exchanged and MLP gradients "
+       "all-reduced over NCCL, one GPU per rank; also on one rank) or none (the whole model on one GPU); auto: "
+       "nccl with several ranks, none on one", {}, {}, {"auto", "nccl", "none"}},
       {"precision", T::kString, "fp32",
        "fp32 (cuda: TF32 GEMMs) or bf16 (cuda only: bf16 MLPs, fp32 master weights)", {}, {},
        {"fp32", "bf16"}},
@@ -89,11 +96,12 @@ std::vector<ToggleRule> dlrm_toggle_rules() {
       {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", Toggle::kSyncFree,
        "graph capture needs the sync-free iteration: the synchronising embedding update reads "
        "its unique-row count back to the host inside the iteration (add --sync-free on)"},
-      // SHARP would offload the MLP gradient all-reduce; on the cpu backend
-      // that runs over MPI (or no communicator, one process), as the
-      // collectives workload reports it, and the cuda backend is one process.
-      {Toggle::kSharp, {}, "dlrm's gradient all-reduce runs over MPI on the cpu backend (the cuda backend "
-       "runs as one process): no in-network reduction, that is NCCL's (CollNet/SHARP, NVLS)", {}, ""},
+      // SHARP offloads the MLP gradient all-reduce: on the cuda backend's
+      // NCCL path it is requested from NCCL, and the step says from NCCL's
+      // log whether it took effect (as the collectives workload does); the
+      // cpu backend's all-reduce runs over MPI.
+      {Toggle::kSharp, cuda, "dlrm's gradient all-reduce runs over MPI on the cpu backend: no in-network "
+       "reduction, that is NCCL's (CollNet/SHARP, NVLS) on the cuda backend", {}, ""},
   };
 }
 

@@ -68,11 +68,12 @@ TEST(DlrmCudaRegistration, ToggleReasons) {
     EXPECT_FALSE(on_cpu[t].in_effect) << toggle_key(t);
     EXPECT_NE(on_cpu[t].reason, "") << toggle_key(t);
   }
-  // SHARP: never in effect; the reason names the gradient all-reduce on MPI
-  // (cpu, several ranks) and the one process of the cuda backend.
-  EXPECT_FALSE(on_cuda[Toggle::kSharp].in_effect);
+  // SHARP: passed on to the cuda backend, whose NCCL path requests it for
+  // the gradient all-reduce and says afterwards, from NCCL's log, whether it
+  // took effect (dlrm_nccl_cuda_test.cc); never on the cpu backend, whose
+  // all-reduce runs over MPI.
+  EXPECT_TRUE(on_cuda[Toggle::kSharp].in_effect) << on_cuda[Toggle::kSharp].reason;
   EXPECT_FALSE(on_cpu[Toggle::kSharp].in_effect);
-  EXPECT_NE(on_cuda[Toggle::kSharp].reason.find("cuda backend runs as one process"), std::string::npos);
   EXPECT_NE(on_cpu[Toggle::kSharp].reason.find("gradient all-reduce runs over MPI"), std::string::npos);
 
   // Graph capture needs the sync-free step.
@@ -94,6 +95,37 @@ TEST(DlrmCudaRegistration, CpuBackendRefusesBf16) {
     FAIL() << "the cpu backend accepted precision=bf16";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("cpu backend trains in fp32 only"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(DlrmCudaRegistration, CpuBackendRefusesTheNcclExchange) {
+  const WorkloadInfo& info = Registry::instance().get("dlrm");
+  perflab::testing::TestContext ctx(resolve_params("dlrm", info.params, info.find_preset("tiny"),
+                                                   {{"train_samples", "512"}, {"eval_samples", "64"},
+                                                    {"batch_size", "64"}, {"exchange", "nccl"}}));
+  try {
+    DlrmBenchmark bench(ctx);
+    FAIL() << "the cpu backend accepted exchange=nccl";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("exchange=nccl is the cuda backend's"), std::string::npos) << e.what();
+  }
+}
+
+// The NCCL exchange is model parallel only: the hybrid embedding is refused
+// in one line before anything touches a GPU or NCCL.
+TEST(DlrmCudaRegistration, NcclExchangeRefusesTheHybridEmbedding) {
+  const WorkloadInfo& info = Registry::instance().get("dlrm");
+  perflab::testing::TestContext ctx(resolve_params("dlrm", info.params, info.find_preset("tiny"),
+                                                   {{"train_samples", "512"}, {"eval_samples", "64"},
+                                                    {"batch_size", "64"}, {"exchange", "nccl"},
+                                                    {"embedding", "hybrid"}}),
+                                    Backend::kCuda);
+  try {
+    DlrmBenchmark bench(ctx);
+    FAIL() << "the NCCL exchange accepted embedding=hybrid";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("embedding=hybrid runs on the cpu backend only"), std::string::npos)
         << e.what();
   }
 }

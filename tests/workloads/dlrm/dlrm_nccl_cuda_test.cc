@@ -1,0 +1,286 @@
+// The cuda backend's NCCL path (exchange=nccl; cuda_model.h with a
+// communicator) on one GPU, the only one a test can have: NCCL with one
+// rank, so the exchanges are NCCL's self send/receive and the all-reduce
+// one rank's. Skips with the runtime's reason without a device, and says so
+// in a build without NCCL (label gpu: scripts/gpu-check fails if it skips
+// on a GPU machine).
+//
+//   - one step of the NCCL model against the plain CudaModel, every mode, on
+//     a seeded batch at odd sizes (batch 37; tables of 5, 7 and 3 rows; dim
+//     4 and 16): the same kernels on the same values, the exchanges copies,
+//     so expected bit-identical; asserted within 1e-6 relative;
+//   - the same step against the CPU model within the cuda backend's own
+//     tolerance (cuda_compare.h: compare_one_step, the gate);
+//   - the run (cuda_run.h) on the NCCL path: six iterations and an
+//     evaluation equal the plain run's (1e-6), and the same steps captured
+//     in CUDA graphs by the harness's StepDriver equal the eager ones (1e-6);
+//   - --sharp on one GPU: requested, not in effect, with a reason.
+// The P-rank layout itself is checked on the CPU (exchange_layout_test.cc).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "harness/error.h"
+
+#ifdef PERFLAB_DLRM_CUDA
+#include "harness/step_driver.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/host_sync.h"
+#include "kernels/cuda/raii.h"
+#include "tests/support/cuda_device.h"
+#include "workloads/dlrm/cuda_compare.h"
+#include "workloads/dlrm/cuda_convert.h"
+#include "workloads/dlrm/cuda_model.h"
+#include "workloads/dlrm/cuda_run.h"
+#endif
+#ifdef PERFLAB_HAVE_NCCL
+#include "collectives/nccl.h"
+#endif
+
+namespace perflab::dlrm {
+namespace {
+
+#if !defined(PERFLAB_DLRM_CUDA)
+
+TEST(DlrmNcclCuda, Skipped) { GTEST_SKIP() << "built without CUDA"; }
+
+#elif !defined(PERFLAB_HAVE_NCCL)
+
+TEST(DlrmNcclCuda, Skipped) { GTEST_SKIP() << "built without NCCL: the cuda backend's exchange=nccl is refused"; }
+
+#else
+
+namespace kc = perflab::kernels::cuda;
+
+constexpr int64_t kBatch = 37;
+constexpr uint64_t kSeed = 9;
+
+ModelShape odd_shape(int dim) {
+  ModelShape s;
+  s.num_dense = 5;
+  s.table_sizes = {5, 7, 3};
+  s.embed_dim = dim;
+  s.bottom_mlp = {8, dim};
+  s.top_mlp = {6, 1};
+  return s;
+}
+
+Dataset odd_data(int64_t samples, uint32_t seed) {
+  Dataset d;
+  d.num_dense = 5;
+  d.table_sizes = {5, 7, 3};
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  for (int64_t i = 0; i < samples; ++i) {
+    for (int f = 0; f < d.num_dense; ++f) d.dense.push_back(value(gen));
+    for (int64_t rows : d.table_sizes) d.categorical.push_back(static_cast<int32_t>(gen() % static_cast<uint32_t>(rows)));
+    d.labels.push_back(gen() % 2 == 0 ? 0.0f : 1.0f);
+  }
+  return d;
+}
+
+/// NCCL over the single-rank communicator, once per test binary.
+collectives::Communicator& one_rank_nccl() {
+  static std::unique_ptr<collectives::Communicator> host = collectives::make_single_communicator();
+  static std::unique_ptr<collectives::Communicator> nccl = collectives::make_nccl_communicator(*host, {});
+  return *nccl;
+}
+
+/// Every parameter of a GPU model, per tensor: dense tensors, then tables.
+std::vector<std::vector<float>> state(const CudaModel& m, size_t dense_tensors) {
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < dense_tensors; ++i) out.push_back(m.dense_parameter(i));
+  const ModelShape& shape = m.shape();
+  for (int t = 0; t < static_cast<int>(shape.table_sizes.size()); ++t) {
+    std::vector<float> table;
+    for (int64_t r = 0; r < shape.table_sizes[static_cast<size_t>(t)]; ++r) {
+      const std::vector<float> row = m.embedding_row(t, r);
+      table.insert(table.end(), row.begin(), row.end());
+    }
+    out.push_back(table);
+  }
+  return out;
+}
+
+void expect_same(const std::vector<std::vector<float>>& actual, const std::vector<std::vector<float>>& expected,
+                 const std::string& what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  for (size_t k = 0; k < actual.size(); ++k) {
+    ASSERT_EQ(actual[k].size(), expected[k].size()) << what << ": tensor " << k;
+    for (size_t i = 0; i < actual[k].size(); ++i) {
+      ASSERT_NEAR(actual[k][i], expected[k][i], 1e-6 * std::max(1.0f, std::abs(expected[k][i])))
+          << what << ": tensor " << k << " element " << i;
+    }
+  }
+}
+
+using StepParam = std::tuple<int, kc::Precision, bool, bool>;  // dim, precision, fused, sync-free
+class DlrmNcclStepTest : public ::testing::TestWithParam<StepParam> {};
+
+TEST_P(DlrmNcclStepTest, OneRankStepEqualsThePlainStepAndTheCpu) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const auto [dim, precision, fused, sync_free] = GetParam();
+  const ModelShape shape = odd_shape(dim);
+  const Dataset data = odd_data(kBatch, 3);
+  CudaModelOptions plain_options;
+  plain_options.batch = kBatch;
+  plain_options.precision = precision;
+  plain_options.fused = fused;
+  plain_options.update_mode = sync_free ? kc::EmbeddingUpdateMode::kSyncFree : kc::EmbeddingUpdateMode::kSynchronising;
+  CudaModelOptions nccl_options = plain_options;
+  nccl_options.comm = &one_rank_nccl();
+
+  CpuModel init_plain(shape, kSeed), init_nccl(shape, kSeed);
+  CudaModel plain(init_plain, plain_options);
+  CudaModel nccl(init_nccl, nccl_options);
+  ASSERT_EQ(nccl.local_batch(), kBatch);
+  ASSERT_EQ(nccl.first_sample(), 0);
+
+  kc::DeviceBuffer<float> dense(data.dense);
+  kc::DeviceBuffer<int32_t> ids(data.categorical);
+  kc::DeviceBuffer<float> labels(data.labels);
+  kc::counted_stream_synchronize(nullptr);  // the uploads (legacy stream) have landed
+  kc::Stream stream;
+  double loss[2] = {0, 0};
+  CudaModel* models[2] = {&plain, &nccl};
+  for (int m = 0; m < 2; ++m) {
+    set_device_float(models[m]->learning_rate(), 0.5f, stream.get());
+    models[m]->train_step({dense.data(), ids.data(), labels.data()}, stream.get());
+    loss[m] = models[m]->take_loss(stream.get()).sum;  // synchronises the stream
+  }
+  EXPECT_NEAR(loss[1], loss[0], 1e-6 * std::abs(loss[0])) << describe(plain_options);
+  const size_t tensors = init_plain.dense_parameters().size();
+  expect_same(state(nccl, tensors), state(plain, tensors), "NCCL (1 rank) vs plain, " + describe(plain_options));
+
+  // And against the CPU reference, as the gate compares it.
+  const StepComparison c = compare_one_step(shape, kSeed, nccl_options, data.batch(0, kBatch), 0.5f);
+  EXPECT_TRUE(c.passed) << c.detail;
+}
+
+std::string step_name(const ::testing::TestParamInfo<StepParam>& p) {
+  const auto [dim, precision, fused, sync_free] = p.param;
+  return "dim" + std::to_string(dim) + (precision == kc::Precision::kBf16 ? "_bf16" : "_tf32") +
+         (fused ? "_fused" : "_unfused") + (sync_free ? "_syncfree" : "_sync");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, DlrmNcclStepTest,
+                         ::testing::Combine(::testing::Values(4, 16),
+                                            ::testing::Values(kc::Precision::kTf32, kc::Precision::kBf16),
+                                            ::testing::Bool(), ::testing::Bool()),
+                         step_name);
+
+// ---- The run: eager, graphs, evaluation ------------------------------------------
+
+DlrmSetup odd_setup(const Dataset& train) {
+  DlrmSetup s;
+  s.shape = odd_shape(16);
+  s.batch_size = kBatch;
+  s.schedule.base = 0.5;
+  s.schedule.warmup_steps = 2;
+  s.training.iterations_per_epoch = train.size() / kBatch;
+  s.step.batch_size = kBatch;
+  return s;
+}
+
+ToggleSet toggles(bool graphs, bool sharp = false) {
+  ToggleSet t;
+  t[Toggle::kFused] = {true, true, ""};
+  t[Toggle::kSyncFree] = {true, true, ""};
+  t[Toggle::kCudaGraphs] = {graphs, graphs, ""};
+  t[Toggle::kSharp] = {sharp, sharp, ""};
+  return t;
+}
+
+struct Driven {
+  Driven(std::unique_ptr<DlrmCudaRun> r, bool graphs)
+      : run(std::move(r)), ops(make_cuda_device_ops()), driver(*run->device_step(), *ops, graphs) {}
+  std::unique_ptr<DlrmCudaRun> run;
+  std::unique_ptr<DeviceOps> ops;
+  StepDriver driver;
+};
+
+std::vector<std::vector<float>> run_state(DlrmCudaRun& run, const ModelShape& shape, size_t dense_tensors) {
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < dense_tensors; ++i) out.push_back(run.dense_parameter(i));
+  for (int t = 0; t < static_cast<int>(shape.table_sizes.size()); ++t) {
+    std::vector<float> table;
+    for (int64_t r = 0; r < shape.table_sizes[static_cast<size_t>(t)]; ++r) {
+      const std::vector<float> row = run.embedding_row(t, r);
+      table.insert(table.end(), row.begin(), row.end());
+    }
+    out.push_back(table);
+  }
+  return out;
+}
+
+/// Six iterations (two epochs of three batches): plain eager, NCCL eager,
+/// NCCL with graphs (iterations 2..5 replayed). All three end equal, and
+/// the NCCL run's evaluation (logits gathered through NCCL) gives the plain
+/// run's AUC.
+TEST(DlrmNcclRun, EagerAndCapturedStepsEqualThePlainRun) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const Dataset train = odd_data(3 * kBatch, 41), eval = odd_data(50, 42);
+  const DlrmSetup setup = odd_setup(train);
+  const DlrmNccl nccl{&one_rank_nccl(), 0, false, ""};
+  Driven plain(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(false)), false);
+  Driven eager(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(false), nccl), false);
+  Driven graphed(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(true), nccl), true);
+  for (int64_t i = 0; i < 6; ++i) {
+    const int64_t before = kc::host_sync_count();
+    plain.driver.iterate(i);
+    eager.driver.iterate(i);
+    graphed.driver.iterate(i);
+    EXPECT_EQ(kc::host_sync_count(), before) << "iteration " << i << ": the sync-free steps synchronised";
+  }
+  ASSERT_TRUE(graphed.driver.record().graphs_used) << graphed.driver.record().graphs_note;
+  EXPECT_EQ(graphed.driver.record().graph_replays, 4);
+  const double loss = plain.run->take_loss();
+  EXPECT_NEAR(eager.run->take_loss(), loss, 1e-6 * std::abs(loss));
+  EXPECT_NEAR(graphed.run->take_loss(), loss, 1e-6 * std::abs(loss));
+  const size_t tensors = CpuModel(setup.shape, kSeed).dense_parameters().size();
+  const auto expected = run_state(*plain.run, setup.shape, tensors);
+  expect_same(run_state(*eager.run, setup.shape, tensors), expected, "NCCL eager vs plain");
+  expect_same(run_state(*graphed.run, setup.shape, tensors), expected, "NCCL graphs vs plain");
+
+  const double auc = plain.run->evaluate();
+  EXPECT_NEAR(eager.run->evaluate(), auc, 1e-9);
+  EXPECT_NEAR(graphed.run->evaluate(), auc, 1e-9);
+  const CorrectnessReport gate = graphed.run->check_correctness();
+  EXPECT_TRUE(gate.passed) << gate.detail;
+  EXPECT_EQ(graphed.run->run_facts().value("exchange", ""), "nccl") << graphed.run->run_facts().dump();
+}
+
+/// --sharp on the NCCL path with one GPU: requested, not in effect, and the
+/// reason (from NCCL's log, or its absence) says why.
+TEST(DlrmNcclRun, SharpOnOneGpuReadsOffWithAReason) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const Dataset train = odd_data(3 * kBatch, 51), eval = odd_data(50, 52);
+  const DlrmSetup setup = odd_setup(train);
+  const DlrmNccl nccl{&one_rank_nccl(), 0, true, ""};
+  Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(false, true), nccl), false);
+  for (int64_t i = 0; i < 2; ++i) d.driver.iterate(i);
+  const auto outcomes = d.run->toggle_outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].first, Toggle::kSharp);
+  EXPECT_TRUE(outcomes[0].second.requested);
+  EXPECT_FALSE(outcomes[0].second.in_effect);
+  EXPECT_FALSE(outcomes[0].second.reason.empty());
+
+  // Without the exchange there is no all-reduce to offload, and it says so.
+  Driven plain(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(false, true)), false);
+  const auto plain_outcomes = plain.run->toggle_outcomes();
+  ASSERT_EQ(plain_outcomes.size(), 1u);
+  EXPECT_FALSE(plain_outcomes[0].second.in_effect);
+  EXPECT_NE(plain_outcomes[0].second.reason.find("exchange=none"), std::string::npos) << plain_outcomes[0].second.reason;
+}
+
+#endif
+
+}  // namespace
+}  // namespace perflab::dlrm
