@@ -216,6 +216,9 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   /// The gate: one step on the CPU model and on the GPU model from the same
   /// seed (the harness adds the host-sync and graph record).
   CorrectnessReport check_correctness() override {
+    // The comparison's model uses the same NCCL communicator on its own
+    // stream: nothing of this run's may still be in flight on it.
+    if (nccl_.comm != nullptr) wait();
     const BatchView batch = train_.batch(0, options_.batch);
     const StepComparison step = compare_one_step(setup_.shape, seed_, options_, batch,
                                                  static_cast<float>(setup_.schedule.at(0)));
