@@ -1,10 +1,9 @@
 // The embedding exchange's device kernels (see cuda_exchange.h): one thread
 // per element, grid-stride, indices from exchange_layout.h.
-#include "workloads/dlrm/cuda_exchange.h"
-
 #include <algorithm>
 
 #include "kernels/cuda/check.h"
+#include "workloads/dlrm/cuda_exchange.h"
 
 namespace perflab::dlrm {
 namespace {
@@ -16,10 +15,12 @@ unsigned blocks_for(int64_t n) {
   return static_cast<unsigned>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks));
 }
 
-__global__ void select_kernel(int64_t batch, int64_t tables, const int32_t* __restrict__ ids, int64_t picked,
-                              const int32_t* __restrict__ columns, int32_t* __restrict__ out) {
+__global__ void select_kernel(int64_t batch, int64_t tables, const int32_t* __restrict__ ids,
+                              int64_t picked, const int32_t* __restrict__ columns,
+                              int32_t* __restrict__ out) {
   const int64_t total = batch * picked;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t b = i / picked;
     out[i] = ids[b * tables + columns[i - b * picked]];
   }
@@ -27,10 +28,12 @@ __global__ void select_kernel(int64_t batch, int64_t tables, const int32_t* __re
 
 /// to_segments: sample-major -> segments (pack); otherwise the reverse.
 template <bool to_segments>
-__global__ void move_kernel(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* __restrict__ slots,
-                            const float* __restrict__ from, float* __restrict__ to) {
+__global__ void move_kernel(int64_t n, int64_t tables, int64_t dim,
+                            const ExchangeSlot* __restrict__ slots, const float* __restrict__ from,
+                            float* __restrict__ to) {
   const int64_t total = n * tables * dim;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t row = i / dim;  // sample_row(tables, b, t)
     const int64_t d = i - row * dim;
     const int64_t b = row / tables;
@@ -46,24 +49,27 @@ __global__ void move_kernel(int64_t n, int64_t tables, int64_t dim, const Exchan
 
 }  // namespace
 
-void select_table_ids(int64_t batch, int64_t tables, const int32_t* ids, int64_t picked, const int32_t* columns,
-                      int32_t* out, cudaStream_t stream) {
+void select_table_ids(int64_t batch, int64_t tables, const int32_t* ids, int64_t picked,
+                      const int32_t* columns, int32_t* out, cudaStream_t stream) {
   if (batch < 1 || picked < 1) return;
-  select_kernel<<<blocks_for(batch * picked), kThreads, 0, stream>>>(batch, tables, ids, picked, columns, out);
+  select_kernel<<<blocks_for(batch * picked), kThreads, 0, stream>>>(batch, tables, ids, picked,
+                                                                     columns, out);
   PERFLAB_CUDA_CHECK_LAUNCH("select_kernel");
 }
 
-void unpack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots, const float* segments,
-                     float* out, cudaStream_t stream) {
+void unpack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots,
+                     const float* segments, float* out, cudaStream_t stream) {
   if (n < 1 || tables < 1 || dim < 1) return;
-  move_kernel<false><<<blocks_for(n * tables * dim), kThreads, 0, stream>>>(n, tables, dim, slots, segments, out);
+  move_kernel<false>
+      <<<blocks_for(n * tables * dim), kThreads, 0, stream>>>(n, tables, dim, slots, segments, out);
   PERFLAB_CUDA_CHECK_LAUNCH("unpack_segments");
 }
 
-void pack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots, const float* in,
-                   float* segments, cudaStream_t stream) {
+void pack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots,
+                   const float* in, float* segments, cudaStream_t stream) {
   if (n < 1 || tables < 1 || dim < 1) return;
-  move_kernel<true><<<blocks_for(n * tables * dim), kThreads, 0, stream>>>(n, tables, dim, slots, in, segments);
+  move_kernel<true>
+      <<<blocks_for(n * tables * dim), kThreads, 0, stream>>>(n, tables, dim, slots, in, segments);
   PERFLAB_CUDA_CHECK_LAUNCH("pack_segments");
 }
 

@@ -17,16 +17,16 @@ namespace perflab::dlrm {
 
 /// out[b, k] = ids[b, columns[k]] for b < batch, k < picked: the ids of
 /// this rank's tables (columns, device memory) out of [batch, tables].
-void select_table_ids(int64_t batch, int64_t tables, const int32_t* ids, int64_t picked, const int32_t* columns,
-                      int32_t* out, cudaStream_t stream);
+void select_table_ids(int64_t batch, int64_t tables, const int32_t* ids, int64_t picked,
+                      const int32_t* columns, int32_t* out, cudaStream_t stream);
 
 /// Per-peer segments of n samples (`slots`: per global table, device
 /// memory) into sample-major [n, tables, dim].
-void unpack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots, const float* segments,
-                     float* out, cudaStream_t stream);
+void unpack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots,
+                     const float* segments, float* out, cudaStream_t stream);
 
 /// The inverse: sample-major [n, tables, dim] into per-peer segments.
-void pack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots, const float* in,
-                   float* segments, cudaStream_t stream);
+void pack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots,
+                   const float* in, float* segments, cudaStream_t stream);
 
 }  // namespace perflab::dlrm

@@ -1,6 +1,7 @@
 // The cuda backend's NCCL communicator and its SHARP verdict (see cuda_nccl.h).
 #include "workloads/dlrm/cuda_nccl.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,8 +9,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "collectives/nccl_log.h"
 #include "harness/error.h"
@@ -88,16 +87,18 @@ DlrmNccl dlrm_nccl(const RunContext& ctx, bool sharp) {
   return out;
 #else
   (void)sharp;
-  throw UsageError(fmt::format("dlrm: the cuda backend's embedding exchange needs NCCL, which this build does not "
-                               "have ({} rank(s)); use --backend cpu, or one rank with --set exchange=none",
-                               ctx.size()));
+  throw UsageError(fmt::format(
+      "dlrm: the cuda backend's embedding exchange needs NCCL, which this build does not "
+      "have ({} rank(s)); use --backend cpu, or one rank with --set exchange=none",
+      ctx.size()));
 #endif
 }
 
 ToggleState dlrm_sharp_outcome(const DlrmNccl& nccl) {
   if (nccl.comm == nullptr) {
     return {true, false,
-            "one GPU without an exchange (exchange=none): there is no gradient all-reduce to reduce in the "
+            "one GPU without an exchange (exchange=none): there is no gradient all-reduce to "
+            "reduce in the "
             "network; --set exchange=nccl runs it over NCCL"};
   }
   const collectives::SharpVerdict v =
@@ -113,10 +114,12 @@ nlohmann::json dlrm_nccl_facts(const DlrmNccl& nccl, size_t gradient_bytes) {
                         {"nccl_debug_log", nccl.debug_log},
                         {"gradient_all_reduce_bytes", gradient_bytes}};
   const collectives::NcclLogFacts facts = log_facts(nccl);
-  const std::optional<collectives::NcclChoice> choice = collectives::nccl_choice_for(facts, "AllReduce", gradient_bytes);
+  const std::optional<collectives::NcclChoice> choice =
+      collectives::nccl_choice_for(facts, "AllReduce", gradient_bytes);
   if (choice) {
     out["gradient_all_reduce_algorithm"] =
-        fmt::format("{}/{}", collectives::nccl_algo_name(choice->algo), collectives::nccl_proto_name(choice->proto));
+        fmt::format("{}/{}", collectives::nccl_algo_name(choice->algo),
+                    collectives::nccl_proto_name(choice->proto));
   }
   return out;
 }

@@ -380,7 +380,11 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                                       frequency_threshold(plan.train_samples, setup_.batch_size));
     }
     add_rank_facts(ctx.size(), setup_, train_, data_facts);
-    if (nccl_) data_facts["exchange"] = "nccl: grouped send/receive of the embeddings and their gradients, all-reduce of the MLP gradients, stream-ordered on the step's stream";
+    if (nccl_) {
+      data_facts["exchange"] =
+          "nccl: grouped send/receive of the embeddings and their gradients, all-reduce of the MLP gradients, "
+          "stream-ordered on the step's stream";
+    }
   } else if (p.get_string("embedding") == "hybrid") {
     // Said, not silently ignored: one process holds every table.
     data_facts["embedding"] = "one process: every table local (embedding=hybrid applies with several ranks)";

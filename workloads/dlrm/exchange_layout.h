@@ -30,9 +30,10 @@ namespace perflab::dlrm {
 
 /// One global table's place in the per-peer segments.
 struct ExchangeSlot {
-  int32_t tables_before = 0;  ///< Tables of the ranks before its owner: the owner's segment starts at n × this.
-  int32_t owner_tables = 0;   ///< Tables its owner holds (T_j): a sample's rows in the segment.
-  int32_t index = 0;          ///< Its position among its owner's tables (ascending).
+  int32_t tables_before =
+      0;  ///< Tables of the ranks before its owner: the owner's segment starts at n × this.
+  int32_t owner_tables = 0;  ///< Tables its owner holds (T_j): a sample's rows in the segment.
+  int32_t index = 0;         ///< Its position among its owner's tables (ascending).
 };
 
 /// Row (of D floats) in the per-peer segments of `n` samples holding sample
@@ -42,16 +43,20 @@ PERFLAB_HOST_DEVICE inline int64_t segment_row(const ExchangeSlot& slot, int64_t
 }
 
 /// Row in the sample-major [n, tables, D] layout of sample `b`, table `t`.
-PERFLAB_HOST_DEVICE inline int64_t sample_row(int64_t tables, int64_t b, int64_t t) { return b * tables + t; }
+PERFLAB_HOST_DEVICE inline int64_t sample_row(int64_t tables, int64_t b, int64_t t) {
+  return b * tables + t;
+}
 
 /// Per global table, its slot, from each rank's tables (ascending, as
 /// TablePlacement::tables_of holds them; every table on exactly one rank).
-inline std::vector<ExchangeSlot> exchange_slots(const std::vector<std::vector<int>>& tables_of, int num_tables) {
+inline std::vector<ExchangeSlot> exchange_slots(const std::vector<std::vector<int>>& tables_of,
+                                                int num_tables) {
   std::vector<ExchangeSlot> slots(static_cast<size_t>(num_tables));
   int32_t before = 0;
   for (const std::vector<int>& mine : tables_of) {
     const auto count = static_cast<int32_t>(mine.size());
-    for (int32_t q = 0; q < count; ++q) slots[static_cast<size_t>(mine[static_cast<size_t>(q)])] = {before, count, q};
+    for (int32_t q = 0; q < count; ++q)
+      slots[static_cast<size_t>(mine[static_cast<size_t>(q)])] = {before, count, q};
     before += count;
   }
   return slots;

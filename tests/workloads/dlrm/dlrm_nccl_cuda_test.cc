@@ -52,7 +52,9 @@ TEST(DlrmNcclCuda, Skipped) { GTEST_SKIP() << "built without CUDA"; }
 
 #elif !defined(PERFLAB_HAVE_NCCL)
 
-TEST(DlrmNcclCuda, Skipped) { GTEST_SKIP() << "built without NCCL: the cuda backend's exchange=nccl is refused"; }
+TEST(DlrmNcclCuda, Skipped) {
+  GTEST_SKIP() << "built without NCCL: the cuda backend's exchange=nccl is refused";
+}
 
 #else
 
@@ -79,7 +81,8 @@ Dataset odd_data(int64_t samples, uint32_t seed) {
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
   for (int64_t i = 0; i < samples; ++i) {
     for (int f = 0; f < d.num_dense; ++f) d.dense.push_back(value(gen));
-    for (int64_t rows : d.table_sizes) d.categorical.push_back(static_cast<int32_t>(gen() % static_cast<uint32_t>(rows)));
+    for (int64_t rows : d.table_sizes)
+      d.categorical.push_back(static_cast<int32_t>(gen() % static_cast<uint32_t>(rows)));
     d.labels.push_back(gen() % 2 == 0 ? 0.0f : 1.0f);
   }
   return d;
@@ -88,13 +91,14 @@ Dataset odd_data(int64_t samples, uint32_t seed) {
 /// NCCL over the single-rank communicator, once per test binary.
 collectives::Communicator& one_rank_nccl() {
   static std::unique_ptr<collectives::Communicator> host = collectives::make_single_communicator();
-  static std::unique_ptr<collectives::Communicator> nccl = collectives::make_nccl_communicator(*host, {});
+  static std::unique_ptr<collectives::Communicator> nccl =
+      collectives::make_nccl_communicator(*host, {});
   return *nccl;
 }
 
 /// Every parameter of a GPU model, per tensor: dense tensors, then tables.
-std::vector<std::vector<float>> state(const CudaModel& m, size_t dense_tensors) {
-  std::vector<std::vector<float>> out;
+std::vector<std::vector<float> > state(const CudaModel& m, size_t dense_tensors) {
+  std::vector<std::vector<float> > out;
   for (size_t i = 0; i < dense_tensors; ++i) out.push_back(m.dense_parameter(i));
   const ModelShape& shape = m.shape();
   for (int t = 0; t < static_cast<int>(shape.table_sizes.size()); ++t) {
@@ -108,8 +112,8 @@ std::vector<std::vector<float>> state(const CudaModel& m, size_t dense_tensors) 
   return out;
 }
 
-void expect_same(const std::vector<std::vector<float>>& actual, const std::vector<std::vector<float>>& expected,
-                 const std::string& what) {
+void expect_same(const std::vector<std::vector<float> >& actual,
+                 const std::vector<std::vector<float> >& expected, const std::string& what) {
   ASSERT_EQ(actual.size(), expected.size()) << what;
   for (size_t k = 0; k < actual.size(); ++k) {
     ASSERT_EQ(actual[k].size(), expected[k].size()) << what << ": tensor " << k;
@@ -132,7 +136,8 @@ TEST_P(DlrmNcclStepTest, OneRankStepEqualsThePlainStepAndTheCpu) {
   plain_options.batch = kBatch;
   plain_options.precision = precision;
   plain_options.fused = fused;
-  plain_options.update_mode = sync_free ? kc::EmbeddingUpdateMode::kSyncFree : kc::EmbeddingUpdateMode::kSynchronising;
+  plain_options.update_mode =
+      sync_free ? kc::EmbeddingUpdateMode::kSyncFree : kc::EmbeddingUpdateMode::kSynchronising;
   CudaModelOptions nccl_options = plain_options;
   nccl_options.comm = &one_rank_nccl();
 
@@ -156,10 +161,12 @@ TEST_P(DlrmNcclStepTest, OneRankStepEqualsThePlainStepAndTheCpu) {
   }
   EXPECT_NEAR(loss[1], loss[0], 1e-6 * std::abs(loss[0])) << describe(plain_options);
   const size_t tensors = init_plain.dense_parameters().size();
-  expect_same(state(nccl, tensors), state(plain, tensors), "NCCL (1 rank) vs plain, " + describe(plain_options));
+  expect_same(state(nccl, tensors), state(plain, tensors),
+              "NCCL (1 rank) vs plain, " + describe(plain_options));
 
   // And against the CPU reference, as the gate compares it.
-  const StepComparison c = compare_one_step(shape, kSeed, nccl_options, data.batch(0, kBatch), 0.5f);
+  const StepComparison c =
+      compare_one_step(shape, kSeed, nccl_options, data.batch(0, kBatch), 0.5f);
   EXPECT_TRUE(c.passed) << c.detail;
 }
 
@@ -171,7 +178,8 @@ std::string step_name(const ::testing::TestParamInfo<StepParam>& p) {
 
 INSTANTIATE_TEST_SUITE_P(AllModes, DlrmNcclStepTest,
                          ::testing::Combine(::testing::Values(4, 16),
-                                            ::testing::Values(kc::Precision::kTf32, kc::Precision::kBf16),
+                                            ::testing::Values(kc::Precision::kTf32,
+                                                              kc::Precision::kBf16),
                                             ::testing::Bool(), ::testing::Bool()),
                          step_name);
 
@@ -205,8 +213,9 @@ struct Driven {
   StepDriver driver;
 };
 
-std::vector<std::vector<float>> run_state(DlrmCudaRun& run, const ModelShape& shape, size_t dense_tensors) {
-  std::vector<std::vector<float>> out;
+std::vector<std::vector<float> > run_state(DlrmCudaRun& run, const ModelShape& shape,
+                                           size_t dense_tensors) {
+  std::vector<std::vector<float> > out;
   for (size_t i = 0; i < dense_tensors; ++i) out.push_back(run.dense_parameter(i));
   for (int t = 0; t < static_cast<int>(shape.table_sizes.size()); ++t) {
     std::vector<float> table;
@@ -240,7 +249,8 @@ TEST(DlrmNcclRun, EagerAndCapturedStepsEqualThePlainRun) {
     for (int64_t i = 0; i < 6; ++i) {
       const int64_t before = kc::host_sync_count();
       runs[r]->driver.iterate(i);
-      EXPECT_EQ(kc::host_sync_count(), before) << "run " << r << ", iteration " << i << ": a sync-free step synchronised";
+      EXPECT_EQ(kc::host_sync_count(), before)
+          << "run " << r << ", iteration " << i << ": a sync-free step synchronised";
     }
     losses[r] = runs[r]->run->take_loss();
   }
@@ -258,7 +268,8 @@ TEST(DlrmNcclRun, EagerAndCapturedStepsEqualThePlainRun) {
   EXPECT_NEAR(graphed.run->evaluate(), auc, 1e-9);
   const CorrectnessReport gate = graphed.run->check_correctness();
   EXPECT_TRUE(gate.passed) << gate.detail;
-  EXPECT_EQ(graphed.run->run_facts().value("exchange", ""), "nccl") << graphed.run->run_facts().dump();
+  EXPECT_EQ(graphed.run->run_facts().value("exchange", ""), "nccl")
+      << graphed.run->run_facts().dump();
 }
 
 /// --sharp on the NCCL path with one GPU: requested, not in effect, and the
@@ -282,7 +293,8 @@ TEST(DlrmNcclRun, SharpOnOneGpuReadsOffWithAReason) {
   const auto plain_outcomes = plain.run->toggle_outcomes();
   ASSERT_EQ(plain_outcomes.size(), 1u);
   EXPECT_FALSE(plain_outcomes[0].second.in_effect);
-  EXPECT_NE(plain_outcomes[0].second.reason.find("exchange=none"), std::string::npos) << plain_outcomes[0].second.reason;
+  EXPECT_NE(plain_outcomes[0].second.reason.find("exchange=none"), std::string::npos)
+      << plain_outcomes[0].second.reason;
 }
 
 #endif

@@ -31,16 +31,29 @@ class PlacedCommunicator final : public collectives::Communicator {
   void barrier() override { fail(); }
   void all_reduce_host(double*, size_t, collectives::ReduceOp) override { fail(); }
   void broadcast_host(void*, size_t, int) override { fail(); }
-  void all_reduce(const void*, void*, size_t, collectives::DataType, collectives::ReduceOp) override { fail(); }
+  void all_reduce(const void*, void*, size_t, collectives::DataType,
+                  collectives::ReduceOp) override {
+    fail();
+  }
   void all_gather(const void*, void*, size_t, collectives::DataType) override { fail(); }
-  void reduce_scatter(const void*, void*, size_t, collectives::DataType, collectives::ReduceOp) override { fail(); }
+  void reduce_scatter(const void*, void*, size_t, collectives::DataType,
+                      collectives::ReduceOp) override {
+    fail();
+  }
   void all_to_all(const void*, void*, size_t, collectives::DataType) override { fail(); }
   void broadcast(const void*, void*, size_t, collectives::DataType, int) override { fail(); }
-  void reduce(const void*, void*, size_t, collectives::DataType, collectives::ReduceOp, int) override { fail(); }
-  void send_recv(const collectives::PeerTransfer*, size_t, collectives::DataType) override { fail(); }
+  void reduce(const void*, void*, size_t, collectives::DataType, collectives::ReduceOp,
+              int) override {
+    fail();
+  }
+  void send_recv(const collectives::PeerTransfer*, size_t, collectives::DataType) override {
+    fail();
+  }
 
  private:
-  [[noreturn]] static void fail() { throw std::logic_error("the layout test communicates nothing"); }
+  [[noreturn]] static void fail() {
+    throw std::logic_error("the layout test communicates nothing");
+  }
   int rank_, size_;
 };
 
@@ -66,7 +79,8 @@ TEST(ExchangeLayout, SlotsFollowThePlacement) {
       for (size_t q = 0; q < mine.size(); ++q) {
         const ExchangeSlot& s = slots[static_cast<size_t>(mine[q])];
         EXPECT_EQ(s.tables_before, before) << ranks << " ranks, table " << mine[q];
-        EXPECT_EQ(s.owner_tables, static_cast<int32_t>(mine.size())) << ranks << " ranks, table " << mine[q];
+        EXPECT_EQ(s.owner_tables, static_cast<int32_t>(mine.size()))
+            << ranks << " ranks, table " << mine[q];
         EXPECT_EQ(s.index, static_cast<int32_t>(q)) << ranks << " ranks, table " << mine[q];
       }
       before += static_cast<int32_t>(mine.size());
@@ -87,7 +101,8 @@ TEST(ExchangeLayout, MatchesTheCpuShardedModel) {
       for (int64_t batch : {int64_t{4}, int64_t{21}, int64_t{32}}) {
         PlacedCommunicator comm(rank, ranks);
         ShardedModel model(shape, 3, comm, batch);
-        const std::vector<ExchangeSlot> slots = exchange_slots(model.placement().tables_of, static_cast<int>(tables));
+        const std::vector<ExchangeSlot> slots =
+            exchange_slots(model.placement().tables_of, static_cast<int>(tables));
         const int64_t n = model.local_batch();
         ASSERT_EQ(n, slice_first(batch, ranks, rank + 1) - slice_first(batch, ranks, rank));
         const auto size = static_cast<size_t>(n * tables * dim);
@@ -103,9 +118,10 @@ TEST(ExchangeLayout, MatchesTheCpuShardedModel) {
             ASSERT_LT(seg, n * tables);
             EXPECT_TRUE(used.insert(seg).second) << "segment row " << seg << " used twice";
             for (int64_t d = 0; d < dim; ++d) {
-              ASSERT_EQ(segments[static_cast<size_t>(seg * dim + d)], embeddings[static_cast<size_t>(row * dim + d)])
-                  << ranks << " ranks, rank " << rank << ", batch " << batch << ": sample " << b << ", table " << t
-                  << ", element " << d << " (segment row " << seg << ")";
+              ASSERT_EQ(segments[static_cast<size_t>(seg * dim + d)],
+                        embeddings[static_cast<size_t>(row * dim + d)])
+                  << ranks << " ranks, rank " << rank << ", batch " << batch << ": sample " << b
+                  << ", table " << t << ", element " << d << " (segment row " << seg << ")";
             }
           }
         }
