@@ -3,12 +3,19 @@
 
 #include <nccl.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "collectives/nccl_log.h"
 #include "harness/error.h"
 #include "kernels/cuda/check.h"
 
@@ -167,6 +174,33 @@ class NcclCommunicator final : public Communicator {
 
 std::unique_ptr<Communicator> make_nccl_communicator(Communicator& host, const NcclSetup& setup) {
   return std::make_unique<NcclCommunicator>(host, setup);
+}
+
+ProcessNccl process_nccl_communicator(Communicator& host, bool sharp, const std::string& out_dir) {
+  static std::map<bool, ProcessNccl> made;
+  ProcessNccl& nccl = made[sharp];
+  if (nccl.comm == nullptr) {
+    std::filesystem::create_directories(out_dir);
+    const std::string pattern = (std::filesystem::absolute(out_dir) / "nccl-debug.%h.%p.log").string();
+    for (const std::vector<EnvSetting>& settings : {sharp_environment(sharp), nccl_debug_environment(pattern)}) {
+      for (const EnvSetting& e : settings) {
+        if (e.value) {
+          setenv(e.name.c_str(), e.value->c_str(), 1);
+        } else {
+          unsetenv(e.name.c_str());
+        }
+      }
+    }
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    NcclSetup setup;
+    setup.device = nccl_local_device();
+    static std::map<bool, std::unique_ptr<Communicator>> owned;  // until the process exits
+    owned[sharp] = make_nccl_communicator(host, setup);
+    nccl.comm = owned[sharp].get();
+    nccl.debug_log = expand_nccl_debug_file(pattern, name, static_cast<long>(getpid()));
+  }
+  return nccl;
 }
 
 int nccl_local_device() {

@@ -32,6 +32,21 @@ std::unique_ptr<Communicator> make_nccl_communicator(Communicator& host, const N
 /// MPICH's MPI_LOCALRANKID), 0 when started alone.
 int nccl_local_device();
 
+/// The NCCL communicator of this process for one `--sharp` setting, and the
+/// debug log it writes.
+struct ProcessNccl {
+  Communicator* comm = nullptr;  ///< Lives until the process exits.
+  std::string debug_log;         ///< This process's file (NCCL_DEBUG_FILE expanded).
+};
+
+/// Made on first use per SHARP setting and shared by every run of the
+/// process after it: NCCL reads its environment (the SHARP toggle,
+/// collectives/nccl_log.h's sharp_environment; its debug log into
+/// out_dir/nccl-debug.<host>.<pid>.log) once, at creation, and opens its
+/// debug file once per process. Collective over `host`'s ranks on first
+/// use; one GPU per rank (nccl_local_device()).
+ProcessNccl process_nccl_communicator(Communicator& host, bool sharp, const std::string& out_dir);
+
 /// "2.28.9" (the library's version at run time).
 std::string nccl_runtime_version();
 

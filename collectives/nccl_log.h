@@ -150,4 +150,8 @@ std::vector<EnvSetting> sharp_environment(bool on);
 /// when `file` is empty or holds a % other than %h, %p or %%.
 std::vector<EnvSetting> nccl_debug_environment(const std::string& file);
 
+/// The file NCCL writes for the NCCL_DEBUG_FILE pattern `file`: %h the host
+/// name, %p the process id, %% one '%'; anything else as it is.
+std::string expand_nccl_debug_file(const std::string& file, const std::string& host, long pid);
+
 }  // namespace perflab::collectives

@@ -145,4 +145,18 @@ std::vector<EnvSetting> nccl_debug_environment(const std::string& file) {
   return {{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "INIT,TUNING,ENV"}, {"NCCL_DEBUG_FILE", file}};
 }
 
+std::string expand_nccl_debug_file(const std::string& file, const std::string& host, long pid) {
+  std::string out;
+  for (size_t i = 0; i < file.size(); ++i) {
+    const char next = i + 1 < file.size() ? file[i + 1] : '\0';
+    if (file[i] == '%' && (next == 'h' || next == 'p' || next == '%')) {
+      out += next == 'h' ? host : next == 'p' ? std::to_string(pid) : std::string("%");
+      ++i;
+    } else {
+      out += file[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace perflab::collectives

@@ -300,5 +300,13 @@ TEST(SharpEnvironment, DebugVariablesAndTheFilePattern) {
   EXPECT_THROW(nccl_debug_environment("nccl.%"), UsageError);
 }
 
+TEST(SharpEnvironment, TheDebugFileNcclWritesForThisProcess) {
+  EXPECT_EQ(expand_nccl_debug_file("/out/nccl.%h.%p.log", "node7", 4242), "/out/nccl.node7.4242.log");
+  EXPECT_EQ(expand_nccl_debug_file("100%%-%h", "a", 1), "100%-a");
+  // NCCL leaves other % sequences alone, and a trailing %.
+  EXPECT_EQ(expand_nccl_debug_file("x%d%", "a", 1), "x%d%");
+  EXPECT_EQ(expand_nccl_debug_file("", "a", 1), "");
+}
+
 }  // namespace
 }  // namespace perflab::collectives

@@ -1,16 +1,11 @@
 // The collectives benchmark on NCCL: device buffers, one GPU per rank
 // (device = local rank), every operation enqueued on the step's stream with
 // no host synchronisation, so --cuda-graphs captures a block of NCCL calls.
-// The communicator is created once per process and SHARP setting, after the
-// environment NCCL reads at creation is set: the SHARP toggle
-// (NCCL_COLLNET_ENABLE, NCCL_NVLS_ENABLE) and NCCL's debug log (INFO,
-// subsystems INIT and TUNING), which goes to a file beside the results,
-// never to the console.
-#include <unistd.h>
-
-#include <cstdlib>
+// The communicator is the process's for its SHARP setting
+// (collectives/nccl.h process_nccl_communicator): NCCL's debug log (INFO,
+// subsystems INIT and TUNING) goes to a file beside the results, never to
+// the console.
 #include <filesystem>
-#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -31,58 +26,6 @@ namespace cu = perflab::kernels::cuda;
 namespace {
 
 constexpr double kWaitTimeoutS = 300;
-
-/// This rank's GPU: its rank on this node, as the launcher numbers them.
-void apply(const std::vector<EnvSetting>& settings) {
-  for (const EnvSetting& e : settings) {
-    if (e.value) {
-      setenv(e.name.c_str(), e.value->c_str(), 1);
-    } else {
-      unsetenv(e.name.c_str());
-    }
-  }
-}
-
-/// The environment NCCL reads when a communicator is created: the SHARP
-/// toggle, and its debug log into `debug_file` (NCCL expands %h and %p).
-void set_nccl_environment(bool sharp, const std::filesystem::path& debug_file) {
-  apply(sharp_environment(sharp));
-  apply(nccl_debug_environment(debug_file.string()));
-}
-
-/// The file NCCL writes for this process: %h the host name, %p the pid.
-std::filesystem::path expanded_log_path(const std::filesystem::path& pattern) {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  std::string out, p = pattern.string();
-  for (size_t i = 0; i < p.size(); ++i) {
-    if (p[i] == '%' && i + 1 < p.size() && (p[i + 1] == 'h' || p[i + 1] == 'p' || p[i + 1] == '%')) {
-      out += p[i + 1] == 'h' ? std::string(host) : p[i + 1] == 'p' ? std::to_string(getpid()) : "%";
-      ++i;
-    } else {
-      out += p[i];
-    }
-  }
-  return out;
-}
-
-/// One NCCL communicator per SHARP setting, made on first use.
-Communicator& nccl_communicator(const RunContext& ctx, bool sharp, std::filesystem::path& debug_file) {
-  static std::map<bool, std::unique_ptr<Communicator>> comms;
-  static std::map<bool, std::filesystem::path> files;
-  auto& comm = comms[sharp];
-  if (!comm) {
-    std::filesystem::create_directories(ctx.spec.out_dir);
-    // NCCL opens its debug file once per process: every communicator logs there.
-    files[sharp] = std::filesystem::absolute(ctx.spec.out_dir) / "nccl-debug.%h.%p.log";
-    set_nccl_environment(sharp, files[sharp]);
-    NcclSetup setup;
-    setup.device = nccl_local_device();
-    comm = make_nccl_communicator(ctx.comm, setup);
-  }
-  debug_file = files[sharp];
-  return *comm;
-}
 
 class NcclCollectiveStep final : public TimedStep, public DeviceStep {
  public:
@@ -186,26 +129,27 @@ class NcclCollectivesBenchmark final : public Benchmark {
   explicit NcclCollectivesBenchmark(const RunContext& ctx)
       : config_(resolve_config(ctx)),
         sharp_(ctx.toggles()[Toggle::kSharp].in_effect),
-        comm_(nccl_communicator(ctx, sharp_, debug_file_)) {
+        nccl_(process_nccl_communicator(ctx.comm, sharp_, ctx.spec.out_dir.string())),
+        comm_(*nccl_.comm) {
     const BufferLayout layout = buffer_layout(config_.call, config_.in_place);
     device_bytes_ = static_cast<double>((layout.send_elements + layout.recv_elements) * dtype_size(config_.call.dtype));
   }
   StepPlan step_plan() const override {
     StepPlan plan = collectives_step_plan(config_, comm_.kind());
     plan.data["nccl_version"] = nccl_runtime_version();
-    plan.data["nccl_debug_file"] = debug_file_.string();
+    plan.data["nccl_debug_file"] = nccl_.debug_log;
     plan.device_bytes = device_bytes_;
     plan.device_bytes_advice = "use fewer bytes";
     return plan;
   }
   std::unique_ptr<TimedStep> start_step(uint64_t /*seed*/) override {
-    return std::make_unique<NcclCollectiveStep>(comm_, config_, sharp_, expanded_log_path(debug_file_));
+    return std::make_unique<NcclCollectiveStep>(comm_, config_, sharp_, nccl_.debug_log);
   }
 
  private:
   CollectivesConfig config_;
   bool sharp_;
-  std::filesystem::path debug_file_;
+  ProcessNccl nccl_;
   Communicator& comm_;
   double device_bytes_ = 0;
 };

@@ -2,12 +2,8 @@
 #include "workloads/dlrm/cuda_nccl.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <map>
-#include <memory>
 #include <optional>
 
 #include "collectives/nccl_log.h"
@@ -23,35 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#ifdef PERFLAB_HAVE_NCCL
-void apply(const std::vector<collectives::EnvSetting>& settings) {
-  for (const collectives::EnvSetting& e : settings) {
-    if (e.value) {
-      setenv(e.name.c_str(), e.value->c_str(), 1);
-    } else {
-      unsetenv(e.name.c_str());
-    }
-  }
-}
-
-/// NCCL's file name for this process: %h the host name, %p the pid.
-std::string expanded(const std::string& pattern) {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  std::string out;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    const char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
-    if (pattern[i] == '%' && (next == 'h' || next == 'p' || next == '%')) {
-      out += next == 'h' ? std::string(host) : next == 'p' ? std::to_string(getpid()) : "%";
-      ++i;
-    } else {
-      out += pattern[i];
-    }
-  }
-  return out;
-}
-#endif
-
 /// What NCCL logged so far (read afresh: it logs its choices as the steps run).
 collectives::NcclLogFacts log_facts(const DlrmNccl& nccl) {
   std::error_code ec;
@@ -63,27 +30,15 @@ collectives::NcclLogFacts log_facts(const DlrmNccl& nccl) {
 
 DlrmNccl dlrm_nccl(const RunContext& ctx, bool sharp) {
 #ifdef PERFLAB_HAVE_NCCL
-  // One communicator per process and SHARP setting: NCCL reads the
-  // environment at creation and opens its debug file once per process.
-  static std::map<bool, std::unique_ptr<collectives::Communicator>> comms;
-  static std::map<bool, std::string> files;
+  // The process's communicator for this SHARP setting (shared with any
+  // other run of the process: NCCL reads its environment once, at creation).
   DlrmNccl out;
   out.device = collectives::nccl_local_device();
   out.sharp = sharp;
   PERFLAB_CUDA_CHECK(cudaSetDevice(out.device));
-  auto& comm = comms[sharp];
-  if (!comm) {
-    fs::create_directories(ctx.spec.out_dir);
-    const std::string pattern = (fs::absolute(ctx.spec.out_dir) / "nccl-debug.%h.%p.log").string();
-    apply(collectives::sharp_environment(sharp));
-    apply(collectives::nccl_debug_environment(pattern));
-    files[sharp] = expanded(pattern);
-    collectives::NcclSetup setup;
-    setup.device = out.device;
-    comm = collectives::make_nccl_communicator(ctx.comm, setup);
-  }
-  out.comm = comm.get();
-  out.debug_log = files[sharp];
+  const collectives::ProcessNccl nccl = collectives::process_nccl_communicator(ctx.comm, sharp, ctx.spec.out_dir.string());
+  out.comm = nccl.comm;
+  out.debug_log = nccl.debug_log;
   return out;
 #else
   (void)sharp;
