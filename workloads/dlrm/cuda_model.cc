@@ -263,9 +263,40 @@ const void* CudaModel::first_input(const DeviceBatch& batch) const {
   return bf16_ ? static_cast<const void*>(dense_in_bf16_.data()) : batch.dense;
 }
 
+void CudaModel::fork(cudaStream_t stream) {
+  PERFLAB_CUDA_CHECK(cudaEventRecord(fork_->get(), stream));
+  PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(side_->get(), fork_->get(), 0));
+}
+
+void CudaModel::join(cudaStream_t stream) {
+  PERFLAB_CUDA_CHECK(cudaEventRecord(join_->get(), side_->get()));
+  PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(stream, join_->get(), 0));
+}
+
+void CudaModel::embeddings(const DeviceBatch& batch, cudaStream_t stream) {
+  NvtxRange range("embeddings");
+  if (options_.comm == nullptr) {
+    kc::EmbeddingForward::run(embedding_arguments(batch.ids), nullptr, stream);
+    return;
+  }
+  const auto own = static_cast<int64_t>(mine_.size());
+  select_table_ids(options_.batch, num_tables_, batch.ids, own, own_columns_.data(), own_ids_.data(), stream);
+  kc::EmbeddingForward::run(embedding_arguments(own_ids_.data()), nullptr, stream);
+  NvtxRange exchange("embedding_exchange");
+  options_.comm->set_stream(stream);
+  options_.comm->send_recv(forward_transfers_.data(), forward_transfers_.size(), collectives::DataType::kFloat32);
+  unpack_segments(local_, num_tables_, shape_.embed_dim, slots_dev_.data(), received_.data(), emb_.data(), stream);
+}
+
 void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
   const int64_t b = local_;
   void* ws = workspace_.data();
+  if (overlapped()) {
+    // The lookups and their exchange on the side stream while the bottom
+    // MLP runs here (they share no buffer and no workspace).
+    fork(stream);
+    embeddings(batch, side_->get());
+  }
   {
     NvtxRange range("bottom_mlp");
     if (bf16_) {
@@ -279,20 +310,10 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
     }
     if (bf16_) cast_bf16_to_float(b * shape_.embed_dim, bottom_.back()->y.data(), x_f32_, stream);
   }
-  {
-    NvtxRange range("embeddings");
-    if (options_.comm == nullptr) {
-      kc::EmbeddingForward::run(embedding_arguments(batch.ids), nullptr, stream);
-    } else {
-      const auto own = static_cast<int64_t>(mine_.size());
-      select_table_ids(options_.batch, num_tables_, batch.ids, own, own_columns_.data(), own_ids_.data(), stream);
-      kc::EmbeddingForward::run(embedding_arguments(own_ids_.data()), nullptr, stream);
-      NvtxRange exchange("embedding_exchange");
-      options_.comm->set_stream(stream);
-      options_.comm->send_recv(forward_transfers_.data(), forward_transfers_.size(),
-                               collectives::DataType::kFloat32);
-      unpack_segments(b, num_tables_, shape_.embed_dim, slots_dev_.data(), received_.data(), emb_.data(), stream);
-    }
+  if (overlapped()) {
+    join(stream);  // the embeddings have arrived
+  } else {
+    embeddings(batch, stream);
   }
   {
     NvtxRange range("interaction");
@@ -325,10 +346,13 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
                                  nullptr, dinter_.data(), dx_f32_,          demb_.data()};
   kc::InteractionBackward::run(inter, nullptr, stream);
   if (options_.comm != nullptr) {
-    // The embedding gradients go back to the tables' owners.
+    // The embedding gradients go back to the tables' owners: with overlap on
+    // the side stream while the bottom MLP's backward runs here.
     NvtxRange exchange("embedding_gradient_exchange");
-    pack_segments(b, num_tables_, shape_.embed_dim, slots_dev_.data(), demb_.data(), grad_out_.data(), stream);
-    options_.comm->set_stream(stream);
+    if (overlapped()) fork(stream);
+    cudaStream_t s = overlapped() ? side_->get() : stream;
+    pack_segments(b, num_tables_, shape_.embed_dim, slots_dev_.data(), demb_.data(), grad_out_.data(), s);
+    options_.comm->set_stream(s);
     options_.comm->send_recv(backward_transfers_.data(), backward_transfers_.size(),
                              collectives::DataType::kFloat32);
   }
@@ -342,6 +366,9 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
     if (l == 0) a.x = first_input(batch);  // dx stays null: no gradient for the data
     bottom_[l]->linear->backward(a, ws, stream);
   }
+  // The gradients have reached their owners before the all-reduce: NCCL
+  // calls on one communicator stay in one order on every rank.
+  if (overlapped()) join(stream);
 }
 
 void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
@@ -450,6 +477,11 @@ kc::EmbeddingArguments CudaModel::embedding_arguments(const int32_t* ids) {
 /// model's life (sharded_model.h's layout; exchange_layout.h).
 void CudaModel::setup_exchange() {
   collectives::Communicator& comm = *options_.comm;
+  if (options_.overlap) {
+    side_ = std::make_unique<kc::Stream>();
+    fork_ = std::make_unique<kc::Event>();
+    join_ = std::make_unique<kc::Event>();
+  }
   const int ranks = comm.size();
   const int64_t dim = shape_.embed_dim;
   const int64_t batch = options_.batch;

@@ -59,6 +59,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/linear.h"
+#include "kernels/cuda/raii.h"
 #include "workloads/dlrm/exchange_layout.h"
 #include "workloads/dlrm/model.h"
 #include "workloads/dlrm/sharded_model.h"
@@ -84,6 +85,11 @@ struct CudaModelOptions {
   /// buffers: NCCL; see the file comment); batch is then the global batch.
   /// Null: every table on this GPU, no exchange. Must outlive the model.
   collectives::Communicator* comm = nullptr;
+  /// With comm: each embedding exchange on a second stream, forked from
+  /// and joined back into the step's stream with events, so the bottom MLP
+  /// (forward and backward) runs while the embeddings and their gradients
+  /// travel. Off: everything in order on the step's stream.
+  bool overlap = false;
 };
 
 /// "tf32" or "bf16", "fused" or "unfused", "sync-free" or "synchronising".
@@ -172,6 +178,12 @@ class CudaModel {
   void check_operators();
   const void* first_input(const DeviceBatch& batch) const;
   void forward(const DeviceBatch& batch, cudaStream_t stream);
+  /// The lookups (and across ranks their exchange) into emb_, on `stream`.
+  void embeddings(const DeviceBatch& batch, cudaStream_t stream);
+  bool overlapped() const { return side_ != nullptr; }
+  /// The side stream waits for `stream`'s work so far; `stream` for the side's.
+  void fork(cudaStream_t stream);
+  void join(cudaStream_t stream);
   void backward(const DeviceBatch& batch, cudaStream_t stream);
   void optimizer(const DeviceBatch& batch, cudaStream_t stream);
   void* weights(const Slot& s);
@@ -240,6 +252,8 @@ class CudaModel {
   Buffer<float> looked_up_, grad_in_;  // [B, T_r, D]: own lookups; their gradients from every rank
   Buffer<float> received_, grad_out_;  // [n_r, T, D] in per-peer segments
   std::vector<collectives::PeerTransfer> forward_transfers_, backward_transfers_;
+  std::unique_ptr<kernels::cuda::Stream> side_;        // overlap: the exchanges' stream
+  std::unique_ptr<kernels::cuda::Event> fork_, join_;  // overlap: its fork and join
 };
 
 }  // namespace perflab::dlrm

@@ -245,6 +245,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     PERFLAB_CUDA_CHECK(cudaSetDevice(nccl.device));
     CudaModelOptions o;
     o.comm = nccl.comm;
+    o.overlap = nccl.comm != nullptr && setup.sharding.overlap;
     o.batch = setup.batch_size;
     o.precision = setup.precision == "bf16" ? kc::Precision::kBf16 : kc::Precision::kTf32;
     o.fused = toggles[Toggle::kFused].in_effect;

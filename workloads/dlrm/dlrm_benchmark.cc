@@ -372,8 +372,8 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
       {"top_mlp", p.get_string("top_mlp")},
   };
   if (ctx.size() > 1 || nccl_) {
-    // The NCCL exchange is stream-ordered on the step's stream: nothing overlaps it.
-    setup_.sharding.overlap = !nccl_ && p.get_string("overlap") == "on";
+    // MPI: non-blocking sends and receives; NCCL: the exchanges on a second stream.
+    setup_.sharding.overlap = p.get_string("overlap") == "on";
     if (p.get_string("embedding") == "hybrid") {
       setup_.sharding.mode = EmbeddingMode::kHybrid;
       setup_.sharding.frequent = find_frequent(train_.categorical.data(), plan.train_samples, shape.table_sizes,

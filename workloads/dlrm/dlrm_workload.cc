@@ -47,7 +47,8 @@ std::vector<ParamSpec> dlrm_params() {
        "rest model parallel, deduplicated per batch)", {}, {}, {"model_parallel", "hybrid"}},
       {"overlap", T::kString, "on",
        "several ranks: run the bottom MLP while the embeddings travel and all-reduce the MLP gradients while "
-       "theirs travel (non-blocking MPI)", {}, {}, {"on", "off"}},
+       "theirs travel (cpu: non-blocking MPI; cuda: the NCCL exchanges on a second stream while the bottom MLP "
+       "runs)", {}, {}, {"on", "off"}},
       {"exchange", T::kString, "auto",
        "cuda backend: nccl (tables placed on ranks, embeddings and gradients exchanged and MLP gradients "
        "all-reduced over NCCL, one GPU per rank; also on one rank) or none (the whole model on one GPU); auto: "

@@ -140,10 +140,13 @@ TEST_P(DlrmNcclStepTest, OneRankStepEqualsThePlainStepAndTheCpu) {
       sync_free ? kc::EmbeddingUpdateMode::kSyncFree : kc::EmbeddingUpdateMode::kSynchronising;
   CudaModelOptions nccl_options = plain_options;
   nccl_options.comm = &one_rank_nccl();
+  CudaModelOptions overlap_options = nccl_options;
+  overlap_options.overlap = true;  // the exchanges on a second stream
 
-  CpuModel init_plain(shape, kSeed), init_nccl(shape, kSeed);
+  CpuModel init_plain(shape, kSeed), init_nccl(shape, kSeed), init_overlap(shape, kSeed);
   CudaModel plain(init_plain, plain_options);
   CudaModel nccl(init_nccl, nccl_options);
+  CudaModel overlapped(init_overlap, overlap_options);
   ASSERT_EQ(nccl.local_batch(), kBatch);
   ASSERT_EQ(nccl.first_sample(), 0);
 
@@ -152,9 +155,9 @@ TEST_P(DlrmNcclStepTest, OneRankStepEqualsThePlainStepAndTheCpu) {
   kc::DeviceBuffer<float> labels(data.labels);
   kc::counted_stream_synchronize(nullptr);  // the uploads (legacy stream) have landed
   kc::Stream stream;
-  double loss[2] = {0, 0};
-  CudaModel* models[2] = {&plain, &nccl};
-  for (int m = 0; m < 2; ++m) {
+  double loss[3] = {0, 0, 0};
+  CudaModel* models[3] = {&plain, &nccl, &overlapped};
+  for (int m = 0; m < 3; ++m) {
     set_device_float(models[m]->learning_rate(), 0.5f, stream.get());
     models[m]->train_step({dense.data(), ids.data(), labels.data()}, stream.get());
     loss[m] = models[m]->take_loss(stream.get()).sum;  // synchronises the stream
@@ -163,6 +166,9 @@ TEST_P(DlrmNcclStepTest, OneRankStepEqualsThePlainStepAndTheCpu) {
   const size_t tensors = init_plain.dense_parameters().size();
   expect_same(state(nccl, tensors), state(plain, tensors),
               "NCCL (1 rank) vs plain, " + describe(plain_options));
+  EXPECT_NEAR(loss[2], loss[0], 1e-6 * std::abs(loss[0])) << "overlapped, " << describe(plain_options);
+  expect_same(state(overlapped, tensors), state(plain, tensors),
+              "NCCL (1 rank) with the exchanges overlapped vs plain, " + describe(plain_options));
 
   // And against the CPU reference, as the gate compares it.
   const StepComparison c =
