@@ -99,7 +99,9 @@ HistoryDb::HistoryDb(const fs::path& path, bool create) {
   if (create && path.has_parent_path()) ensure_writable_directory(path.parent_path());
   db_ = std::make_unique<sqlite::Connection>(path, create);
   const int64_t version = checked_version(*db_);
-  db_->exec("PRAGMA journal_mode=WAL");
+  // Two recorders creating the same database at once meet here, and SQLite
+  // does not call the busy handler for a journal-mode switch.
+  db_->exec_when_unlocked("PRAGMA journal_mode=WAL");
   db_->exec("PRAGMA foreign_keys=ON");
   if (version < kHistorySchemaVersion) {
     sqlite::Transaction t(*db_);

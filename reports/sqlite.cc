@@ -3,11 +3,20 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "harness/error.h"
 
 namespace perflab::reports::sqlite {
+namespace {
+
+/// How long a connection waits for another's lock before it gives up.
+constexpr int kBusyTimeoutMs = 30000;
+
+}  // namespace
 
 Connection::Connection(const std::filesystem::path& path, bool create) : path_(path) {
   const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
@@ -19,7 +28,7 @@ Connection::Connection(const std::filesystem::path& path, bool create) : path_(p
     throw Error(fmt::format("{}: cannot open the history database: {}", path.string(), msg));
   }
   sqlite3_extended_result_codes(db_, 0);
-  sqlite3_busy_timeout(db_, 30000);
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
 }
 
 Connection::~Connection() { sqlite3_close(db_); }
@@ -39,6 +48,18 @@ void Connection::fail(int rc, const std::string& what) const {
 void Connection::exec(const std::string& sql) {
   const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) fail(rc, "cannot " + sql.substr(0, sql.find_first_of(" (")));
+}
+
+void Connection::exec_when_unlocked(const std::string& sql) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (;;) {
+    const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return;
+    if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || std::chrono::steady_clock::now() >= deadline) {
+      fail(rc, "cannot " + sql.substr(0, sql.find_first_of(" (")));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 Statement Connection::prepare(const std::string& sql) {

@@ -28,6 +28,11 @@ class Connection {
 
   /// Runs SQL without results (several statements allowed).
   void exec(const std::string& sql);
+  /// exec, waiting while another connection holds the lock it needs, up to
+  /// the busy timeout: for statements SQLite does not call its busy handler
+  /// for (switching the journal mode while another process opens the same
+  /// new file).
+  void exec_when_unlocked(const std::string& sql);
   Statement prepare(const std::string& sql);
   int64_t last_insert_id() const;
   /// A single integer from a query such as "PRAGMA user_version".
