@@ -1,6 +1,6 @@
 // `perflab rerun RESULT.json`: run again exactly what a result records: the
 // same workload, preset, every parameter value, backend, toggles, seeds,
-// threads and warm-up. Parameters are passed as overrides only where they
+// threads, warm-up and rank count. Parameters are passed as overrides only where they
 // differ from the preset, so a result from a preset stays that preset.
 #include <fmt/format.h>
 
@@ -9,6 +9,7 @@
 #include "harness/error.h"
 #include "harness/registry.h"
 #include "harness/result.h"
+#include "harness/sweep.h"  // kMaxRanks
 
 namespace perflab::cli {
 namespace {
@@ -42,7 +43,17 @@ int rerun(const std::string& path, const std::string& out) {
     throw UsageError(fmt::format("{}: its parameters cannot be reproduced by this perflab", path));
   }
   if (!out.empty()) request.out_dir = out;
-  return run_command(request);
+  // Results from before perflab recorded ranks say nothing: not checked.
+  std::optional<RanksToMatch> ranks;
+  if (spec.contains("ranks")) {
+    const nlohmann::json& r = spec["ranks"];
+    if (!r.is_number_integer() || r.get<int64_t>() < 1 || r.get<int64_t>() > kMaxRanks) {
+      throw UsageError(fmt::format("{}: result spec is malformed: ranks is {}, not an integer in [1, {}]", path,
+                                   r.dump(), kMaxRanks));
+    }
+    ranks = RanksToMatch{r.get<int>(), path};
+  }
+  return run_command(request, ranks);
 }
 
 }  // namespace

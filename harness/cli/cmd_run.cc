@@ -42,8 +42,13 @@ std::map<std::string, std::string> parse_sets(const std::vector<std::string>& se
 
 }  // namespace
 
-int run_command(const RunRequest& request) {
+int run_command(const RunRequest& request, const std::optional<RanksToMatch>& ranks) {
   Session session;
+  if (ranks && ranks->ranks != session.comm().size()) {
+    throw UsageError(fmt::format("{} ran on {} rank(s), this process has {}: rerun it under mpirun -np {} (or srun -n "
+                                 "{} --mpi=pmix)",
+                                 ranks->result, ranks->ranks, session.comm().size(), ranks->ranks, ranks->ranks));
+  }
   RunSpec spec = session.resolve(request);
 
   // Said once the workload has accepted its parameters (data prepared), so

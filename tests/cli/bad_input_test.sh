@@ -73,6 +73,10 @@ PY
   expect 2 "threads.json: result spec is malformed: threads is 1e\+300, not an integer in range$" -- rerun "$tmp/threads.json" --out "$never"
   edit "$tmp/seeds.json" 'doc["spec"]["seeds"] = [1e300]'
   expect 2 "seeds.json: result spec seed 1e\+300 is not an unsigned integer$" -- rerun "$tmp/seeds.json" --out "$never"
+  edit "$tmp/ranks.json" 'doc["spec"]["ranks"] = 2'
+  expect 2 "ranks.json ran on 2 rank\(s\), this process has 1: rerun it under mpirun -np 2" -- rerun "$tmp/ranks.json" --out "$never"
+  edit "$tmp/badranks.json" 'doc["spec"]["ranks"] = 0'
+  expect 2 "badranks.json: result spec is malformed: ranks is 0, not an integer in \[1, 4096\]$" -- rerun "$tmp/badranks.json" --out "$never"
   printf '{"schema_version": 2, "spec": ' >"$tmp/cut.json"
   expect 2 "cut.json: not valid JSON$" -- rerun "$tmp/cut.json" --out "$never"
   expect 2 "absent.json: cannot read$" -- rerun "$tmp/absent.json" --out "$never"
