@@ -67,7 +67,7 @@ ncclRedOp_t nccl_op(ReduceOp op) {
 
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(Communicator& host, const NcclSetup& setup) : host_(host) {
+  NcclCommunicator(Communicator& host, const NcclSetup& setup) : host_(host), timeout_s_(setup.init_timeout_s) {
     PERFLAB_CUDA_CHECK(cudaSetDevice(setup.device));
     ncclUniqueId id{};
     if (host.rank() == 0) PERFLAB_NCCL_CHECK(ncclGetUniqueId(&id));
@@ -108,13 +108,13 @@ class NcclCommunicator final : public Communicator {
   void broadcast_host(void* data, size_t bytes, int root) override { host_.broadcast_host(data, bytes, root); }
 
   void all_reduce(const void* send, void* recv, size_t count, DataType t, ReduceOp op) override {
-    PERFLAB_NCCL_CHECK(ncclAllReduce(send, recv, count, nccl_type(t), nccl_op(op), comm_, stream_));
+    enqueued(ncclAllReduce(send, recv, count, nccl_type(t), nccl_op(op), comm_, stream_), "ncclAllReduce");
   }
   void all_gather(const void* send, void* recv, size_t count, DataType t) override {
-    PERFLAB_NCCL_CHECK(ncclAllGather(send, recv, count, nccl_type(t), comm_, stream_));
+    enqueued(ncclAllGather(send, recv, count, nccl_type(t), comm_, stream_), "ncclAllGather");
   }
   void reduce_scatter(const void* send, void* recv, size_t count, DataType t, ReduceOp op) override {
-    PERFLAB_NCCL_CHECK(ncclReduceScatter(send, recv, count, nccl_type(t), nccl_op(op), comm_, stream_));
+    enqueued(ncclReduceScatter(send, recv, count, nccl_type(t), nccl_op(op), comm_, stream_), "ncclReduceScatter");
   }
   /// NCCL's own all-to-all is a group of sends and receives, as nccl-tests does it.
   void all_to_all(const void* send, void* recv, size_t count, DataType t) override {
@@ -124,13 +124,13 @@ class NcclCommunicator final : public Communicator {
       PERFLAB_NCCL_CHECK(ncclSend(static_cast<const char*>(send) + r * bytes, count, nccl_type(t), r, comm_, stream_));
       PERFLAB_NCCL_CHECK(ncclRecv(static_cast<char*>(recv) + r * bytes, count, nccl_type(t), r, comm_, stream_));
     }
-    PERFLAB_NCCL_CHECK(ncclGroupEnd());
+    enqueued(ncclGroupEnd(), "ncclGroupEnd");
   }
   void broadcast(const void* send, void* recv, size_t count, DataType t, int root) override {
-    PERFLAB_NCCL_CHECK(ncclBroadcast(send, recv, count, nccl_type(t), root, comm_, stream_));
+    enqueued(ncclBroadcast(send, recv, count, nccl_type(t), root, comm_, stream_), "ncclBroadcast");
   }
   void reduce(const void* send, void* recv, size_t count, DataType t, ReduceOp op, int root) override {
-    PERFLAB_NCCL_CHECK(ncclReduce(send, recv, count, nccl_type(t), nccl_op(op), root, comm_, stream_));
+    enqueued(ncclReduce(send, recv, count, nccl_type(t), nccl_op(op), root, comm_, stream_), "ncclReduce");
   }
   void send_recv(const PeerTransfer* transfers, size_t n, DataType t) override {
     PERFLAB_NCCL_CHECK(ncclGroupStart());
@@ -138,7 +138,7 @@ class NcclCommunicator final : public Communicator {
       if (x->send) PERFLAB_NCCL_CHECK(ncclSend(x->send, x->count, nccl_type(t), x->peer, comm_, stream_));
       if (x->recv) PERFLAB_NCCL_CHECK(ncclRecv(x->recv, x->count, nccl_type(t), x->peer, comm_, stream_));
     }
-    PERFLAB_NCCL_CHECK(ncclGroupEnd());
+    enqueued(ncclGroupEnd(), "ncclGroupEnd");
   }
 
   void wait(cudaStream_t stream, double timeout_s) {
@@ -165,7 +165,38 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
+  /// A non-blocking communicator may return ncclInProgress from a
+  /// collective or ncclGroupEnd (the first exchange with a peer sets up its
+  /// connection): the kernels reach the stream later, from NCCL's own
+  /// thread. Wait until they have (host-side only: no stream is waited
+  /// for), so whatever the caller enqueues next runs after them, and the
+  /// next call does not meet a communicator still busy.
+  void enqueued(ncclResult_t rc, const char* call) {
+    if (rc == ncclSuccess) return;
+    if (rc != ncclInProgress) throw_nccl_error(rc, call, __FILE__, __LINE__);
+    const auto t0 = Clock::now();
+    for (;;) {
+      ncclResult_t state = ncclSuccess;
+      PERFLAB_NCCL_CHECK(ncclCommGetAsyncError(comm_, &state));
+      if (state == ncclSuccess) return;
+      if (state != ncclInProgress) {
+        ncclCommAbort(comm_);
+        comm_ = nullptr;
+        throw_nccl_error(state, call, __FILE__, __LINE__);
+      }
+      if (std::chrono::duration<double>(Clock::now() - t0).count() > timeout_s_) {
+        ncclCommAbort(comm_);
+        comm_ = nullptr;
+        throw Error(fmt::format("NCCL: {} not enqueued after {:.0f} s (a peer did not connect?); communicator "
+                                "aborted",
+                                call, timeout_s_));
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
   Communicator& host_;
+  double timeout_s_ = 120;
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
 };
@@ -178,10 +209,15 @@ std::unique_ptr<Communicator> make_nccl_communicator(Communicator& host, const N
 
 ProcessNccl process_nccl_communicator(Communicator& host, bool sharp, const std::string& out_dir) {
   static std::map<bool, ProcessNccl> made;
+  // NCCL reads NCCL_DEBUG_FILE once per process, at its first communicator:
+  // every later one logs into that same file.
+  static std::string pattern;
   ProcessNccl& nccl = made[sharp];
   if (nccl.comm == nullptr) {
-    std::filesystem::create_directories(out_dir);
-    const std::string pattern = (std::filesystem::absolute(out_dir) / "nccl-debug.%h.%p.log").string();
+    if (pattern.empty()) {
+      std::filesystem::create_directories(out_dir);
+      pattern = (std::filesystem::absolute(out_dir) / "nccl-debug.%h.%p.log").string();
+    }
     for (const std::vector<EnvSetting>& settings : {sharp_environment(sharp), nccl_debug_environment(pattern)}) {
       for (const EnvSetting& e : settings) {
         if (e.value) {

@@ -1,6 +1,10 @@
 // The NCCL communicator: device buffers, one GPU per rank, every call
 // enqueued on the stream given to set_stream (never a host synchronisation,
-// so a step of NCCL calls can be captured in a CUDA graph). It is built
+// so a step of NCCL calls can be captured in a CUDA graph). The
+// communicator is non-blocking: a call returns once NCCL has put its work
+// on the stream, which the first exchange with each peer waits for on the
+// host while NCCL connects (bounded by NcclSetup::init_timeout_s, then an
+// abort); the stream itself is never waited for. It is built
 // from a host communicator (single or MPI) that carries NCCL's unique id
 // from rank 0 to the others and keeps serving the host-side calls
 // (barrier, all_reduce_host, broadcast_host).
@@ -43,7 +47,9 @@ struct ProcessNccl {
 /// process after it: NCCL reads its environment (the SHARP toggle,
 /// collectives/nccl_log.h's sharp_environment; its debug log into
 /// out_dir/nccl-debug.<host>.<pid>.log) once, at creation, and opens its
-/// debug file once per process. Collective over `host`'s ranks on first
+/// debug file once per process: the first call's out_dir holds the log of
+/// every communicator after it (debug_log names that file; it accumulates
+/// the choices of every run of the process). Collective over `host`'s ranks on first
 /// use; one GPU per rank (nccl_local_device()).
 ProcessNccl process_nccl_communicator(Communicator& host, bool sharp, const std::string& out_dir);
 

@@ -162,10 +162,13 @@ std::string run_key(const RunSpec& spec, uint64_t seed) {
   return stable_hash(identity.dump());
 }
 
-std::vector<RunSpec> resolve_sweep(Session& session, const SweepPlan& plan, bool record) {
+std::vector<RunSpec> resolve_sweep(Session& session, const SweepPlan& plan, bool record, int ranks) {
   // Resolve every point first: an invalid one stops the sweep before any run.
   std::vector<RunSpec> specs;
-  for (const auto& request : plan.points) specs.push_back(session.resolve(request));
+  for (const auto& request : plan.points) {
+    specs.push_back(session.resolve(request));
+    if (ranks > 0) specs.back().ranks = ranks;
+  }
   if (!record) return specs;
   const fs::path dir = plan.out_dir / plan.name;
   if (session.comm().rank() == 0) {

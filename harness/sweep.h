@@ -89,8 +89,9 @@ bool finished_run(const std::filesystem::path& dir);
 
 /// Resolves every point of `plan` (an invalid one throws before anything
 /// runs) and, when `record`, creates DIR/runs and records the plan in
-/// DIR/sweep.json (rank 0). Returns the specs, one per point.
-std::vector<RunSpec> resolve_sweep(Session& session, const SweepPlan& plan, bool record = true);
+/// DIR/sweep.json (rank 0). Returns the specs, one per point. `ranks` > 0:
+/// the runs take that many ranks (a SLURM sweep's jobs), not the session's.
+std::vector<RunSpec> resolve_sweep(Session& session, const SweepPlan& plan, bool record = true, int ranks = 0);
 
 /// What the sweep runner tells its observer.
 struct SweepEvent {

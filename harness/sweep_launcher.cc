@@ -2,6 +2,9 @@
 // stands, and run one run inside a job.
 #include "harness/sweep_launcher.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -19,6 +22,9 @@ namespace perflab {
 namespace {
 
 namespace fs = std::filesystem;
+
+/// Tasks per array job: SLURM's default MaxArraySize (1001) allows indices 0..1000.
+constexpr size_t kMaxArrayTasks = 1000;
 
 fs::path slurm_dir(const fs::path& sweep_dir) { return sweep_dir / "slurm"; }
 fs::path jobs_file(const fs::path& sweep_dir) { return slurm_dir(sweep_dir) / "jobs.json"; }
@@ -196,31 +202,36 @@ SubmitOutcome submit_sweep(const std::vector<RunSpec>& specs, const fs::path& sw
   if (pending.empty()) return outcome;
 
   if (options.array) {
-    // One list of run files, one script, one sbatch: task i runs line i + 1.
-    std::string list;
-    for (size_t i : pending) {
-      const std::string run_file = (slurm_dir(dir) / (outcome.runs[i].key + ".json")).string();
-      if (run_file.find('\n') != std::string::npos) {
-        throw UsageError(fmt::format("--array: the sweep folder's path holds a line break: {}", dir.string()));
+    // One list of run files, one script, one sbatch per array: task i runs
+    // line i + 1. Arrays of at most kMaxArrayTasks (SLURM's default
+    // MaxArraySize is 1001: indices 0..1000).
+    for (size_t chunk = 0; chunk < pending.size(); chunk += kMaxArrayTasks) {
+      const size_t n = std::min(kMaxArrayTasks, pending.size() - chunk);
+      std::string list;
+      for (size_t task = 0; task < n; ++task) {
+        const std::string run_file = (slurm_dir(dir) / (outcome.runs[pending[chunk + task]].key + ".json")).string();
+        if (run_file.find('\n') != std::string::npos) {
+          throw UsageError(fmt::format("--array: the sweep folder's path holds a line break: {}", dir.string()));
+        }
+        list += run_file + "\n";
       }
-      list += run_file + "\n";
+      // Unique per submission: time, process and chunk (a job reads its list until it ends).
+      const fs::path base = slurm_dir(dir) / fmt::format("array-{}-{}-{}", utc_now("%Y%m%dT%H%M%SZ"),
+                                                          static_cast<long>(getpid()), chunk / kMaxArrayTasks);
+      write_file_atomically(fs::path(base).concat(".list"), list);
+      slurm::JobScript job = common;
+      job.comment = fmt::format("perflab sweep {}: {} runs as one array job", dir.filename().string(), n);
+      job.output = (slurm_dir(dir) / "array-%A_%a.out").string();
+      job.run_list = fs::path(base).concat(".list").string();
+      job.array_size = static_cast<int>(n);
+      job.array_limit = options.array_limit;
+      const std::string id = submit(job, fs::path(base).concat(".sh"), fmt::format("an array job of {} runs", n));
+      for (size_t task = 0; task < n; ++task) {
+        record(outcome.runs[pending[chunk + task]], fmt::format("{}_{}", id, task));
+      }
+      write_file_atomically(jobs_file(dir), nlohmann::json{{"jobs", jobs}}.dump(2) + "\n");
+      outcome.submitted += n;
     }
-    const std::string stamp = utc_now("%Y%m%dT%H%M%SZ");
-    const fs::path base = slurm_dir(dir) / ("array-" + stamp);
-    write_file_atomically(fs::path(base).concat(".list"), list);
-    slurm::JobScript job = common;
-    job.comment = fmt::format("perflab sweep {}: {} runs as one array job", dir.filename().string(), pending.size());
-    job.output = (slurm_dir(dir) / "array-%A_%a.out").string();
-    job.run_list = fs::path(base).concat(".list").string();
-    job.array_size = static_cast<int>(pending.size());
-    job.array_limit = options.array_limit;
-    const std::string id =
-        submit(job, fs::path(base).concat(".sh"), fmt::format("the array job of {} runs", pending.size()));
-    for (size_t task = 0; task < pending.size(); ++task) {
-      record(outcome.runs[pending[task]], fmt::format("{}_{}", id, task));
-    }
-    write_file_atomically(jobs_file(dir), nlohmann::json{{"jobs", jobs}}.dump(2) + "\n");
-    outcome.submitted = pending.size();
     return outcome;
   }
 
@@ -257,9 +268,10 @@ int run_sweep_job(Session& session, const fs::path& run_file) {
   }
   const RunSpec spec = session.resolve(request);
   if (spec.seeds.size() != 1 || spec.seeds[0] != seed || run_key(spec, seed) != key) {
-    throw UsageError(fmt::format("{}: run {} resolves to another run on this machine (threads {}, backend {}): "
-                                 "submit from a machine like the compute nodes",
-                                 run_file.string(), key, spec.threads, backend_name(spec.backend)));
+    throw UsageError(fmt::format("{}: run {} resolves to another run on this machine (threads {}, backend {}, {} "
+                                 "rank(s)): submit from a machine like the compute nodes, with the ranks the job "
+                                 "has",
+                                 run_file.string(), key, spec.threads, backend_name(spec.backend), spec.ranks));
   }
   const fs::path dir = sweep_dir / "runs" / key;
   if (finished_run(dir)) return 0;

@@ -72,7 +72,7 @@ Command add_sweep(CLI::App& app) {
   sub->add_option("--array-limit", a->slurm.array_limit, "slurm: with --array, at most N tasks at once (sbatch %N)")
       ->check(CLI::Range(1, 100000));
   sub->add_flag("--status", a->status, "Each run's state: done, queued, running, failed, not submitted; exit status 0 all done, 1 some "
-                "failed, 3 the rest not done yet");
+                "failed, 4 some not submitted, 3 the rest queued or running");
   sub->add_option("--run-job", a->run_job, "internal: the one run a submitted job runs")->group("");
   sub->footer(
       "Every run (point x seed) is stored under OUT/NAME/runs/<key>/, keyed by a hash of its\n"

@@ -13,15 +13,10 @@
 namespace perflab::cli {
 namespace {
 
-/// The specs as the jobs will resolve them: on `ntasks` ranks each (the
-/// submitting process is one), so the run keys are the jobs' keys.
-std::vector<RunSpec> with_ranks(std::vector<RunSpec> specs, int ntasks) {
-  for (RunSpec& spec : specs) spec.ranks = ntasks;
-  return specs;
-}
-
-/// --status: no run failed, but some are queued, running or not submitted.
+/// --status: no run failed or unsubmitted, but some are queued or running.
 constexpr int kSweepPending = 3;
+/// --status: no run failed, but some were never submitted.
+constexpr int kSweepUnsubmitted = 4;
 
 /// "4 run(s): 2 done, 1 running, 1 queued, 0 failed, 0 not submitted".
 std::string tally(const std::vector<SweepRunStatus>& runs) {
@@ -53,7 +48,7 @@ void report_when_done(const SweepPlan& plan, const std::vector<SweepRunStatus>& 
 
 int sweep_status_command(const SweepPlan& plan, int ntasks) {
   Session session;
-  const std::vector<RunSpec> specs = with_ranks(resolve_sweep(session, plan, /*record=*/false), ntasks);
+  const std::vector<RunSpec> specs = resolve_sweep(session, plan, /*record=*/false, ntasks);
   const std::vector<SweepRunStatus> runs = sweep_status(specs, plan.out_dir / plan.name);
   std::cout << fmt::format("{:<14} {:<10} {:<16}  {}\n", "STATE", "JOB", "KEY", "RUN");
   for (const SweepRunStatus& run : runs) {
@@ -64,10 +59,15 @@ int sweep_status_command(const SweepPlan& plan, int ntasks) {
   }
   std::cout << fmt::format("sweep {}: {}\n", plan.name, tally(runs));
   // A script waiting on the sweep reads the exit status: 0 every run done,
-  // 1 some run failed, 3 none failed but some are not done yet.
-  bool failed = false;
-  for (const SweepRunStatus& run : runs) failed |= run.status.state == slurm::RunState::kFailed;
+  // 1 some run failed, 4 some never submitted (waiting will not finish
+  // them), 3 the rest queued or running.
+  bool failed = false, unsubmitted = false;
+  for (const SweepRunStatus& run : runs) {
+    failed |= run.status.state == slurm::RunState::kFailed;
+    unsubmitted |= run.status.state == slurm::RunState::kNotSubmitted;
+  }
   if (failed) return 1;
+  if (unsubmitted) return kSweepUnsubmitted;
   return all_done(runs) ? 0 : kSweepPending;
 }
 
@@ -75,7 +75,7 @@ int submit_sweep_command(const SweepPlan& plan, const SlurmOptions& options) {
   if (!options.time_limit.empty()) slurm::check_time_limit(options.time_limit);
   check_sbatch();  // before anything is written
   Session session;
-  const std::vector<RunSpec> specs = with_ranks(resolve_sweep(session, plan), options.ntasks);
+  const std::vector<RunSpec> specs = resolve_sweep(session, plan, /*record=*/true, options.ntasks);
   const std::filesystem::path dir = plan.out_dir / plan.name;
   const SubmitOutcome outcome = submit_sweep(specs, dir, options);
   std::cout << fmt::format("sweep {}: {}; {} job(s) submitted now; perflab sweep FILE --status shows them\n",

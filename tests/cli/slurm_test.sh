@@ -184,8 +184,8 @@ settled() {  # SWEEP_FILE: until nothing is queued or running (60 s at most); st
 
 sweep --status >"$tmp/status.txt" 2>&1
 status_exit=$?
-[[ $status_exit -eq 3 && $(grep -c "^not submitted " "$tmp/status.txt") -eq 4 ]] &&
-  pass "before submitting: 4 runs not submitted, exit 3" || fail "status before: $(cat "$tmp/status.txt")"
+[[ $status_exit -eq 4 && $(grep -c "^not submitted " "$tmp/status.txt") -eq 4 ]] &&
+  pass "before submitting: 4 runs not submitted, exit 4" || fail "status before: $(cat "$tmp/status.txt")"
 
 # Drained, the node takes no jobs: they wait in the queue.
 scontrol update nodename="$host" state=drain reason=perflab-test
@@ -198,6 +198,9 @@ mapfile -t keys < <("$PYTHON" -c 'import json,sys; print("\n".join(sorted(json.l
 job_of() { "$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"][sys.argv[2]]["job_id"])' "$jobs_json" "$1"; }
 sweep --launcher slurm >"$tmp/again.txt" 2>&1 && grep -q "0 job(s) submitted now" "$tmp/again.txt" &&
   pass "queued runs are not submitted again" || fail "submit while queued: $(cat "$tmp/again.txt")"
+sweep --status >/dev/null 2>&1
+status_exit=$?
+[[ $status_exit -eq 3 ]] && pass "all queued: --status exits 3" || fail "all queued: --status exited $status_exit"
 # One job cancelled while queued; one broken: its run file is gone.
 scancel "$(job_of "${keys[0]}")"
 rm -f "$tmp/sweeps/four/slurm/${keys[1]}.json"

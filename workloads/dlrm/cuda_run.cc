@@ -47,12 +47,22 @@
 #include "workloads/dlrm/cuda_convert.h"
 #include "workloads/dlrm/cuda_model.h"
 
+#ifdef PERFLAB_HAVE_NCCL
+#include "collectives/nccl.h"
+#endif
+
 namespace perflab::dlrm {
 namespace {
 
 namespace kc = perflab::kernels::cuda;
 
 size_t count(int64_t n) { return static_cast<size_t>(n); }
+
+#ifdef PERFLAB_HAVE_NCCL
+/// Across ranks, how long a host wait on NCCL work may take before the
+/// communicator is aborted (a peer that died never completes its part).
+constexpr double kNcclWaitS = 300;
+#endif
 
 /// One device input buffer of the double-buffered pipeline.
 struct InputSlot {
@@ -165,13 +175,23 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
 
   double take_loss() override {
     if (pending_losses_ == 0) return 0.0;
+    drain();
     const DeviceLoss loss = model_->take_loss(compute_.get());
-    // Across ranks each holds its shares of the batches' means: summed.
+    // Across ranks each holds its shares of the batches' means: summed. The
+    // first non-finite step is the earliest any rank saw (a rank that did
+    // not diverge says "never").
+    const double never = std::numeric_limits<double>::max();
     double total[2] = {loss.sum, loss.nonfinite ? 1.0 : 0.0};
-    if (nccl_.comm != nullptr) nccl_.comm->all_reduce_host(total, 2, collectives::ReduceOp::kSum);
+    double first = loss.nonfinite ? static_cast<double>(std::max<int64_t>(0, loss.first_nonfinite)) : never;
+    if (nccl_.comm != nullptr) {
+      nccl_.comm->all_reduce_host(total, 2, collectives::ReduceOp::kSum);
+      nccl_.comm->all_reduce_host(&first, 1, collectives::ReduceOp::kMin);
+    }
     const double mean = total[1] != 0 ? std::numeric_limits<double>::quiet_NaN()
                                       : total[0] / static_cast<double>(pending_losses_);
-    if (loss.nonfinite && first_nonfinite_ < 0) first_nonfinite_ = first_pending_ + std::max<int64_t>(0, loss.first_nonfinite);
+    if (total[1] != 0 && first_nonfinite_ < 0 && first != never) {
+      first_nonfinite_ = first_pending_ + static_cast<int64_t>(first);
+    }
     pending_losses_ = 0;
     return mean;
   }
@@ -208,6 +228,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     if (nccl_.comm == nullptr) return auc_of(eval_logits_.data());
     nccl_.comm->set_stream(compute_.get());
     nccl_.comm->send_recv(eval_transfers_.data(), eval_transfers_.size(), collectives::DataType::kFloat32);
+    drain();
     double auc = nccl_.comm->rank() == 0 ? auc_of(eval_gathered_.data()) : 0.0;
     nccl_.comm->broadcast_host(&auc, sizeof(auc), 0);
     return auc;
@@ -330,7 +351,18 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   }
 
   /// Waits for every step issued so far (outside the iterations: tests and the gate).
-  void wait() { PERFLAB_CUDA_CHECK(cudaStreamSynchronize(compute_.get())); }  // sync outside the iteration: reading parameters back
+  void wait() {
+    drain();
+    PERFLAB_CUDA_CHECK(cudaStreamSynchronize(compute_.get()));  // sync outside the iteration: reading parameters back
+  }
+  /// Across ranks: the compute stream's NCCL work finished, polled against
+  /// NCCL's error state with a timeout, so a rank whose peer died stops with
+  /// one line (communicator aborted) instead of hanging in a host sync.
+  void drain() {
+#ifdef PERFLAB_HAVE_NCCL
+    if (nccl_.comm != nullptr) collectives::nccl_wait(*nccl_.comm, compute_.get(), kNcclWaitS);
+#endif
+  }
 
   const DlrmSetup& setup_;
   const Dataset& train_;
