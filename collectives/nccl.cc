@@ -77,22 +77,7 @@ class NcclCommunicator final : public Communicator {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     PERFLAB_NCCL_CHECK(ncclCommInitRankConfig(&comm_, host.size(), id, host.rank(), &config));
-    const auto t0 = Clock::now();
-    for (;;) {
-      ncclResult_t state = ncclSuccess;
-      PERFLAB_NCCL_CHECK(ncclCommGetAsyncError(comm_, &state));
-      if (state == ncclSuccess) break;
-      if (state != ncclInProgress) {
-        ncclCommAbort(comm_);
-        throw_nccl_error(state, "ncclCommInitRankConfig", __FILE__, __LINE__);
-      }
-      if (std::chrono::duration<double>(Clock::now() - t0).count() > setup.init_timeout_s) {
-        ncclCommAbort(comm_);
-        throw Error(fmt::format("NCCL: communicator not ready after {:.0f} s (a rank did not arrive); aborted",
-                                setup.init_timeout_s));
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    await_ready("ncclCommInitRankConfig", "communicator not ready (a rank did not arrive)");
   }
   ~NcclCommunicator() override {
     if (comm_) ncclCommDestroy(comm_);
@@ -174,6 +159,12 @@ class NcclCommunicator final : public Communicator {
   void enqueued(ncclResult_t rc, const char* call) {
     if (rc == ncclSuccess) return;
     if (rc != ncclInProgress) throw_nccl_error(rc, call, __FILE__, __LINE__);
+    await_ready(call, fmt::format("{} not enqueued (a peer did not connect?)", call));
+  }
+
+  /// Polls NCCL's asynchronous state until the communicator is ready; an
+  /// error, or `timeout_s_` without one, aborts it and throws one line.
+  void await_ready(const char* call, const std::string& timeout_what) {
     const auto t0 = Clock::now();
     for (;;) {
       ncclResult_t state = ncclSuccess;
@@ -187,9 +178,7 @@ class NcclCommunicator final : public Communicator {
       if (std::chrono::duration<double>(Clock::now() - t0).count() > timeout_s_) {
         ncclCommAbort(comm_);
         comm_ = nullptr;
-        throw Error(fmt::format("NCCL: {} not enqueued after {:.0f} s (a peer did not connect?); communicator "
-                                "aborted",
-                                call, timeout_s_));
+        throw Error(fmt::format("NCCL: {} after {:.0f} s; communicator aborted", timeout_what, timeout_s_));
       }
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
