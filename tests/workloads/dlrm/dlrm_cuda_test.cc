@@ -38,6 +38,7 @@
 #include "tests/support/cuda_device.h"
 #include "workloads/dlrm/cuda_compare.h"
 #include "workloads/dlrm/cuda_run.h"
+#include "tests/workloads/dlrm/tiny_cuda_dlrm.h"
 #endif
 
 namespace perflab::dlrm {
@@ -141,54 +142,6 @@ namespace kc = perflab::kernels::cuda;
 constexpr int64_t kBatch = 37;
 constexpr uint64_t kSeed = 5;
 
-ModelShape tiny_shape(int dim) {
-  ModelShape s;
-  s.num_dense = 5;
-  s.table_sizes = {5, 7, 3};
-  s.embed_dim = dim;
-  s.bottom_mlp = {8, dim};
-  s.top_mlp = {6, 1};
-  return s;
-}
-
-Dataset tiny_data(int64_t samples, uint32_t seed) {
-  Dataset d;
-  d.num_dense = 5;
-  d.table_sizes = {5, 7, 3};
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  for (int64_t i = 0; i < samples; ++i) {
-    for (int f = 0; f < d.num_dense; ++f) d.dense.push_back(value(gen));
-    for (int64_t rows : d.table_sizes) {
-      d.categorical.push_back(static_cast<int32_t>(gen() % static_cast<uint32_t>(rows)));
-    }
-    d.labels.push_back(gen() % 2 == 0 ? 0.0f : 1.0f);
-  }
-  return d;
-}
-
-DlrmSetup tiny_setup(int dim, const std::string& precision, const Dataset& train) {
-  DlrmSetup s;
-  s.shape = tiny_shape(dim);
-  s.batch_size = kBatch;
-  s.precision = precision;
-  s.schedule.base = 0.5;
-  s.schedule.warmup_steps = 2;  // the learning rate changes between iterations
-  s.training.iterations_per_epoch = train.size() / kBatch;
-  s.step.batch_size = kBatch;
-  return s;
-}
-
-/// A run driven as the harness drives it: its DeviceStep through a
-/// StepDriver on the real CUDA calls, graphs as the toggle says.
-struct Driven {
-  Driven(std::unique_ptr<DlrmCudaRun> r, bool graphs)
-      : run(std::move(r)), ops(make_cuda_device_ops()), driver(*run->device_step(), *ops, graphs) {}
-  std::unique_ptr<DlrmCudaRun> run;
-  std::unique_ptr<DeviceOps> ops;
-  StepDriver driver;
-};
-
 ToggleSet toggles(bool fused, bool sync_free, bool graphs) {
   ToggleSet t;
   t[Toggle::kFused] = {fused, fused, ""};
@@ -225,20 +178,6 @@ std::vector<std::vector<float>> cpu_state(CpuModel& m) {
   for (int t = 0; t < static_cast<int>(m.shape().table_sizes.size()); ++t) {
     const float* v = m.embedding_row(t, 0);
     out.emplace_back(v, v + m.shape().table_sizes[static_cast<size_t>(t)] * m.shape().embed_dim);
-  }
-  return out;
-}
-
-std::vector<std::vector<float>> gpu_state(DlrmCudaRun& run, const ModelShape& shape, size_t dense_tensors) {
-  std::vector<std::vector<float>> out;
-  for (size_t i = 0; i < dense_tensors; ++i) out.push_back(run.dense_parameter(i));
-  for (int t = 0; t < static_cast<int>(shape.table_sizes.size()); ++t) {
-    std::vector<float> table;
-    for (int64_t r = 0; r < shape.table_sizes[static_cast<size_t>(t)]; ++r) {
-      const std::vector<float> row = run.embedding_row(t, r);
-      table.insert(table.end(), row.begin(), row.end());
-    }
-    out.push_back(table);
   }
   return out;
 }
@@ -305,7 +244,7 @@ TEST_P(DlrmCudaRunTest, SeveralIterationsMatchTheCpuModelAndCountSyncs) {
   const RunCase rc = GetParam();
   const std::string mode = mode_name(rc.fused, rc.sync_free, rc.graphs, rc.precision);
   const Dataset train = tiny_data(3 * kBatch, 11), eval = tiny_data(50, 12);
-  const DlrmSetup setup = tiny_setup(16, rc.precision, train);
+  const DlrmSetup setup = tiny_setup(16, rc.precision, train, kBatch);
   Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(rc.fused, rc.sync_free, rc.graphs)),
            rc.graphs && rc.sync_free);
   DlrmCudaRun* run = d.run.get();
@@ -336,7 +275,7 @@ TEST_P(DlrmCudaRunTest, SeveralIterationsMatchTheCpuModelAndCountSyncs) {
   EXPECT_EQ(run->take_loss(), 0.0) << "the accumulator restarts after a take";
 
   const std::vector<std::vector<float>> expected = cpu_state(cpu);
-  const std::vector<std::vector<float>> actual = gpu_state(*run, setup.shape, cpu.dense_parameters().size());
+  const std::vector<std::vector<float>> actual = parameter_state(*run, setup.shape, cpu.dense_parameters().size());
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t k = 0; k < expected.size(); ++k) {
     // Six steps compound the per-step differences: 1.5x the one-step tolerance.
@@ -383,7 +322,7 @@ TEST(DlrmCudaGraphs, ReplayGivesTheSameResultAsEagerSteps) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const Dataset train = tiny_data(3 * kBatch, 21), eval = tiny_data(50, 22);
   for (bool fused : {false, true}) {
-    const DlrmSetup setup = tiny_setup(4, "fp32", train);
+    const DlrmSetup setup = tiny_setup(4, "fp32", train, kBatch);
     Driven graphed(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(fused, true, true)), true);
     Driven eager(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(fused, true, false)), false);
     // Iterations 2..5 replay: slot 0's graph at 2 and 4, slot 1's at 3 and 5.
@@ -396,8 +335,8 @@ TEST(DlrmCudaGraphs, ReplayGivesTheSameResultAsEagerSteps) {
     ASSERT_FALSE(eager.driver.record().graphs_used);
     EXPECT_NEAR(graphed.run->take_loss(), eager.run->take_loss(), 1e-6);
     const size_t dense = CpuModel(setup.shape, kSeed).dense_parameters().size();
-    const auto a = gpu_state(*graphed.run, setup.shape, dense);
-    const auto b = gpu_state(*eager.run, setup.shape, dense);
+    const auto a = parameter_state(*graphed.run, setup.shape, dense);
+    const auto b = parameter_state(*eager.run, setup.shape, dense);
     ASSERT_EQ(a.size(), b.size());
     for (size_t k = 0; k < a.size(); ++k) {
       ASSERT_EQ(a[k].size(), b[k].size());
@@ -412,7 +351,7 @@ TEST(DlrmCudaGraphs, ReplayGivesTheSameResultAsEagerSteps) {
 TEST(DlrmCudaGraphs, WithoutSyncFreeTheHarnessCapturesNothingAndSaysWhy) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const Dataset train = tiny_data(3 * kBatch, 31), eval = tiny_data(50, 32);
-  const DlrmSetup setup = tiny_setup(4, "fp32", train);
+  const DlrmSetup setup = tiny_setup(4, "fp32", train, kBatch);
   Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(true, false, true)), true);
   for (int64_t i = 0; i < 3; ++i) d.driver.iterate(i);
   EXPECT_FALSE(d.driver.record().graphs_used);
@@ -431,7 +370,7 @@ TEST(DlrmCudaDivergence, TheDeviceFlagsTheStepAndTheRunNamesTheTensor) {
   Dataset train = tiny_data(3 * kBatch, 11);
   const Dataset eval = tiny_data(50, 12);
   train.dense[static_cast<size_t>((2 * kBatch + 3) * train.num_dense)] = std::numeric_limits<float>::quiet_NaN();
-  const DlrmSetup setup = tiny_setup(16, "tf32", train);
+  const DlrmSetup setup = tiny_setup(16, "tf32", train, kBatch);
   Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(true, true, true)), true);
   for (int64_t i = 0; i < 6; ++i) {
     const int64_t before = kc::host_sync_count();

@@ -38,6 +38,7 @@
 #include "workloads/dlrm/cuda_convert.h"
 #include "workloads/dlrm/cuda_model.h"
 #include "workloads/dlrm/cuda_run.h"
+#include "tests/workloads/dlrm/tiny_cuda_dlrm.h"
 #endif
 #ifdef PERFLAB_HAVE_NCCL
 #include "collectives/nccl.h"
@@ -63,53 +64,12 @@ namespace kc = perflab::kernels::cuda;
 constexpr int64_t kBatch = 37;
 constexpr uint64_t kSeed = 9;
 
-ModelShape odd_shape(int dim) {
-  ModelShape s;
-  s.num_dense = 5;
-  s.table_sizes = {5, 7, 3};
-  s.embed_dim = dim;
-  s.bottom_mlp = {8, dim};
-  s.top_mlp = {6, 1};
-  return s;
-}
-
-Dataset odd_data(int64_t samples, uint32_t seed) {
-  Dataset d;
-  d.num_dense = 5;
-  d.table_sizes = {5, 7, 3};
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  for (int64_t i = 0; i < samples; ++i) {
-    for (int f = 0; f < d.num_dense; ++f) d.dense.push_back(value(gen));
-    for (int64_t rows : d.table_sizes)
-      d.categorical.push_back(static_cast<int32_t>(gen() % static_cast<uint32_t>(rows)));
-    d.labels.push_back(gen() % 2 == 0 ? 0.0f : 1.0f);
-  }
-  return d;
-}
-
 /// NCCL over the single-rank communicator, once per test binary.
 collectives::Communicator& one_rank_nccl() {
   static std::unique_ptr<collectives::Communicator> host = collectives::make_single_communicator();
   static std::unique_ptr<collectives::Communicator> nccl =
       collectives::make_nccl_communicator(*host, {});
   return *nccl;
-}
-
-/// Every parameter of a GPU model, per tensor: dense tensors, then tables.
-std::vector<std::vector<float> > state(const CudaModel& m, size_t dense_tensors) {
-  std::vector<std::vector<float> > out;
-  for (size_t i = 0; i < dense_tensors; ++i) out.push_back(m.dense_parameter(i));
-  const ModelShape& shape = m.shape();
-  for (int t = 0; t < static_cast<int>(shape.table_sizes.size()); ++t) {
-    std::vector<float> table;
-    for (int64_t r = 0; r < shape.table_sizes[static_cast<size_t>(t)]; ++r) {
-      const std::vector<float> row = m.embedding_row(t, r);
-      table.insert(table.end(), row.begin(), row.end());
-    }
-    out.push_back(table);
-  }
-  return out;
 }
 
 void expect_same(const std::vector<std::vector<float> >& actual,
@@ -130,8 +90,8 @@ class DlrmNcclStepTest : public ::testing::TestWithParam<StepParam> {};
 TEST_P(DlrmNcclStepTest, OneRankStepEqualsThePlainStepAndTheCpu) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const auto [dim, precision, fused, sync_free] = GetParam();
-  const ModelShape shape = odd_shape(dim);
-  const Dataset data = odd_data(kBatch, 3);
+  const ModelShape shape = tiny_shape(dim);
+  const Dataset data = tiny_data(kBatch, 3);
   CudaModelOptions plain_options;
   plain_options.batch = kBatch;
   plain_options.precision = precision;
@@ -164,10 +124,10 @@ TEST_P(DlrmNcclStepTest, OneRankStepEqualsThePlainStepAndTheCpu) {
   }
   EXPECT_NEAR(loss[1], loss[0], 1e-6 * std::abs(loss[0])) << describe(plain_options);
   const size_t tensors = init_plain.dense_parameters().size();
-  expect_same(state(nccl, tensors), state(plain, tensors),
+  expect_same(parameter_state(nccl, shape, tensors), parameter_state(plain, shape, tensors),
               "NCCL (1 rank) vs plain, " + describe(plain_options));
   EXPECT_NEAR(loss[2], loss[0], 1e-6 * std::abs(loss[0])) << "overlapped, " << describe(plain_options);
-  expect_same(state(overlapped, tensors), state(plain, tensors),
+  expect_same(parameter_state(overlapped, shape, tensors), parameter_state(plain, shape, tensors),
               "NCCL (1 rank) with the exchanges overlapped vs plain, " + describe(plain_options));
 
   // And against the CPU reference, as the gate compares it.
@@ -191,17 +151,6 @@ INSTANTIATE_TEST_SUITE_P(AllModes, DlrmNcclStepTest,
 
 // ---- The run: eager, graphs, evaluation ------------------------------------------
 
-DlrmSetup odd_setup(const Dataset& train) {
-  DlrmSetup s;
-  s.shape = odd_shape(16);
-  s.batch_size = kBatch;
-  s.schedule.base = 0.5;
-  s.schedule.warmup_steps = 2;
-  s.training.iterations_per_epoch = train.size() / kBatch;
-  s.step.batch_size = kBatch;
-  return s;
-}
-
 ToggleSet toggles(bool graphs, bool sharp = false) {
   ToggleSet t;
   t[Toggle::kFused] = {true, true, ""};
@@ -211,37 +160,14 @@ ToggleSet toggles(bool graphs, bool sharp = false) {
   return t;
 }
 
-struct Driven {
-  Driven(std::unique_ptr<DlrmCudaRun> r, bool graphs)
-      : run(std::move(r)), ops(make_cuda_device_ops()), driver(*run->device_step(), *ops, graphs) {}
-  std::unique_ptr<DlrmCudaRun> run;
-  std::unique_ptr<DeviceOps> ops;
-  StepDriver driver;
-};
-
-std::vector<std::vector<float> > run_state(DlrmCudaRun& run, const ModelShape& shape,
-                                           size_t dense_tensors) {
-  std::vector<std::vector<float> > out;
-  for (size_t i = 0; i < dense_tensors; ++i) out.push_back(run.dense_parameter(i));
-  for (int t = 0; t < static_cast<int>(shape.table_sizes.size()); ++t) {
-    std::vector<float> table;
-    for (int64_t r = 0; r < shape.table_sizes[static_cast<size_t>(t)]; ++r) {
-      const std::vector<float> row = run.embedding_row(t, r);
-      table.insert(table.end(), row.begin(), row.end());
-    }
-    out.push_back(table);
-  }
-  return out;
-}
-
 /// Six iterations (two epochs of three batches): plain eager, NCCL eager,
 /// NCCL with graphs (iterations 2..5 replayed). All three end equal, and
 /// the NCCL run's evaluation (logits gathered through NCCL) gives the plain
 /// run's AUC.
 TEST(DlrmNcclRun, EagerAndCapturedStepsEqualThePlainRun) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  const Dataset train = odd_data(3 * kBatch, 41), eval = odd_data(50, 42);
-  const DlrmSetup setup = odd_setup(train);
+  const Dataset train = tiny_data(3 * kBatch, 41), eval = tiny_data(50, 42);
+  const DlrmSetup setup = tiny_setup(16, "fp32", train, kBatch);
   const DlrmNccl nccl{&one_rank_nccl(), 0, false, ""};
   Driven plain(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(false)), false);
   Driven eager(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(false), nccl), false);
@@ -265,9 +191,9 @@ TEST(DlrmNcclRun, EagerAndCapturedStepsEqualThePlainRun) {
   EXPECT_NEAR(losses[1], losses[0], 1e-6 * std::abs(losses[0]));
   EXPECT_NEAR(losses[2], losses[0], 1e-6 * std::abs(losses[0]));
   const size_t tensors = CpuModel(setup.shape, kSeed).dense_parameters().size();
-  const auto expected = run_state(*plain.run, setup.shape, tensors);
-  expect_same(run_state(*eager.run, setup.shape, tensors), expected, "NCCL eager vs plain");
-  expect_same(run_state(*graphed.run, setup.shape, tensors), expected, "NCCL graphs vs plain");
+  const auto expected = parameter_state(*plain.run, setup.shape, tensors);
+  expect_same(parameter_state(*eager.run, setup.shape, tensors), expected, "NCCL eager vs plain");
+  expect_same(parameter_state(*graphed.run, setup.shape, tensors), expected, "NCCL graphs vs plain");
 
   const double auc = plain.run->evaluate();
   EXPECT_NEAR(eager.run->evaluate(), auc, 1e-9);
@@ -282,8 +208,8 @@ TEST(DlrmNcclRun, EagerAndCapturedStepsEqualThePlainRun) {
 /// reason (from NCCL's log, or its absence) says why.
 TEST(DlrmNcclRun, SharpOnOneGpuReadsOffWithAReason) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  const Dataset train = odd_data(3 * kBatch, 51), eval = odd_data(50, 52);
-  const DlrmSetup setup = odd_setup(train);
+  const Dataset train = tiny_data(3 * kBatch, 51), eval = tiny_data(50, 52);
+  const DlrmSetup setup = tiny_setup(16, "fp32", train, kBatch);
   const DlrmNccl nccl{&one_rank_nccl(), 0, true, ""};
   Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(false, true), nccl), false);
   for (int64_t i = 0; i < 2; ++i) d.driver.iterate(i);

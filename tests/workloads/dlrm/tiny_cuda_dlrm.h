@@ -1,0 +1,91 @@
+// What the dlrm cuda tests share (dlrm_cuda_test.cc, dlrm_nccl_cuda_test.cc):
+// a tiny model at odd sizes (tables of 5, 7 and 3 rows; 5 dense features),
+// seeded data for it, its setup, a run driven as the harness drives it, and
+// every parameter of a model or run read back per tensor. CUDA builds only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/device_step.h"
+#include "harness/step_driver.h"
+#include "workloads/dlrm/cuda_run.h"
+#include "workloads/dlrm/data/dataset.h"
+#include "workloads/dlrm/dlrm_benchmark.h"
+
+namespace perflab::dlrm {
+
+inline ModelShape tiny_shape(int dim) {
+  ModelShape s;
+  s.num_dense = 5;
+  s.table_sizes = {5, 7, 3};
+  s.embed_dim = dim;
+  s.bottom_mlp = {8, dim};
+  s.top_mlp = {6, 1};
+  return s;
+}
+
+/// `samples` samples for tiny_shape: dense in [-1, 1), ids inside their
+/// tables, labels 0 or 1, all from `seed`.
+inline Dataset tiny_data(int64_t samples, uint32_t seed) {
+  Dataset d;
+  d.num_dense = 5;
+  d.table_sizes = {5, 7, 3};
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  for (int64_t i = 0; i < samples; ++i) {
+    for (int f = 0; f < d.num_dense; ++f) d.dense.push_back(value(gen));
+    for (int64_t rows : d.table_sizes) {
+      d.categorical.push_back(static_cast<int32_t>(gen() % static_cast<uint32_t>(rows)));
+    }
+    d.labels.push_back(gen() % 2 == 0 ? 0.0f : 1.0f);
+  }
+  return d;
+}
+
+/// tiny_shape(dim) trained at `batch` with a learning rate that changes
+/// between iterations (warm-up of 2 steps).
+inline DlrmSetup tiny_setup(int dim, const std::string& precision, const Dataset& train, int64_t batch) {
+  DlrmSetup s;
+  s.shape = tiny_shape(dim);
+  s.batch_size = batch;
+  s.precision = precision;
+  s.schedule.base = 0.5;
+  s.schedule.warmup_steps = 2;
+  s.training.iterations_per_epoch = train.size() / batch;
+  s.step.batch_size = batch;
+  return s;
+}
+
+/// A run driven as the harness drives it: its DeviceStep through a
+/// StepDriver on the real CUDA calls, graphs as the toggle says.
+struct Driven {
+  Driven(std::unique_ptr<DlrmCudaRun> r, bool graphs)
+      : run(std::move(r)), ops(make_cuda_device_ops()), driver(*run->device_step(), *ops, graphs) {}
+  std::unique_ptr<DlrmCudaRun> run;
+  std::unique_ptr<DeviceOps> ops;
+  StepDriver driver;
+};
+
+/// Every parameter of `m` (a CudaModel or a DlrmCudaRun), per tensor:
+/// `dense_tensors` dense tensors, then one vector per table.
+template <typename Model>
+std::vector<std::vector<float>> parameter_state(Model& m, const ModelShape& shape, size_t dense_tensors) {
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < dense_tensors; ++i) out.push_back(m.dense_parameter(i));
+  for (int t = 0; t < static_cast<int>(shape.table_sizes.size()); ++t) {
+    std::vector<float> table;
+    for (int64_t r = 0; r < shape.table_sizes[static_cast<size_t>(t)]; ++r) {
+      const std::vector<float> row = m.embedding_row(t, r);
+      table.insert(table.end(), row.begin(), row.end());
+    }
+    out.push_back(table);
+  }
+  return out;
+}
+
+}  // namespace perflab::dlrm
