@@ -172,7 +172,6 @@ double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_
   constexpr double kSampleBytes = (13 + 1) * sizeof(float) + 26 * sizeof(int32_t);
   double rows = 0, widths = static_cast<double>(shape.embed_dim) * static_cast<double>(shape.table_sizes.size());
   for (int64_t r : shape.table_sizes) rows += static_cast<double>(r);
-  const double all_rows = rows;
   if (nccl) {
     const TablePlacement placement = place_tables(shape.table_sizes, ranks);
     rows = static_cast<double>(*std::max_element(placement.rows_of.begin(), placement.rows_of.end()));
@@ -181,7 +180,7 @@ double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_
   for (int w : shape.bottom_mlp) widths += w;
   for (int w : shape.top_mlp) widths += w;
   const double tables = rows * static_cast<double>(shape.embed_dim) * sizeof(float);
-  const double dense = (static_cast<double>(parameter_count(shape)) - all_rows * shape.embed_dim) * sizeof(float) * 2;
+  const double dense = static_cast<double>(dense_parameter_count(shape)) * sizeof(float) * 2;
   const auto b = static_cast<double>(batch);
   const double eval_rows = std::ceil(static_cast<double>(eval_samples) / b) * b;
   return tables + dense + (eval_rows + 2 * b) * kSampleBytes + 3 * b * widths * sizeof(float) +

@@ -344,6 +344,7 @@ namespace {
 struct ModelCost {
   double multiply_adds = 0;  // per sample, forward
   int64_t parameters = 0;
+  int64_t dense_parameters = 0;  // the MLPs' weights and biases
 };
 
 /// Adds an MLP with the given widths on `in` inputs to `cost`.
@@ -351,6 +352,7 @@ void add_mlp(const std::vector<int>& widths, int64_t in, ModelCost& cost) {
   for (int out : widths) {
     cost.multiply_adds += static_cast<double>(in) * out;
     cost.parameters += in * out + out;
+    cost.dense_parameters += in * out + out;
     in = out;
   }
 }
@@ -370,6 +372,8 @@ ModelCost model_cost(const ModelShape& shape) {
 
 int64_t parameter_count(const ModelShape& shape) { return model_cost(shape).parameters; }
 
+int64_t dense_parameter_count(const ModelShape& shape) { return model_cost(shape).dense_parameters; }
+
 double forward_flops_per_sample(const ModelShape& shape) {
   return 2.0 * model_cost(shape).multiply_adds;
 }
@@ -380,10 +384,7 @@ double training_flops_per_iteration(const ModelShape& shape, int64_t batch) {
 
 double training_bytes_floor_per_iteration(const ModelShape& shape, int64_t batch, int value_bytes) {
   const auto tables = static_cast<double>(shape.table_sizes.size());
-  double embedding_rows = 0;
-  for (int64_t rows : shape.table_sizes) embedding_rows += static_cast<double>(rows);
-  const double dense_params =
-      static_cast<double>(model_cost(shape).parameters) - embedding_rows * shape.embed_dim;
+  const auto dense_params = static_cast<double>(model_cost(shape).dense_parameters);
   const auto b = static_cast<double>(batch);
   const double embeddings = 3.0 * b * tables * shape.embed_dim * value_bytes;
   const double dense = 4.0 * dense_params * value_bytes;

@@ -35,6 +35,8 @@ struct ModelShape {
 /// Trainable floats of a model of this shape: MLP weights and biases plus
 /// every embedding row.
 int64_t parameter_count(const ModelShape& shape);
+/// The MLPs' share of parameter_count: weights and biases, no embedding row.
+int64_t dense_parameter_count(const ModelShape& shape);
 
 /// Forward FLOPs per sample: 2 x the multiply-adds of the MLP GEMMs and of the
 /// interaction's dot products (bias adds and activations not counted).

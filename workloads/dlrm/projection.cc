@@ -34,12 +34,6 @@ std::optional<collectives::Prediction> best_all_reduce(uint64_t bytes, const col
   return best;
 }
 
-int64_t dense_parameters(const ModelShape& shape) {
-  int64_t rows = 0;
-  for (int64_t r : shape.table_sizes) rows += r;
-  return parameter_count(shape) - rows * shape.embed_dim;
-}
-
 }  // namespace
 
 Projection project_communication(const ModelShape& shape, int64_t per_gpu_batch,
@@ -51,7 +45,7 @@ Projection project_communication(const ModelShape& shape, int64_t per_gpu_batch,
   const double tables = static_cast<double>(shape.table_sizes.size());
   const double a2a_bytes = static_cast<double>(per_gpu_batch) * tables * shape.embed_dim * sizeof(float) *
                            out.exchange_scale;
-  const auto ar_bytes = static_cast<uint64_t>(dense_parameters(shape)) * sizeof(float);
+  const auto ar_bytes = static_cast<uint64_t>(dense_parameter_count(shape)) * sizeof(float);
   for (const Scale& s : kScales) {
     ScaleProjection p;
     p.nodes = s.nodes;

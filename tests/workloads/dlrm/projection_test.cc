@@ -34,6 +34,7 @@ TEST(DlrmProjection, BytesByHandAndTimesFromTheModel) {
   int64_t rows = 0;
   for (int64_t r : shape.table_sizes) rows += r;
   ASSERT_EQ(parameter_count(shape) - rows * shape.embed_dim, static_cast<int64_t>(dense));
+  ASSERT_EQ(dense_parameter_count(shape), static_cast<int64_t>(dense));
   for (const ScaleProjection& s : p.scales) {
     EXPECT_EQ(s.global_batch, 37 * s.gpus());
     EXPECT_DOUBLE_EQ(s.all_to_all_bytes, 37.0 * 7 * 16 * 4);
