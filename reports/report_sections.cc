@@ -1,10 +1,12 @@
 #include "reports/report_sections.h"
 
-#include <fmt/format.h>
-
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include "collectives/model_sweep.h"  // format_time_us
 
 namespace perflab::reports {
 namespace {
@@ -67,13 +69,8 @@ std::string text_at(const nlohmann::json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string("?");
 }
 
-/// "12.3 us", "4.56 ms": three significant digits.
-std::string us_text(std::optional<double> us) {
-  if (!us) return "?";
-  if (*us < 1000) return fmt::format("{:.3g} us", *us);
-  if (*us < 1e6) return fmt::format("{:.3g} ms", *us / 1e3);
-  return fmt::format("{:.3g} s", *us / 1e6);
-}
+/// collectives' "12.3 us", "4.56 ms" (three significant digits), or "?".
+std::string us_text(std::optional<double> us) { return us ? collectives::format_time_us(*us) : "?"; }
 
 std::string bytes_text(std::optional<double> bytes) {
   if (!bytes) return "?";
