@@ -200,8 +200,16 @@ TEST(DlrmNcclRun, EagerAndCapturedStepsEqualThePlainRun) {
   EXPECT_NEAR(graphed.run->evaluate(), auc, 1e-9);
   const CorrectnessReport gate = graphed.run->check_correctness();
   EXPECT_TRUE(gate.passed) << gate.detail;
-  EXPECT_EQ(graphed.run->run_facts().value("exchange", ""), "nccl")
-      << graphed.run->run_facts().dump();
+  const nlohmann::json facts = graphed.run->run_facts();
+  EXPECT_EQ(facts.value("exchange", ""), "nccl") << facts.dump();
+  // The all-reduce's bytes are the model's gradient buffer (padded slots included).
+  CpuModel init(setup.shape, kSeed);
+  CudaModelOptions options;
+  options.batch = kBatch;
+  const CudaModel model(init, options);
+  EXPECT_EQ(facts.value("gradient_all_reduce_bytes", int64_t{-1}),
+            model.dense_count() * static_cast<int64_t>(sizeof(float)))
+      << facts.dump();
 }
 
 /// --sharp on the NCCL path with one GPU: requested, not in effect, and the
