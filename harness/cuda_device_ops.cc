@@ -1,10 +1,12 @@
 // DeviceOps on the CUDA runtime (see step_driver.h): graph capture in global
 // mode on the step's stream, one instantiated graph per step variant, the
-// counted host syncs of kernels/cuda/host_sync.h, CUDA-event timing.
+// counted host syncs of kernels/cuda/host_sync.h, CUDA-event timing, and
+// CUPTI's activity records (harness/cupti_activity.h).
 // Built with CUDA only.
 #include <map>
 
 #include "harness/cuda_event_timer.h"
+#include "harness/cupti_activity.h"
 #include "harness/step_driver.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/host_sync.h"
@@ -38,6 +40,9 @@ class CudaDeviceOps final : public DeviceOps {
   std::unique_ptr<DeviceIterationTimer> make_timer(void* stream) override {
     return std::make_unique<CudaEventTimer>(as_stream(stream));
   }
+  void start_activity() override { cupti::start(); }
+  ActivityLog stop_activity() override { return cupti::stop(); }
+  uint64_t activity_clock_ns() override { return cupti::timestamp_ns(); }
 
  private:
   std::map<int, kc::GraphExec> graphs_;

@@ -19,7 +19,8 @@ DeviceContext probe_device_context() {
   if (auto known = kernels::device_peaks(d.name)) {
     ctx.peaks = DevicePeaks{known->model, known->tf32_flops, known->bf16_flops, known->bytes_per_s,
                             fmt::format("{} as {} (roofline table, kernels/roofline.h)", d.name,
-                                        known->model)};
+                                        known->model),
+                            known->fp32_flops};
     return ctx;
   }
   const double bandwidth = kernels::memory_bandwidth_from_clock(d.memory_clock_rate_khz,

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "harness/launch_plan.h"
+
 namespace perflab {
 
 class DeviceStep {
@@ -37,6 +39,10 @@ class DeviceStep {
   /// Eager iterations before the first capture (kernels loaded, library
   /// heuristics and allocations settled).
   virtual int eager_iterations() const { return 2; }
+  /// The kernels variant `variant`'s step launches, in order, with their
+  /// work (harness/launch_plan.h): the profiler's per-kernel floors and the
+  /// launch count a CPU test checks. Empty: not declared.
+  virtual LaunchPlan launch_plan(int /*variant*/) const { return {}; }
 };
 
 }  // namespace perflab

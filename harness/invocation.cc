@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "harness/atomic_file.h"
+#include "harness/chrome_trace.h"
 #include "harness/environment.h"
 #include "harness/error.h"
 #include "harness/interrupt.h"
@@ -82,6 +83,8 @@ PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark&
                                      platform, [&](const RunRecord& r) {
                                        notify(ProgressEvent::Kind::kEvaluated, i, &r);
                                      }));
+      RunRecord& done = record.runs.back();
+      if (done.profile && done.activity) done.profile->trace = fmt::format("trace_{}.json", i);
       notify(ProgressEvent::Kind::kRunFinished, i, &record.runs.back());
     }
     if (record.runs.empty()) {  // interrupted before the first run: nothing to keep
@@ -101,6 +104,11 @@ PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark&
     out.result = result_to_json(record, session.environment());
     out.dir = dir;
     if (writer) {
+      for (const RunRecord& r : record.runs) {
+        if (!r.profile || !r.activity) continue;
+        const std::string title = fmt::format("perflab run {} ({}), seed {}", spec.workload, spec.preset_label(), r.seed);
+        write_file_atomically(work / r.profile->trace, chrome_trace(*r.activity, title).dump() + "\n");
+      }
       write_file_atomically(work / "result.json", out.result.dump(2) + "\n");
       if (hooks.render) {
         for (const auto& [name, content] : hooks.render(out.result)) {

@@ -17,12 +17,23 @@ nlohmann::json optional_json(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+nlohmann::json optional_count(const std::optional<int64_t>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
 nlohmann::json execution_to_json(const ExecutionRecord& e) {
   return {{"cuda_graphs",
            {{"used", e.graphs_used}, {"captured", e.graphs_captured}, {"replayed", e.graph_replays},
             {"note", e.graphs_note}}},
           {"host_syncs_per_iteration",
-           {{"min", e.syncs_min}, {"max", e.syncs_max}, {"expected", e.expected_syncs}}}};
+           {{"min", e.syncs_min}, {"max", e.syncs_max}, {"expected", e.expected_syncs}}},
+          {"launches_per_iteration",
+           {{"kernels", optional_count(e.kernels_per_iteration)},
+            {"copies", optional_count(e.copies_per_iteration)},
+            {"memsets", optional_count(e.memsets_per_iteration)},
+            {"declared_kernels", optional_count(e.declared_kernels_per_iteration)},
+            {"counted_at", e.launches_counted_at >= 0 ? nlohmann::json(e.launches_counted_at) : nlohmann::json(nullptr)},
+            {"note", e.launches_note}}}};
 }
 
 nlohmann::json run_to_json(const RunRecord& r) {
@@ -51,6 +62,7 @@ nlohmann::json run_to_json(const RunRecord& r) {
                                         : nlohmann::json(nullptr)},
           {"execution", r.execution ? execution_to_json(*r.execution) : nlohmann::json(nullptr)},
           {"facts", r.facts},
+          {"profile", r.profile ? kernel_profile_to_json(*r.profile) : nlohmann::json(nullptr)},
           {"quality_curve", curve},
           {"log", r.log_file}};
 }

@@ -16,6 +16,7 @@
 #include "harness/run_spec.h"
 #include "harness/step_driver.h"
 #include "harness/workload.h"
+#include "kernels/roofline.h"
 
 namespace perflab {
 
@@ -26,6 +27,10 @@ struct DevicePeaks {
   double bf16_flops = 0;   ///< Dense BF16 tensor-core FLOP/s (0: unknown).
   double bytes_per_s = 0;  ///< Memory bandwidth (0: unknown).
   std::string basis;       ///< Where the numbers come from.
+  double fp32_flops = 0;   ///< FP32 FLOP/s on the CUDA cores (0: unknown).
+
+  /// The same peaks as the roofline functions take them (kernels/roofline.h).
+  kernels::DevicePeaks roofline() const { return {model, tf32_flops, bf16_flops, bytes_per_s, fp32_flops}; }
 };
 
 /// The devices of this process, probed once.

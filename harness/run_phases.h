@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "collectives/communicator.h"
 #include "harness/mllog.h"
+#include "harness/phase.h"
 #include "harness/runner.h"
 #include "harness/step_driver.h"
 #include "harness/workload.h"
@@ -37,11 +39,24 @@ class SeedStep {
   std::optional<ExecutionRecord> execution() const;
   TimedStep& step() { return step_; }
 
+  /// A profiled window (device steps only): device activity, the harness's
+  /// phase ranges on the activity's clock and the launches the step
+  /// declares, from now until stop_profile.
+  void start_profile();
+  /// Waits for the device and ends the window: every record (ranges
+  /// included) and the declared launches of its iterations.
+  std::pair<ActivityLog, LaunchPlan> stop_profile();
+
  private:
   TimedStep& step_;
   std::unique_ptr<DeviceOps> ops_;
   std::unique_ptr<StepDriver> driver_;
+  std::unique_ptr<PhaseRecording> phases_;
 };
+
+/// Iterations of the profiled window a throughput run adds (--profile):
+/// as many as it times, run between the warm-up and the timed window.
+int64_t profiled_iterations(const RunSpec& spec);
 
 /// Times iterations on the host clock and, when the step has one, on its
 /// device timer. Iterations before `warmup` are run but not recorded. The

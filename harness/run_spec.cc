@@ -102,10 +102,19 @@ std::string RunSpec::preset_label() const {
   return overrides.empty() ? preset : preset + "+overrides";
 }
 
+const char* profile_mode_name(ProfileMode mode) {
+  switch (mode) {
+    case ProfileMode::kOff: return "off";
+    case ProfileMode::kKernels: return "kernels";
+    case ProfileMode::kTrace: return "trace";
+  }
+  return "?";
+}
+
 nlohmann::json RunSpec::to_json() const {
   nlohmann::json requested = nlohmann::json::object();
   for (Toggle t : kAllToggles) requested[toggle_key(t)] = toggles[t].requested;
-  return {{"workload", workload},
+  nlohmann::json out = {{"workload", workload},
           {"preset", preset},
           {"overrides", overrides},
           {"params", params.json()},
@@ -122,7 +131,41 @@ nlohmann::json RunSpec::to_json() const {
           {"batch_param", batch_param.empty() ? nlohmann::json(nullptr) : nlohmann::json(batch_param)},
           {"learning_rate_param",
            learning_rate_param.empty() ? nlohmann::json(nullptr) : nlohmann::json(learning_rate_param)}};
+  // Written only when on, so that the spec (and a sweep run's key) of an
+  // unprofiled run is what it was before profiling existed.
+  if (profile != ProfileMode::kOff) out["profile"] = profile_mode_name(profile);
+  return out;
 }
+
+namespace {
+
+/// --profile: a device's kernels are profiled in throughput mode's extra
+/// window; anything else is refused in one line (exit 2).
+ProfileMode resolve_profile(const std::string& value, const RunSpec& spec) {
+  ProfileMode mode = ProfileMode::kOff;
+  if (value == "kernels") {
+    mode = ProfileMode::kKernels;
+  } else if (value == "trace") {
+    mode = ProfileMode::kTrace;
+  } else if (value != "off") {
+    throw UsageError(fmt::format("--profile: '{}' is not a valid value; valid values: off, kernels, trace", value));
+  }
+  if (mode == ProfileMode::kOff) return mode;
+  if (spec.backend != Backend::kCuda) {
+    throw UsageError(fmt::format("--profile {}: profiling records a GPU's kernels (CUPTI) and this run is on the {} "
+                                 "backend{}; run with --backend cuda on a machine with a GPU",
+                                 value, backend_name(spec.backend),
+                                 spec.backend_reason.empty() ? "" : " (" + spec.backend_reason + ")"));
+  }
+  if (spec.mode != RunMode::kThroughput) {
+    throw UsageError(fmt::format("--profile {}: profiles a throughput run's step (an extra window beside the timed "
+                                 "one, so the profiler's cost is measured); add --mode throughput",
+                                 value));
+  }
+  return mode;
+}
+
+}  // namespace
 
 RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
                          const DeviceProbe& devices) {
@@ -180,6 +223,7 @@ RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
   spec.mode = resolve_mode(request.mode, info);
   check_count("--iterations", request.iterations, 1, kMaxIterations);
   spec.iterations = request.iterations;
+  spec.profile = resolve_profile(request.profile, spec);
   spec.out_dir = request.out_dir;
   spec.batch_param = info.batch_param;
   spec.learning_rate_param = info.learning_rate_param;
@@ -235,6 +279,7 @@ RunRequest request_from_json(const nlohmann::json& spec) {
     // Results written before throughput mode existed are time-to-train.
     r.mode = spec.value("mode", std::string("time-to-train"));
     if (spec.contains("iterations")) r.iterations = count("iterations");
+    r.profile = spec.value("profile", std::string("off"));
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(std::string("result spec is malformed: ") + e.what());
   }

@@ -20,6 +20,11 @@ namespace perflab {
 struct WorkloadInfo;
 struct DeviceProbe;
 
+/// What --profile asks for.
+enum class ProfileMode { kOff, kKernels, kTrace };
+/// "off", "kernels", "trace".
+const char* profile_mode_name(ProfileMode mode);
+
 /// The counts a request may ask for. resolve_run_spec checks them for the
 /// command line, sweep files and rerun alike; the bounds keep every derived
 /// count (warm-up + timed iterations, seeds from the first) inside its type.
@@ -42,6 +47,7 @@ struct RunRequest {
   std::string mode;     ///< time-to-train | throughput; empty: the workload's default.
   int iterations = 100; ///< Throughput mode: timed iterations after warm-up.
   std::filesystem::path out_dir = "perflab-results";
+  std::string profile = "off";  ///< --profile: off | kernels | trace
 };
 
 /// A validated, fully resolved invocation.
@@ -62,6 +68,9 @@ struct RunSpec {
   int warmup_iterations = 3;
   RunMode mode = RunMode::kTimeToTrain;
   int iterations = 100;  ///< Throughput mode: timed iterations after warm-up.
+  /// --profile: kernels (the per-kernel table of a profiled window) or trace
+  /// (the table and a Chrome trace); off by default (docs/profiling.md).
+  ProfileMode profile = ProfileMode::kOff;
   std::filesystem::path out_dir;
   std::string batch_param;          ///< The workload's batch-size parameter (empty: none).
   std::string learning_rate_param;  ///< Its learning-rate parameter (empty: none).

@@ -27,7 +27,38 @@ SeedStep::SeedStep(TimedStep& step, const RunContext& ctx) : step_(step) {
   if (DeviceStep* device = step.device_step()) {
     ops_ = ctx.device_ops();
     driver_ = std::make_unique<StepDriver>(*device, *ops_, ctx.spec.toggles[Toggle::kCudaGraphs].in_effect);
+    // The launches are counted over the last warm-up iteration: recording
+    // has a cost, which must not land in a timed iteration.
+    const RunSpec& spec = ctx.spec;
+    if (spec.mode != RunMode::kThroughput) {
+      driver_->count_launches_at(-1, "not counted in time-to-train runs, whose every iteration is timed; "
+                                     "--mode throughput counts them in its warm-up");
+    } else if (spec.warmup_iterations < 1) {
+      driver_->count_launches_at(-1, "not counted: no warm-up iteration to count them in (--warmup 0)");
+    } else {
+      driver_->count_launches_at(spec.warmup_iterations - 1);
+    }
   }
+}
+
+void SeedStep::start_profile() {
+  if (!driver_) throw Error("internal: a profiled window needs a device step");
+  ops_->start_activity();
+  DeviceOps* ops = ops_.get();
+  phases_ = std::make_unique<PhaseRecording>([ops] { return ops->activity_clock_ns(); });
+  driver_->start_declaring();
+}
+
+std::pair<ActivityLog, LaunchPlan> SeedStep::stop_profile() {
+  if (!driver_ || !phases_) throw Error("internal: no profiled window to stop");
+  ActivityLog log = ops_->stop_activity();
+  for (ActivityRecord& r : phases_->take()) log.records.push_back(std::move(r));
+  phases_.reset();
+  return {std::move(log), driver_->stop_declaring()};
+}
+
+int64_t profiled_iterations(const RunSpec& spec) {
+  return spec.profile != ProfileMode::kOff && spec.mode == RunMode::kThroughput ? spec.iterations : 0;
 }
 
 void SeedStep::iterate(int64_t iteration) {
@@ -51,6 +82,7 @@ std::optional<ExecutionRecord> SeedStep::execution() const {
 
 double IterationTimes::time(int64_t iteration) {
   DeviceIterationTimer* device = step_.timer();
+  ScopedPhase phase("iteration");
   auto t0 = Clock::now();
   if (device) device->start();
   step_.iterate(iteration);
@@ -153,7 +185,7 @@ void log_init_keys(MllogWriter& log, const RunSpec& spec, const PreparedBenchmar
   } else {
     // A timed step trains on nothing: the samples it processes, no eval.
     PERFLAB_MLLOG(log, k::kTrainSamples,
-                  (spec.warmup_iterations + spec.iterations) * step.batch_size);
+                  (spec.warmup_iterations + detail::profiled_iterations(spec) + spec.iterations) * step.batch_size);
     PERFLAB_MLLOG(log, k::kEvalSamples, 0);
   }
   for (const auto& [key, value] : step.hyperparameters.items()) {

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/kernel_profile.h"
 #include "harness/run_context.h"
 #include "harness/run_spec.h"
 #include "harness/scoring.h"
@@ -70,6 +71,12 @@ struct RunRecord {
   nlohmann::json facts = nlohmann::json::object();
   std::vector<QualityPoint> quality_curve;
   std::string log_file;  ///< Relative to the invocation directory.
+  /// --profile: the per-kernel table of the profiled window (this rank's
+  /// device; rank 0's is the one written).
+  std::optional<KernelProfile> profile;
+  /// --profile trace: the window's records, written as a Chrome trace
+  /// beside the result (not into result.json).
+  std::optional<ActivityLog> activity;
 
   /// What scoring needs (harness/scoring.h).
   RunOutcome outcome() const { return {seed, success, time_to_train_s, throughput, reason}; }

@@ -2,6 +2,7 @@
 #include "harness/step_driver.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -21,6 +22,26 @@ std::string ExecutionRecord::describe() const {
                      syncs_as_expected() ? "" : ": VIOLATED", graphs_note);
 }
 
+std::string ExecutionRecord::describe_launches() const {
+  if (!kernels_per_iteration) return "kernels per iteration: not counted (" + launches_note + ")";
+  std::string declared =
+      declared_kernels_per_iteration ? fmt::format(" (declared {})", *declared_kernels_per_iteration) : "";
+  return fmt::format("kernels per iteration: {}{}, copies {}, memsets {}", *kernels_per_iteration, declared,
+                     copies_per_iteration.value_or(0), memsets_per_iteration.value_or(0));
+}
+
+void DeviceOps::start_activity() {
+  throw Error("device activity cannot be recorded: this build has no CUPTI (built without CUDA)");
+}
+
+ActivityLog DeviceOps::stop_activity() { return {}; }
+
+uint64_t DeviceOps::activity_clock_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
 StepDriver::StepDriver(DeviceStep& step, DeviceOps& ops, bool graphs)
     : step_(step), ops_(ops), timer_(ops.make_timer(step.stream())) {
   record_.graphs_in_effect = graphs;
@@ -36,6 +57,12 @@ StepDriver::StepDriver(DeviceStep& step, DeviceOps& ops, bool graphs)
     record_.graphs_note = fmt::format("not used: no iteration ran after the {} eager ones",
                                       step.eager_iterations());
   }
+}
+
+void StepDriver::count_launches_at(int64_t iteration, std::string why) {
+  count_at_ = iteration;
+  record_.launches_counted_at = iteration;
+  record_.launches_note = iteration < 0 ? std::move(why) : fmt::format("iteration {} not reached", iteration);
 }
 
 void StepDriver::capture_all() {
@@ -62,6 +89,18 @@ void StepDriver::iterate(int64_t iteration) {
   if (variant < 0 || variant >= step_.variants()) {
     throw Error(fmt::format("internal: step variant {} outside [0, {})", variant, step_.variants()));
   }
+  bool counting = false;
+  if (iteration == count_at_) {
+    try {
+      ops_.start_activity();
+      counting = true;
+    } catch (const Error& e) {
+      record_.launches_note = e.what();  // counting is a record, never a failure
+    }
+  }
+  if (declaring_) {
+    for (DeclaredKernel& k : step_.launch_plan(variant)) declared_.push_back(std::move(k));
+  }
   if (capture_ && iteration >= step_.eager_iterations()) {
     if (!captured_) capture_all();
     ops_.launch(step_.stream(), variant);
@@ -76,11 +115,29 @@ void StepDriver::iterate(int64_t iteration) {
     step_.enqueue(variant);
   }
   step_.end(iteration, variant);
+  if (counting) count(variant);
   const int64_t syncs = ops_.host_sync_count() - before;
   record_.syncs_min = record_.iterations == 0 ? syncs : std::min(record_.syncs_min, syncs);
   record_.syncs_max = std::max(record_.syncs_max, syncs);
   record_.syncs_total += syncs;
   ++record_.iterations;
+}
+
+void StepDriver::count(int variant) {
+  const ActivityLog log = ops_.stop_activity();
+  int64_t kernels = 0, copies = 0, memsets = 0;
+  for (const ActivityRecord& r : log.records) {
+    kernels += r.kind == ActivityKind::kKernel;
+    copies += r.kind == ActivityKind::kMemcpy;
+    memsets += r.kind == ActivityKind::kMemset;
+  }
+  record_.kernels_per_iteration = kernels;
+  record_.copies_per_iteration = copies;
+  record_.memsets_per_iteration = memsets;
+  record_.launches_note = log.dropped > 0 ? fmt::format("CUPTI dropped {} records: an undercount", log.dropped)
+                                          : fmt::format("counted by CUPTI over iteration {}", count_at_);
+  const LaunchPlan plan = step_.launch_plan(variant);
+  if (!plan.empty()) record_.declared_kernels_per_iteration = static_cast<int64_t>(plan.size());
 }
 
 }  // namespace perflab

@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "harness/activity.h"
 #include "harness/device_step.h"
 #include "harness/workload.h"
 
@@ -27,11 +29,22 @@ struct ExecutionRecord {
   int64_t syncs_max = 0;          ///< Most counted host syncs in one iteration.
   int64_t syncs_total = 0;
   int expected_syncs = 0;         ///< What the step makes by design.
+  /// What one iteration ran on the device, counted by CUPTI over one
+  /// warm-up iteration (count_at); empty when not counted (launches_note
+  /// says why).
+  std::optional<int64_t> kernels_per_iteration, copies_per_iteration, memsets_per_iteration;
+  int64_t launches_counted_at = -1;  ///< The iteration counted.
+  std::string launches_note;
+  /// Kernels the step declares per iteration (DeviceStep::launch_plan of
+  /// the counted iteration's variant); empty when it declares none.
+  std::optional<int64_t> declared_kernels_per_iteration;
 
   /// Every iteration made exactly the expected number of host syncs.
   bool syncs_as_expected() const;
   /// "host syncs per iteration: 0 (0 in 103 iterations; expected 0); cuda graphs: ..."
   std::string describe() const;
+  /// "kernels per iteration: 41 (declared 41), copies 0, memsets 2", or why not counted.
+  std::string describe_launches() const;
 };
 
 /// The CUDA calls the driver makes (harness/cuda_device_ops.cc); tests
@@ -52,6 +65,16 @@ class DeviceOps {
   virtual void synchronize(void* stream) = 0;
   /// CUDA-event timing on `stream`.
   virtual std::unique_ptr<DeviceIterationTimer> make_timer(void* stream) = 0;
+  /// Starts recording every kernel, copy and memset the device runs (CUPTI's
+  /// activity API). Throws Error with the reason when it cannot (built
+  /// without CUPTI, or another tool holds it). One recording at a time.
+  virtual void start_activity();
+  /// Waits for the device, stops recording, returns what ran since
+  /// start_activity.
+  virtual ActivityLog stop_activity();
+  /// The clock of the activity records, in nanoseconds (phase ranges are
+  /// stamped with it so they line up with the device's records).
+  virtual uint64_t activity_clock_ns();
 };
 
 /// The CUDA implementation; throws Error in a build without CUDA.
@@ -64,6 +87,17 @@ class StepDriver {
   /// the host (expected_host_syncs() > 0) is never captured; the record
   /// says so.
   StepDriver(DeviceStep& step, DeviceOps& ops, bool graphs);
+  /// Counts the kernels, copies and memsets of iteration `iteration` with
+  /// the ops' activity recording (a warm-up iteration: recording has a
+  /// cost); -1 with `why` when no iteration is counted.
+  void count_launches_at(int64_t iteration, std::string why = "");
+  /// From now on, each iteration's variant's launch plan is added to
+  /// declared() (the profiled window's declared work).
+  void start_declaring() { declaring_ = true; declared_.clear(); }
+  LaunchPlan stop_declaring() {
+    declaring_ = false;
+    return std::move(declared_);
+  }
   /// One iteration: begin, then the step (eager, or every variant captured
   /// at once after the eager iterations, then replayed), then end; counts
   /// the host syncs it made.
@@ -74,12 +108,17 @@ class StepDriver {
 
  private:
   void capture_all();
+  /// Stops the activity recording of the counted iteration; fills the record.
+  void count(int variant);
 
   DeviceStep& step_;
   DeviceOps& ops_;
   std::unique_ptr<DeviceIterationTimer> timer_;
   bool capture_ = false;
   bool captured_ = false;
+  int64_t count_at_ = -1;
+  bool declaring_ = false;
+  LaunchPlan declared_;
   ExecutionRecord record_;
 };
 

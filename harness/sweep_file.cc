@@ -9,6 +9,7 @@
 //   seeds: 5                    # runs per point; first_seed: 1
 //   backend: auto               # threads: 2; warmup: 3
 //   mode: throughput            # or time-to-train (default: the workload's); iterations: 100
+//   profile: kernels            # or trace (GPU, throughput mode; docs/profiling.md)
 //   ntasks: 2                   # ranks per run (mpirun -np 2 perflab sweep ..., or --launcher slurm)
 //   lr_rule: {rule: sqrt, base_batch_size: 256, base_learning_rate: 1.0, warmup_steps: 50}
 #include <yaml-cpp/yaml.h>
@@ -33,7 +34,7 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name", "out", "workload", "workloads", "preset",
                                            "presets", "params", "toggles", "seeds", "first_seed",
                                            "backend", "threads", "warmup", "lr_rule",
-                                           "mode", "iterations", "ntasks"};
+                                           "mode", "iterations", "ntasks", "profile"};
 const std::vector<std::string> kLrKeys = {"rule", "base_batch_size", "base_learning_rate",
                                           "warmup_steps"};
 
@@ -206,6 +207,12 @@ class SweepFileReader {
       base.mode = scalar(root["mode"], "mode");
       if (!parse_run_mode(base.mode)) {
         fail(root["mode"], fmt::format("mode '{}' is not valid; valid values: {}", base.mode, kRunModeNames));
+      }
+    }
+    if (root["profile"]) {
+      base.profile = scalar(root["profile"], "profile");
+      if (!contains({"off", "kernels", "trace"}, base.profile)) {
+        fail(root["profile"], fmt::format("profile '{}' is not valid; valid values: off, kernels, trace", base.profile));
       }
     }
     if (root["backend"]) {

@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "harness/error.h"
 #include "harness/interrupt.h"
+#include "harness/kernel_profile.h"
 #include "harness/mllog_keys.h"
 #include "harness/run_phases.h"
 
@@ -33,6 +35,35 @@ void end_interrupted(MllogWriter& log, RunRecord& rec, IterationTimes& times, in
   rec.samples = done * batch;
 }
 
+/// Runs `count` iterations from `first` under the profiler (CUPTI activity,
+/// the phase ranges, the step's declared launches), timed by their own CUDA
+/// events; the per-kernel table goes into rec.profile, the records into
+/// rec.activity for a trace. Returns the next iteration.
+int64_t profile_window(const RunContext& ctx, SeedStep& step, int64_t first, int64_t count, RunRecord& rec) {
+  if (!step.timer()) {
+    throw UsageError(fmt::format("--profile: {} runs its step on the host here; nothing to profile",
+                                 ctx.spec.workload));
+  }
+  IterationTimes times(step, 0, ctx.comm);
+  int64_t i = first;
+  {
+    step.start_profile();
+    ScopedPhase window("profiled window");
+    for (; i < first + count && !interrupted(); ++i) rec.train_s += times.time(i);
+  }
+  auto [log, declared] = step.stop_profile();
+  RunRecord profiled;
+  times.summarize_into(profiled);
+  const int64_t ran = i - first;
+  if (ran < 1) return i;
+  const kernels::DevicePeaks peaks = ctx.device.peaks ? ctx.device.peaks->roofline() : kernels::DevicePeaks{};
+  rec.profile = build_kernel_profile(log, ran, times.device_seconds() * 1e6, declared,
+                                     ctx.device.peaks ? &peaks : nullptr, ctx.device.peaks_missing);
+  rec.profile->profiled_iteration_ms = profiled.iteration_ms.p50;
+  if (ctx.spec.profile == ProfileMode::kTrace) rec.activity = std::move(log);
+  return i;
+}
+
 }  // namespace
 
 void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, SeedStep& step,
@@ -41,7 +72,8 @@ void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, Se
   const RunSpec& spec = ctx.spec;
   const int64_t batch = prepared.step.batch_size;
   const int64_t warmup = spec.warmup_iterations;
-  const int64_t total = warmup + spec.iterations;
+  const int64_t profiled = profiled_iterations(spec);
+  const int64_t total = warmup + profiled + spec.iterations;
   auto run_t0 = Clock::now();
   PERFLAB_MLLOG(log, k::kBlockStart, nullptr,
                 {{"first_epoch_num", 1}, {"epoch_count", 1}, {"samples_count", 0}});
@@ -50,6 +82,11 @@ void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, Se
   int64_t done = 0;
   for (; done < warmup && !interrupted(); ++done) rec.train_s += times.time(done);
   step.synchronize();
+  times.collect();  // the warm-up's device times, before a profiled window's
+  if (profiled > 0 && !interrupted()) {
+    ctx.comm.barrier();
+    done = profile_window(ctx, step, done, profiled, rec);
+  }
   ctx.comm.barrier();
   auto t0 = Clock::now();
   for (; done < total && !interrupted(); ++done) rec.train_s += times.time(done);
@@ -92,6 +129,7 @@ void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, Se
   PERFLAB_MLLOG(log, k::kRunStop, nullptr, stop);
 
   times.summarize_into(rec);
+  if (rec.profile) rec.profile->unprofiled_iteration_ms = rec.iteration_ms.p50;
   rec.iterations = total;
   rec.samples = total * batch;
   if (prepared.training) {

@@ -20,11 +20,11 @@ std::optional<DevicePeaks> device_peaks(std::string_view name) {
   // "H100 80GB HBM3" is the SXM part (the PCIe card reports "H100 PCIe").
   if (name.substr(0, 4) == "H100" && (contains(name, "HBM3") || contains(name, "SXM")) &&
       !contains(name, "PCIe") && !contains(name, "NVL")) {
-    return DevicePeaks{"H100 SXM", 494 * kTera, 989 * kTera, 3.35 * kTera};
+    return DevicePeaks{"H100 SXM", 494 * kTera, 989 * kTera, 3.35 * kTera, 67 * kTera};
   }
   // "H200" is the SXM part; "GH200 ..." fails the prefix test on purpose.
   if (name.substr(0, 4) == "H200" && !contains(name, "NVL")) {
-    return DevicePeaks{"H200 SXM", 494 * kTera, 989 * kTera, 4.8 * kTera};
+    return DevicePeaks{"H200 SXM", 494 * kTera, 989 * kTera, 4.8 * kTera, 67 * kTera};
   }
   return std::nullopt;
 }
@@ -55,6 +55,27 @@ double memory_bandwidth_from_clock(int memory_clock_khz, int bus_width_bits) {
 
 double roofline_floor_seconds(double flops, double bytes, double peak_flops, double bytes_per_s) {
   return std::max(flops / peak_flops, bytes / bytes_per_s);
+}
+
+KernelCost& KernelCost::operator+=(const KernelCost& other) {
+  bytes += other.bytes;
+  flops += other.flops;
+  if (precision.empty()) precision = other.precision;
+  return *this;
+}
+
+double peak_flops(const DevicePeaks& peaks, std::string_view precision) {
+  if (precision == "fp32") return peaks.fp32_flops;
+  if (precision == "tf32") return peaks.tf32_flops;
+  if (precision == "bf16" || precision == "fp16") return peaks.bf16_flops;
+  return 0;
+}
+
+double kernel_floor_seconds(const KernelCost& cost, const DevicePeaks& peaks) {
+  const double flops_peak = peak_flops(peaks, cost.precision);
+  const double compute = cost.flops > 0 && flops_peak > 0 ? cost.flops / flops_peak : 0;
+  const double memory = cost.bytes > 0 && peaks.bytes_per_s > 0 ? cost.bytes / peaks.bytes_per_s : 0;
+  return std::max(compute, memory);
 }
 
 }  // namespace perflab::kernels

@@ -17,12 +17,36 @@ struct DevicePeaks {
   double tf32_flops = 0;   ///< TF32 tensor-core FLOP/s.
   double bf16_flops = 0;   ///< BF16 tensor-core FLOP/s.
   double bytes_per_s = 0;  ///< HBM bandwidth, bytes/s.
+  double fp32_flops = 0;   ///< FP32 FLOP/s on the CUDA cores (no tensor cores).
 };
+
+/// What one kernel launch must do at least: the bytes it must move to or
+/// from device memory (each tensor touched once) and the FLOPs it must
+/// compute, and which peak those FLOPs run at. Declared by the code that
+/// launches the kernel; the profiler measures its time against the floor.
+struct KernelCost {
+  double bytes = 0;
+  double flops = 0;
+  /// "tf32", "bf16" (tensor cores) or "fp32" (CUDA cores); empty when
+  /// flops is 0.
+  std::string precision;
+
+  KernelCost& operator+=(const KernelCost& other);
+};
+
+/// The FLOP/s peak of `peaks` at `precision` ("fp32", "tf32", "bf16"; "fp16"
+/// counts as bf16); 0 when unknown.
+double peak_flops(const DevicePeaks& peaks, std::string_view precision);
+
+/// The least time `cost` can take on a device with `peaks`: the roofline
+/// floor of its bytes and FLOPs. 0 when nothing in it is counted against a
+/// known peak.
+double kernel_floor_seconds(const KernelCost& cost, const DevicePeaks& peaks);
 
 /// Peaks for a CUDA device name as the runtime reports it ("NVIDIA H100 80GB
 /// HBM3", "NVIDIA H200"); nullopt for any device not in the table (the
-/// caller says "unknown peak"). Known: H100 SXM (494 / 989 TFLOP/s, 3.35
-/// TB/s) and H200 SXM (same FLOP/s, 4.8 TB/s). H100 PCIe/NVL, H200 NVL and
+/// caller says "unknown peak"). Known: H100 SXM (494 / 989 TFLOP/s TF32 /
+/// BF16, 67 TFLOP/s FP32, 3.35 TB/s) and H200 SXM (same FLOP/s, 4.8 TB/s). H100 PCIe/NVL, H200 NVL and
 /// GH200 have other clocks or memory and are deliberately not matched.
 std::optional<DevicePeaks> device_peaks(std::string_view device_name);
 

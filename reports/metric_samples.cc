@@ -72,7 +72,15 @@ MetricInput load_metric_input(const std::vector<std::filesystem::path>& paths, c
   }
   ResultSet set = load_result_set(perflab_paths);
   in.skipped = set.skipped;
-  for (auto& m : metric_samples(group_points(set))) in.samples.push_back(std::move(m));
+  const std::vector<Point> points = group_points(set);
+  for (auto& m : metric_samples(points)) in.samples.push_back(std::move(m));
+  for (const Point& p : points) {
+    PointProfiles profiled{p.spec.dump(), p.label, {}};
+    for (const RunEntry& r : p.runs) {
+      if (r.profile) profiled.runs.push_back(*r.profile);
+    }
+    if (!profiled.runs.empty()) in.profiles.push_back(std::move(profiled));
+  }
   for (const LoadedResult& r : set.results) {
     if (in.created.empty() || r.view.created > in.created) {
       in.created = r.view.created;
@@ -82,7 +90,9 @@ MetricInput load_metric_input(const std::vector<std::filesystem::path>& paths, c
   if (in.samples.empty()) {
     std::vector<std::string> names;
     for (const auto& p : paths) names.push_back(p.string());
-    throw UsageError(fmt::format("{} ({}): no perflab result with a metric found", what, join(names, ", ")));
+    // Say why when files were there but unusable (the first reason).
+    throw UsageError(fmt::format("{} ({}): no perflab result with a metric found{}", what, join(names, ", "),
+                                 in.skipped.empty() ? "" : " (skipped " + in.skipped.front() + ")"));
   }
   return in;
 }

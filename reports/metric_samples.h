@@ -36,6 +36,13 @@ struct MetricSamples {
 /// and p99 (runs that timed iterations). Metrics without any value are left out.
 std::vector<MetricSamples> metric_samples(const std::vector<Point>& points);
 
+/// The kernel tables of one point's profiled runs.
+struct PointProfiles {
+  std::string point;  ///< As MetricSamples::point.
+  std::string label;
+  std::vector<KernelProfile> runs;
+};
+
 /// What a set of inputs holds: the metrics, and facts of the newest result.
 struct MetricInput {
   std::vector<MetricSamples> samples;
@@ -43,6 +50,9 @@ struct MetricInput {
   nlohmann::json environment = nlohmann::json::object();  ///< Of the newest result.
   std::string created;  ///< The newest result's creation time (UTC, ISO 8601).
   std::vector<std::string> scores;  ///< MLPerf inputs: one score line per system and benchmark.
+  /// Profiled points: identity (MetricSamples::point), label and every
+  /// profiled run's kernel table (reports/kernel_compare.h).
+  std::vector<PointProfiles> profiles;
 };
 
 /// Reads result files and folders (as load_result_set) and MLPerf result

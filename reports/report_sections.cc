@@ -178,7 +178,7 @@ std::string render_execution_markdown(const ResultView& result) {
   if (!any) return "";
   std::string md =
       "\n## Device execution\n\n| # | seed | cuda graphs | captured | replayed | host syncs per iteration | "
-      "declared |\n|---|---|---|---|---|---|---|\n";
+      "declared | kernels per iteration (declared) |\n|---|---|---|---|---|---|---|---|\n";
   int i = 0;
   for (const RunView& r : result.runs) {
     const int index = i++;
@@ -186,8 +186,15 @@ std::string render_execution_markdown(const ResultView& result) {
     const ExecutionView& e = *r.execution;
     const std::string syncs =
         e.syncs_min == e.syncs_max ? fmt::format("{}", e.syncs_max) : fmt::format("{} to {}", e.syncs_min, e.syncs_max);
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", index, r.seed, e.graphs_note, e.graphs_captured,
-                      e.graph_replays, syncs, e.syncs_expected ? fmt::format("{}", *e.syncs_expected) : "-");
+    std::string kernels = "not counted" + (e.launches_note.empty() ? "" : ": " + e.launches_note);
+    if (e.kernels_per_iteration) {
+      kernels = fmt::format("{}{}; copies {}, memsets {}", *e.kernels_per_iteration,
+                            e.declared_kernels_per_iteration ? fmt::format(" ({})", *e.declared_kernels_per_iteration)
+                                                             : "",
+                            e.copies_per_iteration.value_or(0), e.memsets_per_iteration.value_or(0));
+    }
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", index, r.seed, e.graphs_note, e.graphs_captured,
+                      e.graph_replays, syncs, e.syncs_expected ? fmt::format("{}", *e.syncs_expected) : "-", kernels);
   }
   return md;
 }

@@ -84,6 +84,7 @@ RunEntry run_entry(const RunView& r, const fs::path& result_path) {
   for (const QualityPointView& q : r.quality_curve) e.quality_curve.push_back({q.epoch, q.value});
   e.log = result_path.parent_path() / r.log;
   e.result = result_path;
+  e.profile = r.profile;
   return e;
 }
 

@@ -59,6 +59,7 @@ struct RunEntry {
   std::vector<CurvePoint> quality_curve;
   std::filesystem::path log;     ///< MLLOG file, resolved against the result's folder.
   std::filesystem::path result;  ///< The result file this run came from.
+  std::optional<KernelProfile> profile;  ///< --profile's per-kernel table, when profiled.
 };
 
 /// A toggle as the results recorded it: requested, in effect, and why not.

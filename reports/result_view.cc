@@ -168,7 +168,22 @@ RunView read_run(const json& j) {
     e.syncs_min = get_or<int64_t>(syncs, "min", "execution.host_syncs_per_iteration", 0);
     e.syncs_max = get_or<int64_t>(syncs, "max", "execution.host_syncs_per_iteration", 0);
     e.syncs_expected = opt<int64_t>(syncs, "expected", "execution.host_syncs_per_iteration");
+    if (const json& launches = field(exec, "launches_per_iteration"); launches.is_object()) {
+      const char* where = "execution.launches_per_iteration";
+      e.kernels_per_iteration = opt<int64_t>(launches, "kernels", where);
+      e.copies_per_iteration = opt<int64_t>(launches, "copies", where);
+      e.memsets_per_iteration = opt<int64_t>(launches, "memsets", where);
+      e.declared_kernels_per_iteration = opt<int64_t>(launches, "declared_kernels", where);
+      e.launches_note = get_or<std::string>(launches, "note", where, "");
+    }
     r.execution = e;
+  }
+  if (const json& profile = field(j, "profile"); profile.is_object()) {
+    try {
+      r.profile = kernel_profile_from_json(profile);
+    } catch (const UsageError& e) {
+      throw BadField(e.what());  // named with the file like every other field
+    }
   }
   const json& curve = field(j, "quality_curve");
   if (curve.is_array()) {

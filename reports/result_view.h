@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/kernel_profile.h"
 #include "harness/run_mode.h"
 #include "harness/stats.h"
 
@@ -104,6 +105,12 @@ struct ExecutionView {
   int64_t syncs_min = 0;
   int64_t syncs_max = 0;
   std::optional<int64_t> syncs_expected;
+  /// Kernels, copies and memsets of one iteration (counted by CUPTI over a
+  /// warm-up iteration) and the kernels the step declares; empty when not
+  /// counted (launches_note says why) or in files from before.
+  std::optional<int64_t> kernels_per_iteration, copies_per_iteration, memsets_per_iteration;
+  std::optional<int64_t> declared_kernels_per_iteration;
+  std::string launches_note;
 };
 
 struct RunView {
@@ -129,6 +136,9 @@ struct RunView {
   nlohmann::json facts = nlohmann::json::object();
   std::vector<QualityPointView> quality_curve;
   std::string log;  ///< File name, relative to the result's folder.
+  /// --profile: the per-kernel table of the profiled window (the same type
+  /// the harness wrote, read by its own from-JSON: harness/kernel_profile.h).
+  std::optional<KernelProfile> profile;
 
   bool success() const { return status == "success"; }
 };

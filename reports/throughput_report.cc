@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/kernel_table.h"
 #include "reports/report_sections.h"
 #include "reports/ttt_report.h"
 
@@ -66,6 +67,7 @@ std::string render_throughput_markdown(const ResultView& result) {
   md += fmt::format("\n**Throughput:** {}\n", score_line(result));
   md += work_lines(result);
   md += render_execution_markdown(result);
+  md += render_profile_markdown(result);
   return md;
 }
 
@@ -82,6 +84,7 @@ std::string render_throughput_summary(const ResultView& result) {
     out += fmt::format("roofline floor {} ms; measured {} ms = {} the floor\n", num(w.floor_ms, "{:.4f}"),
                        num(w.median_iteration_ms, "{:.4f}"), num(w.times_floor, "{:.2f}x"));
   }
+  out += render_profile_summary(result);
   out += fmt::format("throughput: {}\n", score_line(result));
   return out;
 }

@@ -1,9 +1,11 @@
 // `perflab compare BASE CANDIDATE`: per point and metric, medians, change,
 // a Mann-Whitney U test and a verdict; exit 1 when something got slower.
+// Points profiled on both sides also get their kernels compared.
 #include <iostream>
 
 #include "harness/cli/commands.h"
 #include "reports/compare.h"
+#include "reports/kernel_compare.h"
 
 namespace perflab::cli {
 
@@ -34,9 +36,11 @@ Command add_compare(CLI::App& app) {
               for (const auto& s : in->skipped) std::cerr << "perflab: skipped " << s << "\n";
             }
             const auto comparison = reports::compare_samples(b.samples, c.samples, {*threshold / 100, *alpha});
+            const auto kernels = reports::compare_kernels(b.profiles, c.profiles);
             if (*json) {
               auto doc = reports::compare_to_json(comparison);
               doc["scores"] = {{"base", b.scores}, {"candidate", c.scores}};
+              doc["kernels"] = reports::kernel_compare_to_json(kernels);
               std::cout << doc.dump(2) << "\n";
               return comparison.regressed() ? 1 : 0;
             }
@@ -44,6 +48,8 @@ Command add_compare(CLI::App& app) {
             for (const auto& s : c.scores) std::cout << "CANDIDATE " << s << "\n";
             std::cout << (*markdown ? reports::render_compare_markdown(comparison)
                                     : reports::render_compare_console(comparison));
+            std::cout << (*markdown ? reports::render_kernel_compare_markdown(kernels)
+                                    : reports::render_kernel_compare_console(kernels));
             return comparison.regressed() ? 1 : 0;
           }};
 }

@@ -127,6 +127,11 @@ Command add_run(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--out,-o", request->out_dir, "Folder for results (one subfolder per invocation)")
       ->capture_default_str();
+  sub->add_option("--profile", request->profile,
+                  "off | kernels | trace: a GPU throughput run also times --iterations under CUPTI and "
+                  "records the per-kernel table (launches, time, share, x its floor); trace adds a Chrome "
+                  "trace (docs/profiling.md)")
+      ->capture_default_str();
   for (Toggle t : kAllToggles) {
     sub->add_option(fmt::format("--{}", toggle_flag(t)), (*toggles)[t],
                     fmt::format("on | off | on,off (sweep): {}", toggle_help(t)))

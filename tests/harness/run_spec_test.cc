@@ -192,3 +192,52 @@ TEST(RunSpecParams, TheSpecNamesTheWorkloadsBatchAndLearningRateParameters) {
 
 }  // namespace
 }  // namespace perflab
+
+namespace perflab {
+namespace {
+
+TEST(RunSpecProfile, RefusedOffTheGpuAndOutsideThroughputInOneLine) {
+  RunRequest r = request();
+  r.profile = "kernels";
+  EXPECT_EQ(usage_error(r, toy({RunMode::kThroughput})),
+            "--profile kernels: profiling records a GPU's kernels (CUPTI) and this run is on the cpu backend; "
+            "run with --backend cuda on a machine with a GPU");
+  r.backend = "auto";
+  EXPECT_NE(usage_error(r, toy({RunMode::kThroughput})).find("cpu backend (auto: "), std::string::npos)
+      << "auto says why it chose the CPU";
+  r = request();
+  r.profile = "everything";
+  EXPECT_EQ(usage_error(r, toy({RunMode::kThroughput})),
+            "--profile: 'everything' is not a valid value; valid values: off, kernels, trace");
+
+  // With a device: time to train is refused, throughput taken.
+  DeviceProbe gpu;
+  gpu.available = true;
+  WorkloadInfo info = toy({RunMode::kTimeToTrain, RunMode::kThroughput});
+  info.backends = {Backend::kCpu, Backend::kCuda};
+  r = request();
+  r.backend = "cuda";
+  r.profile = "trace";
+  try {
+    resolve_run_spec(r, info, gpu);
+    FAIL() << "time to train cannot be profiled";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("add --mode throughput"), std::string::npos) << e.what();
+  }
+  r.mode = "throughput";
+  const RunSpec spec = resolve_run_spec(r, info, gpu);
+  EXPECT_EQ(spec.profile, ProfileMode::kTrace);
+  EXPECT_EQ(spec.to_json()["profile"], "trace");
+  EXPECT_EQ(request_from_json(spec.to_json()).profile, "trace") << "rerun profiles again";
+}
+
+TEST(RunSpecProfile, AnUnprofiledSpecIsWrittenAsBefore) {
+  // A sweep run's key hashes its spec: profiling's absence must not change it.
+  const RunSpec spec = resolve_run_spec(request(), toy({RunMode::kThroughput}), {});
+  EXPECT_EQ(spec.profile, ProfileMode::kOff);
+  EXPECT_FALSE(spec.to_json().contains("profile"));
+  EXPECT_EQ(request_from_json(spec.to_json()).profile, "off");
+}
+
+}  // namespace
+}  // namespace perflab

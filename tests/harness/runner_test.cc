@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -28,6 +29,7 @@ struct Script {
   bool gate_passes = true;
   bool device = false;  ///< Run as a device step on fake device ops (2 ms per iteration).
   int step_syncs = 0;   ///< Host syncs the device step declares per iteration.
+  class FakeDeviceOps* ops = nullptr;  ///< Told of each eager step (its kernels, when recording).
 };
 
 /// Reports 2 ms for every iteration bracketed since the last collect.
@@ -45,19 +47,47 @@ class FakeDeviceTimer : public DeviceIterationTimer {
   int started_ = 0, stopped_ = 0;
 };
 
-/// Device calls that record what was asked of them.
+/// Device calls that record what was asked of them. A step (eager or a
+/// replayed graph) runs three kernels of 0.5 ms; while activity records,
+/// they are recorded.
 class FakeDeviceOps : public DeviceOps {
  public:
   int64_t host_sync_count() override { return 0; }
-  void begin_capture(void*) override {}
-  void end_capture(void*, int) override { ++captures; }
-  void abort_capture(void*) override {}
-  void launch(void*, int) override { ++launches; }
+  void begin_capture(void*) override { capturing = true; }
+  void end_capture(void*, int) override {
+    capturing = false;
+    ++captures;
+  }
+  void abort_capture(void*) override { capturing = false; }
+  void launch(void*, int) override {
+    ++launches;
+    ran();
+  }
   void synchronize(void*) override {}
   std::unique_ptr<DeviceIterationTimer> make_timer(void*) override {
     return std::make_unique<FakeDeviceTimer>();
   }
-  int captures = 0, launches = 0;
+  void start_activity() override {
+    recording = true;
+    ++recordings;
+  }
+  ActivityLog stop_activity() override {
+    recording = false;
+    return std::exchange(log, {});
+  }
+  uint64_t activity_clock_ns() override { return clock_ns += 1000; }
+  void ran() {
+    if (!recording || capturing) return;  // a captured step runs nothing until replayed
+    for (const char* name : {"_Z7forwardv", "_Z8backwardv", "sgd"}) {
+      log.records.push_back({ActivityKind::kKernel, name, clock_ns, clock_ns + 500000, 0, 7, 0, 0, 0});
+      clock_ns += 500000;
+    }
+  }
+  int captures = 0, launches = 0, recordings = 0;
+  bool recording = false;
+  bool capturing = false;
+  uint64_t clock_ns = 0;
+  ActivityLog log;
 };
 
 class ScriptedRun : public TrainableModel, public DeviceStep {
@@ -67,7 +97,14 @@ class ScriptedRun : public TrainableModel, public DeviceStep {
   DeviceStep* device_step() override { return s_.device ? this : nullptr; }
   void* stream() override { return nullptr; }
   int begin(int64_t iteration) override { return static_cast<int>(iteration % 2); }
-  void enqueue(int) override { ++iterations_; }
+  void enqueue(int) override {
+    ++iterations_;
+    if (s_.ops) s_.ops->ran();
+  }
+  LaunchPlan launch_plan(int) const override {
+    return {{"forward", "the forward pass", "forward", {1e6, 0, ""}},
+            {"backward", "the backward pass", "backward", {2e6, 0, ""}}};
+  }
   int variants() const override { return 2; }
   int expected_host_syncs() const override { return s_.step_syncs; }
   double take_loss() override {
@@ -142,6 +179,9 @@ InvocationRecord run_benchmark(const RunSpec& spec, const WorkloadInfo& info, co
         void launch(void* s, int v) override { o_->launch(s, v); }
         void synchronize(void* s) override { o_->synchronize(s); }
         std::unique_ptr<DeviceIterationTimer> make_timer(void* s) override { return o_->make_timer(s); }
+        void start_activity() override { o_->start_activity(); }
+        ActivityLog stop_activity() override { return o_->stop_activity(); }
+        uint64_t activity_clock_ns() override { return o_->activity_clock_ns(); }
         FakeDeviceOps* o_;
       };
       return std::unique_ptr<DeviceOps>(std::make_unique<Forward>(ops));
@@ -372,6 +412,86 @@ TEST_F(RunnerTest, GraphsRequestedOnAStepThatSynchronisesAreRecordedAsNotInEffec
       << rec.toggles[Toggle::kCudaGraphs].reason;
   EXPECT_FALSE(run.success) << "0 counted syncs where the step declares 1 must fail the gate";
   EXPECT_NE(run.reason.find("VIOLATED"), std::string::npos) << run.reason;
+}
+
+TEST_F(RunnerTest, AProfiledThroughputRunAddsAWindowAndKeepsTheTimedOneClean) {
+  FakeDeviceOps ops;
+  Script s;
+  s.device = true;
+  s.ops = &ops;
+  RunSpec spec = throughput_spec(1, 5);  // 2 warm-up iterations
+  spec.profile = ProfileMode::kKernels;
+  InvocationRecord rec = run_benchmark(spec, scripted(s), dir_, "test platform", &ops);
+  const RunRecord& run = rec.runs[0];
+  EXPECT_TRUE(run.success) << run.reason;
+  EXPECT_EQ(run.iterations, 12);  // 2 warm-up + 5 profiled + 5 timed
+  EXPECT_EQ(run.samples, 48);
+  EXPECT_EQ(run.iteration_ms.n, 5u) << "the headline times are the unprofiled window's";
+  EXPECT_EQ(ops.recordings, 2) << "the counted warm-up iteration, then the profiled window";
+  ASSERT_TRUE(run.profile);
+  const KernelProfile& p = *run.profile;
+  EXPECT_EQ(p.iterations, 5);
+  EXPECT_DOUBLE_EQ(p.kernels_per_iteration, 3);
+  EXPECT_DOUBLE_EQ(*p.declared_kernels_per_iteration, 2);
+  EXPECT_DOUBLE_EQ(p.iteration_us, 2000);  // the fake timer's 2 ms
+  ASSERT_EQ(p.rows.size(), 3u);
+  const KernelRow& forward = p.rows[0].name == "forward()" ? p.rows[0] : p.rows[1];
+  EXPECT_EQ(forward.name, "forward()") << "demangled";
+  EXPECT_DOUBLE_EQ(forward.us_per_iteration, 500);
+  EXPECT_DOUBLE_EQ(forward.share, 0.25);
+  EXPECT_EQ(forward.declared, "forward");
+  EXPECT_DOUBLE_EQ(*forward.bytes, 1e6);
+  EXPECT_FALSE(forward.x_floor) << "no device peaks in this context";
+  EXPECT_EQ(p.peaks, "") << "the context's reason for having none";
+  EXPECT_DOUBLE_EQ(*p.profiled_iteration_ms, 2.0);
+  EXPECT_DOUBLE_EQ(*p.unprofiled_iteration_ms, 2.0);
+  EXPECT_DOUBLE_EQ(*p.overhead(), 1.0);
+  EXPECT_FALSE(run.activity) << "kernels only: no trace kept";
+  ASSERT_TRUE(run.execution);
+  EXPECT_EQ(run.execution->kernels_per_iteration, 3) << run.execution->launches_note;
+  EXPECT_EQ(run.execution->launches_counted_at, 1);
+  auto events = read_log(dir_ / run.log_file);
+  for (const auto& e : events) {
+    if (e["key"] == "block_stop") {
+      EXPECT_EQ(e["metadata"]["samples_count"], 48) << "warm-up, profiled and timed samples";
+    }
+  }
+}
+
+TEST_F(RunnerTest, AProfiledTraceKeepsTheRecordsWithTheHarnessPhases) {
+  FakeDeviceOps ops;
+  Script s;
+  s.device = true;
+  s.ops = &ops;
+  RunSpec spec = throughput_spec(1, 3);
+  spec.profile = ProfileMode::kTrace;
+  spec.toggles[Toggle::kCudaGraphs] = {true, true, ""};
+  InvocationRecord rec = run_benchmark(spec, scripted(s), dir_, "test platform", &ops);
+  const RunRecord& run = rec.runs[0];
+  ASSERT_TRUE(run.activity);
+  int kernels = 0, iterations = 0, windows = 0;
+  for (const ActivityRecord& r : run.activity->records) {
+    kernels += r.kind == ActivityKind::kKernel;
+    if (r.kind == ActivityKind::kRange && r.name == std::string("iteration")) ++iterations;
+    if (r.kind == ActivityKind::kRange && r.name == std::string("profiled window")) ++windows;
+  }
+  EXPECT_EQ(kernels, 9) << "three replayed graphs of three kernels";
+  EXPECT_EQ(iterations, 3);
+  EXPECT_EQ(windows, 1);
+  ASSERT_TRUE(run.profile);
+  EXPECT_DOUBLE_EQ(run.profile->kernels_per_iteration, 3);
+}
+
+TEST_F(RunnerTest, TimeToTrainDoesNotCountLaunchesAndSaysWhy) {
+  FakeDeviceOps ops;
+  Script s;
+  s.device = true;
+  s.ops = &ops;
+  InvocationRecord rec = run_benchmark(spec_with_seeds(1), scripted(s), dir_, "test platform", &ops);
+  ASSERT_TRUE(rec.runs[0].execution);
+  EXPECT_FALSE(rec.runs[0].execution->kernels_per_iteration);
+  EXPECT_NE(rec.runs[0].execution->launches_note.find("time-to-train"), std::string::npos);
+  EXPECT_EQ(ops.recordings, 0);
 }
 
 }  // namespace

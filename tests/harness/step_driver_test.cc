@@ -5,10 +5,13 @@
 #include "harness/step_driver.h"
 
 #include <stdexcept>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "harness/error.h"
 
 namespace perflab {
 namespace {
@@ -29,11 +32,33 @@ class FakeOps : public DeviceOps {
     capturing = false;
     calls.push_back("abort");
   }
-  void launch(void*, int v) override { calls.push_back("launch " + std::to_string(v)); }
+  void launch(void*, int v) override {
+    calls.push_back("launch " + std::to_string(v));
+    ran(v);  // a replayed graph runs the variant's kernels
+  }
   void synchronize(void*) override { calls.push_back("sync"); }
   std::unique_ptr<DeviceIterationTimer> make_timer(void*) override { return nullptr; }
+  void start_activity() override {
+    if (!can_record) throw Error("CUPTI: cuptiActivityEnable: insufficient privileges");
+    recording = true;
+    calls.push_back("start activity");
+  }
+  ActivityLog stop_activity() override {
+    recording = false;
+    calls.push_back("stop activity");
+    return std::exchange(log, {});
+  }
+  /// Variant v's step runs v + 1 kernels and one memset (recorded while recording).
+  void ran(int v) {
+    if (!recording) return;
+    for (int k = 0; k <= v; ++k) log.records.push_back({ActivityKind::kKernel, "k", 0, 1, 0, 7, 0, 0, 0});
+    log.records.push_back({ActivityKind::kMemset, "memset", 1, 2, 0, 7, 4, 0, 0});
+  }
   int64_t syncs = 0;
   bool capturing = false;
+  bool can_record = true;
+  bool recording = false;
+  ActivityLog log;
   std::vector<std::string> calls;
 };
 
@@ -50,6 +75,11 @@ class FakeStep : public DeviceStep {
   void enqueue(int v) override {
     if (throw_in_capture && ops_.capturing) throw std::runtime_error("kernel launch failed");
     ops_.calls.push_back((ops_.capturing ? "record " : "run ") + std::to_string(v));
+    if (!ops_.capturing) ops_.ran(v);
+  }
+  /// Declares what ran() runs: v + 1 kernels.
+  LaunchPlan launch_plan(int v) const override {
+    return LaunchPlan(static_cast<size_t>(v + 1), DeclaredKernel{"k", "a kernel", "forward", {8, 0, ""}});
   }
   void end(int64_t, int v) override { ops_.calls.push_back("end-of " + std::to_string(v)); }
   int variants() const override { return 3; }
@@ -133,6 +163,81 @@ TEST(StepDriver, AFailedCaptureIsLeftBeforeTheErrorPropagates) {
   EXPECT_THROW(driver.iterate(2), std::runtime_error);
   EXPECT_FALSE(ops.capturing);
   EXPECT_EQ(ops.calls.back(), "abort");
+}
+
+TEST(StepDriver, CountsTheLaunchesOfOneIterationAgainstTheDeclaredOnes) {
+  FakeOps ops;
+  FakeStep step(ops, 0, 0);
+  StepDriver driver(step, ops, /*graphs=*/false);
+  driver.count_launches_at(1);
+  for (int64_t i = 0; i < 3; ++i) driver.iterate(i);
+  // Only iteration 1 (variant 1: 2 kernels, a memset) is recorded, after its end.
+  EXPECT_EQ(drop_ends(ops.calls),
+            (std::vector<std::string>{"run 0", "start activity", "run 1", "stop activity", "run 2"}));
+  const ExecutionRecord& r = driver.record();
+  EXPECT_EQ(r.kernels_per_iteration, 2);
+  EXPECT_EQ(r.memsets_per_iteration, 1);
+  EXPECT_EQ(r.copies_per_iteration, 0);
+  EXPECT_EQ(r.declared_kernels_per_iteration, 2);
+  EXPECT_EQ(r.launches_counted_at, 1);
+  EXPECT_EQ(r.describe_launches(), "kernels per iteration: 2 (declared 2), copies 0, memsets 1");
+}
+
+TEST(StepDriver, CountsAReplayedGraphsKernels) {
+  FakeOps ops;
+  FakeStep step(ops, 0, 0);
+  StepDriver driver(step, ops, /*graphs=*/true);
+  driver.count_launches_at(5);  // after 2 eager iterations, a replay of variant 2
+  for (int64_t i = 0; i < 6; ++i) driver.iterate(i);
+  EXPECT_EQ(driver.record().kernels_per_iteration, 3);
+  EXPECT_EQ(driver.record().declared_kernels_per_iteration, 3);
+}
+
+TEST(StepDriver, LaunchesNotCountedSayWhyAndNeverFailTheRun) {
+  FakeOps ops;
+  FakeStep step(ops, 0, 0);
+  {
+    StepDriver driver(step, ops, /*graphs=*/false);
+    driver.count_launches_at(-1, "not counted: no warm-up iteration to count them in (--warmup 0)");
+    driver.iterate(0);
+    EXPECT_FALSE(driver.record().kernels_per_iteration);
+    EXPECT_EQ(driver.record().describe_launches(),
+              "kernels per iteration: not counted (not counted: no warm-up iteration to count them in (--warmup 0))");
+  }
+  ops.can_record = false;
+  StepDriver driver(step, ops, /*graphs=*/false);
+  driver.count_launches_at(0);
+  EXPECT_NO_THROW(driver.iterate(0));
+  EXPECT_FALSE(driver.record().kernels_per_iteration);
+  EXPECT_EQ(driver.record().launches_note, "CUPTI: cuptiActivityEnable: insufficient privileges");
+  // Ops with no activity recording at all (the base class) say so too.
+  struct Plain : DeviceOps {
+    int64_t host_sync_count() override { return 0; }
+    void begin_capture(void*) override {}
+    void end_capture(void*, int) override {}
+    void abort_capture(void*) override {}
+    void launch(void*, int) override {}
+    void synchronize(void*) override {}
+    std::unique_ptr<DeviceIterationTimer> make_timer(void*) override { return nullptr; }
+  } plain;
+  StepDriver bare(step, plain, /*graphs=*/false);
+  bare.count_launches_at(0);
+  bare.iterate(0);
+  EXPECT_NE(bare.record().launches_note.find("has no CUPTI"), std::string::npos) << bare.record().launches_note;
+}
+
+TEST(StepDriver, DeclaresTheLaunchPlansOfAWindowsIterations) {
+  FakeOps ops;
+  FakeStep step(ops, 0, 0);
+  StepDriver driver(step, ops, /*graphs=*/false);
+  driver.iterate(0);
+  driver.start_declaring();
+  driver.iterate(1);  // variant 1: 2
+  driver.iterate(2);  // variant 2: 3
+  EXPECT_EQ(driver.stop_declaring().size(), 5u);
+  driver.iterate(3);
+  driver.start_declaring();
+  EXPECT_TRUE(driver.stop_declaring().empty());
 }
 
 }  // namespace

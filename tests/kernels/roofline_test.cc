@@ -64,5 +64,32 @@ TEST(Roofline, BandwidthFromMemoryClockAndBusWidth) {
   EXPECT_DOUBLE_EQ(memory_bandwidth_from_clock(2619000, 0), 0.0);
 }
 
+TEST(KernelFloor, EachPrecisionAtItsOwnPeak) {
+  const DevicePeaks h100 = *device_peaks("NVIDIA H100 80GB HBM3");
+  EXPECT_DOUBLE_EQ(h100.fp32_flops, 67e12);
+  EXPECT_DOUBLE_EQ(peak_flops(h100, "fp32"), 67e12);
+  EXPECT_DOUBLE_EQ(peak_flops(h100, "tf32"), 494e12);
+  EXPECT_DOUBLE_EQ(peak_flops(h100, "bf16"), 989e12);
+  EXPECT_DOUBLE_EQ(peak_flops(h100, "fp16"), 989e12);
+  EXPECT_DOUBLE_EQ(peak_flops(h100, ""), 0.0);
+  // The interaction at batch 65536, 27 vectors of 128, fp32 on CUDA cores:
+  // 65536 * 27*27*128 * 2 FLOPs = 1.223e10 (1.8e-4 s) against 65536 *
+  // (27*128 + 27*27) * 4 bytes = 1.097e9 (3.27e-4 s): memory-bound.
+  const double flops = 65536.0 * 27 * 27 * 128 * 2;
+  const double bytes = 65536.0 * (27 * 128 + 27 * 27) * 4;
+  EXPECT_NEAR(kernel_floor_seconds({bytes, flops, "fp32"}, h100), bytes / 3.35e12, 1e-15);
+  // The same FLOPs claimed at TF32 would be 8x less compute time: still memory-bound.
+  EXPECT_NEAR(kernel_floor_seconds({0, flops, "fp32"}, h100), flops / 67e12, 1e-15);
+  EXPECT_NEAR(kernel_floor_seconds({0, flops, "tf32"}, h100), flops / 494e12, 1e-15);
+  // FLOPs at an unknown precision count for nothing; nothing counted is 0.
+  EXPECT_DOUBLE_EQ(kernel_floor_seconds({0, flops, ""}, h100), 0.0);
+  EXPECT_DOUBLE_EQ(kernel_floor_seconds({}, h100), 0.0);
+  KernelCost sum{100, 0, ""};
+  sum += KernelCost{50, 10, "bf16"};
+  EXPECT_DOUBLE_EQ(sum.bytes, 150);
+  EXPECT_DOUBLE_EQ(sum.flops, 10);
+  EXPECT_EQ(sum.precision, "bf16");
+}
+
 }  // namespace
 }  // namespace perflab::kernels

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <fstream>
+
 #include "harness/result.h"
 #include "harness/runner.h"
 #include "reports/throughput_report.h"
@@ -147,6 +149,49 @@ TEST(ThroughputReport, RanksPlacementAndExchangeBytes) {
             std::string::npos)
       << odd;
   EXPECT_EQ(odd.find("all-to-all"), std::string::npos) << odd;
+}
+
+TEST(ThroughputReport, ProfiledRunsShowTheirKernelsAndLaunches) {
+  InvocationRecord rec = throughput_record(true);
+  std::ifstream in(std::string(PERFLAB_SOURCE_DIR) + "/tests/harness/fixtures/dlrm_like.profile.json");
+  rec.runs[0].profile = kernel_profile_from_json(nlohmann::json::parse(in));
+  rec.runs[0].profile->trace = "trace_0.json";
+  ExecutionRecord e;
+  e.kernels_per_iteration = 4;
+  e.copies_per_iteration = 1;
+  e.memsets_per_iteration = 1;
+  e.declared_kernels_per_iteration = 5;
+  e.launches_counted_at = 4;
+  e.launches_note = "counted by CUPTI over iteration 4";
+  rec.runs[0].execution = e;
+  ExecutionRecord uncounted;
+  uncounted.launches_note = "CUPTI: cuptiActivityEnable: insufficient privileges";
+  rec.runs[1].execution = uncounted;
+  nlohmann::json j = result_to_json(rec, {{"cpu_model", "test"}});
+  EXPECT_EQ(validate_result(j), "");
+  EXPECT_EQ(j["runs"][0]["profile"]["version"], 1);
+  EXPECT_TRUE(j["runs"][1]["profile"].is_null());
+  EXPECT_EQ(j["runs"][0]["execution"]["launches_per_iteration"]["kernels"], 4);
+  EXPECT_TRUE(j["runs"][1]["execution"]["launches_per_iteration"]["kernels"].is_null());
+
+  const std::string md = reports::render_run_markdown(j);
+  EXPECT_NE(md.find("## Kernels (--profile)"), std::string::npos) << md;
+  EXPECT_NE(md.find("### Run 0 (seed 1): 2 profiled iterations"), std::string::npos) << md;
+  EXPECT_NE(md.find("kernels per iteration: 4 (declared 5)"), std::string::npos) << md;
+  EXPECT_NE(md.find("0.052 ms profiled / 0.050 ms unprofiled = 1.040x"), std::string::npos) << md;
+  EXPECT_NE(md.find("| embedding_forward_kernel | 2 GB/s | 5.0 | 2.0x |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| gemm | 2 | 2 (2) | 25.0 | 50.0% | 0.0 | 625.0x |"), std::string::npos) << md;
+  EXPECT_NE(md.find("declared but not run: bce_kernel: declared 1 per iteration, none ran"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 4 (5); copies 1, memsets 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("not counted: CUPTI: cuptiActivityEnable: insufficient privileges"), std::string::npos) << md;
+
+  const std::string summary = reports::render_run_summary(j);
+  EXPECT_NE(summary.find("run 0 kernels: 4 (declared 5) per iteration, 50.0 us of device time; profiler cost 1.040x"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find(" 40.0%       20.0 us  x1"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("trace: trace_0.json"), std::string::npos) << summary;
 }
 
 }  // namespace

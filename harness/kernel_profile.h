@@ -1,0 +1,105 @@
+// The per-kernel table of a profiled window: from the activity records
+// (harness/activity.h) of N iterations and what the launching code declared
+// of each kernel's work (bytes, FLOPs), each kernel's launches and time per
+// iteration, its share of the iteration, its achieved rate and how far it
+// is from its own roofline floor. One set of types, written into
+// result.json (runs[].profile) and read back by reports and compare through
+// the same to/from-JSON functions. Pure: no CUDA, tested on fixtures.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/activity.h"
+#include "harness/launch_plan.h"
+#include "kernels/roofline.h"
+
+namespace perflab {
+
+/// The version of the "profile" object in result.json.
+inline constexpr int kKernelProfileVersion = 1;
+
+/// One row: a kernel (by demangled name), or all copies of one direction,
+/// or all memsets.
+struct KernelRow {
+  std::string name;
+  std::string kind;  ///< "kernel", "memcpy", "memset".
+  double launches_per_iteration = 0;
+  double us_per_iteration = 0;  ///< Device time of all its launches, per iteration.
+  double mean_us = 0;           ///< Per launch.
+  double share = 0;             ///< us_per_iteration over the iteration's device time.
+  /// The declaration matched to this row alone (its `kernel`), when one is.
+  std::string declared;
+  std::optional<double> declared_launches;  ///< Per iteration, as declared.
+  std::optional<double> bytes;              ///< Per iteration, declared.
+  std::optional<double> flops;              ///< Per iteration, declared.
+  std::string precision;
+  std::optional<double> achieved_gbs;     ///< bytes / time.
+  std::optional<double> achieved_tflops;  ///< flops / time.
+  std::optional<double> floor_us;         ///< Roofline floor of the declared work.
+  std::optional<double> x_floor;          ///< us_per_iteration / floor_us.
+};
+
+/// A declaration whose `kernel` matches several measured rows (a library's
+/// GEMMs pick a kernel per shape): their time and work together.
+struct KernelGroup {
+  std::string declared;
+  int rows = 0;
+  double declared_launches = 0;
+  double launches_per_iteration = 0;
+  double us_per_iteration = 0;
+  double share = 0;
+  double bytes = 0;
+  double flops = 0;
+  std::string precision;
+  std::optional<double> floor_us;
+  std::optional<double> x_floor;
+};
+
+struct KernelProfile {
+  int version = kKernelProfileVersion;
+  int64_t iterations = 0;   ///< Iterations in the profiled window.
+  double iteration_us = 0;  ///< Device time per iteration in the window.
+  double kernels_per_iteration = 0;
+  double copies_per_iteration = 0;
+  double memsets_per_iteration = 0;
+  std::optional<double> declared_kernels_per_iteration;  ///< From the launch plan, when declared.
+  uint64_t dropped = 0;                                  ///< Records CUPTI dropped.
+  std::string peaks;  ///< The peaks the floors use, or why there are none.
+  /// Median iteration time with the profiler on and off (the run's timed
+  /// window), both CUDA events on the same GPU in the same run: the
+  /// profiler's cost is their ratio.
+  std::optional<double> profiled_iteration_ms;
+  std::optional<double> unprofiled_iteration_ms;
+  std::vector<KernelRow> rows;  ///< Most time first.
+  std::vector<KernelGroup> groups;
+  /// Declared kernels no record matched ("declared 2 per iteration, none ran").
+  std::vector<std::string> unmatched;
+  std::string trace;  ///< The Chrome trace file beside the result, when written.
+
+  /// The profiler's cost: profiled over unprofiled median (1.03 = 3%).
+  std::optional<double> overhead() const;
+};
+
+/// Demangles a C++ symbol (CUPTI gives kernels' mangled names); returns the
+/// input unchanged when it is not one.
+std::string demangle(const std::string& symbol);
+
+/// Builds the table of `iterations` iterations from `log`, whose iterations
+/// took `window_us` of device time together (0: the span of the records).
+/// `declared` is the sum of the window's iterations' launch plans (empty
+/// when the step declares none); `peaks` null when the device's are not
+/// known (`peaks_note` says why).
+KernelProfile build_kernel_profile(const ActivityLog& log, int64_t iterations, double window_us,
+                                   const LaunchPlan& declared, const kernels::DevicePeaks* peaks,
+                                   const std::string& peaks_note);
+
+nlohmann::json kernel_profile_to_json(const KernelProfile& profile);
+/// Reads kernel_profile_to_json's output; throws UsageError naming the
+/// field that is missing or of the wrong type, or a version it cannot read.
+KernelProfile kernel_profile_from_json(const nlohmann::json& j);
+
+}  // namespace perflab
