@@ -10,24 +10,16 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/roofline.h"
+#include "kernels/launch.h"
 
 namespace perflab {
 
-/// One kernel launch as the code that makes it declares it: which kernel
-/// (`kernel`: a substring of its demangled name, e.g. "embedding_forward";
-/// for a library's kernels a family, e.g. "gemm" for cuBLASLt's), what it
-/// is (`label`, e.g. "top layer 0 forward GEMM"), the phase it belongs to,
-/// and its compulsory work.
-struct DeclaredKernel {
-  std::string kernel;
-  std::string label;
-  std::string phase;
-  kernels::KernelCost cost;
-};
+/// One kernel launch as the code that makes it declares it
+/// (kernels/launch.h): which kernel, what it is, its phase and its work.
+using DeclaredKernel = kernels::KernelLaunch;
 
 /// The launches of one iteration, in order.
-using LaunchPlan = std::vector<DeclaredKernel>;
+using LaunchPlan = kernels::LaunchList;
 
 /// Launches per phase of a plan ("forward 9, backward 14, ..."), in the
 /// order phases first appear: what a launch-count test prints.

@@ -280,7 +280,11 @@ class TrainToTarget {
     }
     PERFLAB_MLLOG(log_, k::kEvalStart, nullptr, meta);
     auto t0 = Clock::now();
-    double value = model.evaluate();
+    double value = 0;
+    {
+      ScopedPhase phase("evaluation");
+      value = model.evaluate();
+    }
     rec.eval_s += seconds_since(t0);
     PERFLAB_MLLOG(log_, k::kEvalAccuracy, value, meta);
     PERFLAB_MLLOG(log_, k::kEvalStop, nullptr, meta);

@@ -85,10 +85,8 @@ void StepDriver::capture_all() {
 
 void StepDriver::iterate(int64_t iteration) {
   const int64_t before = ops_.host_sync_count();
-  const int variant = step_.begin(iteration);
-  if (variant < 0 || variant >= step_.variants()) {
-    throw Error(fmt::format("internal: step variant {} outside [0, {})", variant, step_.variants()));
-  }
+  // The counted iteration is all of it: begin's work (a learning rate
+  // written on the device) as well as the step's.
   bool counting = false;
   if (iteration == count_at_) {
     try {
@@ -97,6 +95,10 @@ void StepDriver::iterate(int64_t iteration) {
     } catch (const Error& e) {
       record_.launches_note = e.what();  // counting is a record, never a failure
     }
+  }
+  const int variant = step_.begin(iteration);
+  if (variant < 0 || variant >= step_.variants()) {
+    throw Error(fmt::format("internal: step variant {} outside [0, {})", variant, step_.variants()));
   }
   if (declaring_) {
     for (DeclaredKernel& k : step_.launch_plan(variant)) declared_.push_back(std::move(k));

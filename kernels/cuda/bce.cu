@@ -96,4 +96,11 @@ void BceWithLogits::run(const BceArguments& a, void* workspace, cudaStream_t str
   PERFLAB_CUDA_CHECK_LAUNCH("bce_finish_kernel");
 }
 
+LaunchList BceWithLogits::launches(const BceArguments& a) {
+  const double n = static_cast<double>(a.n);
+  return {{"bce_partial_kernel", "loss and dlogit, per-block partial sums", "",
+           {n * 3 * sizeof(float), 0, ""}},
+          {"bce_finish_kernel", "loss: sum of the partials, the accumulator", "", {0, 0, ""}}};
+}
+
 }  // namespace perflab::kernels::cuda

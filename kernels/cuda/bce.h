@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/status.h"
+#include "kernels/launch.h"
 
 namespace perflab::kernels::cuda {
 
@@ -54,6 +55,9 @@ class BceWithLogits {
   /// Per-block partial sums (a few KiB at most).
   static size_t workspace_bytes(const BceArguments& args);
   static void run(const BceArguments& args, void* workspace, cudaStream_t stream);
+  /// What run() launches: the per-block partial sums (logits and labels
+  /// read, dlogit written) and the one-block finish. Host-only.
+  static LaunchList launches(const BceArguments& args);
 };
 
 }  // namespace perflab::kernels::cuda

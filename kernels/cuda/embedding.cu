@@ -228,6 +228,27 @@ void EmbeddingForward::run(const EmbeddingArguments& a, void*, cudaStream_t stre
   }
 }
 
+LaunchList EmbeddingForward::launches(const EmbeddingArguments& a) {
+  const double slots = static_cast<double>(a.batch * a.num_tables);
+  const double values = slots * static_cast<double>(a.dim);
+  const bool bf16 = a.out_type == EmbeddingOutputType::kBFloat16;
+  return {{bf16 ? "gather_bf16_kernel" : "gather_kernel", "embedding lookups (all tables)", "",
+           {slots * sizeof(int32_t) + values * sizeof(float) + values * (bf16 ? 2 : 4), 0, ""}}};
+}
+
+LaunchList EmbeddingBackwardSgd::launches(const EmbeddingArguments& a) {
+  const double n = static_cast<double>(a.batch * a.num_tables);
+  const double pair = sizeof(RowKey) + sizeof(Slot);
+  return {{"make_keys_kernel", "sort keys (global rows) and slots", "", {n * sizeof(int32_t) + n * pair, 0, ""}},
+          {"DeviceRadixSort", "CUB radix sort of (row, slot) pairs", "", {2 * n * pair, 0, ""}},
+          {"DeviceReduceByKey", "CUB run-length encoding: distinct rows and their counts", "",
+           {n * sizeof(RowKey) + 2 * n * sizeof(int32_t), 0, ""}},
+          {"DeviceScan", "CUB exclusive scan: each row's first slot", "", {2 * n * sizeof(int32_t), 0, ""}},
+          {"sgd_rows_kernel", "sparse SGD of every distinct row", "",
+           {n * static_cast<double>(a.dim) * sizeof(float) + n * (sizeof(Slot) + 2 * sizeof(int32_t)),
+            n * static_cast<double>(a.dim) * 2, "fp32"}}};
+}
+
 Status EmbeddingBackwardSgd::can_implement(const EmbeddingArguments& args) {
   if (Status s = check_common(args); !s) return s;
   if (args.batch * args.num_tables > std::numeric_limits<int32_t>::max()) {

@@ -31,6 +31,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/status.h"
+#include "kernels/launch.h"
 
 namespace perflab::kernels::cuda {
 
@@ -70,6 +71,8 @@ class EmbeddingForward {
   static size_t workspace_bytes(const EmbeddingArguments& args);
   /// Launches the gather on `stream`. Never allocates or synchronises.
   static void run(const EmbeddingArguments& args, void* workspace, cudaStream_t stream);
+  /// What run() launches: one gather (ids, the rows, the output). Host-only.
+  static LaunchList launches(const EmbeddingArguments& args);
 };
 
 /// Deduplicated sparse SGD: tables -= lr * (summed gradient of each distinct row).
@@ -88,6 +91,12 @@ class EmbeddingBackwardSgd {
   /// kSyncFree never synchronises; kSynchronising makes exactly one counted
   /// host sync.
   static void run(const EmbeddingArguments& args, void* workspace, cudaStream_t stream);
+  /// What run() launches: the keys, CUB's radix sort, run-length encoding
+  /// and scan (library calls: several kernels each), and the row update;
+  /// the memset of the run counts is a memset, not a kernel. The update's
+  /// bytes count the gradient it reads, not the table rows it updates (how
+  /// many are distinct depends on the data). Host-only.
+  static LaunchList launches(const EmbeddingArguments& args);
 };
 
 }  // namespace perflab::kernels::cuda

@@ -168,4 +168,17 @@ void InteractionBackward::run(const InteractionArguments& a, void*, cudaStream_t
   PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_kernel");
 }
 
+LaunchList interaction_launches(const InteractionArguments& a, bool backward) {
+  const double b = static_cast<double>(a.batch), d = static_cast<double>(a.dim);
+  const double features = a.num_tables + 1.0;
+  const double pairs = features * (features - 1) / 2;
+  const double inputs = b * features * d * sizeof(float);
+  const double out = b * static_cast<double>(cpu::interaction_output_width(a.num_tables, a.dim)) * sizeof(float);
+  const double flops = 2 * b * pairs * d;
+  if (backward) {
+    return {{"interaction_backward_kernel", "interaction backward", "", {out + 2 * inputs, 2 * flops, "fp32"}}};
+  }
+  return {{"interaction_forward_kernel", "interaction forward", "", {inputs + out, flops, "fp32"}}};
+}
+
 }  // namespace perflab::kernels::cuda

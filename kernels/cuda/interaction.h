@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/status.h"
+#include "kernels/launch.h"
 
 namespace perflab::kernels::cuda {
 
@@ -46,6 +47,13 @@ struct InteractionArguments {
 size_t interaction_shared_bytes(int num_tables, int64_t dim, bool backward);
 
 /// out = concat(x, pairwise dots).
+/// What one pass launches (one kernel), with its bytes (x and the
+/// embeddings read, the output written; backward: the output gradient and
+/// both inputs read, both gradients written) and its FP32 FLOPs (a
+/// multiply-add per dimension of each of the F(F-1)/2 pairs; backward twice
+/// that). Host-only.
+LaunchList interaction_launches(const InteractionArguments& args, bool backward);
+
 class InteractionForward {
  public:
   /// Checks the shape, the pointers and that the features fit in 48 KiB of

@@ -149,6 +149,57 @@ size_t Linear::workspace_bytes(const LinearArguments& args) {
 
 int64_t Linear::aux_ld_bits(int64_t out_features) { return (out_features + 127) / 128 * 128; }
 
+namespace {
+
+double element_bytes(Precision p) { return p == Precision::kBf16 ? 2.0 : 4.0; }
+const char* precision_name(Precision p) { return p == Precision::kBf16 ? "bf16" : "tf32"; }
+
+}  // namespace
+
+LaunchList Linear::forward_launches(const LinearArguments& a) {
+  const double e = element_bytes(a.precision);
+  const double b = static_cast<double>(a.batch), in = static_cast<double>(a.in_features),
+               out = static_cast<double>(a.out_features);
+  const double flops = linear_flops(a.batch, a.in_features, a.out_features);
+  const bool relu = a.activation == Activation::kRelu;
+  if (a.fused) {
+    const double bytes = linear_forward_bytes(a.batch, a.in_features, a.out_features, static_cast<int64_t>(e),
+                                              static_cast<double>(aux_bytes(a)));
+    return {{"gem", relu ? "forward GEMM + bias + ReLU epilogue" : "forward GEMM + bias epilogue", "",
+             {bytes, flops, precision_name(a.precision)}}};
+  }
+  LaunchList out_list = {{"gem", "forward GEMM", "", {(b * in + in * out + b * out) * e, flops, precision_name(a.precision)}},
+                         {"add_bias_kernel", "bias", "", {(2 * b * out + out) * e, b * out, "fp32"}}};
+  if (relu) out_list.push_back({"relu_forward_kernel", "ReLU", "", {2 * b * out * e, 0, ""}});
+  return out_list;
+}
+
+LaunchList Linear::backward_launches(const LinearArguments& a, bool dgrad) {
+  const double e = element_bytes(a.precision);
+  const double b = static_cast<double>(a.batch), in = static_cast<double>(a.in_features),
+               out = static_cast<double>(a.out_features);
+  const double flops = linear_flops(a.batch, a.in_features, a.out_features);
+  const char* precision = precision_name(a.precision);
+  LaunchList list;
+  if (a.activation == Activation::kRelu && !a.dy_is_pre_activation) {
+    list.push_back({"relu_backward_kernel", "dReLU", "", {3 * b * out * e, 0, ""}});
+  }
+  if (!a.fused) {
+    const double partials = static_cast<double>(bias_grad_workspace_bytes(a.batch, a.out_features));
+    list.push_back({"bias_grad_partial_kernel", "bias gradient, partial sums", "", {b * out * e + partials, b * out, "fp32"}});
+    list.push_back({"bias_grad_final_kernel", "bias gradient, final sum", "", {partials + out * e, 0, ""}});
+  }
+  const bool bgrad = a.fused && !a.dy_is_pre_activation;
+  list.push_back({"gem", bgrad ? "weight-gradient GEMM + bias-gradient epilogue" : "weight-gradient GEMM", "",
+                  {(b * in + b * out + in * out + (bgrad ? out : 0)) * e, flops, precision}});
+  if (dgrad) {
+    const double relu_epilogue = a.dx_applies_input_relu ? b * in / 8 + in * e : 0;
+    list.push_back({"gem", a.dx_applies_input_relu ? "data-gradient GEMM + dReLU/bias-gradient epilogue" : "data-gradient GEMM",
+                    "", {(b * out + in * out + b * in) * e + relu_epilogue, flops, precision}});
+  }
+  return list;
+}
+
 size_t Linear::aux_bytes(const LinearArguments& args) {
   if (!args.fused || args.activation != Activation::kRelu) return 0;
   return static_cast<size_t>(aux_ld_bits(args.out_features) / 8 * args.batch);

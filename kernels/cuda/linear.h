@@ -60,6 +60,7 @@
 #include <memory>
 
 #include "kernels/cuda/status.h"
+#include "kernels/launch.h"
 
 namespace perflab::kernels::cuda {
 
@@ -126,6 +127,14 @@ class Linear {
   static size_t aux_bytes(const LinearArguments& args);
   /// Leading dimension, in bits, of that bitmask: out rounded up to 128.
   static int64_t aux_ld_bits(int64_t out_features);
+  /// What forward() launches for args' shape and modes: the cuBLASLt GEMM
+  /// (kernel family "gem": cuBLASLt's gemm and gemv kernels; a matmul may
+  /// add a split-K reduction) and, unfused, the bias and ReLU kernels; with
+  /// each one's compulsory bytes and FLOPs. Host-only.
+  static LaunchList forward_launches(const LinearArguments& args);
+  /// What backward() launches; `dgrad`: whether dx is computed (args.dx
+  /// non-null when it runs).
+  static LaunchList backward_launches(const LinearArguments& args, bool dgrad);
 
   /// Plans the forward, dgrad and wgrad GEMMs for args' shape and modes on
   /// the current device. Throws CudaError on a library failure; a problem

@@ -72,4 +72,14 @@ void CastFloatToBf16::run(const CastArguments& a, void*, cudaStream_t stream) {
   PERFLAB_CUDA_CHECK_LAUNCH("cast_bf16_kernel");
 }
 
+LaunchList SgdUpdate::launches(const SgdArguments& a, bool bf16_copy) {
+  const double n = static_cast<double>(a.count);
+  const double copy = bf16_copy ? 2 * n : 0;
+  return {{"sgd_kernel", "dense SGD", "", {3 * n * sizeof(float) + copy, 2 * n, "fp32"}}};
+}
+
+LaunchList CastFloatToBf16::launches(const CastArguments& a) {
+  return {{"cast_bf16_kernel", "cast to bf16", "", {static_cast<double>(a.count) * 6, 0, ""}}};
+}
+
 }  // namespace perflab::kernels::cuda

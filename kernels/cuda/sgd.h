@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/status.h"
+#include "kernels/launch.h"
 
 namespace perflab::kernels::cuda {
 
@@ -39,6 +40,10 @@ class SgdUpdate {
   /// Always 0.
   static size_t workspace_bytes(const SgdArguments& args);
   static void run(const SgdArguments& args, void* workspace, cudaStream_t stream);
+  /// What run() launches: one kernel reading weights and gradients and
+  /// writing the weights (and, `bf16_copy`: weights_bf16 set, their bf16
+  /// copy). Host-only.
+  static LaunchList launches(const SgdArguments& args, bool bf16_copy);
 };
 
 /// A flat fp32 -> bf16 copy.
@@ -55,6 +60,8 @@ class CastFloatToBf16 {
   /// Always 0.
   static size_t workspace_bytes(const CastArguments& args);
   static void run(const CastArguments& args, void* workspace, cudaStream_t stream);
+  /// What run() launches: one kernel, fp32 read, bf16 written. Host-only.
+  static LaunchList launches(const CastArguments& args);
 };
 
 }  // namespace perflab::kernels::cuda

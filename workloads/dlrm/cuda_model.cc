@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "harness/error.h"
+#include "harness/phase.h"
 #include "kernels/cpu/interaction.h"
 #include "kernels/cuda/bce.h"
 #include "kernels/cuda/check.h"
@@ -19,6 +20,7 @@
 #include "kernels/cuda/interaction.h"
 #include "kernels/cuda/sgd.h"
 #include "workloads/dlrm/cuda_convert.h"
+#include "workloads/dlrm/cuda_launches.h"
 #include "workloads/dlrm/cuda_exchange.h"
 
 namespace perflab::dlrm {
@@ -177,24 +179,13 @@ void* CudaModel::gradients(const Slot& s) {
 void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool bottom,
                           size_t first_slot) {
   std::vector<std::unique_ptr<Layer>>& layers = bottom ? bottom_ : top_;
-  const size_t n = widths.size();
   const size_t element_bytes = bf16_ ? 2 : 4;
-  for (size_t l = 0; l < n; ++l) {
+  const std::vector<kc::LinearArguments> modes = mlp_layer_modes(widths, in, bottom, local_, options_);
+  for (size_t l = 0; l < modes.size(); ++l) {
     auto layer = std::make_unique<Layer>();
     kc::LinearArguments& a = layer->args;
+    a = modes[l];
     const int64_t out = widths[l];
-    const bool relu = bottom || l + 1 < n;  // the top MLP's last layer gives the logit
-    a.batch = local_;
-    a.in_features = in;
-    a.out_features = out;
-    a.precision = options_.precision;
-    a.activation = relu ? kc::Activation::kRelu : kc::Activation::kNone;
-    a.fused = options_.fused;
-    // Fused chain (linear.h): a ReLU layer with a layer above gets dL/dz from
-    // that layer's dgrad (DRELU_BGRAD), which also writes its db.
-    a.dy_is_pre_activation = options_.fused && relu && l + 1 < n;
-    // Every layer above the first reads a ReLU output (the layer below is ReLU).
-    a.dx_applies_input_relu = options_.fused && l > 0;
 
     layer->y = kc::DeviceBuffer<uint8_t>(count(local_ * out) * element_bytes);
     layer->dy = kc::DeviceBuffer<uint8_t>(count(local_ * out) * element_bytes);
@@ -274,7 +265,7 @@ void CudaModel::join(cudaStream_t stream) {
 }
 
 void CudaModel::embeddings(const DeviceBatch& batch, cudaStream_t stream) {
-  NvtxRange range("embeddings");
+  ScopedPhase range("embeddings");
   if (options_.comm == nullptr) {
     kc::EmbeddingForward::run(embedding_arguments(batch.ids), nullptr, stream);
     return;
@@ -282,13 +273,14 @@ void CudaModel::embeddings(const DeviceBatch& batch, cudaStream_t stream) {
   const auto own = static_cast<int64_t>(mine_.size());
   select_table_ids(options_.batch, num_tables_, batch.ids, own, own_columns_.data(), own_ids_.data(), stream);
   kc::EmbeddingForward::run(embedding_arguments(own_ids_.data()), nullptr, stream);
-  NvtxRange exchange("embedding_exchange");
+  ScopedPhase exchange("exchange: embeddings");
   options_.comm->set_stream(stream);
   options_.comm->send_recv(forward_transfers_.data(), forward_transfers_.size(), collectives::DataType::kFloat32);
   unpack_segments(local_, num_tables_, shape_.embed_dim, slots_dev_.data(), received_.data(), emb_.data(), stream);
 }
 
 void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
+  ScopedPhase phase("forward");
   const int64_t b = local_;
   void* ws = workspace_.data();
   if (overlapped()) {
@@ -298,7 +290,7 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
     embeddings(batch, side_->get());
   }
   {
-    NvtxRange range("bottom_mlp");
+    ScopedPhase range("bottom MLP");
     if (bf16_) {
       kc::CastFloatToBf16::run({b * shape_.num_dense, batch.dense, as<__nv_bfloat16>(dense_in_bf16_)},
                                nullptr, stream);
@@ -316,13 +308,13 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
     embeddings(batch, stream);
   }
   {
-    NvtxRange range("interaction");
+    ScopedPhase range("interaction");
     kc::InteractionArguments a{b, num_tables_, shape_.embed_dim, x_f32_, emb_.data(), inter_.data(),
                                nullptr, nullptr, nullptr};
     kc::InteractionForward::run(a, nullptr, stream);
   }
   {
-    NvtxRange range("top_mlp");
+    ScopedPhase range("top MLP");
     if (bf16_) {
       kc::CastFloatToBf16::run({b * interaction_width_, inter_.data(), as<__nv_bfloat16>(inter_bf16_)},
                                nullptr, stream);
@@ -333,7 +325,7 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
 }
 
 void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
-  NvtxRange range("backward");
+  ScopedPhase range("backward");
   const int64_t b = local_;
   void* ws = workspace_.data();
   if (bf16_) {
@@ -348,7 +340,7 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   if (options_.comm != nullptr) {
     // The embedding gradients go back to the tables' owners: with overlap on
     // the side stream while the bottom MLP's backward runs here.
-    NvtxRange exchange("embedding_gradient_exchange");
+    ScopedPhase exchange("exchange: embedding gradients");
     if (overlapped()) fork(stream);
     cudaStream_t s = overlapped() ? side_->get() : stream;
     pack_segments(b, num_tables_, shape_.embed_dim, slots_dev_.data(), demb_.data(), grad_out_.data(), s);
@@ -372,11 +364,11 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
 }
 
 void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
-  NvtxRange range("optimizer");
+  ScopedPhase range("optimizer");
   if (bf16_) cast_bf16_to_float(dense_count_, grad_bf16_.data(), grad_.data(), stream);
   if (options_.comm != nullptr) {
     // Every rank's share of the MLP gradients, summed: the global batch's mean.
-    NvtxRange reduce("dense_gradient_all_reduce");
+    ScopedPhase reduce("exchange: dense gradient all-reduce");
     options_.comm->set_stream(stream);
     options_.comm->all_reduce(grad_.data(), grad_.data(), count(dense_count_), collectives::DataType::kFloat32,
                               collectives::ReduceOp::kSum);
@@ -391,7 +383,7 @@ void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
 void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
   forward(batch, stream);
   {
-    NvtxRange range("loss");
+    ScopedPhase range("loss");
     // Across ranks the gradient and the loss are this rank's share of the
     // global batch's mean (n_r / B of it); options.batch == n_r otherwise.
     kc::BceArguments a{local_, logits_, batch.labels, dlogit_, loss_state_.data(),
@@ -443,6 +435,11 @@ std::vector<float> CudaModel::dense_parameter(size_t index) const {
   PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), dense_.data() + s.offset, out.size() * sizeof(float),  // sync outside the iteration: read-back for tests and the gate
                                 cudaMemcpyDeviceToHost));
   return out;
+}
+
+LaunchPlan CudaModel::step_launches() const {
+  const collectives::Communicator* comm = options_.comm;
+  return train_step_launches(shape_, options_, comm ? comm->size() : 0, comm ? comm->rank() : 0);
 }
 
 bool CudaModel::owns(int table) const { return std::find(mine_.begin(), mine_.end(), table) != mine_.end(); }

@@ -48,7 +48,6 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
-#include <nvtx3/nvToolsExt.h>
 
 #include <cstdint>
 #include <memory>
@@ -56,6 +55,7 @@
 #include <vector>
 
 #include "collectives/communicator.h"
+#include "harness/launch_plan.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/linear.h"
@@ -65,15 +65,6 @@
 #include "workloads/dlrm/sharded_model.h"
 
 namespace perflab::dlrm {
-
-/// An NVTX range for the scope (shows in Nsight Systems; free without a profiler).
-class NvtxRange {
- public:
-  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
-  ~NvtxRange() { nvtxRangePop(); }
-  NvtxRange(const NvtxRange&) = delete;
-  NvtxRange& operator=(const NvtxRange&) = delete;
-};
 
 /// How a CudaModel runs; fixed at construction.
 struct CudaModelOptions {
@@ -144,6 +135,9 @@ class CudaModel {
   /// Enqueues one SGD step on `stream`: forward, loss (added to the device
   /// accumulator), backward, dense and sparse updates at *learning_rate().
   void train_step(const DeviceBatch& batch, cudaStream_t stream);
+
+  /// What train_step enqueues, in order (cuda_launches.h).
+  LaunchPlan step_launches() const;
 
   /// Enqueues the forward pass and copies the fp32 logits of the batch
   /// (local_batch() of them: this rank's samples) to `logits` (device

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/phase.h"
 #include "harness/device_step.h"
 #include "harness/error.h"
 #include "kernels/cpu/auc.h"
@@ -133,7 +134,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   }
 
   int begin(int64_t iteration) override {
-    NvtxRange range("data");
+    ScopedPhase range("data");
     const int64_t index = iteration % setup_.training.iterations_per_epoch;
     int s = slots_[0].batch_index == index ? 0 : slots_[1].batch_index == index ? 1 : -1;
     if (s < 0) {  // not prefetched (first iteration, or an iteration out of order)
@@ -147,6 +148,13 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   }
 
   void enqueue(int slot) override { model_->train_step(input(slot), compute_.get()); }
+
+  /// begin()'s learning rate, then the model's step (both slots alike).
+  LaunchPlan launch_plan(int) const override {
+    LaunchPlan plan = {{"set_float_kernel", "learning rate of the iteration", "data", {4, 0, ""}}};
+    for (DeclaredKernel& k : model_->step_launches()) plan.push_back(std::move(k));
+    return plan;
+  }
 
   /// --sharp on the NCCL path: whether the gradient all-reduce was reduced
   /// in the network (NCCL's log); on one GPU there is nothing to reduce.
@@ -165,7 +173,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     PERFLAB_CUDA_CHECK(cudaEventRecord(slots_[s].consumed.get(), compute_.get()));
     last_slot_ = s;
     if (pending_losses_++ == 0) first_pending_ = iteration;
-    NvtxRange range("data");
+    ScopedPhase range("data");
     const int64_t next = (iteration + 1) % setup_.training.iterations_per_epoch;
     const int other = s ^ 1;
     if (slots_[s].batch_index != next && slots_[other].batch_index != next) {
@@ -210,7 +218,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   }
 
   double evaluate() override {
-    NvtxRange range("eval");
+    ScopedPhase range("evaluation");
     const int64_t b = options_.batch;
     const int64_t n = model_->local_batch();
     const int64_t num_dense = eval_.num_dense;

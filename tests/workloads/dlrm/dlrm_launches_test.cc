@@ -1,0 +1,141 @@
+// DLRM's CUDA step, counted on the CPU: the kernels CudaModel::train_step
+// launches per phase, from the operators' own declarations
+// (workloads/dlrm/cuda_launches.h), for the DeepLearningExamples shape in
+// each mode. The numbers below are the record: a change that adds or
+// removes launches fails here and says how many and in which phase; update
+// them when it is meant (issue 22 lowers them). Library calls (cuBLASLt
+// matmuls, CUB's sort, run-length encoding and scan) count one each here;
+// the profiler's kernels per iteration on a GPU counts what they launch.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#if PERFLAB_DLRM_CUDA
+#include "workloads/dlrm/cuda_launches.h"
+#endif
+
+namespace perflab::dlrm {
+namespace {
+
+#if PERFLAB_DLRM_CUDA
+namespace kc = kernels::cuda;
+
+/// The dle preset's shape (26 tables; their sizes change no count).
+ModelShape dle_shape() {
+  ModelShape s;
+  s.num_dense = 13;
+  s.table_sizes.assign(26, 1000);
+  s.embed_dim = 128;
+  s.bottom_mlp = {512, 256, 128};
+  s.top_mlp = {1024, 1024, 512, 256, 1};
+  return s;
+}
+
+CudaModelOptions options(kc::Precision precision, bool fused) {
+  CudaModelOptions o;
+  o.batch = 16384;
+  o.precision = precision;
+  o.fused = fused;
+  return o;
+}
+
+std::string counts(const LaunchPlan& plan) {
+  std::string out;
+  for (const auto& [phase, n] : launches_per_phase(plan))
+    out += phase + " " + std::to_string(n) + ", ";
+  return out + "total " + std::to_string(plan.size());
+}
+
+/// Per phase, the recorded count against the plan's, with the plan listed
+/// when they differ.
+void expect_launches(const LaunchPlan& plan, const std::map<std::string, int>& recorded,
+                     int total) {
+  std::map<std::string, int> got;
+  for (const auto& [phase, n] : launches_per_phase(plan)) got[phase] = n;
+  std::string listing;
+  for (const DeclaredKernel& k : plan)
+    listing += "\n  " + k.phase + ": " + k.kernel + " (" + k.label + ")";
+  EXPECT_EQ(got, recorded) << "launches per phase changed: now " << counts(plan) << listing;
+  EXPECT_EQ(static_cast<int>(plan.size()), total) << counts(plan);
+}
+#endif
+
+TEST(DlrmLaunches, Tf32FusedStep) {
+#if PERFLAB_DLRM_CUDA
+  // forward: 3 + 5 GEMMs with epilogues, the gather, the interaction;
+  // backward: wgrad + dgrad per top layer, the interaction, the bottom's
+  // last layer's dReLU, wgrad and dgrad, then 2 and 1 (no dgrad for the
+  // data); optimizer: dense SGD, keys, sort, RLE, scan, row update.
+  expect_launches(train_step_launches(dle_shape(), options(kc::Precision::kTf32, true)),
+                  {{"forward", 10}, {"loss", 2}, {"backward", 17}, {"optimizer", 6}}, 35);
+#else
+  GTEST_SKIP() << "built without CUDA: the operators' declarations are not built";
+#endif
+}
+
+TEST(DlrmLaunches, Tf32UnfusedStepAddsTheBiasAndReluKernels) {
+#if PERFLAB_DLRM_CUDA
+  expect_launches(train_step_launches(dle_shape(), options(kc::Precision::kTf32, false)),
+                  {{"forward", 25}, {"loss", 2}, {"backward", 39}, {"optimizer", 6}}, 72);
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
+TEST(DlrmLaunches, Bf16StepAddsItsCasts) {
+#if PERFLAB_DLRM_CUDA
+  expect_launches(train_step_launches(dle_shape(), options(kc::Precision::kBf16, true)),
+                  {{"forward", 14}, {"loss", 2}, {"backward", 20}, {"optimizer", 7}}, 43);
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
+TEST(DlrmLaunches, EveryLaunchDeclaresItsWorkAndTheGemmsTheirFlops) {
+#if PERFLAB_DLRM_CUDA
+  const ModelShape shape = dle_shape();
+  const LaunchPlan plan = train_step_launches(shape, options(kc::Precision::kTf32, true));
+  double gemm_flops = 0;
+  for (const DeclaredKernel& k : plan) {
+    EXPECT_FALSE(k.kernel.empty()) << k.label;
+    if (k.kernel != "bce_finish_kernel") {
+      EXPECT_GT(k.cost.bytes, 0) << k.label;
+    }
+    if (k.kernel == "gem") {
+      EXPECT_EQ(k.cost.precision, "tf32") << k.label;
+      gemm_flops += k.cost.flops;
+    }
+  }
+  // Forward 2·B·in·out per layer, backward twice that, less the first
+  // layer's dgrad (no gradient for the data).
+  double mlp = 0, first = 0;
+  int64_t in = shape.num_dense;
+  for (int out : shape.bottom_mlp) {
+    if (mlp == 0) first = 2.0 * 16384 * static_cast<double>(in) * out;
+    mlp += 2.0 * 16384 * static_cast<double>(in) * out;
+    in = out;
+  }
+  in = 128 + 27 * 26 / 2;  // the interaction's width: 479
+  for (int out : shape.top_mlp) {
+    mlp += 2.0 * 16384 * static_cast<double>(in) * out;
+    in = out;
+  }
+  EXPECT_DOUBLE_EQ(gemm_flops, 3 * mlp - first);
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
+TEST(DlrmLaunches, AcrossRanksTheExchangesAreLaunchesToo) {
+#if PERFLAB_DLRM_CUDA
+  const LaunchPlan plan =
+      train_step_launches(dle_shape(), options(kc::Precision::kTf32, true), 2, 1);
+  expect_launches(plan, {{"forward", 13}, {"loss", 2}, {"backward", 19}, {"optimizer", 7}}, 41);
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
+}  // namespace
+}  // namespace perflab::dlrm

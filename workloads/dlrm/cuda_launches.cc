@@ -1,0 +1,183 @@
+// CudaModel's step as declared launches (see cuda_launches.h). Mirrors
+// CudaModel::train_step's order; a GPU test checks it against CUPTI's count.
+#include "workloads/dlrm/cuda_launches.h"
+
+#include <fmt/format.h>
+
+#include "kernels/cpu/interaction.h"
+#include "kernels/cuda/bce.h"
+#include "kernels/cuda/embedding.h"
+#include "kernels/cuda/interaction.h"
+#include "kernels/cuda/sgd.h"
+#include "workloads/dlrm/sharded_model.h"
+
+namespace perflab::dlrm {
+namespace {
+
+namespace kc = kernels::cuda;
+using kernels::append_launches;
+using kernels::LaunchList;
+
+LaunchList labelled(LaunchList list, const std::string& prefix) {
+  for (kernels::KernelLaunch& k : list) k.label = prefix + ": " + k.label;
+  return list;
+}
+
+kernels::KernelLaunch cast_to_bf16(double n, const std::string& what) {
+  return {"cast_bf16_kernel", "cast to bf16: " + what, "", {n * 6, 0, ""}};
+}
+
+kernels::KernelLaunch cast_to_float(double n, const std::string& what) {
+  return {"widen_kernel", "cast to fp32: " + what, "", {n * 6, 0, ""}};
+}
+
+kernels::KernelLaunch nccl(const std::string& what, double bytes) {
+  return {"ncclDevKernel", "NCCL " + what, "", {bytes, 0, ""}};
+}
+
+}  // namespace
+
+std::vector<kc::LinearArguments> mlp_layer_modes(const std::vector<int>& widths, int64_t in,
+                                                 bool bottom, int64_t batch,
+                                                 const CudaModelOptions& options) {
+  std::vector<kc::LinearArguments> layers;
+  const size_t n = widths.size();
+  for (size_t l = 0; l < n; ++l) {
+    kc::LinearArguments a;
+    const bool relu = bottom || l + 1 < n;  // the top MLP's last layer gives the logit
+    a.batch = batch;
+    a.in_features = in;
+    a.out_features = widths[l];
+    a.precision = options.precision;
+    a.activation = relu ? kc::Activation::kRelu : kc::Activation::kNone;
+    a.fused = options.fused;
+    // Fused chain (linear.h): a ReLU layer with a layer above gets dL/dz from
+    // that layer's dgrad (DRELU_BGRAD), which also writes its db.
+    a.dy_is_pre_activation = options.fused && relu && l + 1 < n;
+    // Every layer above the first reads a ReLU output (the layer below is ReLU).
+    a.dx_applies_input_relu = options.fused && l > 0;
+    layers.push_back(a);
+    in = widths[l];
+  }
+  return layers;
+}
+
+LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& o, int ranks,
+                               int rank) {
+  const bool bf16 = o.precision == kc::Precision::kBf16;
+  const bool sharded = ranks > 0;
+  const int tables = static_cast<int>(shape.table_sizes.size());
+  const int64_t dim = shape.embed_dim;
+  const int64_t local =
+      sharded ? slice_first(o.batch, ranks, rank + 1) - slice_first(o.batch, ranks, rank) : o.batch;
+  const auto b = static_cast<double>(local);
+  const int64_t width = kernels::cpu::interaction_output_width(tables, dim);
+  const std::vector<kc::LinearArguments> bottom =
+      mlp_layer_modes(shape.bottom_mlp, shape.num_dense, true, local, o);
+  const std::vector<kc::LinearArguments> top =
+      mlp_layer_modes(shape.top_mlp, width, false, local, o);
+
+  // The own tables' lookups for every sample of the (global) batch.
+  int own = tables;
+  int64_t own_rows = 0;
+  for (int64_t rows : shape.table_sizes) own_rows += rows;
+  if (sharded) {
+    const TablePlacement placement = place_tables(shape.table_sizes, ranks);
+    own = static_cast<int>(placement.tables_of[static_cast<size_t>(rank)].size());
+    own_rows = 0;
+    for (int t : placement.tables_of[static_cast<size_t>(rank)])
+      own_rows += shape.table_sizes[static_cast<size_t>(t)];
+  }
+  kc::EmbeddingArguments emb;
+  emb.batch = o.batch;
+  emb.num_tables = own;
+  emb.dim = dim;
+  emb.total_rows = own_rows;
+  emb.mode = o.update_mode;
+  const double exchanged = b * tables * static_cast<double>(dim) * sizeof(float);
+
+  LaunchPlan plan;
+  LaunchList forward;
+  if (bf16)
+    forward.push_back(cast_to_bf16(b * static_cast<double>(shape.num_dense), "dense input"));
+  for (size_t l = 0; l < bottom.size(); ++l) {
+    append_launches(
+        forward,
+        labelled(kc::Linear::forward_launches(bottom[l]), fmt::format("bottom layer {}", l)), "");
+  }
+  if (bf16) forward.push_back(cast_to_float(b * static_cast<double>(dim), "bottom MLP output"));
+  if (sharded) {
+    forward.push_back({"select_kernel",
+                       "the own tables' ids",
+                       "",
+                       {static_cast<double>(o.batch) * (tables + own) * sizeof(int32_t), 0, ""}});
+  }
+  append_launches(forward, kc::EmbeddingForward::launches(emb), "");
+  if (sharded) {
+    forward.push_back(nccl("send/receive: embeddings", exchanged));
+    forward.push_back(
+        {"move_kernel<false>", "unpack the received embeddings", "", {2 * exchanged, 0, ""}});
+  }
+  kc::InteractionArguments inter{local, tables, dim};
+  append_launches(forward, kc::interaction_launches(inter, false), "");
+  if (bf16) forward.push_back(cast_to_bf16(b * static_cast<double>(width), "interaction output"));
+  for (size_t l = 0; l < top.size(); ++l) {
+    append_launches(forward,
+                    labelled(kc::Linear::forward_launches(top[l]), fmt::format("top layer {}", l)),
+                    "");
+  }
+  if (bf16) forward.push_back(cast_to_float(b, "logits"));
+  append_launches(plan, forward, "forward");
+
+  kc::BceArguments bce;
+  bce.n = local;
+  append_launches(plan, kc::BceWithLogits::launches(bce), "loss");
+
+  LaunchList backward;
+  if (bf16) backward.push_back(cast_to_bf16(b, "dlogit"));
+  for (size_t l = top.size(); l-- > 0;) {
+    append_launches(
+        backward,
+        labelled(kc::Linear::backward_launches(top[l], true), fmt::format("top layer {}", l)), "");
+  }
+  if (bf16)
+    backward.push_back(cast_to_float(b * static_cast<double>(width), "interaction gradient"));
+  append_launches(backward, kc::interaction_launches(inter, true), "");
+  if (sharded) {
+    backward.push_back(
+        {"move_kernel<true>", "pack the embedding gradients", "", {2 * exchanged, 0, ""}});
+    backward.push_back(nccl("send/receive: embedding gradients", exchanged));
+  }
+  if (bf16)
+    backward.push_back(cast_to_bf16(b * static_cast<double>(dim), "bottom MLP output gradient"));
+  for (size_t l = bottom.size(); l-- > 0;) {
+    append_launches(backward,
+                    labelled(kc::Linear::backward_launches(bottom[l], l > 0),
+                             fmt::format("bottom layer {}", l)),
+                    "");
+  }
+  append_launches(plan, backward, "backward");
+
+  // The flat dense parameter count, as CudaModel pads it (8 elements per tensor).
+  double dense = 0;
+  int64_t in = shape.num_dense;
+  for (const std::vector<int>* mlp : {&shape.bottom_mlp, &shape.top_mlp}) {
+    if (mlp == &shape.top_mlp) in = width;
+    for (int out : *mlp) {
+      for (int64_t size : {in * out, int64_t{out}})
+        dense += static_cast<double>((size + 7) / 8 * 8);
+      in = out;
+    }
+  }
+  LaunchList optimizer;
+  if (bf16) optimizer.push_back(cast_to_float(dense, "dense gradients"));
+  if (sharded) optimizer.push_back(nccl("all-reduce: dense gradients", dense * sizeof(float)));
+  kc::SgdArguments sgd;
+  sgd.count = static_cast<int64_t>(dense);
+  append_launches(optimizer, kc::SgdUpdate::launches(sgd, bf16), "");
+  append_launches(optimizer, kc::EmbeddingBackwardSgd::launches(emb), "");
+  append_launches(plan, optimizer, "optimizer");
+  return plan;
+}
+
+}  // namespace perflab::dlrm

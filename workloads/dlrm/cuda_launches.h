@@ -1,0 +1,35 @@
+// What one CudaModel training step launches, declared from the model's
+// shape and options without a device: the layer modes CudaModel builds its
+// MLPs with (one function, used by both), and the step's kernels in order,
+// by phase, with their work (kernels/launch.h). The profiler matches them
+// to what CUPTI records; tests/workloads/dlrm/dlrm_launches_test.cc holds
+// the count per phase, so a change that adds launches says how many and
+// where. Built with CUDA only (the operators' declarations live beside
+// their run()).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "harness/launch_plan.h"
+#include "kernels/cuda/linear.h"
+#include "workloads/dlrm/cuda_model.h"
+#include "workloads/dlrm/model.h"
+
+namespace perflab::dlrm {
+
+/// Shape and modes (no pointers) of each layer of an MLP of `widths` fed
+/// `in` features over `batch` samples: ReLU on every bottom layer and on
+/// every top layer but the last; fused, the dReLU/bias-gradient chain of
+/// kernels/cuda/linear.h.
+std::vector<kernels::cuda::LinearArguments> mlp_layer_modes(const std::vector<int>& widths,
+                                                            int64_t in, bool bottom, int64_t batch,
+                                                            const CudaModelOptions& options);
+
+/// The kernels CudaModel::train_step enqueues, in order. `ranks`: the
+/// communicator's size, 0 without one (every table on this GPU, no
+/// exchange; options.comm is not read); `rank`: this GPU's.
+LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& options,
+                               int ranks = 0, int rank = 0);
+
+}  // namespace perflab::dlrm
