@@ -182,6 +182,8 @@ Command add_run(CLI::App& app) {
             for (const auto& [t, text] : *toggles) {
               if (sub->count(fmt::format("--{}", toggle_flag(t)))) definition["toggles"][toggle_key(t)] = text;
             }
+            // Only when on: the name of an unprofiled sweep stays what it was.
+            if (r.profile != "off") definition["profile"] = r.profile;
             plan.definition = definition;
             plan.name = fmt::format("{}-sweep-{}", r.workload, stable_hash(definition.dump()).substr(0, 8));
             return execute_sweep(plan, false);
