@@ -34,6 +34,9 @@ struct ActivityRecord {
   int depth = 0;        ///< Range: nesting depth (0: outermost).
 
   uint64_t duration_ns() const { return end_ns > start_ns ? end_ns - start_ns : 0; }
+  /// CUPTI may give a record no timestamps (0 and 0) when it could not time
+  /// it: it counts as a launch, but has no place on a timeline.
+  bool timed() const { return start_ns != 0 || end_ns != 0; }
 };
 
 /// Everything collected in one profiled window.

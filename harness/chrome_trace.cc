@@ -22,10 +22,17 @@ constexpr int kHostPid = 0;
 
 json chrome_trace(const ActivityLog& log, const std::string& title) {
   uint64_t origin = UINT64_MAX;
-  for (const ActivityRecord& r : log.records) origin = std::min(origin, r.start_ns);
+  uint64_t untimed = 0;
+  for (const ActivityRecord& r : log.records) {
+    if (r.timed()) origin = std::min(origin, r.start_ns);
+  }
   json events = json::array();
   std::set<std::pair<int, uint32_t>> tracks;  // (pid, tid) named below
   for (const ActivityRecord& r : log.records) {
+    if (!r.timed()) {
+      ++untimed;  // no place on the timeline; counted in otherData
+      continue;
+    }
     const bool range = r.kind == ActivityKind::kRange;
     const int pid = range ? kHostPid : static_cast<int>(r.device) + 1;
     const uint32_t tid = range ? 0 : r.stream;
@@ -69,10 +76,13 @@ json chrome_trace(const ActivityLog& log, const std::string& title) {
                                                : fmt::format("stream {}", tid)}}}});
   }
   for (json& e : events) meta.push_back(std::move(e));
-  return {
-      {"traceEvents", meta},
-      {"displayTimeUnit", "ns"},
-      {"otherData", {{"producer", "perflab"}, {"title", title}, {"dropped_records", log.dropped}}}};
+  return {{"traceEvents", meta},
+          {"displayTimeUnit", "ns"},
+          {"otherData",
+           {{"producer", "perflab"},
+            {"title", title},
+            {"dropped_records", log.dropped},
+            {"untimed_records", untimed}}}};
 }
 
 }  // namespace perflab

@@ -42,7 +42,7 @@ class DeviceStep {
   /// The kernels variant `variant`'s step launches, in order, with their
   /// work (harness/launch_plan.h): the profiler's per-kernel floors and the
   /// launch count a CPU test checks. Empty: not declared.
-  virtual LaunchPlan launch_plan(int /*variant*/) const { return {}; }
+  virtual LaunchPlan launch_plan(int /*variant*/) { return {}; }
 };
 
 }  // namespace perflab

@@ -170,8 +170,10 @@ KernelProfile build_kernel_profile(const ActivityLog& log, int64_t iterations, d
     row.kind = activity_kind_name(r.kind);
     row.launches_per_iteration += 1;
     row.us_per_iteration += static_cast<double>(r.duration_ns()) / 1e3;
-    first = std::min(first, r.start_ns);
-    last = std::max(last, r.end_ns);
+    if (r.timed()) {
+      first = std::min(first, r.start_ns);
+      last = std::max(last, r.end_ns);
+    }
     if (r.kind == ActivityKind::kKernel) p.kernels_per_iteration += 1;
     if (r.kind == ActivityKind::kMemcpy) p.copies_per_iteration += 1;
     if (r.kind == ActivityKind::kMemset) p.memsets_per_iteration += 1;

@@ -165,6 +165,35 @@ size_t RnntLoss::workspace_bytes(const RnntLossArguments& args, Variant variant)
   return total;
 }
 
+LaunchList RnntLoss::launches(const RnntLossArguments& args, Variant variant) {
+  if (!can_implement(args, variant) || args.shape.batch == 0) return {};
+  const double rows = static_cast<double>(RnntLoss::rows(args));
+  const double v = static_cast<double>(args.shape.vocab);
+  const double e = static_cast<double>(rnnt_dtype_bytes(args.dtype));
+  const double b = static_cast<double>(args.shape.batch);
+  const bool with_grad = args.grad != nullptr;
+  const bool fused = variant == Variant::kFused;
+  constexpr double f = sizeof(float);
+  const double recursions = rows * 2 * f + rows * (with_grad ? 2 : 1) * f + b * f;  // log-probs in, alpha (beta) out
+  LaunchList list;
+  if (fused) {
+    list.push_back({"row_stats_kernel", "log-sum-exp and the blank and label log-probabilities per row", "",
+                    {rows * v * e + rows * 3 * f, 0, ""}});
+  } else {
+    list.push_back({"log_softmax_kernel", "log-softmax of every row", "", {rows * v * e + rows * v * f, 0, ""}});
+  }
+  list.push_back({"alpha_beta_kernel", with_grad ? "alpha and beta recursions" : "alpha recursion", "",
+                  {recursions, 0, ""}});
+  if (with_grad) {
+    const double in = fused ? rows * v * e + rows * f : rows * v * f;  // logits and lse, or the log-probabilities
+    list.push_back({"gradient_kernel", fused ? "gradient, softmax recomputed (one pass)" : "gradient from the log-probabilities",
+                    "", {in + rows * 4 * f + rows * v * e, 0, ""}});
+  } else if (args.loss != nullptr) {
+    list.push_back({"reduce_loss_kernel", "reduce the costs", "", {b * f, 0, ""}});
+  }
+  return list;
+}
+
 Status RnntLoss::run(const RnntLossArguments& args, Variant variant, void* workspace,
                      cudaStream_t stream) const {
   Status status = can_implement(args, variant);

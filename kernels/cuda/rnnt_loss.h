@@ -40,6 +40,7 @@
 #include "kernels/cpu/rnnt_loss.h"
 #include "kernels/cuda/status.h"
 #include "kernels/cuda/transducer_layout.h"
+#include "kernels/launch.h"
 
 namespace perflab::kernels::cuda {
 
@@ -91,6 +92,11 @@ class RnntLoss {
   /// synchronises.
   Status run(const RnntLossArguments& args, Variant variant, void* workspace,
              cudaStream_t stream) const;
+  /// What run() launches for `variant` (the file comment's list), with each
+  /// kernel's compulsory bytes: the logits read once per pass over them, the
+  /// gradient written once, the per-row values and the recursions' alpha and
+  /// beta. Host only; nothing for an invalid problem.
+  static LaunchList launches(const RnntLossArguments& args, Variant variant);
 };
 
 /// "unfused" or "fused".

@@ -260,4 +260,26 @@ Status TransducerJoint::run(const TransducerJointArguments& args, Variant varian
   return Status::success();
 }
 
+LaunchList TransducerJoint::launches(const TransducerJointArguments& args, Variant variant, JointPass pass) {
+  const cpu::JointShape& s = args.shape;
+  if (s.batch == 0 || s.hidden == 0) return {};
+  constexpr double f = sizeof(float);
+  const double h = static_cast<double>(s.hidden);
+  const double frames = static_cast<double>(s.batch * s.max_time) * h * f;
+  const double labels = static_cast<double>(s.batch * (s.max_labels + 1)) * h * f;
+  const double padded = static_cast<double>(s.batch * s.max_time * (s.max_labels + 1)) * h * f;
+  const bool packed = args.layout == TransducerLayout::kPacked;
+  const double rows = packed ? static_cast<double>(args.packed_rows) * h * f : padded;
+  if (pass == JointPass::kForward) {
+    if (packed && variant == Variant::kUnfused) {
+      return {{"forward_kernel", "joint forward into the padded layout", "", {frames + labels + padded, 0, ""}},
+              {"pack_kernel", "pack the padded rows", "", {2 * rows, 0, ""}}};
+    }
+    return {{"forward_kernel", "joint forward", "", {frames + labels + rows, 0, ""}}};
+  }
+  const double relu = args.activation == cpu::JointActivation::kRelu ? rows : 0;
+  return {{"df_kernel", "joint backward: df", "", {rows + relu + frames, 0, ""}},
+          {"dg_kernel", "joint backward: dg", "", {rows + relu + labels, 0, ""}}};
+}
+
 }  // namespace perflab::kernels::cuda

@@ -32,6 +32,7 @@
 #include "kernels/cpu/transducer_joint.h"
 #include "kernels/cuda/status.h"
 #include "kernels/cuda/transducer_layout.h"
+#include "kernels/launch.h"
 
 namespace perflab::kernels::cuda {
 
@@ -74,6 +75,10 @@ class TransducerJoint {
   /// missing workspace) without launching; throws CudaError on a failed launch.
   Status run(const TransducerJointArguments& args, Variant variant, JointPass pass,
              void* workspace, cudaStream_t stream) const;
+  /// What run() launches for the pass (the file comment's list), with each
+  /// kernel's compulsory bytes (f and g read, h written; backward: dh, and
+  /// h for ReLU, read, df and dg written). Host only.
+  static LaunchList launches(const TransducerJointArguments& args, Variant variant, JointPass pass);
 };
 
 }  // namespace perflab::kernels::cuda

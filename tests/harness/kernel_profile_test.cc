@@ -128,6 +128,24 @@ TEST(KernelProfile, WithoutDeviceTimeTheRecordsSpanIsTheWindow) {
   EXPECT_DOUBLE_EQ(p.iteration_us, 146.0 / 2);
 }
 
+TEST(KernelProfile, AnUntimedRecordCountsAsALaunchButNotOnTheClock) {
+  ActivityLog log = fixture();
+  // CUPTI gives 0 and 0 for a kernel it could not time.
+  log.records.push_back({ActivityKind::kKernel, "untimed_kernel", 0, 0, 0, 7, 0, 0, 0});
+  const KernelProfile p = build_kernel_profile(log, 2, 0, {}, nullptr, "");
+  EXPECT_DOUBLE_EQ(p.iteration_us, 146.0 / 2) << "the span is the timed records'";
+  EXPECT_DOUBLE_EQ(p.kernels_per_iteration, 4.5);
+  EXPECT_DOUBLE_EQ(row(p, "untimed_kernel").us_per_iteration, 0);
+  const nlohmann::json t = chrome_trace(log, "t");
+  EXPECT_EQ(t["otherData"]["untimed_records"], 1);
+  for (const auto& e : t["traceEvents"]) {
+    EXPECT_NE(e["name"], "untimed_kernel");
+    if (e["ph"] == "X") {
+      EXPECT_LT(e["ts"].get<double>(), 1e6) << "the origin is the first timed record";
+    }
+  }
+}
+
 TEST(KernelProfile, JsonRoundTripKeepsEveryField) {
   const kernels::DevicePeaks peaks = test_peaks();
   KernelProfile p = build_kernel_profile(fixture(), 2, 100, declared_window(), &peaks, "");

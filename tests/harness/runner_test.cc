@@ -101,7 +101,7 @@ class ScriptedRun : public TrainableModel, public DeviceStep {
     ++iterations_;
     if (s_.ops) s_.ops->ran();
   }
-  LaunchPlan launch_plan(int) const override {
+  LaunchPlan launch_plan(int) override {
     return {{"forward", "the forward pass", "forward", {1e6, 0, ""}},
             {"backward", "the backward pass", "backward", {2e6, 0, ""}}};
   }

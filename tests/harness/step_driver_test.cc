@@ -78,7 +78,7 @@ class FakeStep : public DeviceStep {
     if (!ops_.capturing) ops_.ran(v);
   }
   /// Declares what ran() runs: v + 1 kernels.
-  LaunchPlan launch_plan(int v) const override {
+  LaunchPlan launch_plan(int v) override {
     return LaunchPlan(static_cast<size_t>(v + 1), DeclaredKernel{"k", "a kernel", "forward", {8, 0, ""}});
   }
   void end(int64_t, int v) override { ops_.calls.push_back("end-of " + std::to_string(v)); }

@@ -150,7 +150,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   void enqueue(int slot) override { model_->train_step(input(slot), compute_.get()); }
 
   /// begin()'s learning rate, then the model's step (both slots alike).
-  LaunchPlan launch_plan(int) const override {
+  LaunchPlan launch_plan(int) override {
     LaunchPlan plan = {{"set_float_kernel", "learning rate of the iteration", "data", {4, 0, ""}}};
     for (DeclaredKernel& k : model_->step_launches()) plan.push_back(std::move(k));
     return plan;

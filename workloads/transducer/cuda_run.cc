@@ -179,6 +179,23 @@ class CudaRun final : public TimedStep, public DeviceStep {
     }
   }
 
+  /// The loss's kernels for the variant's length set, or the joint's two passes.
+  LaunchPlan launch_plan(int variant) override {
+    const auto set = static_cast<size_t>(variant);
+    const int64_t* offsets = sets_[set].offsets.data();
+    LaunchPlan plan;
+    if (pr_.op == Op::kLoss) {
+      kernels::append_launches(plan, kc::RnntLoss::launches(loss_args(set, offsets), this->variant()), "loss");
+      return plan;
+    }
+    const auto a = joint_args(set, offsets);
+    kernels::append_launches(plan, kc::TransducerJoint::launches(a, joint_variant(), kc::JointPass::kForward),
+                             "forward");
+    kernels::append_launches(plan, kc::TransducerJoint::launches(a, joint_variant(), kc::JointPass::kBackward),
+                             "backward");
+    return plan;
+  }
+
   double take_loss() override {
     if (pr_.op != Op::kLoss) {
       // The joint has no loss; report df[0] so a NaN still shows.

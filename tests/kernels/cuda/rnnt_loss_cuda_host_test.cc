@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/launch.h"
 #include "tests/support/half_precision.h"
 
 namespace perflab::kernels::cuda {
@@ -146,6 +147,38 @@ TEST(RnntLossCudaHost, HalfPrecisionEncodingsRoundTrip) {
     EXPECT_EQ(from_fp16(to_fp16(x)), x);
     EXPECT_EQ(from_bf16(to_bf16(x)), x);
   }
+}
+
+std::vector<std::string> kernels_of(const LaunchList& list) {
+  std::vector<std::string> out;
+  for (const KernelLaunch& k : list) out.push_back(k.kernel);
+  return out;
+}
+
+// What run() launches, declared on the host (the profiler's per-kernel
+// floors; kernels/launch.h): the file comment's three kernels per variant.
+TEST(RnntLossCudaHost, DeclaresTheKernelsRunLaunchesWithTheirBytes) {
+  FakeProblem f;  // B=3, T=7, U=4, V=5: 105 padded rows, fp32
+  EXPECT_EQ(kernels_of(RnntLoss::launches(f.args, Variant::kFused)),
+            (std::vector<std::string>{"row_stats_kernel", "alpha_beta_kernel", "gradient_kernel"}));
+  EXPECT_EQ(kernels_of(RnntLoss::launches(f.args, Variant::kUnfused)),
+            (std::vector<std::string>{"log_softmax_kernel", "alpha_beta_kernel", "gradient_kernel"}));
+  RnntLossArguments costs = f.args;
+  costs.grad = nullptr;
+  EXPECT_EQ(kernels_of(RnntLoss::launches(costs, Variant::kFused)),
+            (std::vector<std::string>{"row_stats_kernel", "alpha_beta_kernel", "reduce_loss_kernel"}));
+  // The fused pass reads the logits twice (row statistics, gradient) and
+  // writes the gradient once; the unfused one also writes and reads the
+  // fp32 log-probabilities: more bytes in all.
+  const double logits = 105.0 * 5 * 4;
+  double fused = 0, unfused = 0;
+  for (const KernelLaunch& k : RnntLoss::launches(f.args, Variant::kFused)) fused += k.cost.bytes;
+  for (const KernelLaunch& k : RnntLoss::launches(f.args, Variant::kUnfused)) unfused += k.cost.bytes;
+  EXPECT_GE(fused, 3 * logits);
+  EXPECT_GT(unfused, fused);
+  RnntLossArguments bad = f.args;
+  bad.logits = nullptr;
+  EXPECT_TRUE(RnntLoss::launches(bad, Variant::kFused).empty()) << "nothing runs for a problem run() refuses";
 }
 
 }  // namespace
