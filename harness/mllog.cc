@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "harness/error.h"
+#include "harness/mllog_keys.h"
 
 namespace perflab {
 namespace {
@@ -132,5 +133,20 @@ void MllogWriter::log(MllogSource source, std::string_view key, const OrderedJso
     throw Error("cannot write MLLOG file '" + path_ + "': " + std::strerror(errno));
   }
 }
+
+namespace mllog {
+
+std::string mlperf_precision(std::string_view p) {
+  if (p == "float" || p == "fp32" || p == "float32") return "fp32";
+  if (p == "half" || p == "fp16" || p == "float16") return "fp16";
+  if (p == "bfloat16" || p == "bf16") return "bf16";
+  if (p == "double" || p == "fp64" || p == "float64") return "fp64";
+  for (std::string_view same : {"tf32", "fp8", "int8", "uint8", "int4", "uint4"}) {
+    if (p == same) return std::string(same);
+  }
+  return "";
+}
+
+}  // namespace mllog
 
 }  // namespace perflab

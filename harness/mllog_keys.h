@@ -4,6 +4,7 @@
 // perflab rules file names them.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace perflab::mllog {
@@ -52,6 +53,12 @@ inline constexpr std::string_view kOptLearningRateDecaySteps = "opt_learning_rat
 inline constexpr std::string_view kOptWeightDecay = "opt_weight_decay";
 
 // Precision and parallelism disclosure: checked by the rules when present.
+/// A precision as MLPerf's rules name it ("float" and "fp32" -> "fp32",
+/// "half" -> "fp16", "bfloat16" -> "bf16", "double" -> "fp64", ...); empty
+/// for a type those rules have no name for (int32, int64, uint32): the
+/// disclosure key is then left out, as it is optional.
+std::string mlperf_precision(std::string_view precision);
+
 inline constexpr std::string_view kLowestNumericalPrecisionInLinear =
     "lowest_numerical_precision_in_linear";
 inline constexpr std::string_view kLowestNumericalPrecisionInAttn =

@@ -191,7 +191,12 @@ void log_init_keys(MllogWriter& log, const RunSpec& spec, const PreparedBenchmar
   for (const auto& [key, value] : step.hyperparameters.items()) {
     PERFLAB_MLLOG(log, key, value);
   }
-  PERFLAB_MLLOG(log, k::kLowestNumericalPrecisionInLinear, step.precision);
+  const std::string precision = mllog::mlperf_precision(step.precision);
+  if (!precision.empty()) {
+    PERFLAB_MLLOG(log, step.precision_is_communication ? k::kLowestNumericalPrecisionInComm
+                                                       : k::kLowestNumericalPrecisionInLinear,
+                  precision);
+  }
 }
 
 /// Trains one seed to the target (or until the stop rule says abort).

@@ -58,6 +58,9 @@ struct StepPlan {
   int64_t batch_size = 0;              ///< Samples per iteration (the global batch).
   std::string sample_unit = "samples"; ///< Unit of a sample in throughput figures ("sequences").
   std::string precision = "fp32";      ///< Lowest precision in linear layers.
+  /// The step has no linear layer but communicates in `precision` (a
+  /// collective): it is disclosed as lowest_numerical_precision_in_comm.
+  bool precision_is_communication = false;
   /// Logged once as MLLOG keys (opt_name, opt_base_learning_rate, ...).
   nlohmann::json hyperparameters = nlohmann::json::object();
   /// Facts about the prepared data, recorded in the result.

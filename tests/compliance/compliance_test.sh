@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Proves perflab's rules files with the official MLPerf compliance checker:
-# a good DLRM log passes, and logs broken in the ways that matter fail.
+# a good DLRM log passes, and logs broken in the ways that matter fail; the
+# throughput log of every workload passes the throughput ruleset (chosen
+# from the log's perflab_mode), and fails it when its gate failed or it
+# claims an evaluation.
 #  1. tests/compliance/fixtures/dlrm_tiny_good.log (written by MllogWriter in
 #     the runner's event order) and copies of it mutated one way each;
 #  2. when PERFLAB is set, the log of a real `perflab run dlrm --preset tiny`
@@ -87,6 +90,20 @@ for line in open(src):
         continue
     if kind == "other_benchmark" and key == "submission_benchmark":
         event["value"] = "no_such_workload"
+    if kind == "gate_failed" and key == "perflab_correctness":
+        event["value"] = False
+    if kind == "gate_failed" and key == "run_stop":
+        event["metadata"]["status"] = "aborted"
+    if kind == "no_gate" and key == "perflab_correctness":
+        continue
+    if kind == "with_eval" and key == "run_stop":
+        extra = dict(event, key="eval_accuracy", event_type="POINT_IN_TIME", value=0.9,
+                     metadata={"epoch_num": 1})
+        out.append(line[:at] + token + json.dumps(extra) + "\n")
+    if kind == "no_mode" and key == "perflab_mode":
+        continue
+    if kind == "bad_mode" and key == "perflab_mode":
+        event["value"] = "sprint"
     out.append(line[:at] + token + json.dumps(event) + "\n")
 open(dst, "w").writelines(out)
 EOF
@@ -145,6 +162,43 @@ if [[ -n ${PERFLAB:-} ]]; then
     exit 1
   fi
   check_log "perflab run" "${logs[0]}"
+
+  echo "# every workload's throughput log"
+  runs=(
+    "triad:run triad --backend cpu --mode throughput --iterations 3"
+    "dlrm:run dlrm --preset tiny --backend cpu --mode throughput --iterations 3"
+    "transducer:run transducer --backend cpu --iterations 2"
+    "collectives:run collectives --backend cpu --iterations 2"
+    "collectives-int32:run collectives --backend cpu --iterations 2 --set dtype=int32"
+    "halo_conv:run halo_conv --backend cpu --iterations 2"
+  )
+  for entry in "${runs[@]}"; do
+    name=${entry%%:*}
+    read -r -a args <<<"${entry#*:}"
+    if ! "$PERFLAB" "${args[@]}" --out "$tmp/tp-$name" >"$tmp/tp.out" 2>&1; then
+      echo "FAIL: perflab ${args[*]}:"
+      sed 's/^/      /' "$tmp/tp.out"
+      failures=$((failures + 1))
+      continue
+    fi
+    log=$(find "$tmp/tp-$name" -name 'run_0.log' | head -n 1)
+    expect 0 "SUCCESS (throughput)" "$name throughput log passes" "$log"
+  done
+  log=$(find "$tmp/tp-dlrm" -name 'run_0.log' | head -n 1)
+  mutate "$log" "$tmp/gate_failed.log" gate_failed
+  expect 1 "FAILED (throughput)" "a throughput log whose gate failed fails" "$tmp/gate_failed.log" \
+    "failed test: v['value'] is True"
+  mutate "$log" "$tmp/no_gate.log" no_gate
+  expect 1 "FAILED (throughput)" "a throughput log without its gate fails" "$tmp/no_gate.log" \
+    "occurrence of 'perflab_correctness' but found 0"
+  mutate "$log" "$tmp/with_eval.log" with_eval
+  expect 1 "FAILED (throughput)" "a throughput log that claims an evaluation fails" "$tmp/with_eval.log" \
+    "CHECK for 'eval_accuracy' failed"
+  mutate "$log" "$tmp/no_mode.log" no_mode
+  expect 1 "FAILED (time-to-train)" "without perflab_mode a log is time to train (and this one fails it)" \
+    "$tmp/no_mode.log" "occurrence of 'eval_accuracy' but found 0"
+  mutate "$log" "$tmp/bad_mode.log" bad_mode
+  expect 2 "perflab_mode \"sprint\" is not one of" "an unknown perflab_mode is a usage error" "$tmp/bad_mode.log"
 else
   echo "# PERFLAB not set: the end-to-end run was not checked"
 fi

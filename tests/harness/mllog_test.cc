@@ -50,6 +50,19 @@ class TempFile {
   std::string path_;
 };
 
+TEST(MlperfPrecision, NamesAsTheRulesDoAndNothingForTheRest) {
+  EXPECT_EQ(mllog::mlperf_precision("float"), "fp32");
+  EXPECT_EQ(mllog::mlperf_precision("fp32"), "fp32");
+  EXPECT_EQ(mllog::mlperf_precision("tf32"), "tf32");
+  EXPECT_EQ(mllog::mlperf_precision("half"), "fp16");
+  EXPECT_EQ(mllog::mlperf_precision("bfloat16"), "bf16");
+  EXPECT_EQ(mllog::mlperf_precision("bf16"), "bf16");
+  EXPECT_EQ(mllog::mlperf_precision("double"), "fp64");
+  EXPECT_EQ(mllog::mlperf_precision("int8"), "int8");
+  EXPECT_EQ(mllog::mlperf_precision("int32"), "");
+  EXPECT_EQ(mllog::mlperf_precision(""), "");
+}
+
 TEST(EventTypeFor, FollowsTheKeySuffix) {
   static_assert(mllog::event_type_for("run_start") == mllog::kIntervalStart);
   EXPECT_EQ(mllog::event_type_for(mllog::kInitStart), "INTERVAL_START");

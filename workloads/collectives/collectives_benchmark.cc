@@ -78,6 +78,7 @@ StepPlan collectives_step_plan(const CollectivesConfig& c, const std::string& co
   plan.batch_size = c.iters;
   plan.sample_unit = "operations";
   plan.precision = dtype_name(c.call.dtype);
+  plan.precision_is_communication = true;
   const size_t esize = dtype_size(c.call.dtype);
   const char* averages[] = {"rank 0", "mean", "min", "max"};
   plan.rank_times = static_cast<RankTimes>(c.average);
