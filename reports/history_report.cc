@@ -99,34 +99,80 @@ std::string label_value(const std::string& s) {
   return out;
 }
 
-/// A metric name: [a-zA-Z_:][a-zA-Z0-9_:]*, anything else as '_'.
-std::string metric_name(const std::string& metric) {
-  std::string out = "perflab_";
-  for (char c : metric) out += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_') ? c : '_';
+/// [a-zA-Z0-9_] kept, anything else as '_'.
+std::string name_part(const std::string& text) {
+  std::string out;
+  for (char c : text) out += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_') ? c : '_';
   return out;
 }
 
 std::string point_id(const std::string& point) { return stable_hash(point).substr(8); }
 
+/// The quantile of "iteration_ms_p50" (0.5), when the metric is one.
+std::optional<std::string> iteration_quantile(const std::string& metric) {
+  const std::string prefix = "iteration_ms_p";
+  if (metric.rfind(prefix, 0) != 0 || metric.size() == prefix.size()) return std::nullopt;
+  const std::string digits = metric.substr(prefix.size());
+  if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 3) return std::nullopt;
+  return fmt::format("{:g}", std::stod(digits) / 100);
+}
+
 }  // namespace
 
+OpenMetricsName openmetrics_name(const std::string& metric, const std::string& unit) {
+  if (metric == "time_to_train_s") {
+    return {"perflab_time_to_train_seconds", "gauge", 1, "", "time to train (run_start to run_stop), seconds"};
+  }
+  if (metric == "time_to_train_min") {
+    return {"perflab_time_to_train_seconds", "gauge", 60, "", "time to train (run_start to run_stop), seconds"};
+  }
+  if (metric == "score_min") {
+    return {"perflab_mlperf_score_seconds", "gauge", 60, "", "MLPerf score: olympic mean time to train, seconds"};
+  }
+  if (metric == "normalized_score_min") {
+    return {"perflab_mlperf_normalized_score_seconds", "gauge", 60, "",
+            "MLPerf score normalised by the reference convergence points, seconds"};
+  }
+  if (metric == "throughput") {
+    return {"perflab_throughput_per_second", "gauge", 1, "", "throughput: samples (see the unit label) per second"};
+  }
+  if (auto q = iteration_quantile(metric)) {
+    return {"perflab_iteration_seconds", "summary", 1e-3, *q, "time of one iteration (quantiles over a run), seconds"};
+  }
+  return {"perflab_" + name_part(metric), "gauge", 1, "", fmt::format("perflab metric {} ({})", metric, unit)};
+}
+
 std::string render_openmetrics(const std::vector<HistorySeries>& series) {
-  std::map<std::string, std::vector<const HistorySeries*>> families;  // name -> series, contiguous per family
+  struct Family {
+    OpenMetricsName name;
+    std::vector<const HistorySeries*> members;
+  };
+  std::map<std::string, Family> families;  // by name: each family's samples contiguous
   for (const HistorySeries& s : series) {
-    if (!s.values.empty()) families[metric_name(s.metric)].push_back(&s);
+    if (s.values.empty()) continue;
+    const OpenMetricsName name = openmetrics_name(s.metric, s.unit);
+    Family& f = families[name.family];
+    if (f.members.empty()) f.name = name;
+    f.members.push_back(&s);
   }
   std::string out;
-  for (const auto& [name, members] : families) {
-    const HistorySeries& first = *members.front();
-    out += fmt::format("# HELP {} perflab metric {} ({}, {} is better): the latest recorded median\n", name,
-                       first.metric, first.unit, first.lower_is_better ? "lower" : "higher");
-    out += fmt::format("# TYPE {} gauge\n", name);
-    for (const HistorySeries* s : members) {
+  for (const auto& [family, f] : families) {
+    out += fmt::format("# HELP {} {}; the latest recorded median of each point\n", family, f.name.help);
+    out += fmt::format("# TYPE {} {}\n", family, f.name.type);
+    for (const HistorySeries* s : f.members) {
       const HistoryValue& v = s->values.back();
+      const OpenMetricsName n = openmetrics_name(s->metric, s->unit);
       if (!std::isfinite(v.median)) continue;
-      out += fmt::format("{}{{point=\"{}\",point_id=\"{}\",machine=\"{}\",revision=\"{}\"}} {}\n", name,
-                         label_value(s->label), point_id(s->point), label_value(s->machine),
-                         label_value(v.git_revision), fmt::format("{:.17g}", v.median));
+      std::string labels = fmt::format("point=\"{}\",point_id=\"{}\",machine=\"{}\",revision=\"{}\"",
+                                       label_value(s->label), point_id(s->point), label_value(s->machine),
+                                       label_value(v.git_revision));
+      if (s->metric == "throughput") {
+        // "sequences/s" -> unit="sequences": what a sample is.
+        const std::string what = s->unit.substr(0, s->unit.find('/'));
+        labels += fmt::format(",unit=\"{}\"", label_value(what));
+      }
+      if (!n.quantile.empty()) labels += fmt::format(",quantile=\"{}\"", n.quantile);
+      out += fmt::format("{}{{{}}} {}\n", family, labels, fmt::format("{}", v.median * n.scale));
     }
   }
   out += "# EOF\n";

@@ -45,11 +45,30 @@ std::vector<SeriesChanges> series_changes(HistoryDb& db, std::vector<HistorySeri
 /// points marked with the revision where the metric stepped.
 std::string render_trend(const std::vector<SeriesChanges>& series, const std::string& since);
 
-/// The latest value of every series as Prometheus text exposition (also
-/// valid OpenMetrics apart from the final "# EOF", which the Prometheus
-/// text format reads as a comment): one gauge family per metric, labels
-/// point, point_id, machine and revision, no timestamps (the textfile
-/// collector refuses them).
+/// How a metric is exposed, following Prometheus' naming guide: base units
+/// in the name (seconds), no abbreviated units, percentiles as a summary's
+/// quantile label.
+struct OpenMetricsName {
+  std::string family;  ///< "perflab_iteration_seconds"
+  std::string type;    ///< "gauge" or "summary"
+  double scale = 1;    ///< Multiplies the stored value into the base unit (ms -> s: 1e-3).
+  std::string quantile;  ///< "0.5" for a summary's quantile; empty otherwise.
+  std::string help;
+};
+
+/// The exposition of `metric` (stored in `unit`): time_to_train_s and
+/// time_to_train_min -> perflab_time_to_train_seconds; score_min ->
+/// perflab_mlperf_score_seconds; normalized_score_min ->
+/// perflab_mlperf_normalized_score_seconds; throughput ->
+/// perflab_throughput_per_second (label unit: what a sample is);
+/// iteration_ms_pNN -> perflab_iteration_seconds{quantile="0.NN"} (a
+/// summary); anything else perflab_<metric> as a gauge.
+OpenMetricsName openmetrics_name(const std::string& metric, const std::string& unit);
+
+/// The latest value of every series as OpenMetrics text (also read by
+/// Prometheus' text format, for which "# EOF" is a comment): one family per
+/// openmetrics_name, labels point, point_id, machine and revision (and unit
+/// or quantile), no timestamps (the textfile collector refuses them).
 std::string render_openmetrics(const std::vector<HistorySeries>& series);
 
 }  // namespace perflab::reports

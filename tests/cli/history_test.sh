@@ -75,7 +75,7 @@ for line in lines[:-2]:
         continue
     if line.startswith("# TYPE "):
         _, _, name, kind = line.split(" ")
-        assert name == current and kind == "gauge", line
+        assert name == current and kind in ("gauge", "summary"), line
         continue
     m = sample_re.match(line)
     assert m, f"not a sample line: {line!r}"
@@ -85,10 +85,35 @@ for line in lines[:-2]:
     assert key not in seen, f"duplicate series: {line}"
     seen.add(key)
     samples += 1
-assert families >= {"perflab_time_to_train_s", "perflab_throughput", "perflab_iteration_ms_p50"}, families
+assert families >= {"perflab_time_to_train_seconds", "perflab_throughput_per_second",
+                    "perflab_iteration_seconds"}, families
+# Base units only (Prometheus' naming guide): no _ms, _min, _s suffix or token.
+assert not any(re.search(r"_(ms|min|s)(_|$)", f) for f in families), families
 assert samples == 10, samples
 PY
-grep -q 'perflab_throughput{point="batch_size=512",point_id="[0-9a-f]*",machine="[0-9a-f]*",revision="rev20"}' \
+# The official parsers: prometheus_client's strict OpenMetrics parser
+# (scripts/setup installs it), and promtool's lint where it is installed
+# (Debian's prometheus package).
+"$PYTHON" - "$tmp/perflab.prom" <<'PY' && pass "prometheus_client parses the exposition" || fail "prometheus_client refused it"
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+families = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
+it = families["perflab_iteration_seconds"]
+assert it.type == "summary", it.type
+assert {s.labels["quantile"] for s in it.samples} == {"0.5", "0.9", "0.99"}, it.samples
+assert all(0 < s.value < 10 for s in it.samples), it.samples  # seconds, not milliseconds
+assert families["perflab_throughput_per_second"].type == "gauge"
+PY
+if command -v promtool >/dev/null; then
+  if promtool check metrics <"$tmp/perflab.prom" >"$tmp/promtool.txt" 2>&1; then
+    pass "promtool check metrics: no lint"
+  else
+    fail "promtool check metrics: $(cat "$tmp/promtool.txt")"
+  fi
+else
+  echo "promtool not installed (Debian's prometheus package): its lint was not run"
+fi
+grep -q 'perflab_throughput_per_second{point="batch_size=512",point_id="[0-9a-f]*",machine="[0-9a-f]*",revision="rev20",unit="samples"}' \
   "$tmp/perflab.prom" && pass "latest revision labelled" || fail "labels: $(grep throughput "$tmp/perflab.prom")"
 
 # --- safety: SIGKILL mid-recording -------------------------------------------

@@ -156,17 +156,38 @@ TEST_F(HistoryDbTest, ChangePointsAreCachedPerSeries) {
   EXPECT_NE(trend.find("<- change +10.0% at 0r20"), std::string::npos) << trend;
 }
 
-TEST(OpenMetrics, OneGaugeFamilyPerMetricWithEscapedLabels) {
+TEST(OpenMetrics, BaseUnitsAndQuantilesWithEscapedLabels) {
   HistorySeries a{"p1", "dlrm \"tiny\"", "throughput", "samples/s", "m1", false, {{1, "t", "rev1", 100.5, {100.5}, 0}}};
-  HistorySeries b{"p2", "dlrm small", "throughput", "samples/s", "m1", false, {{1, "t", "rev1", 7, {7}, 0}}};
+  HistorySeries b{"p2", "dlrm small", "throughput", "sequences/s", "m1", false, {{1, "t", "rev1", 7, {7}, 0}}};
   HistorySeries c{"p1", "dlrm \"tiny\"", "iteration_ms_p50", "ms", "m1", true, {{1, "t", "rev1", 2, {2}, 0}}};
-  const std::string text = render_openmetrics({a, c, b});
-  EXPECT_NE(text.find("# TYPE perflab_throughput gauge\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("perflab_throughput{point=\"dlrm \\\"tiny\\\"\""), std::string::npos) << text;
+  HistorySeries d{"p1", "dlrm \"tiny\"", "iteration_ms_p99", "ms", "m1", true, {{1, "t", "rev1", 3, {3}, 0}}};
+  HistorySeries e{"p3", "mlperf", "time_to_train_min", "min", "m1", true, {{1, "t", "rev1", 1.5, {1.5}, 0}}};
+  const std::string text = render_openmetrics({a, c, b, d, e});
+  EXPECT_NE(text.find("# TYPE perflab_throughput_per_second gauge\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perflab_throughput_per_second{point=\"dlrm \\\"tiny\\\"\""), std::string::npos) << text;
+  EXPECT_NE(text.find(",unit=\"sequences\"} 7\n"), std::string::npos) << text;
+  // Percentiles are one summary in seconds, told apart by their quantile.
+  EXPECT_NE(text.find("# TYPE perflab_iteration_seconds summary\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(",quantile=\"0.5\"} 0.002\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(",quantile=\"0.99\"} 0.003\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perflab_time_to_train_seconds{point=\"mlperf\""), std::string::npos) << text;
+  EXPECT_NE(text.find("} 90\n"), std::string::npos) << "1.5 min is 90 s: " << text;
+  EXPECT_EQ(text.find("_ms"), std::string::npos) << "no abbreviated units: " << text;
   // Families are contiguous: both throughput samples follow their TYPE line.
-  const auto type = text.find("# TYPE perflab_throughput");
+  const auto type = text.find("# TYPE perflab_throughput_per_second");
   EXPECT_LT(type, text.find("point=\"dlrm small\""));
   EXPECT_EQ(text.substr(text.size() - 6), "# EOF\n");
+}
+
+TEST(OpenMetrics, NamesFollowTheNamingGuide) {
+  EXPECT_EQ(openmetrics_name("time_to_train_s", "s").family, "perflab_time_to_train_seconds");
+  EXPECT_EQ(openmetrics_name("score_min", "min").family, "perflab_mlperf_score_seconds");
+  EXPECT_DOUBLE_EQ(openmetrics_name("score_min", "min").scale, 60);
+  EXPECT_EQ(openmetrics_name("normalized_score_min", "min").family, "perflab_mlperf_normalized_score_seconds");
+  EXPECT_EQ(openmetrics_name("iteration_ms_p90", "ms").quantile, "0.9");
+  EXPECT_EQ(openmetrics_name("iteration_ms_p90", "ms").type, "summary");
+  EXPECT_EQ(openmetrics_name("iteration_ms_px", "ms").family, "perflab_iteration_ms_px") << "not a percentile";
+  EXPECT_EQ(openmetrics_name("odd metric/name", "x").family, "perflab_odd_metric_name");
 }
 
 }  // namespace
