@@ -332,13 +332,34 @@ NcclLogFacts parse_nccl_log(std::string_view text) {
   return f;
 }
 
-NcclLogFacts read_nccl_log(const std::filesystem::path& path) {
+NcclLogFacts parse_nccl_log_since(std::string_view text, uint64_t run_from) {
+  NcclLogFacts facts = parse_nccl_log(text);
+  if (run_from == 0) return facts;
+  size_t from = run_from >= text.size() ? text.size() : static_cast<size_t>(run_from);
+  // Mid-line (the writer was inside a line): the run's lines start after it.
+  if (from > 0 && from < text.size() && text[from - 1] != '\n') {
+    const size_t next = text.find('\n', from);
+    from = next == std::string_view::npos ? text.size() : next + 1;
+  }
+  NcclLogFacts own = parse_nccl_log(text.substr(from));
+  facts.choices = std::move(own.choices);
+  facts.warnings = std::move(own.warnings);
+  return facts;
+}
+
+NcclLogFacts read_nccl_log(const std::filesystem::path& path, uint64_t run_from) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path.string() + ": cannot read the NCCL debug log");
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw Error(path.string() + ": error reading the NCCL debug log");
-  return parse_nccl_log(text.str());
+  return parse_nccl_log_since(text.str(), run_from);
+}
+
+uint64_t nccl_log_size(const std::filesystem::path& path) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  return ec ? 0 : static_cast<uint64_t>(size);
 }
 
 std::optional<NcclChoice> nccl_choice_for(const NcclLogFacts& facts, std::string_view op,

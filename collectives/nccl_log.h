@@ -106,7 +106,21 @@ struct NcclLogFacts {
 NcclLogFacts parse_nccl_log(std::string_view text);
 
 /// Reads one NCCL debug file; Error (exit 1) when it cannot be read.
-NcclLogFacts read_nccl_log(const std::filesystem::path& path);
+/// `run_from`: the file's size when the run began. A process's runs share
+/// its communicator and so its debug file: the process facts (version,
+/// plugins, CollNet/NVLS support, channels, environment) come from the
+/// whole file, the choices and warnings only from what the run wrote (from
+/// the first whole line at or after `run_from`), so a sweep's later point
+/// never reports an algorithm an earlier one chose.
+NcclLogFacts read_nccl_log(const std::filesystem::path& path, uint64_t run_from = 0);
+
+/// The size of the debug file now (0 when it does not exist yet): a run's
+/// `run_from`, taken when it starts.
+uint64_t nccl_log_size(const std::filesystem::path& path);
+
+/// parse_nccl_log of `text` whose choices and warnings come from
+/// text[run_from:] only (from its first whole line), as read_nccl_log does.
+NcclLogFacts parse_nccl_log_since(std::string_view text, uint64_t run_from);
 
 /// The choice logged for `op` and `bytes`; `op` matches NCCL's name ignoring
 /// case and underscores ("all_reduce" matches "AllReduce"), and a choice whose

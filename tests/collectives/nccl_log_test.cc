@@ -4,6 +4,7 @@
 // messages and their sources).
 #include "collectives/nccl_log.h"
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -306,6 +307,57 @@ TEST(SharpEnvironment, TheDebugFileNcclWritesForThisProcess) {
   // NCCL leaves other % sequences alone, and a trailing %.
   EXPECT_EQ(expand_nccl_debug_file("x%d%", "a", 1), "x%d%");
   EXPECT_EQ(expand_nccl_debug_file("", "a", 1), "");
+}
+
+}  // namespace
+}  // namespace perflab::collectives
+
+namespace perflab::collectives {
+namespace {
+
+// A sweep's runs share the process's communicator and its debug file: each
+// run reads the process facts from the whole file but only its own choices.
+TEST(NcclLog, ARunReadsOnlyTheChoicesItsOwnCallsLogged) {
+  const std::string header =
+      "box:1:1 [0] NCCL INFO NCCL version 2.24.3+cuda12.6\n"
+      "box:1:1 [0] NCCL INFO Channel 00/02 :    0   1\n";
+  const std::string first_run = "box:1:1 [0] NCCL INFO AllReduce: 4096 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}\n";
+  const std::string second_run =
+      "box:1:1 [0] NCCL INFO AllReduce: 4096 Bytes -> Algo TREE proto LL128 channel{Lo..Hi}={0..1}\n"
+      "box:1:1 [0] file.cc:1 NCCL WARN second run's warning\n";
+  const std::string text = header + first_run + second_run;
+  const NcclLogFacts whole = parse_nccl_log_since(text, 0);
+  EXPECT_EQ(nccl_choice_for(whole, "all_reduce", 4096)->algo, NcclAlgo::kTree) << "the last logged wins";
+  const NcclLogFacts first = parse_nccl_log_since(header + first_run, header.size());
+  EXPECT_EQ(choices(first), "AllReduce 4096 RING LL x1\n");
+  const NcclLogFacts second = parse_nccl_log_since(text, header.size() + first_run.size());
+  EXPECT_EQ(choices(second), "AllReduce 4096 TREE LL128 x1\n");
+  EXPECT_EQ(second.version, "2.24.3+cuda12.6") << "process facts come from the whole file";
+  ASSERT_EQ(second.warnings.size(), 1u);
+  // A start inside a line (the writer was mid-line) begins at the next one.
+  const NcclLogFacts mid = parse_nccl_log_since(text, header.size() + 10);
+  EXPECT_EQ(choices(mid), "AllReduce 4096 TREE LL128 x1\n");
+  // A run that has logged nothing yet sees no choice.
+  EXPECT_TRUE(parse_nccl_log_since(text, text.size()).choices.empty());
+  EXPECT_TRUE(parse_nccl_log_since(text, text.size() + 100).choices.empty());
+}
+
+TEST(NcclLog, TheRunsStartIsTheFilesSizeAndReadingFromItSkipsTheRest) {
+  const std::string path = std::string(PERFLAB_BINARY_DIR) + "/nccl_log_test_since.log";
+  EXPECT_EQ(nccl_log_size(path + ".absent"), 0u);
+  {
+    std::ofstream out(path, std::ios::trunc);
+    out << "box:1:1 [0] NCCL INFO AllReduce: 8 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}\n";
+  }
+  const uint64_t start = nccl_log_size(path);
+  EXPECT_GT(start, 0u);
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "box:1:1 [0] NCCL INFO AllReduce: 8 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..0}\n";
+  }
+  EXPECT_EQ(choices(read_nccl_log(path, start)), "AllReduce 8 TREE LL x1\n");
+  EXPECT_EQ(read_nccl_log(path).choices.size(), 2u);
+  std::remove(path.c_str());
 }
 
 }  // namespace

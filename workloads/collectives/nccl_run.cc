@@ -31,7 +31,8 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
  public:
   NcclCollectiveStep(Communicator& comm, const CollectivesConfig& config, bool sharp,
                      std::filesystem::path log_path)
-      : comm_(comm), config_(config), sharp_(sharp), log_path_(std::move(log_path)), layout_(buffer_layout(config.call, config.in_place)),
+      : comm_(comm), config_(config), sharp_(sharp), log_path_(std::move(log_path)),
+        log_from_(nccl_log_size(log_path_)), layout_(buffer_layout(config.call, config.in_place)),
         send_(layout_.send_elements * esize()), recv_(layout_.shared ? 0 : layout_.recv_elements * esize()) {
     upload_input();
     comm_.set_stream(stream_.get());
@@ -95,7 +96,8 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
   const NcclLogFacts& log_facts() {
     if (!facts_) {
       std::error_code ec;
-      facts_ = std::filesystem::exists(log_path_, ec) ? read_nccl_log(log_path_) : NcclLogFacts{};
+      // What this run's NCCL calls logged (the process's file holds every run's).
+      facts_ = std::filesystem::exists(log_path_, ec) ? read_nccl_log(log_path_, log_from_) : NcclLogFacts{};
     }
     return *facts_;
   }
@@ -117,6 +119,7 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
   CollectivesConfig config_;
   bool sharp_;
   std::filesystem::path log_path_;
+  uint64_t log_from_ = 0;  ///< The debug file's size when this run began.
   std::optional<NcclLogFacts> facts_;
   std::optional<size_t> wrong_;  ///< The last gate's count; none when check=0.
   BufferLayout layout_;

@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 collectives::NcclLogFacts log_facts(const DlrmNccl& nccl) {
   std::error_code ec;
   if (nccl.debug_log.empty() || !fs::exists(nccl.debug_log, ec)) return {};
-  return collectives::read_nccl_log(nccl.debug_log);
+  return collectives::read_nccl_log(nccl.debug_log, nccl.log_from);
 }
 
 }  // namespace
@@ -47,6 +47,11 @@ DlrmNccl dlrm_nccl(const RunContext& ctx, bool sharp) {
       "have ({} rank(s)); use --backend cpu, or one rank with --set exchange=none",
       ctx.size()));
 #endif
+}
+
+DlrmNccl starting_run(DlrmNccl nccl) {
+  if (!nccl.debug_log.empty()) nccl.log_from = collectives::nccl_log_size(nccl.debug_log);
+  return nccl;
 }
 
 ToggleState dlrm_sharp_outcome(const DlrmNccl& nccl) {

@@ -23,7 +23,13 @@ struct DlrmNccl {
   int device = 0;                             ///< This rank's GPU.
   bool sharp = false;                         ///< --sharp as resolved (requested and applicable).
   std::string debug_log;                      ///< This process's NCCL debug file ("" without NCCL).
+  /// The debug file's size when this run began: its choices are read from
+  /// there on (the process's runs share the file).
+  uint64_t log_from = 0;
 };
+
+/// `nccl` for a run starting now (log_from: the debug file's size).
+DlrmNccl starting_run(DlrmNccl nccl);
 
 /// Sets the SHARP and debug-log environment, then creates (first call per
 /// SHARP setting) the NCCL communicator over ctx.comm on this rank's local

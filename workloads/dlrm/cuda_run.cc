@@ -91,7 +91,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
         train_(train),
         eval_(eval),
         seed_(seed),
-        nccl_(nccl),
+        nccl_(starting_run(nccl)),
         sharp_(toggles[Toggle::kSharp].in_effect),
         options_(options_for(setup, toggles, nccl)),
         model_(make_model(setup, seed, options_)),
