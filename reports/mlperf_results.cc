@@ -5,11 +5,14 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <regex>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/subprocess.h"
 
 namespace perflab::reports {
 namespace fs = std::filesystem;
@@ -67,6 +70,48 @@ void apply_rcps(MlperfScore& s, const fs::path& rcps) {
   if (s.olympic_minutes) s.normalized_minutes = *s.olympic_minutes * s.rcp_factor;
 }
 
+/// rcp_checker's folder of the mlperf_logging that `python3` imports, asked
+/// once per process; empty when python3 or the package is missing.
+const fs::path& installed_rcp_checker() {
+  static const fs::path folder = [] {
+    if (!find_program("python3")) return fs::path();
+    try {
+      const ProgramOutput out = run_program(
+          {"python3", "-c", "import os, mlperf_logging.rcp_checker as r; print(os.path.dirname(r.__file__))"});
+      std::string dir = out.out;
+      while (!dir.empty() && (dir.back() == '\n' || dir.back() == '\r')) dir.pop_back();
+      return out.exit_status == 0 ? fs::path(dir) : fs::path();
+    } catch (const Error&) {
+      return fs::path();
+    }
+  }();
+  return folder;
+}
+
+/// "4.0.0" from a path component such as "training_results_v4.0" or "v4.0.1".
+std::optional<std::string> version_in_path(const fs::path& results) {
+  static const std::regex version(R"((?:^|[^0-9A-Za-z])v([0-9]+)\.([0-9]+)(?:\.([0-9]+))?(?:$|[^0-9]))");
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(results, ec);
+  std::optional<std::string> found;
+  for (const fs::path& part : ec ? results : absolute) {
+    std::smatch m;
+    const std::string name = part.string();
+    if (std::regex_search(name, m, version)) {
+      found = fmt::format("{}.{}.{}", m[1].str(), m[2].str(), m[3].matched ? m[3].str() : "0");
+    }
+  }
+  return found;  // the innermost component that names one
+}
+
+/// (major, minor, patch) of "training_4.1.0"; nullopt for other names.
+std::optional<std::tuple<int, int, int>> training_version(const std::string& folder) {
+  static const std::regex name(R"(training_([0-9]+)\.([0-9]+)\.([0-9]+))");
+  std::smatch m;
+  if (!std::regex_match(folder, m, name)) return std::nullopt;
+  return std::make_tuple(std::stoi(m[1].str()), std::stoi(m[2].str()), std::stoi(m[3].str()));
+}
+
 MlperfScore score(std::string system, std::string benchmark, std::vector<MlperfRun> runs, const fs::path& rcps) {
   MlperfScore s;
   s.system = std::move(system);
@@ -84,11 +129,61 @@ MlperfScore score(std::string system, std::string benchmark, std::vector<MlperfR
                             ? fmt::format("{} runs failed, more than the {} MLPerf drops", s.failed, s.dropped_each_end)
                             : fmt::format("{} runs are too few to drop {} from each end", minutes.size(), s.dropped_each_end);
   }
-  if (!rcps.empty()) apply_rcps(s, rcps);
+  if (rcps.empty()) {
+    const RcpSource source = default_rcps(s.runs.empty() ? fs::path() : s.runs.front().file, s.benchmark);
+    if (source.path.empty()) {
+      s.rcp_note = source.note;
+    } else {
+      apply_rcps(s, source.path);
+      s.rcp_note = source.note + "; " + s.rcp_note;
+    }
+  } else if (rcps != kNoRcps) {
+    apply_rcps(s, rcps);
+  }
   return s;
 }
 
 }  // namespace
+
+RcpSource default_rcps_in(const fs::path& checker, const fs::path& results, const std::string& benchmark) {
+  const std::string file = "rcps_" + benchmark + ".json";
+  std::error_code ec;
+  if (const std::optional<std::string> v = version_in_path(results)) {
+    // The version the results are for: its RCPs, or none (as its summarizer).
+    const fs::path folder = checker / ("training_" + *v);
+    if (fs::exists(folder / file, ec)) {
+      return {folder, fmt::format("mlperf_logging's training_{} RCPs (the version the results' path names)", *v)};
+    }
+    if (fs::is_directory(folder, ec)) {
+      return {{}, fmt::format("no RCP normalisation: mlperf_logging's training_{} (the version the results' path "
+                              "names) has no RCPs for {}",
+                              *v, benchmark)};
+    }
+  }
+  std::optional<std::tuple<int, int, int>> newest;
+  fs::path best;
+  for (auto it = fs::directory_iterator(checker, ec); !ec && it != fs::end(it); it.increment(ec)) {
+    const auto v = training_version(it->path().filename().string());
+    if (v && fs::exists(it->path() / file, ec) && (!newest || *v > *newest)) {
+      newest = v;
+      best = it->path();
+    }
+  }
+  if (best.empty()) {
+    return {{}, fmt::format("no RCP normalisation: mlperf_logging ({}) has no RCPs for {}", checker.string(), benchmark)};
+  }
+  return {best, fmt::format("mlperf_logging's {} RCPs (the newest for {}; --rcps picks another version)",
+                            best.filename().string(), benchmark)};
+}
+
+RcpSource default_rcps(const fs::path& results, const std::string& benchmark) {
+  const fs::path& checker = installed_rcp_checker();
+  if (checker.empty()) {
+    return {{}, "no RCP normalisation: mlperf_logging is not installed (python3 -m pip install mlperf-logging) "
+                "and no --rcps was given"};
+  }
+  return default_rcps_in(checker, results, benchmark);
+}
 
 size_t mlperf_dropped_scores(const std::string& benchmark) { return benchmark == "unet3d" ? 4 : 1; }
 

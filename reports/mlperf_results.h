@@ -68,10 +68,32 @@ MlperfRun mlperf_run(const MllogFile& log, const std::filesystem::path& file, co
 /// folder with result_*.txt files below it and no result.json.
 bool is_mlperf_input(const std::filesystem::path& path);
 
+/// Where a benchmark's RCPs come from when no --rcps is given: mlperf_logging's
+/// own (rcp_checker/training_<version>/rcps_<benchmark>.json), for the version
+/// a component of the results' path names ("training_results_v4.0" -> 4.0.0;
+/// none when that version has none for the benchmark, as its summarizer),
+/// else (no version named, or one the package lacks) the newest version that
+/// has the benchmark. `path` empty with `note`
+/// saying why when there are none (mlperf_logging not installed: how to
+/// install it; no RCPs for the benchmark).
+struct RcpSource {
+  std::filesystem::path path;
+  std::string note;  ///< "mlperf_logging's training_4.0.0 RCPs (from the path's v4.0)"
+};
+RcpSource default_rcps(const std::filesystem::path& results, const std::string& benchmark);
+
+/// The same choice in a given rcp_checker folder (testable without the package).
+RcpSource default_rcps_in(const std::filesystem::path& rcp_checker, const std::filesystem::path& results,
+                          const std::string& benchmark);
+
+/// --rcps's value that turns normalisation off.
+inline constexpr const char* kNoRcps = "none";
+
 /// Reads and scores MLPerf input. `rcps` is an RCP file, or a folder with
 /// rcps_<benchmark>.json files (the layout of mlperf_logging's
-/// rcp_checker/training_<version>/), or empty for no normalisation.
-/// Throws UsageError for a path that holds no result file.
+/// rcp_checker/training_<version>/), "none" for no normalisation, or empty
+/// for mlperf_logging's own (default_rcps). Throws UsageError for a path that
+/// holds no result file.
 std::vector<MlperfScore> load_mlperf(const std::filesystem::path& path, const std::filesystem::path& rcps = {});
 
 /// Per system and benchmark: time_to_train_min (a value per successful

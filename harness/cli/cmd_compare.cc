@@ -27,7 +27,7 @@ Command add_compare(CLI::App& app) {
   sub->add_flag("--markdown", *markdown, "Print a Markdown table");
   sub->add_flag("--json", *json, "Print JSON");
   sub->add_option("--rcps", *rcps,
-                  "MLPerf inputs: an RCP file, or a folder of rcps_<benchmark>.json (mlperf_logging's rcp_checker/training_<version>)");
+                  "MLPerf inputs: an RCP file or a folder of rcps_<benchmark>.json; none: no normalisation; default: mlperf_logging's RCPs for the version the results' path names (training_results_v4.0), else the newest");
   sub->footer("Exit status: 0 nothing slower, 1 a metric got slower, 2 invalid input.");
   return {sub, [=] {
             const auto b = reports::load_metric_input({*base}, "BASE", *rcps);

@@ -120,7 +120,7 @@ Command add_history(CLI::App& app) {
   rec->add_option("results", a->inputs, "result.json files or folders; MLPerf result folders or MLLOG files")->required();
   rec->add_option("--machine", a->machine, "Machine name (default: a fingerprint of host, CPU and GPUs)");
   rec->add_option("--revision", a->revision, "Git revision measured (default: the results')");
-  rec->add_option("--rcps", a->rcps, "MLPerf inputs: an RCP file or a folder of rcps_<benchmark>.json");
+  rec->add_option("--rcps", a->rcps, "MLPerf inputs: an RCP file or a folder of rcps_<benchmark>.json; none: no normalisation; default: mlperf_logging's RCPs for the version the results' path names (training_results_v4.0), else the newest");
   auto* lst = sub->add_subcommand("list", "List recorded runs");
   lst->add_option("--since", a->since, "Runs from this UTC time on (e.g. 2026-01-31)");
   auto* trd = sub->add_subcommand("trend", "A metric over the runs, with its change points");

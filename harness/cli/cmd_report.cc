@@ -21,7 +21,7 @@ Command add_report(CLI::App& app) {
   sub->add_option("--out,-o", *out, "Folder for report.{md,csv,json,html}")->capture_default_str();
   sub->add_option("--title", *title, "Report title")->capture_default_str();
   auto rcps = std::make_shared<std::string>();
-  sub->add_option("--rcps", *rcps, "MLPerf inputs: an RCP file or a folder of rcps_<benchmark>.json");
+  sub->add_option("--rcps", *rcps, "MLPerf inputs: an RCP file or a folder of rcps_<benchmark>.json; none: no normalisation; default: mlperf_logging's RCPs for the version the results' path names (training_results_v4.0), else the newest");
   sub->footer("Files that are not valid perflab results are listed and skipped, not fatal. MLPerf result\n"
               "folders and MLLOG files are scored as the MLCommons result summarizer does (mlperf.md).");
   return {sub, [inputs, out, title, rcps] {

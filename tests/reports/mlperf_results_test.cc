@@ -2,6 +2,11 @@
 // summarizer's scoring rules on hand-worked values.
 #include "reports/mlperf_results.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 namespace perflab::reports {
@@ -59,6 +64,39 @@ TEST(MlperfResults, SummarizerOlympicAverage) {
   EXPECT_EQ(mlperf_dropped_scores("dlrm_dcnv2"), 1u);
   EXPECT_DOUBLE_EQ(*mlperf_olympic_average({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2, 4), 6.5);
   EXPECT_FALSE(mlperf_olympic_average({1, 2}, 0, 1));
+}
+
+// Without --rcps: mlperf_logging's own RCPs, for the version the results'
+// path names, else the newest that has the benchmark (a stand-in
+// rcp_checker folder: training_4.0.0 and 5.1.0 have dlrm_dcnv2, 6.1.0 not).
+TEST(MlperfResults, DefaultRcpsFollowThePathsVersionElseTheNewest) {
+  namespace fs = std::filesystem;
+  const fs::path checker = fs::temp_directory_path() / ("perflab_rcp_checker_" + std::to_string(::getpid()));
+  fs::remove_all(checker);
+  for (const char* v : {"training_4.0.0", "training_5.1.0", "training_6.1.0", "hpc_3.0.0"}) {
+    fs::create_directories(checker / v);
+  }
+  for (const char* v : {"training_4.0.0", "training_5.1.0", "hpc_3.0.0"}) {
+    std::ofstream(checker / v / "rcps_dlrm_dcnv2.json") << "{}";
+  }
+  const RcpSource named = default_rcps_in(checker, "/data/training_results_v4.0/NVIDIA/results/sys/dlrm_dcnv2/result_0.txt",
+                                          "dlrm_dcnv2");
+  EXPECT_EQ(named.path, checker / "training_4.0.0");
+  EXPECT_NE(named.note.find("training_4.0.0 RCPs (the version the results' path names)"), std::string::npos) << named.note;
+  const RcpSource newest = default_rcps_in(checker, "/data/sub/results/sys/dlrm_dcnv2/result_0.txt", "dlrm_dcnv2");
+  EXPECT_EQ(newest.path, checker / "training_5.1.0") << "6.1.0 has no dlrm_dcnv2; hpc is not training";
+  EXPECT_NE(newest.note.find("the newest for dlrm_dcnv2"), std::string::npos) << newest.note;
+  // A version that has no RCPs for the benchmark normalises nothing, as its
+  // summarizer; a version the package does not have falls back to the newest.
+  const RcpSource lacking = default_rcps_in(checker, "/x/training_results_v6.1/r.txt", "dlrm_dcnv2");
+  EXPECT_TRUE(lacking.path.empty());
+  EXPECT_NE(lacking.note.find("training_6.1.0 (the version the results' path names) has no RCPs for dlrm_dcnv2"),
+            std::string::npos) << lacking.note;
+  EXPECT_EQ(default_rcps_in(checker, "/x/training_results_v9.9/r.txt", "dlrm_dcnv2").path, checker / "training_5.1.0");
+  const RcpSource none = default_rcps_in(checker, "/x/r.txt", "unet3d");
+  EXPECT_TRUE(none.path.empty());
+  EXPECT_NE(none.note.find("has no RCPs for unet3d"), std::string::npos) << none.note;
+  fs::remove_all(checker);
 }
 
 }  // namespace

@@ -65,7 +65,20 @@ cat "$tmp/perflab.txt"
 grep -q "^| sysA | dlrm_dcnv2 | 10 | 1 | [0-9.]* | [0-9.]* | RCP check passed" "$tmp/report/mlperf.md" ||
   { echo "FAIL: report/mlperf.md has no dlrm_dcnv2 row: $(cat "$tmp/report/mlperf.md")"; exit 1; }
 
-"$PY" - "$tmp/sub/results/sysA" "$tmp/perflab.txt" "$tmp/report.txt" <<'PY'
+# Without --rcps: the package's own RCPs, for the version the path names
+# (training_results_v5.1 -> training_5.1.0): the same scores as given
+# explicitly; --rcps none: raw scores only.
+mkdir -p "$tmp/training_results_v5.1" && cp -r "$tmp/sub" "$tmp/training_results_v5.1/sub"
+"$PERFLAB" report "$tmp/training_results_v5.1/sub" --out "$tmp/report_default" >"$tmp/default.txt" 2>&1 ||
+  { echo "FAIL: perflab report without --rcps exited $?: $(cat "$tmp/default.txt")"; exit 1; }
+cat "$tmp/default.txt"
+grep -q "training_5.1.0 RCPs (the version the results' path names)" "$tmp/default.txt" ||
+  { echo "FAIL: the default RCPs are not named: $(cat "$tmp/default.txt")"; exit 1; }
+"$PERFLAB" report "$tmp/sub" --rcps none --out "$tmp/report_none" >"$tmp/none.txt" 2>&1 ||
+  { echo "FAIL: perflab report --rcps none exited $?: $(cat "$tmp/none.txt")"; exit 1; }
+if grep -q "normalised" "$tmp/none.txt"; then echo "FAIL: --rcps none normalised: $(cat "$tmp/none.txt")"; exit 1; fi
+
+"$PY" - "$tmp/sub/results/sysA" "$tmp/perflab.txt" "$tmp/report.txt" "$tmp/default.txt" <<'PY'
 import re, sys
 from mlperf_logging.compliance_checker.mlp_parser import parse_file
 from mlperf_logging.rcp_checker import rcp_checker
@@ -92,6 +105,8 @@ ours = scores(sys.argv[2])
 ok = scores(sys.argv[3]) == ours  # perflab report prints the same scores as history record
 if not ok:
     print("FAIL: perflab report and history record disagree")
+if scores(sys.argv[4]) != ours:
+    print(f"FAIL: without --rcps the scores differ: {scores(sys.argv[4])} vs {ours}"); ok = False
 for bench in ("dlrm_dcnv2", "unet3d"):
     folder = f"{sys.argv[1]}/{bench}"
     raw, _, _ = rs._compute_strong_score_standalone(bench, "sysA", False, folder, "training", "5.1.0")
