@@ -12,32 +12,13 @@
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/mlperf_benchmarks.h"
 #include "harness/subprocess.h"
 
 namespace perflab::reports {
 namespace fs = std::filesystem;
 
 namespace {
-
-/// MLPerf's required runs per benchmark (rcp_checker's submission_runs, training).
-size_t required_runs(const std::string& benchmark) {
-  static const std::map<std::string, size_t> runs = {
-      {"bert", 10},       {"dlrm_dcnv2", 10},       {"gpt3", 3},         {"maskrcnn", 5},
-      {"resnet", 5},      {"ssd", 5},               {"retinanet", 5},    {"unet3d", 40},
-      {"rnnt", 10},       {"stable_diffusion", 10}, {"gnn", 10},         {"rgat", 10},
-      {"llama2_70b_lora", 10}, {"flux1", 10},       {"llama31_405b", 3}, {"llama31_8b", 10},
-      {"gpt_oss_20b", 10}, {"deepseekv3_671b", 3},  {"qwen35_397b_grpo", 3}, {"dlrmv4", 10}};
-  auto it = runs.find(benchmark);
-  return it == runs.end() ? 0 : it->second;
-}
-
-/// Benchmarks whose convergence the rcp_checker counts in samples (eval
-/// samples_count) rather than epochs (eval epoch_num, rounded to 3 decimals).
-bool counts_samples(const std::string& benchmark) {
-  static const std::set<std::string> samples = {"llama2_70b_lora", "flux1",           "llama31_405b",     "llama31_8b",
-                                                "gpt_oss_20b",     "deepseekv3_671b", "qwen35_397b_grpo", "dlrmv4"};
-  return samples.count(benchmark) != 0;
-}
 
 bool is_result_file(const fs::path& p) {
   const std::string name = p.filename().string();
@@ -63,7 +44,7 @@ void apply_rcps(MlperfScore& s, const fs::path& rcps) {
     return;
   }
   RcpCheckOptions options;
-  options.submission_runs = required_runs(s.benchmark);
+  options.submission_runs = mlperf_benchmark(s.benchmark).submission_runs;
   const RcpCheck c = check_rcp(read_rcps(file), s.benchmark, *batch, converged, options);
   s.rcp_note = fmt::format("RCP check {}: {}", verdict_name(c.verdict), c.explanation);
   if (c.verdict == RcpVerdict::kPassed) s.rcp_factor = c.normalization_factor;
@@ -185,7 +166,7 @@ RcpSource default_rcps(const fs::path& results, const std::string& benchmark) {
   return default_rcps_in(checker, results, benchmark);
 }
 
-size_t mlperf_dropped_scores(const std::string& benchmark) { return benchmark == "unet3d" ? 4 : 1; }
+size_t mlperf_dropped_scores(const std::string& benchmark) { return mlperf_benchmark(benchmark).dropped_each_end; }
 
 std::optional<double> mlperf_olympic_average(std::vector<double> minutes, size_t failed, size_t dropped_each_end) {
   if (failed > dropped_each_end) return std::nullopt;
@@ -219,13 +200,13 @@ MlperfRun mlperf_run(const MllogFile& log, const fs::path& file, const std::stri
   if (r.problem.empty() && !std::isfinite(r.minutes)) r.problem = "run_start or run_stop time_ms out of range";
   r.ok = r.problem.empty();
   if (!r.ok) return r;
-  const char* field = counts_samples(r.benchmark) ? "samples_count" : "epoch_num";
+  const char* field = mlperf_benchmark(r.benchmark).counts_samples ? "samples_count" : "epoch_num";
   for (const MllogEvent& e : log.events) {
     if (e.line > stop->line) break;
     if ((e.key == "eval_accuracy" || e.key == "eval_error") && e.metadata.contains(field) &&
         e.metadata[field].is_number()) {
       const double v = e.metadata[field].get<double>();
-      r.converged_at = counts_samples(r.benchmark) ? v : std::round(v * 1000.0) / 1000.0;
+      r.converged_at = mlperf_benchmark(r.benchmark).counts_samples ? v : std::round(v * 1000.0) / 1000.0;
     }
   }
   return r;

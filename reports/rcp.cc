@@ -3,8 +3,9 @@
 //
 // The test, as mlperf_logging's rcp_checker (4.1.x) implements it:
 //  1. Reference statistics per RCP entry with values e_1..e_m:
-//       rcp_mean   = olympic mean: sort, drop the lowest and highest value,
-//                    average the other m - 2;
+//       rcp_mean   = olympic mean: sort, drop d values from each end (the
+//                    benchmark's: 4 for unet3d, 1 otherwise;
+//                    harness/mlperf_benchmarks.h), average the other m - 2d;
 //       rcp_stddev = population standard deviation (numpy std, ddof 0) of
 //                    all m values.
 //  2. The fastest acceptable submission mean ("Min Epochs") is the mean at
@@ -14,7 +15,7 @@
 //       min_epochs = rcp_mean - t_{1-alpha, df} * rcp_stddev * sqrt(1/n_ref + 1/n_sub)
 //       df = n_ref + n_sub - 2
 //     with n_sub = S - 2 (S: MLPerf's required run count for the benchmark)
-//     and n_ref = m - 2 for an exact entry, n_ref = 2 S for an interpolated
+//     and n_ref = m - 2d for an exact entry, n_ref = 2 S for an interpolated
 //     one. The checker finds this mean by bisection on [0, rcp_mean] to
 //     1e-4 epochs; we use the closed form (clamped at 0), so the bounds
 //     agree to within 1e-4. rcp_stddev == 0 gives min_epochs = rcp_mean.
@@ -31,8 +32,8 @@
 //     walking up, each entry whose mean is above the interpolation of its
 //     neighbours.
 //  4. The submission: each run's epochs (a run that did not converge counts
-//     as 1e9; more than one such run fails the check); the olympic mean as
-//     in 1. It passes when submission_mean >= rcp_mean / max_speedup, i.e.
+//     as 1e9; more than d such runs fail the check); the olympic mean as
+//     in 1, dropping d from each end. It passes when submission_mean >= rcp_mean / max_speedup, i.e.
 //     >= min_epochs. The normalization factor max(1, rcp_mean /
 //     submission_mean) is what a passing but faster submission's time to
 //     train is multiplied by (the checker writes it to scaling.json).
@@ -48,6 +49,7 @@
 
 #include "harness/atomic_file.h"
 #include "harness/error.h"
+#include "harness/mlperf_benchmarks.h"
 #include "reports/statistics.h"
 
 namespace perflab::reports {
@@ -57,12 +59,15 @@ constexpr double kNotConverged = 1e9;  // The checker's stand-in for a failed ru
 
 double round3(double epochs) { return std::round(epochs * 1000.0) / 1000.0; }
 
-/// Sort, drop one value from each end, average the rest (NaN when none
-/// remain): the harness's olympic mean (harness/stats.h) over runs that all
-/// count (the checker's stand-in value already marks the failed ones).
-double olympic_mean_of(const std::vector<double>& values) {
-  if (values.size() < 3) return std::nan("");
-  return *olympic_mean(std::vector<std::optional<double>>(values.begin(), values.end())).value;
+/// Sort, drop `drop` values from each end, average the rest (NaN when none
+/// remain), as the checker does (the stand-in value already marks the
+/// runs that failed as the slowest).
+double olympic_mean_of(std::vector<double> values, size_t drop) {
+  if (values.size() <= 2 * drop) return std::nan("");
+  std::sort(values.begin(), values.end());
+  double sum = 0;
+  for (size_t i = drop; i + drop < values.size(); ++i) sum += values[i];
+  return sum / static_cast<double>(values.size() - 2 * drop);
 }
 
 double population_stddev(const std::vector<double>& values) {
@@ -329,26 +334,31 @@ RcpCheck check_rcp(const std::vector<RcpEntry>& rcps, const std::string& benchma
     values.push_back(e ? *e : kNotConverged);
     if (e) ++check.converged_runs;
   }
-  const size_t required = options.submission_runs ? options.submission_runs : epochs.size();
+  const MlperfBenchmarkFacts facts = mlperf_benchmark(benchmark);
+  const size_t required = options.submission_runs   ? options.submission_runs
+                          : facts.submission_runs ? facts.submission_runs
+                                                  : epochs.size();
   if (epochs.size() < 3 || required < 3) {
     check.explanation = fmt::format(
         "{} run(s) given, {} required: the olympic mean needs at least 3", epochs.size(), required);
     return check;
   }
-  if (check.runs - check.converged_runs > 1) {
+  const size_t drop = std::max<size_t>(1, facts.dropped_each_end);
+  if (check.runs - check.converged_runs > drop) {
     check.verdict = RcpVerdict::kFailed;
     check.explanation = fmt::format("insufficient convergence: {} of {} runs did not converge",
                                     check.runs - check.converged_runs, check.runs);
     return check;
   }
-  check.submission_mean = olympic_mean_of(values);
+  check.submission_mean = olympic_mean_of(values, drop);
 
   std::vector<RcpStats> stats;
   for (const auto& e : rcps) {
     if (e.benchmark != benchmark) continue;
-    stats.push_back({e.batch_size, olympic_mean_of(e.epochs_to_converge),
+    if (e.epochs_to_converge.size() <= 2 * drop) continue;  // nothing left after the olympic drop
+    stats.push_back({e.batch_size, olympic_mean_of(e.epochs_to_converge, drop),
                      population_stddev(e.epochs_to_converge),
-                     static_cast<double>(e.epochs_to_converge.size() - 2)});
+                     static_cast<double>(e.epochs_to_converge.size() - 2 * drop)});
   }
   std::sort(stats.begin(), stats.end(),
             [](const auto& a, const auto& b) { return a.batch_size < b.batch_size; });

@@ -70,6 +70,10 @@ enum class RcpPass { kPruned, kFull };
 struct RcpCheckOptions {
   /// MLPerf's required run count for the benchmark (10 for DLRM). 0 means
   /// the number of runs given to the check.
+  /// 0 with an MLPerf benchmark: its own (harness/mlperf_benchmarks.h).
+  /// The values each olympic mean drops from each end (RCP mean and the
+  /// submission's), and the runs that may fail, are always the
+  /// benchmark's there (4 for unet3d, 1 otherwise).
   size_t submission_runs = 0;
   RcpPass pass = RcpPass::kPruned;
   double alpha = 0.05;  ///< One-sided significance level.
