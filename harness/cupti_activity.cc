@@ -139,6 +139,10 @@ void start() {
 
 ActivityLog stop() {
   State& s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!s.recording) return {};  // nothing started (or already stopped)
+  }
   const cudaError_t synced =
       cudaDeviceSynchronize();  // sync outside the iteration: a profiled window's end
   const CUptiResult flushed = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

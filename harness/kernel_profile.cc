@@ -136,6 +136,19 @@ std::vector<std::pair<std::string, int>> launches_per_phase(const LaunchPlan& pl
   return out;
 }
 
+bool kernel_matches(const std::string& name, const std::string& pattern) {
+  size_t start = 0;
+  while (start <= pattern.size()) {
+    const size_t bar = pattern.find('|', start);
+    const std::string part =
+        pattern.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
+    if (!part.empty() && name.find(part) != std::string::npos) return true;
+    if (bar == std::string::npos) break;
+    start = bar + 1;
+  }
+  return false;
+}
+
 std::string demangle(const std::string& symbol) {
   if (symbol.rfind("_Z", 0) != 0) return symbol;
   int status = 0;
@@ -209,8 +222,7 @@ KernelProfile build_kernel_profile(const ActivityLog& log, int64_t iterations, d
     if (row.kind != "kernel") continue;
     const std::string* best = nullptr;
     for (const auto& [kernel, d] : decl) {
-      if (!kernel.empty() && row.name.find(kernel) != std::string::npos &&
-          (!best || kernel.size() > best->size())) {
+      if (kernel_matches(row.name, kernel) && (!best || kernel.size() > best->size())) {
         best = &kernel;
       }
     }

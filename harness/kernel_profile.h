@@ -84,6 +84,10 @@ struct KernelProfile {
   std::optional<double> overhead() const;
 };
 
+/// Whether kernel `name` (demangled) is one `pattern` declares: it contains
+/// the pattern, or one of its '|'-separated alternatives.
+bool kernel_matches(const std::string& name, const std::string& pattern);
+
 /// Demangles a C++ symbol (CUPTI gives kernels' mangled names); returns the
 /// input unchanged when it is not one.
 std::string demangle(const std::string& symbol);

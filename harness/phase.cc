@@ -23,7 +23,7 @@ ScopedPhase::ScopedPhase(const char* name) {
 #endif
   if (active) {
     active->push(name);
-    recorded_ = true;
+    recording_ = active;
   }
 }
 
@@ -31,7 +31,8 @@ ScopedPhase::~ScopedPhase() {
 #if PERFLAB_HAVE_NVTX
   nvtxRangePop();
 #endif
-  if (recorded_ && active) active->pop();
+  // Closed in the recording it was opened in, if that one is still active.
+  if (recording_ != nullptr && recording_ == active) recording_->pop();
 }
 
 PhaseRecording::PhaseRecording(std::function<uint64_t()> clock)

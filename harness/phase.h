@@ -24,7 +24,7 @@ class ScopedPhase {
   ScopedPhase& operator=(const ScopedPhase&) = delete;
 
  private:
-  bool recorded_ = false;
+  class PhaseRecording* recording_ = nullptr;  ///< The recording it opened a range in.
 };
 
 /// Collects this thread's phases as range records while it lives, stamped

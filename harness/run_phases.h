@@ -30,6 +30,11 @@ inline double seconds_since(Clock::time_point t0) {
 class SeedStep {
  public:
   SeedStep(TimedStep& step, const RunContext& ctx);
+  /// Stops a profiled window an error left open (CUPTI recording, the
+  /// phase recording), so the process's next run can record again.
+  ~SeedStep();
+  SeedStep(const SeedStep&) = delete;
+  SeedStep& operator=(const SeedStep&) = delete;
   void iterate(int64_t iteration);
   /// Waits for the device (window boundaries only); nothing on the host.
   void synchronize();
@@ -55,7 +60,8 @@ class SeedStep {
 };
 
 /// Iterations of the profiled window a throughput run adds (--profile):
-/// as many as it times, run between the warm-up and the timed window.
+/// as many as it times, run after the timed window (so its headline
+/// numbers are taken before the profiler starts).
 int64_t profiled_iterations(const RunSpec& spec);
 
 /// Times iterations on the host clock and, when the step has one, on its

@@ -41,6 +41,15 @@ SeedStep::SeedStep(TimedStep& step, const RunContext& ctx) : step_(step) {
   }
 }
 
+SeedStep::~SeedStep() {
+  if (!phases_) return;
+  phases_.reset();
+  try {
+    ops_->stop_activity();
+  } catch (...) {  // already failing: the first error is the one reported
+  }
+}
+
 void SeedStep::start_profile() {
   if (!driver_) throw Error("internal: a profiled window needs a device step");
   ops_->start_activity();

@@ -96,12 +96,40 @@ void StepDriver::iterate(int64_t iteration) {
       record_.launches_note = e.what();  // counting is a record, never a failure
     }
   }
+  int variant = 0;
+  try {
+    variant = run(iteration);
+  } catch (...) {
+    if (counting) {
+      try {
+        ops_.stop_activity();  // leave no recording behind the error
+      } catch (...) {
+      }
+    }
+    throw;
+  }
+  if (counting) count(variant);
+  const int64_t syncs = ops_.host_sync_count() - before;
+  record_.syncs_min = record_.iterations == 0 ? syncs : std::min(record_.syncs_min, syncs);
+  record_.syncs_max = std::max(record_.syncs_max, syncs);
+  record_.syncs_total += syncs;
+  ++record_.iterations;
+}
+
+const LaunchPlan& StepDriver::plan_of(int variant) {
+  auto it = plans_.find(variant);
+  if (it == plans_.end()) it = plans_.emplace(variant, step_.launch_plan(variant)).first;
+  return it->second;
+}
+
+int StepDriver::run(int64_t iteration) {
   const int variant = step_.begin(iteration);
   if (variant < 0 || variant >= step_.variants()) {
     throw Error(fmt::format("internal: step variant {} outside [0, {})", variant, step_.variants()));
   }
   if (declaring_) {
-    for (DeclaredKernel& k : step_.launch_plan(variant)) declared_.push_back(std::move(k));
+    const LaunchPlan& plan = plan_of(variant);  // built once per variant: no host work per iteration
+    declared_.insert(declared_.end(), plan.begin(), plan.end());
   }
   if (capture_ && iteration >= step_.eager_iterations()) {
     if (!captured_) capture_all();
@@ -117,12 +145,7 @@ void StepDriver::iterate(int64_t iteration) {
     step_.enqueue(variant);
   }
   step_.end(iteration, variant);
-  if (counting) count(variant);
-  const int64_t syncs = ops_.host_sync_count() - before;
-  record_.syncs_min = record_.iterations == 0 ? syncs : std::min(record_.syncs_min, syncs);
-  record_.syncs_max = std::max(record_.syncs_max, syncs);
-  record_.syncs_total += syncs;
-  ++record_.iterations;
+  return variant;
 }
 
 void StepDriver::count(int variant) {
@@ -138,7 +161,7 @@ void StepDriver::count(int variant) {
   record_.memsets_per_iteration = memsets;
   record_.launches_note = log.dropped > 0 ? fmt::format("CUPTI dropped {} records: an undercount", log.dropped)
                                           : fmt::format("counted by CUPTI over iteration {}", count_at_);
-  const LaunchPlan plan = step_.launch_plan(variant);
+  const LaunchPlan& plan = plan_of(variant);
   if (!plan.empty()) record_.declared_kernels_per_iteration = static_cast<int64_t>(plan.size());
 }
 

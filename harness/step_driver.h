@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -110,6 +111,10 @@ class StepDriver {
   void capture_all();
   /// Stops the activity recording of the counted iteration; fills the record.
   void count(int variant);
+  /// begin, the step (eager, or captured and replayed), end; the variant.
+  int run(int64_t iteration);
+  /// The step's launch plan of `variant`, asked once.
+  const LaunchPlan& plan_of(int variant);
 
   DeviceStep& step_;
   DeviceOps& ops_;
@@ -119,6 +124,7 @@ class StepDriver {
   int64_t count_at_ = -1;
   bool declaring_ = false;
   LaunchPlan declared_;
+  std::map<int, LaunchPlan> plans_;
   ExecutionRecord record_;
 };
 

@@ -35,16 +35,17 @@ void end_interrupted(MllogWriter& log, RunRecord& rec, IterationTimes& times, in
   rec.samples = done * batch;
 }
 
-/// Runs `count` iterations from `first` under the profiler (CUPTI activity,
+/// After the timed window: runs `count` iterations from `first` under the profiler (CUPTI activity,
 /// the phase ranges, the step's declared launches), timed by their own CUDA
 /// events; the per-kernel table goes into rec.profile, the records into
 /// rec.activity for a trace. Returns the next iteration.
-int64_t profile_window(const RunContext& ctx, SeedStep& step, int64_t first, int64_t count, RunRecord& rec) {
+int64_t profile_window(const RunContext& ctx, SeedStep& step, int64_t first, int64_t count, RankTimes rank_times,
+                       RunRecord& rec) {
   if (!step.timer()) {
     throw UsageError(fmt::format("--profile: {} runs its step on the host here; nothing to profile",
                                  ctx.spec.workload));
   }
-  IterationTimes times(step, 0, ctx.comm);
+  IterationTimes times(step, 0, ctx.comm, rank_times);
   int64_t i = first;
   {
     step.start_profile();
@@ -82,17 +83,19 @@ void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, Se
   int64_t done = 0;
   for (; done < warmup && !interrupted(); ++done) rec.train_s += times.time(done);
   step.synchronize();
-  times.collect();  // the warm-up's device times, before a profiled window's
-  if (profiled > 0 && !interrupted()) {
-    ctx.comm.barrier();
-    done = profile_window(ctx, step, done, profiled, rec);
-  }
   ctx.comm.barrier();
   auto t0 = Clock::now();
-  for (; done < total && !interrupted(); ++done) rec.train_s += times.time(done);
+  const int64_t timed_end = warmup + spec.iterations;
+  for (; done < timed_end && !interrupted(); ++done) rec.train_s += times.time(done);
   step.synchronize();
   rec.measured_s = seconds_since(t0);
-  times.collect();
+  times.collect();  // the timed window's device times, before a profiled window's
+  // The profiled window after the timed one: whatever CUPTI costs, the
+  // headline numbers were taken before it started.
+  if (profiled > 0 && done == timed_end && !interrupted()) {
+    ctx.comm.barrier();
+    done = profile_window(ctx, step, done, profiled, prepared.step.rank_times, rec);
+  }
   if (done < total) {
     end_interrupted(log, rec, times, done, total, batch, run_t0);
     return;

@@ -15,7 +15,10 @@
 namespace perflab::kernels {
 
 struct KernelLaunch {
-  std::string kernel;  ///< Matched against the demangled kernel names CUPTI records.
+  /// Matched against the demangled kernel names CUPTI records: a substring,
+  /// or alternatives separated by '|' ("gemm|gemv|nvjet": cuBLASLt names
+  /// its kernels several ways).
+  std::string kernel;
   std::string label;   ///< What it is: "top layer 0 forward GEMM".
   std::string phase;   ///< forward, backward, optimizer, loss, exchange ... (the caller's).
   KernelCost cost;

@@ -60,7 +60,11 @@ double roofline_floor_seconds(double flops, double bytes, double peak_flops, dou
 KernelCost& KernelCost::operator+=(const KernelCost& other) {
   bytes += other.bytes;
   flops += other.flops;
-  if (precision.empty()) precision = other.precision;
+  if (precision.empty()) {
+    precision = other.precision;
+  } else if (!other.precision.empty() && other.precision != precision) {
+    precision = "mixed";  // no one peak: no floor for the FLOPs (kernel_floor_seconds)
+  }
   return *this;
 }
 
@@ -73,7 +77,10 @@ double peak_flops(const DevicePeaks& peaks, std::string_view precision) {
 
 double kernel_floor_seconds(const KernelCost& cost, const DevicePeaks& peaks) {
   const double flops_peak = peak_flops(peaks, cost.precision);
-  const double compute = cost.flops > 0 && flops_peak > 0 ? cost.flops / flops_peak : 0;
+  // FLOPs at a peak this device's table lacks: a bytes-only floor would
+  // understate the work, so there is none.
+  if (cost.flops > 0 && flops_peak <= 0) return 0;
+  const double compute = cost.flops > 0 ? cost.flops / flops_peak : 0;
   const double memory = cost.bytes > 0 && peaks.bytes_per_s > 0 ? cost.bytes / peaks.bytes_per_s : 0;
   return std::max(compute, memory);
 }

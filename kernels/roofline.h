@@ -39,8 +39,9 @@ struct KernelCost {
 double peak_flops(const DevicePeaks& peaks, std::string_view precision);
 
 /// The least time `cost` can take on a device with `peaks`: the roofline
-/// floor of its bytes and FLOPs. 0 when nothing in it is counted against a
-/// known peak.
+/// floor of its bytes and FLOPs. 0 (no floor) when nothing in it is counted
+/// against a known peak, or when it has FLOPs at a precision whose peak is
+/// not known (an unknown device's, or "mixed").
 double kernel_floor_seconds(const KernelCost& cost, const DevicePeaks& peaks);
 
 /// Peaks for a CUDA device name as the runtime reports it ("NVIDIA H100 80GB

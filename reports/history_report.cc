@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -156,7 +157,12 @@ std::string render_openmetrics(const std::vector<HistorySeries>& series) {
     f.members.push_back(&s);
   }
   std::string out;
-  for (const auto& [family, f] : families) {
+  for (auto& [family, f] : families) {
+    // One label set's samples together (a summary's quantiles of one point
+    // and machine are one metric point), in a fixed order.
+    std::stable_sort(f.members.begin(), f.members.end(), [](const HistorySeries* a, const HistorySeries* b) {
+      return std::tie(a->point, a->machine, a->label) < std::tie(b->point, b->machine, b->label);
+    });
     out += fmt::format("# HELP {} {}; the latest recorded median of each point\n", family, f.name.help);
     out += fmt::format("# TYPE {} {}\n", family, f.name.type);
     for (const HistorySeries* s : f.members) {

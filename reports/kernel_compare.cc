@@ -15,7 +15,8 @@ namespace {
 using json = nlohmann::json;
 
 /// Per kernel (kind and name) of a point's profiled runs: every run's
-/// us/it, launches/it and share (a run without the kernel is left out).
+/// us/it, launches/it and share; a run that did not run the kernel counts
+/// 0 (a library may pick another kernel in some runs).
 struct Samples {
   std::vector<double> us, launches, share;
 };
@@ -24,11 +25,17 @@ using KernelKey = std::pair<std::string, std::string>;  // kind, name
 std::map<KernelKey, Samples> samples(const std::vector<KernelProfile>& runs) {
   std::map<KernelKey, Samples> out;
   for (const KernelProfile& p : runs) {
-    for (const KernelRow& r : p.rows) {
-      Samples& s = out[{r.kind, r.name}];
-      s.us.push_back(r.us_per_iteration);
-      s.launches.push_back(r.launches_per_iteration);
-      s.share.push_back(r.share);
+    for (const KernelRow& r : p.rows) out[{r.kind, r.name}];
+  }
+  for (auto& [key, s] : out) {
+    for (const KernelProfile& p : runs) {
+      auto row = std::find_if(p.rows.begin(), p.rows.end(), [&, &k = key](const KernelRow& r) {
+        return r.kind == k.first && r.name == k.second;
+      });
+      const bool ran = row != p.rows.end();
+      s.us.push_back(ran ? row->us_per_iteration : 0);
+      s.launches.push_back(ran ? row->launches_per_iteration : 0);
+      s.share.push_back(ran ? row->share : 0);
     }
   }
   return out;
@@ -92,7 +99,7 @@ KernelComparison compare_kernels(const std::vector<PointProfiles>& base,
       KernelChange& k = rows[key];
       k.kind = key.first;
       k.kernel = key.second;
-      k.base_us = med(s.us);
+      k.base_us = med(s.us);  // a run without the kernel counted 0
       k.base_launches = med(s.launches);
       k.base_share = med(s.share);
     }

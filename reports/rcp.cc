@@ -344,6 +344,11 @@ RcpCheck check_rcp(const std::vector<RcpEntry>& rcps, const std::string& benchma
     return check;
   }
   const size_t drop = std::max<size_t>(1, facts.dropped_each_end);
+  if (epochs.size() <= 2 * drop) {
+    check.explanation = fmt::format("{} run(s) given: {}'s olympic mean drops {} from each end and needs more",
+                                    epochs.size(), benchmark, drop);
+    return check;
+  }
   if (check.runs - check.converged_runs > drop) {
     check.verdict = RcpVerdict::kFailed;
     check.explanation = fmt::format("insufficient convergence: {} of {} runs did not converge",

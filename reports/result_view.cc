@@ -178,7 +178,12 @@ RunView read_run(const json& j) {
     }
     r.execution = e;
   }
-  if (const json& profile = field(j, "profile"); profile.is_object()) {
+  const json& profile = field(j, "profile");
+  const std::optional<int> profile_version =
+      profile.is_object() && profile.contains("version") ? json_number<int>(profile.at("version")) : std::nullopt;
+  // A profile of a newer version than this perflab reads is left out; the
+  // rest of the result (its metrics) stays readable.
+  if (profile.is_object() && !(profile_version && *profile_version > kKernelProfileVersion)) {
     try {
       r.profile = kernel_profile_from_json(profile);
     } catch (const UsageError& e) {

@@ -152,6 +152,11 @@ int64_t Linear::aux_ld_bits(int64_t out_features) { return (out_features + 127) 
 namespace {
 
 double element_bytes(Precision p) { return p == Precision::kBf16 ? 2.0 : 4.0; }
+
+/// cuBLASLt's kernels, as their names go: xmma/cutlass gemm kernels, gemv
+/// for a one-column product, nvjet (Hopper and later), and the split-K
+/// reduction a matmul may add.
+constexpr const char* kGemm = "gemm|gemv|nvjet|splitK";
 const char* precision_name(Precision p) { return p == Precision::kBf16 ? "bf16" : "tf32"; }
 
 }  // namespace
@@ -165,10 +170,10 @@ LaunchList Linear::forward_launches(const LinearArguments& a) {
   if (a.fused) {
     const double bytes = linear_forward_bytes(a.batch, a.in_features, a.out_features, static_cast<int64_t>(e),
                                               static_cast<double>(aux_bytes(a)));
-    return {{"gem", relu ? "forward GEMM + bias + ReLU epilogue" : "forward GEMM + bias epilogue", "",
+    return {{kGemm, relu ? "forward GEMM + bias + ReLU epilogue" : "forward GEMM + bias epilogue", "",
              {bytes, flops, precision_name(a.precision)}}};
   }
-  LaunchList out_list = {{"gem", "forward GEMM", "", {(b * in + in * out + b * out) * e, flops, precision_name(a.precision)}},
+  LaunchList out_list = {{kGemm, "forward GEMM", "", {(b * in + in * out + b * out) * e, flops, precision_name(a.precision)}},
                          {"add_bias_kernel", "bias", "", {(2 * b * out + out) * e, b * out, "fp32"}}};
   if (relu) out_list.push_back({"relu_forward_kernel", "ReLU", "", {2 * b * out * e, 0, ""}});
   return out_list;
@@ -190,11 +195,11 @@ LaunchList Linear::backward_launches(const LinearArguments& a, bool dgrad) {
     list.push_back({"bias_grad_final_kernel", "bias gradient, final sum", "", {partials + out * e, 0, ""}});
   }
   const bool bgrad = a.fused && !a.dy_is_pre_activation;
-  list.push_back({"gem", bgrad ? "weight-gradient GEMM + bias-gradient epilogue" : "weight-gradient GEMM", "",
+  list.push_back({kGemm, bgrad ? "weight-gradient GEMM + bias-gradient epilogue" : "weight-gradient GEMM", "",
                   {(b * in + b * out + in * out + (bgrad ? out : 0)) * e, flops, precision}});
   if (dgrad) {
     const double relu_epilogue = a.dx_applies_input_relu ? b * in / 8 + in * e : 0;
-    list.push_back({"gem", a.dx_applies_input_relu ? "data-gradient GEMM + dReLU/bias-gradient epilogue" : "data-gradient GEMM",
+    list.push_back({kGemm, a.dx_applies_input_relu ? "data-gradient GEMM + dReLU/bias-gradient epilogue" : "data-gradient GEMM",
                     "", {(b * out + in * out + b * in) * e + relu_epilogue, flops, precision}});
   }
   return list;

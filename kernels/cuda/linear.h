@@ -128,8 +128,8 @@ class Linear {
   /// Leading dimension, in bits, of that bitmask: out rounded up to 128.
   static int64_t aux_ld_bits(int64_t out_features);
   /// What forward() launches for args' shape and modes: the cuBLASLt GEMM
-  /// (kernel family "gem": cuBLASLt's gemm and gemv kernels; a matmul may
-  /// add a split-K reduction) and, unfused, the bias and ReLU kernels; with
+  /// (kernel family "gemm|gemv|nvjet|splitK": cuBLASLt's kernel names; a
+  /// matmul may add a split-K reduction) and, unfused, the bias and ReLU kernels; with
   /// each one's compulsory bytes and FLOPs. Host-only.
   static LaunchList forward_launches(const LinearArguments& args);
   /// What backward() launches; `dgrad`: whether dx is computed (args.dx

@@ -11,6 +11,7 @@
 
 #include "harness/chrome_trace.h"
 #include "harness/error.h"
+#include "harness/phase.h"
 
 namespace perflab {
 namespace {
@@ -222,6 +223,23 @@ TEST(ActivityJson, RoundTripsAndRefusesWhatCannotBe) {
   EXPECT_THROW(activity_from_json(bad), UsageError);
 }
 
+TEST(KernelProfile, ADeclarationMayListAlternatives) {
+  EXPECT_TRUE(kernel_matches("nvjet_tst_128x64_64x4_1x1_v_bz_TNT", "gemm|gemv|nvjet|splitK"));
+  EXPECT_TRUE(kernel_matches("sm90_xmma_gemm_f32f32", "gemm|gemv|nvjet|splitK"));
+  EXPECT_TRUE(kernel_matches("void splitKreduce_kernel<32, 16>(...)", "gemm|gemv|nvjet|splitK"));
+  EXPECT_FALSE(kernel_matches("embedding_forward_kernel", "gemm|gemv|nvjet|splitK"));
+  EXPECT_FALSE(kernel_matches("anything", ""));
+  EXPECT_FALSE(kernel_matches("anything", "|"));
+  // Hopper's nvjet kernels join the declared GEMM group.
+  ActivityLog log = fixture();
+  log.records.push_back({ActivityKind::kKernel, "nvjet_tst_128x64_64x4_1x1_v_bz_TNT", 1000000, 1004000, 0, 7, 0, 0, 0});
+  LaunchPlan plan = {{"gemm|gemv|nvjet|splitK", "a GEMM", "forward", {0, 1e6, "tf32"}}};
+  const KernelProfile p = build_kernel_profile(log, 2, 100, plan, nullptr, "");
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].rows, 3);
+  EXPECT_TRUE(p.unmatched.empty());
+}
+
 TEST(Demangle, DemanglesCxxSymbolsAndLeavesOthers) {
   EXPECT_EQ(
       demangle("_ZN7perflab7kernels4cuda26interaction_forward_kernelILi32EEEvPKfPfi"),
@@ -237,6 +255,30 @@ TEST(LaunchPlan, CountsPerPhaseInFirstSeenOrder) {
   ASSERT_EQ(phases.size(), 2u);
   EXPECT_EQ(phases[0], (std::pair<std::string, int>{"forward", 4}));
   EXPECT_EQ(phases[1], (std::pair<std::string, int>{"loss", 1}));
+}
+
+TEST(Phases, ARangeClosesInTheRecordingItOpenedIn) {
+  uint64_t clock = 0;
+  auto tick = [&clock] { return clock += 10; };
+  PhaseRecording outer(tick);
+  std::vector<ActivityRecord> inner_ranges;
+  {
+    ScopedPhase run("run");
+    {
+      PhaseRecording inner(tick);
+      ScopedPhase step("step");
+      { ScopedPhase forward("forward"); }
+      inner_ranges = inner.take();
+    }
+  }
+  std::vector<ActivityRecord> outer_ranges = outer.take();
+  ASSERT_EQ(inner_ranges.size(), 1u) << "forward closed; step still open when taken";
+  EXPECT_EQ(inner_ranges[0].name, "forward");
+  EXPECT_EQ(inner_ranges[0].depth, 1);
+  ASSERT_EQ(outer_ranges.size(), 1u) << "step belonged to the inner recording, not the outer";
+  EXPECT_EQ(outer_ranges[0].name, "run");
+  EXPECT_EQ(outer_ranges[0].depth, 0);
+  EXPECT_LT(outer_ranges[0].start_ns, outer_ranges[0].end_ns);
 }
 
 TEST(ChromeTrace, EveryRecordIsACompleteEventOnItsTrack) {

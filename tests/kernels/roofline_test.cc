@@ -81,14 +81,21 @@ TEST(KernelFloor, EachPrecisionAtItsOwnPeak) {
   // The same FLOPs claimed at TF32 would be 8x less compute time: still memory-bound.
   EXPECT_NEAR(kernel_floor_seconds({0, flops, "fp32"}, h100), flops / 67e12, 1e-15);
   EXPECT_NEAR(kernel_floor_seconds({0, flops, "tf32"}, h100), flops / 494e12, 1e-15);
-  // FLOPs at an unknown precision count for nothing; nothing counted is 0.
+  // FLOPs at a precision without a known peak give no floor (bytes alone
+  // would understate it); nothing counted is 0 too.
   EXPECT_DOUBLE_EQ(kernel_floor_seconds({0, flops, ""}, h100), 0.0);
+  EXPECT_DOUBLE_EQ(kernel_floor_seconds({bytes, flops, ""}, h100), 0.0);
+  DevicePeaks bandwidth_only{"unknown", 0, 0, 1e12, 0};
+  EXPECT_DOUBLE_EQ(kernel_floor_seconds({bytes, flops, "fp32"}, bandwidth_only), 0.0);
+  EXPECT_DOUBLE_EQ(kernel_floor_seconds({bytes, 0, ""}, bandwidth_only), bytes / 1e12);
   EXPECT_DOUBLE_EQ(kernel_floor_seconds({}, h100), 0.0);
   KernelCost sum{100, 0, ""};
   sum += KernelCost{50, 10, "bf16"};
   EXPECT_DOUBLE_EQ(sum.bytes, 150);
   EXPECT_DOUBLE_EQ(sum.flops, 10);
   EXPECT_EQ(sum.precision, "bf16");
+  sum += KernelCost{0, 10, "tf32"};
+  EXPECT_EQ(sum.precision, "mixed");
 }
 
 }  // namespace

@@ -179,6 +179,23 @@ TEST(OpenMetrics, BaseUnitsAndQuantilesWithEscapedLabels) {
   EXPECT_EQ(text.substr(text.size() - 6), "# EOF\n");
 }
 
+TEST(OpenMetrics, OneLabelSetsQuantilesStayTogetherAcrossMachines) {
+  std::vector<HistorySeries> series;
+  // As the database returns them: by label, metric, machine.
+  for (const char* metric : {"iteration_ms_p50", "iteration_ms_p90"}) {
+    for (const char* machine : {"m1", "m2"}) {
+      series.push_back({"p", "dlrm", metric, "ms", machine, true, {{1, "t", "rev1", 2, {2}, 0}}});
+    }
+  }
+  const std::string text = render_openmetrics(series);
+  const auto m1_p50 = text.find("machine=\"m1\",revision=\"rev1\",quantile=\"0.5\"");
+  const auto m1_p90 = text.find("machine=\"m1\",revision=\"rev1\",quantile=\"0.9\"");
+  const auto m2_p50 = text.find("machine=\"m2\",revision=\"rev1\",quantile=\"0.5\"");
+  ASSERT_NE(m1_p50, std::string::npos) << text;
+  EXPECT_LT(m1_p50, m1_p90) << text;
+  EXPECT_LT(m1_p90, m2_p50) << "m1's quantiles before m2's: " << text;
+}
+
 TEST(OpenMetrics, NamesFollowTheNamingGuide) {
   EXPECT_EQ(openmetrics_name("time_to_train_s", "s").family, "perflab_time_to_train_seconds");
   EXPECT_EQ(openmetrics_name("score_min", "min").family, "perflab_mlperf_score_seconds");

@@ -74,6 +74,23 @@ TEST(KernelCompare, NamesTheKernelThatChangedMostFirst) {
   EXPECT_TRUE(j["points"][0]["kernels"][1]["candidate_us_per_iteration"].is_null());
 }
 
+TEST(KernelCompare, ARunWithoutTheKernelCountsZero) {
+  // Two base runs, one without the memset: its median is (1 + 0) / 2.
+  KernelProfile without = golden();
+  std::vector<KernelRow> rows;
+  for (const KernelRow& r : without.rows) {
+    if (r.kind != "memset") rows.push_back(r);
+  }
+  without.rows = rows;
+  const KernelComparison c = compare_kernels({{"p", "l", {golden(), without}}}, {{"p", "l", {golden()}}});
+  for (const KernelChange& k : c.points[0].kernels) {
+    if (k.kind == "memset") {
+      EXPECT_DOUBLE_EQ(*k.base_us, 0.5);
+      EXPECT_DOUBLE_EQ(*k.candidate_us, 1);
+    }
+  }
+}
+
 TEST(KernelCompare, NothingProfiledRendersNothing) {
   const KernelComparison c = compare_kernels({}, {});
   EXPECT_EQ(render_kernel_compare_console(c), "");

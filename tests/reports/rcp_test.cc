@@ -82,6 +82,35 @@ TEST(Rcp, ExactBatchSizeNormalSetPasses) {
   EXPECT_EQ(c.normalization_factor, 1.0);
 }
 
+// unet3d's olympic means drop 4 from each end (harness/mlperf_benchmarks.h),
+// as the rcp_checker's: the RCP mean, the submission's, the failures allowed.
+TEST(Rcp, Unet3dDropsFourFromEachEnd) {
+  RcpEntry ref = entry(56, {});
+  ref.benchmark = "unet3d";
+  for (int i = 0; i < 12; ++i) ref.epochs_to_converge.push_back(100 + 10 * i);  // 100 .. 210
+  // Drop 4 each end: mean of 140 .. 170 = 155; n_ref = 12 - 8 = 4.
+  std::vector<std::optional<double>> runs;
+  for (int i = 0; i < 10; ++i) runs.push_back(150 + i);  // 150 .. 159
+  runs[0] = std::nullopt;  // three failures: allowed (up to 4)
+  runs[1] = std::nullopt;
+  runs[2] = std::nullopt;
+  RcpCheckOptions o;
+  o.submission_runs = 10;
+  const RcpCheck c = check_rcp({ref}, "unet3d", 56, runs, o);
+  EXPECT_NEAR(c.rcp_mean, 155, 1e-12);
+  EXPECT_EQ(c.reference_samples, 4);
+  // Sorted: 153 .. 159 then three 1e9; drop 4 each end: 157, 158.
+  EXPECT_NEAR(c.submission_mean, 157.5, 1e-9);
+  EXPECT_NE(c.verdict, RcpVerdict::kFailed) << c.explanation;
+  runs[3] = std::nullopt;
+  runs[4] = std::nullopt;  // five failures: more than 4
+  EXPECT_EQ(check_rcp({ref}, "unet3d", 56, runs, o).verdict, RcpVerdict::kFailed);
+  // Too few runs for the drop: not checkable, said so (not a NaN mean).
+  const RcpCheck few = check_rcp({ref}, "unet3d", 56, {150.0, 151.0, 152.0, 153.0, 154.0, 155.0}, o);
+  EXPECT_EQ(few.verdict, RcpVerdict::kNotCheckable);
+  EXPECT_NE(few.explanation.find("drops 4 from each end"), std::string::npos) << few.explanation;
+}
+
 TEST(Rcp, FasterThanReferenceFails) {
   // Olympic mean of 1.5 .. 1.9 is 1.7 < 1.907671.
   const RcpCheck c = check_rcp(two_rcps(), "dlrm", 1024, {1.5, 1.6, 1.7, 1.8, 1.9}, five_runs());

@@ -31,8 +31,10 @@ kernels::KernelLaunch cast_to_float(double n, const std::string& what) {
   return {"widen_kernel", "cast to fp32: " + what, "", {n * 6, 0, ""}};
 }
 
-kernels::KernelLaunch nccl(const std::string& what, double bytes) {
-  return {"ncclDevKernel", "NCCL " + what, "", {bytes, 0, ""}};
+/// NCCL on one rank copies (a send to itself, an all-reduce of one) and
+/// launches no kernel: only several ranks declare its kernels.
+void add_nccl(LaunchList& list, int ranks, const std::string& what, double bytes) {
+  if (ranks > 1) list.push_back({"ncclDevKernel", "NCCL " + what, "", {bytes, 0, ""}});
 }
 
 }  // namespace
@@ -114,7 +116,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   }
   append_launches(forward, kc::EmbeddingForward::launches(emb), "");
   if (sharded) {
-    forward.push_back(nccl("send/receive: embeddings", exchanged));
+    add_nccl(forward, ranks, "send/receive: embeddings", exchanged);
     forward.push_back(
         {"move_kernel<false>", "unpack the received embeddings", "", {2 * exchanged, 0, ""}});
   }
@@ -146,7 +148,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   if (sharded) {
     backward.push_back(
         {"move_kernel<true>", "pack the embedding gradients", "", {2 * exchanged, 0, ""}});
-    backward.push_back(nccl("send/receive: embedding gradients", exchanged));
+    add_nccl(backward, ranks, "send/receive: embedding gradients", exchanged);
   }
   if (bf16)
     backward.push_back(cast_to_bf16(b * static_cast<double>(dim), "bottom MLP output gradient"));
@@ -171,7 +173,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   }
   LaunchList optimizer;
   if (bf16) optimizer.push_back(cast_to_float(dense, "dense gradients"));
-  if (sharded) optimizer.push_back(nccl("all-reduce: dense gradients", dense * sizeof(float)));
+  if (sharded) add_nccl(optimizer, ranks, "all-reduce: dense gradients", dense * sizeof(float));
   kc::SgdArguments sgd;
   sgd.count = static_cast<int64_t>(dense);
   append_launches(optimizer, kc::SgdUpdate::launches(sgd, bf16), "");
