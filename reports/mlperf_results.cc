@@ -74,15 +74,18 @@ std::optional<std::string> version_in_path(const fs::path& results) {
   static const std::regex version(R"((?:^|[^0-9A-Za-z])v([0-9]+)\.([0-9]+)(?:\.([0-9]+))?(?:$|[^0-9]))");
   std::error_code ec;
   const fs::path absolute = fs::absolute(results, ec);
-  std::optional<std::string> found;
+  std::optional<std::string> found, results_folder;
   for (const fs::path& part : ec ? results : absolute) {
     std::smatch m;
     const std::string name = part.string();
     if (std::regex_search(name, m, version)) {
-      found = fmt::format("{}.{}.{}", m[1].str(), m[2].str(), m[3].matched ? m[3].str() : "0");
+      const std::string v = fmt::format("{}.{}.{}", m[1].str(), m[2].str(), m[3].matched ? m[3].str() : "0");
+      found = v;
+      // MLCommons' result repositories: training_results_v4.0.
+      if (name.rfind("training_results_v", 0) == 0) results_folder = v;
     }
   }
-  return found;  // the innermost component that names one
+  return results_folder ? results_folder : found;  // a results repository's, else the innermost
 }
 
 /// (major, minor, patch) of "training_4.1.0"; nullopt for other names.
@@ -141,6 +144,7 @@ RcpSource default_rcps_in(const fs::path& checker, const fs::path& results, cons
                               *v, benchmark)};
     }
   }
+  const std::optional<std::string> named = version_in_path(results);
   std::optional<std::tuple<int, int, int>> newest;
   fs::path best;
   for (auto it = fs::directory_iterator(checker, ec); !ec && it != fs::end(it); it.increment(ec)) {
@@ -153,8 +157,10 @@ RcpSource default_rcps_in(const fs::path& checker, const fs::path& results, cons
   if (best.empty()) {
     return {{}, fmt::format("no RCP normalisation: mlperf_logging ({}) has no RCPs for {}", checker.string(), benchmark)};
   }
-  return {best, fmt::format("mlperf_logging's {} RCPs (the newest for {}; --rcps picks another version)",
-                            best.filename().string(), benchmark)};
+  return {best, fmt::format("mlperf_logging's {} RCPs (the newest for {}{}; --rcps picks another version)",
+                            best.filename().string(), benchmark,
+                            named ? fmt::format("; this mlperf_logging has no training_{}, which the path names", *named)
+                                  : "")};
 }
 
 RcpSource default_rcps(const fs::path& results, const std::string& benchmark) {

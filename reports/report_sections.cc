@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "collectives/model_sweep.h"  // format_time_us
@@ -187,6 +189,8 @@ std::string render_execution_markdown(const ResultView& result) {
     const std::string syncs =
         e.syncs_min == e.syncs_max ? fmt::format("{}", e.syncs_max) : fmt::format("{} to {}", e.syncs_min, e.syncs_max);
     std::string kernels = "not counted" + (e.launches_note.empty() ? "" : ": " + e.launches_note);
+    std::replace(kernels.begin(), kernels.end(), '|', '/');  // a table cell
+    std::replace(kernels.begin(), kernels.end(), '\n', ' ');
     if (e.kernels_per_iteration) {
       kernels = fmt::format("{}{}; copies {}, memsets {}", *e.kernels_per_iteration,
                             e.declared_kernels_per_iteration ? fmt::format(" ({})", *e.declared_kernels_per_iteration)

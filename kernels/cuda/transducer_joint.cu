@@ -270,6 +270,11 @@ LaunchList TransducerJoint::launches(const TransducerJointArguments& args, Varia
   const double padded = static_cast<double>(s.batch * s.max_time * (s.max_labels + 1)) * h * f;
   const bool packed = args.layout == TransducerLayout::kPacked;
   const double rows = packed ? static_cast<double>(args.packed_rows) * h * f : padded;
+  const bool frames_exist = s.batch * s.max_time > 0;  // run() skips the frame kernels otherwise
+  if (!frames_exist) {
+    if (pass == JointPass::kForward) return {};
+    return {{"dg_kernel", "joint backward: dg", "", {labels, 0, ""}}};
+  }
   if (pass == JointPass::kForward) {
     if (packed && variant == Variant::kUnfused) {
       return {{"forward_kernel", "joint forward into the padded layout", "", {frames + labels + padded, 0, ""}},

@@ -92,7 +92,12 @@ TEST(MlperfResults, DefaultRcpsFollowThePathsVersionElseTheNewest) {
   EXPECT_TRUE(lacking.path.empty());
   EXPECT_NE(lacking.note.find("training_6.1.0 (the version the results' path names) has no RCPs for dlrm_dcnv2"),
             std::string::npos) << lacking.note;
-  EXPECT_EQ(default_rcps_in(checker, "/x/training_results_v9.9/r.txt", "dlrm_dcnv2").path, checker / "training_5.1.0");
+  const RcpSource missing = default_rcps_in(checker, "/x/training_results_v9.9/r.txt", "dlrm_dcnv2");
+  EXPECT_EQ(missing.path, checker / "training_5.1.0");
+  EXPECT_NE(missing.note.find("has no training_9.9.0, which the path names"), std::string::npos) << missing.note;
+  // A results repository's version wins over a folder further in that looks like one.
+  EXPECT_EQ(default_rcps_in(checker, "/d/training_results_v4.0/NVIDIA/tools_v5.1/r.txt", "dlrm_dcnv2").path,
+            checker / "training_4.0.0");
   const RcpSource none = default_rcps_in(checker, "/x/r.txt", "unet3d");
   EXPECT_TRUE(none.path.empty());
   EXPECT_NE(none.note.find("has no RCPs for unet3d"), std::string::npos) << none.note;

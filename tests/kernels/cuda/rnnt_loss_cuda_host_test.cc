@@ -179,6 +179,12 @@ TEST(RnntLossCudaHost, DeclaresTheKernelsRunLaunchesWithTheirBytes) {
   RnntLossArguments bad = f.args;
   bad.logits = nullptr;
   EXPECT_TRUE(RnntLoss::launches(bad, Variant::kFused).empty()) << "nothing runs for a problem run() refuses";
+  // An empty batch: run() only reduces the (empty) costs into the loss.
+  RnntLossArguments empty = f.args;
+  empty.shape = {0, 0, 0, 5};
+  EXPECT_EQ(kernels_of(RnntLoss::launches(empty, Variant::kFused)), (std::vector<std::string>{"reduce_loss_kernel"}));
+  empty.loss = nullptr;
+  EXPECT_TRUE(RnntLoss::launches(empty, Variant::kFused).empty());
 }
 
 }  // namespace
