@@ -3,7 +3,9 @@
 // read_submission_file; the summarizer's olympic drop).
 #include "harness/mlperf_benchmarks.h"
 
+#include <algorithm>
 #include <array>
+#include <numeric>
 
 namespace perflab {
 namespace {
@@ -32,6 +34,17 @@ constexpr std::array<MlperfBenchmarkFacts, 20> kBenchmarks = {{
 }};
 
 }  // namespace
+
+std::optional<double> mlperf_olympic_average(std::vector<double> values, size_t failed,
+                                             size_t dropped_each_end) {
+  if (failed > dropped_each_end) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  const size_t slow_end = dropped_each_end - failed;  // Failures already are the slowest.
+  if (values.size() <= dropped_each_end + slow_end) return std::nullopt;
+  const auto first = values.begin() + static_cast<std::ptrdiff_t>(dropped_each_end);
+  const auto last = values.end() - static_cast<std::ptrdiff_t>(slow_end);
+  return std::accumulate(first, last, 0.0) / static_cast<double>(last - first);
+}
 
 MlperfBenchmarkFacts mlperf_benchmark(std::string_view benchmark) {
   for (const MlperfBenchmarkFacts& b : kBenchmarks) {

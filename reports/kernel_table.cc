@@ -5,12 +5,15 @@
 
 #include <optional>
 
+#include "reports/render_format.h"
+
 namespace perflab::reports {
 namespace {
 
-std::string num(const std::optional<double>& v, const char* spec) {
-  return v ? fmt::format(fmt::runtime(spec), *v) : "-";
-}
+using detail::fixed;
+
+/// "12.3x", or "-" without a value.
+std::string times(const std::optional<double>& v) { return v ? fixed(v, 1) + "x" : "-"; }
 
 /// "128 (declared 40)" or "128".
 std::string kernels_line(const KernelProfile& p) {
@@ -113,17 +116,17 @@ std::string render_profile_markdown(const ResultView& result, size_t max_rows) {
       md += fmt::format("| `{}` | {:g} | {:.1f} | {:.1f}% | {:.2f} | {} | {} | {} | {} |\n",
                         cell(name), r.launches_per_iteration, r.us_per_iteration, 100 * r.share,
                         r.mean_us, r.declared.empty() ? "-" : cell(r.declared), rate(r),
-                        num(r.floor_us, "{:.1f}"), num(r.x_floor, "{:.1f}x"));
+                        fixed(r.floor_us, 1), times(r.x_floor));
     }
     if (!p.groups.empty()) {
       md +=
           "\n| declared | kernels | launches/it (declared) | us/it | share | floor us | x floor |\n"
           "|---|---|---|---|---|---|---|\n";
       for (const KernelGroup& g : p.groups) {
-        md += fmt::format("| {} | {} | {:g} ({:g}) | {:.1f} | {:.1f}% | {} | {} |\n",
-                          cell(g.declared), g.rows, g.launches_per_iteration, g.declared_launches,
-                          g.us_per_iteration, 100 * g.share, num(g.floor_us, "{:.1f}"),
-                          num(g.x_floor, "{:.1f}x"));
+        md +=
+            fmt::format("| {} | {} | {:g} ({:g}) | {:.1f} | {:.1f}% | {} | {} |\n",
+                        cell(g.declared), g.rows, g.launches_per_iteration, g.declared_launches,
+                        g.us_per_iteration, 100 * g.share, fixed(g.floor_us, 1), times(g.x_floor));
       }
     }
     for (const std::string& u : p.unmatched) md += fmt::format("- declared but not run: {}\n", u);
@@ -146,7 +149,7 @@ std::string render_profile_summary(const ResultView& result, size_t top) {
     for (const KernelRow& r : p.rows) {
       if (shown++ == top) break;
       out += fmt::format("  {:5.1f}%  {:9.1f} us  x{:<5g}  {:>6}  {}\n", 100 * r.share,
-                         r.us_per_iteration, r.launches_per_iteration, num(r.x_floor, "{:.1f}x"),
+                         r.us_per_iteration, r.launches_per_iteration, times(r.x_floor),
                          r.kind == "kernel" ? short_kernel_name(r.name, 72) : r.name);
     }
     if (!p.trace.empty()) out += fmt::format("  trace: {}\n", p.trace);

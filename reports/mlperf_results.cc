@@ -174,16 +174,6 @@ RcpSource default_rcps(const fs::path& results, const std::string& benchmark) {
 
 size_t mlperf_dropped_scores(const std::string& benchmark) { return mlperf_benchmark(benchmark).dropped_each_end; }
 
-std::optional<double> mlperf_olympic_average(std::vector<double> minutes, size_t failed, size_t dropped_each_end) {
-  if (failed > dropped_each_end) return std::nullopt;
-  std::sort(minutes.begin(), minutes.end());
-  const size_t slow_end = dropped_each_end - failed;  // Failures already are the slowest.
-  if (minutes.size() <= dropped_each_end + slow_end) return std::nullopt;
-  const auto first = minutes.begin() + static_cast<std::ptrdiff_t>(dropped_each_end);
-  const auto last = minutes.end() - static_cast<std::ptrdiff_t>(slow_end);
-  return std::accumulate(first, last, 0.0) / static_cast<double>(last - first);
-}
-
 MlperfRun mlperf_run(const MllogFile& log, const fs::path& file, const std::string& benchmark) {
   MlperfRun r;
   r.file = file;

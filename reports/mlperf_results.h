@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/mlperf_benchmarks.h"
 #include "reports/metric_samples.h"
 #include "reports/mllog_reader.h"
 #include "reports/rcp.h"
@@ -55,11 +56,8 @@ struct MlperfScore {
 /// mlperf_logging's dropped scores: 4 for unet3d, 1 for every other benchmark.
 size_t mlperf_dropped_scores(const std::string& benchmark);
 
-/// The summarizer's olympic average: sort `minutes` (successful runs),
-/// drop `dropped_each_end` from the fast end and dropped_each_end - failed
-/// from the slow end, average the rest. Nullopt when failed >
-/// dropped_each_end or nothing is left.
-std::optional<double> mlperf_olympic_average(std::vector<double> minutes, size_t failed, size_t dropped_each_end);
+// The summarizer's olympic average is mlperf_olympic_average
+// (harness/mlperf_benchmarks.h), with the benchmark's facts.
 
 /// A run from a parsed log (`benchmark` is used when the log names none).
 MlperfRun mlperf_run(const MllogFile& log, const std::filesystem::path& file, const std::string& benchmark);

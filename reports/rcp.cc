@@ -59,15 +59,11 @@ constexpr double kNotConverged = 1e9;  // The checker's stand-in for a failed ru
 
 double round3(double epochs) { return std::round(epochs * 1000.0) / 1000.0; }
 
-/// Sort, drop `drop` values from each end, average the rest (NaN when none
-/// remain), as the checker does (the stand-in value already marks the
-/// runs that failed as the slowest).
-double olympic_mean_of(std::vector<double> values, size_t drop) {
-  if (values.size() <= 2 * drop) return std::nan("");
-  std::sort(values.begin(), values.end());
-  double sum = 0;
-  for (size_t i = drop; i + drop < values.size(); ++i) sum += values[i];
-  return sum / static_cast<double>(values.size() - 2 * drop);
+/// The olympic mean dropping `drop` from each end, as the checker does (the
+/// stand-in value already marks the runs that failed as the slowest);
+/// callers make sure more than 2 * drop values remain.
+double olympic_mean_of(const std::vector<double>& values, size_t drop) {
+  return mlperf_olympic_average(values, 0, drop).value_or(std::nan(""));
 }
 
 double population_stddev(const std::vector<double>& values) {

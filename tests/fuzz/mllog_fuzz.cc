@@ -36,6 +36,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     require(!run.problem.empty(), "a failed run says why");
   }
-  (void)mlperf_olympic_average({run.minutes, run.minutes}, run.ok ? 0 : 1, 1);
+  (void)perflab::mlperf_olympic_average({run.minutes, run.minutes}, run.ok ? 0 : 1, 1);
   return 0;
 }

@@ -32,19 +32,20 @@ struct Script {
   class FakeDeviceOps* ops = nullptr;  ///< Told of each eager step (its kernels, when recording).
 };
 
-/// Reports 2 ms for every iteration bracketed since the last collect.
+/// Reports 2 ms for every iteration bracketed since the last collect, or
+/// *slow_ms for one stopped while *recording (null: never).
 class FakeDeviceTimer : public DeviceIterationTimer {
  public:
-  void start() override { ++started_; }
-  void stop() override { ++stopped_; }
-  std::vector<double> collect_ms() override {
-    std::vector<double> out(static_cast<size_t>(stopped_), 2.0);
-    started_ = stopped_ = 0;
-    return out;
-  }
+  FakeDeviceTimer(const bool* recording = nullptr, const double* slow_ms = nullptr)
+      : recording_(recording), slow_ms_(slow_ms) {}
+  void start() override {}
+  void stop() override { ms_.push_back(recording_ && *recording_ ? *slow_ms_ : 2.0); }
+  std::vector<double> collect_ms() override { return std::exchange(ms_, {}); }
 
  private:
-  int started_ = 0, stopped_ = 0;
+  const bool* recording_;
+  const double* slow_ms_;
+  std::vector<double> ms_;
 };
 
 /// Device calls that record what was asked of them. A step (eager or a
@@ -65,7 +66,7 @@ class FakeDeviceOps : public DeviceOps {
   }
   void synchronize(void*) override {}
   std::unique_ptr<DeviceIterationTimer> make_timer(void*) override {
-    return std::make_unique<FakeDeviceTimer>();
+    return std::make_unique<FakeDeviceTimer>(&recording, &recording_ms);
   }
   void start_activity() override {
     recording = true;
@@ -85,6 +86,7 @@ class FakeDeviceOps : public DeviceOps {
   }
   int captures = 0, launches = 0, recordings = 0;
   bool recording = false;
+  double recording_ms = 2.0;  ///< What an iteration takes while activity records.
   bool capturing = false;
   uint64_t clock_ns = 0;
   ActivityLog log;
@@ -456,6 +458,28 @@ TEST_F(RunnerTest, AProfiledThroughputRunAddsAWindowAndKeepsTheTimedOneClean) {
       EXPECT_EQ(e["metadata"]["samples_count"], 48) << "warm-up, profiled and timed samples";
     }
   }
+}
+
+// The profile's two medians come from their own windows: the profiled one
+// (slower here, as the profiler may make it) and the timed one.
+TEST_F(RunnerTest, TheProfilersCostIsTheProfiledOverTheTimedWindow) {
+  FakeDeviceOps ops;
+  ops.recording_ms = 3.0;
+  Script s;
+  s.device = true;
+  s.ops = &ops;
+  RunSpec spec = throughput_spec(1, 4);
+  spec.profile = ProfileMode::kKernels;
+  spec.warmup_iterations = 0;  // no counted warm-up iteration: only the window records
+  InvocationRecord rec = run_benchmark(spec, scripted(s), dir_, "test platform", &ops);
+  const RunRecord& run = rec.runs[0];
+  ASSERT_TRUE(run.profile);
+  EXPECT_DOUBLE_EQ(*run.profile->profiled_iteration_ms, 3.0);
+  EXPECT_DOUBLE_EQ(*run.profile->unprofiled_iteration_ms, 2.0);
+  EXPECT_DOUBLE_EQ(*run.profile->overhead(), 1.5);
+  EXPECT_DOUBLE_EQ(run.profile->iteration_us, 3000);
+  EXPECT_DOUBLE_EQ(run.iteration_ms.p50, 2.0) << "the headline time is the timed window's";
+  EXPECT_EQ(ops.recordings, 1);
 }
 
 TEST_F(RunnerTest, AProfiledTraceKeepsTheRecordsWithTheHarnessPhases) {

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "kernels/launch.h"
+
 namespace perflab::dlrm {
 
 /// dst[i] = float(src[i]) for n elements; src holds __nv_bfloat16.
@@ -18,5 +20,10 @@ void cast_bf16_to_float(int64_t n, const void* src, float* dst, cudaStream_t str
 
 /// *dst = value (one thread; the value is a kernel argument).
 void set_device_float(float* dst, float value, cudaStream_t stream);
+
+/// What cast_bf16_to_float launches for n elements, and set_device_float
+/// (kernels/launch.h). Host-only.
+kernels::LaunchList cast_bf16_to_float_launches(int64_t n);
+kernels::LaunchList set_device_float_launches();
 
 }  // namespace perflab::dlrm

@@ -9,6 +9,7 @@
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/interaction.h"
 #include "kernels/cuda/sgd.h"
+#include "workloads/dlrm/cuda_convert.h"
 #include "workloads/dlrm/sharded_model.h"
 
 namespace perflab::dlrm {
@@ -23,12 +24,15 @@ LaunchList labelled(LaunchList list, const std::string& prefix) {
   return list;
 }
 
-kernels::KernelLaunch cast_to_bf16(double n, const std::string& what) {
-  return {"cast_bf16_kernel", "cast to bf16: " + what, "", {n * 6, 0, ""}};
+/// The operators' own declarations of the casts, labelled with what they cast.
+LaunchList cast_to_bf16(double n, const std::string& what) {
+  kc::CastArguments a;
+  a.count = static_cast<int64_t>(n);
+  return labelled(kc::CastFloatToBf16::launches(a), what);
 }
 
-kernels::KernelLaunch cast_to_float(double n, const std::string& what) {
-  return {"widen_kernel", "cast to fp32: " + what, "", {n * 6, 0, ""}};
+LaunchList cast_to_float(double n, const std::string& what) {
+  return labelled(cast_bf16_to_float_launches(static_cast<int64_t>(n)), what);
 }
 
 /// NCCL on one rank copies (a send to itself, an all-reduce of one) and
@@ -101,13 +105,15 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   LaunchPlan plan;
   LaunchList forward;
   if (bf16)
-    forward.push_back(cast_to_bf16(b * static_cast<double>(shape.num_dense), "dense input"));
+    append_launches(forward, cast_to_bf16(b * static_cast<double>(shape.num_dense), "dense input"),
+                    "");
   for (size_t l = 0; l < bottom.size(); ++l) {
     append_launches(
         forward,
         labelled(kc::Linear::forward_launches(bottom[l]), fmt::format("bottom layer {}", l)), "");
   }
-  if (bf16) forward.push_back(cast_to_float(b * static_cast<double>(dim), "bottom MLP output"));
+  if (bf16)
+    append_launches(forward, cast_to_float(b * static_cast<double>(dim), "bottom MLP output"), "");
   if (sharded) {
     forward.push_back({"select_kernel",
                        "the own tables' ids",
@@ -122,13 +128,15 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   }
   kc::InteractionArguments inter{local, tables, dim};
   append_launches(forward, kc::interaction_launches(inter, false), "");
-  if (bf16) forward.push_back(cast_to_bf16(b * static_cast<double>(width), "interaction output"));
+  if (bf16)
+    append_launches(forward, cast_to_bf16(b * static_cast<double>(width), "interaction output"),
+                    "");
   for (size_t l = 0; l < top.size(); ++l) {
     append_launches(forward,
                     labelled(kc::Linear::forward_launches(top[l]), fmt::format("top layer {}", l)),
                     "");
   }
-  if (bf16) forward.push_back(cast_to_float(b, "logits"));
+  if (bf16) append_launches(forward, cast_to_float(b, "logits"), "");
   append_launches(plan, forward, "forward");
 
   kc::BceArguments bce;
@@ -136,14 +144,15 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   append_launches(plan, kc::BceWithLogits::launches(bce), "loss");
 
   LaunchList backward;
-  if (bf16) backward.push_back(cast_to_bf16(b, "dlogit"));
+  if (bf16) append_launches(backward, cast_to_bf16(b, "dlogit"), "");
   for (size_t l = top.size(); l-- > 0;) {
     append_launches(
         backward,
         labelled(kc::Linear::backward_launches(top[l], true), fmt::format("top layer {}", l)), "");
   }
   if (bf16)
-    backward.push_back(cast_to_float(b * static_cast<double>(width), "interaction gradient"));
+    append_launches(backward, cast_to_float(b * static_cast<double>(width), "interaction gradient"),
+                    "");
   append_launches(backward, kc::interaction_launches(inter, true), "");
   if (sharded) {
     backward.push_back(
@@ -151,7 +160,8 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
     add_nccl(backward, ranks, "send/receive: embedding gradients", exchanged);
   }
   if (bf16)
-    backward.push_back(cast_to_bf16(b * static_cast<double>(dim), "bottom MLP output gradient"));
+    append_launches(backward,
+                    cast_to_bf16(b * static_cast<double>(dim), "bottom MLP output gradient"), "");
   for (size_t l = bottom.size(); l-- > 0;) {
     append_launches(backward,
                     labelled(kc::Linear::backward_launches(bottom[l], l > 0),
@@ -160,19 +170,19 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   }
   append_launches(plan, backward, "backward");
 
-  // The flat dense parameter count, as CudaModel pads it (8 elements per tensor).
+  // The flat dense parameter count, padded as CudaModel lays it out.
   double dense = 0;
   int64_t in = shape.num_dense;
   for (const std::vector<int>* mlp : {&shape.bottom_mlp, &shape.top_mlp}) {
     if (mlp == &shape.top_mlp) in = width;
     for (int out : *mlp) {
       for (int64_t size : {in * out, int64_t{out}})
-        dense += static_cast<double>((size + 7) / 8 * 8);
+        dense += static_cast<double>(dense_slot_elements(size));
       in = out;
     }
   }
   LaunchList optimizer;
-  if (bf16) optimizer.push_back(cast_to_float(dense, "dense gradients"));
+  if (bf16) append_launches(optimizer, cast_to_float(dense, "dense gradients"), "");
   if (sharded) add_nccl(optimizer, ranks, "all-reduce: dense gradients", dense * sizeof(float));
   kc::SgdArguments sgd;
   sgd.count = static_cast<int64_t>(dense);

@@ -55,6 +55,8 @@ struct CudaModel::Layer {
 
 void CudaModel::LtDeleter::operator()(cublasLtContext* handle) const { cublasLtDestroy(handle); }
 
+int64_t dense_slot_elements(int64_t size) { return (size + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment; }
+
 std::string describe(const CudaModelOptions& o) {
   return fmt::format("{}, {}, {}", o.precision == kc::Precision::kBf16 ? "bf16" : "tf32",
                      o.fused ? "fused" : "unfused",
@@ -98,7 +100,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   std::vector<DenseParameter> params = init.dense_parameters();
   for (const DenseParameter& p : params) {
     slots_.push_back({dense_count_, p.size, p.name});
-    dense_count_ += (p.size + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment;
+    dense_count_ += dense_slot_elements(p.size);
   }
   std::vector<float> host(count(dense_count_), 0.0f);
   for (size_t i = 0; i < params.size(); ++i) {

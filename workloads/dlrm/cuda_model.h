@@ -83,6 +83,11 @@ struct CudaModelOptions {
   bool overlap = false;
 };
 
+/// Elements a dense tensor of `size` takes in CudaModel's flat parameter
+/// and gradient buffers (padded to a multiple of 8: each tensor 16-byte
+/// aligned in fp32 and in bf16).
+int64_t dense_slot_elements(int64_t size);
+
 /// "tf32" or "bf16", "fused" or "unfused", "sync-free" or "synchronising".
 std::string describe(const CudaModelOptions& options);
 

@@ -151,7 +151,8 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
 
   /// begin()'s learning rate, then the model's step (both slots alike).
   LaunchPlan launch_plan(int) override {
-    LaunchPlan plan = {{"set_float_kernel", "learning rate of the iteration", "data", {4, 0, ""}}};
+    LaunchPlan plan;
+    kernels::append_launches(plan, set_device_float_launches(), "data");  // the learning rate
     for (DeclaredKernel& k : model_->step_launches()) plan.push_back(std::move(k));
     return plan;
   }
