@@ -55,7 +55,10 @@ void BM_InteractionForwardBackward(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * s.batch);
 }
-BENCHMARK(BM_InteractionForwardBackward)->Args({256, 26, 16})->Args({2048, 26, 128});
+BENCHMARK(BM_InteractionForwardBackward)
+    ->Args({256, 26, 16})
+    ->Args({2048, 26, 64})
+    ->Args({2048, 26, 128});
 
 // Args: batch, rows per table, dim (26 tables).
 void BM_EmbeddingForwardUpdate(benchmark::State& state) {

@@ -10,7 +10,8 @@
 //   x    [batch, dim]
 //   emb  [batch, num_tables, dim]
 //   out  [batch, dim + F*(F-1)/2]     (see interaction_output_width)
-// Dot products accumulate in float. Nothing here allocates.
+// Dot products accumulate in float. The backward pass allocates one small
+// array of feature pointers per thread per call; nothing else allocates.
 #pragma once
 
 #include <cstdint>

@@ -67,8 +67,11 @@ TEST(InteractionTest, HandWorkedThreeVectorsInPairOrder) {
 // central differences are exact up to rounding of the outputs touched.
 TEST(InteractionTest, BackwardMatchesFiniteDifferences) {
   constexpr float kStep = 0.0625f;
-  const std::vector<InteractionShape> shapes = {{1, 0, 1}, {1, 1, 1},  {3, 1, 7},  {1, 3, 17},
-                                                {7, 7, 3}, {3, 17, 5}, {17, 2, 16}};
+  // Dims cover each vector path of the kernels: the 64-float register chunk,
+  // single 16-float vectors and the scalar tail (81 = 64 + 16 + 1).
+  const std::vector<InteractionShape> shapes = {{1, 0, 1}, {1, 1, 1},  {3, 1, 7},   {1, 3, 17},
+                                                {7, 7, 3}, {3, 17, 5}, {17, 2, 16}, {2, 5, 81},
+                                                {1, 4, 64}};
   for (const InteractionShape& s : shapes) {
     std::vector<float> x = random_vector(static_cast<size_t>(s.batch * s.dim), 1);
     std::vector<float> e = random_vector(static_cast<size_t>(s.batch * s.num_tables * s.dim), 2);
@@ -103,8 +106,17 @@ TEST(InteractionTest, BackwardMatchesFiniteDifferences) {
   }
 }
 
+void check_forward_against_double(const InteractionShape& s);
+
 TEST(InteractionTest, ForwardMatchesDoubleReference) {
-  const InteractionShape s{257, 26, 16};  // the tiny preset's shape, odd batch
+  // The tiny preset's shape with an odd batch, and one whose dim takes every
+  // vector path (64 + 16 + 1) with enough tables for four dots at a time.
+  for (const InteractionShape& s : {InteractionShape{257, 26, 16}, InteractionShape{9, 11, 81}}) {
+    check_forward_against_double(s);
+  }
+}
+
+void check_forward_against_double(const InteractionShape& s) {
   const std::vector<float> x = random_vector(static_cast<size_t>(s.batch * s.dim), 4);
   const std::vector<float> e =
       random_vector(static_cast<size_t>(s.batch * s.num_tables * s.dim), 5);
@@ -121,7 +133,10 @@ TEST(InteractionTest, ForwardMatchesDoubleReference) {
         double expected = 0;
         for (int64_t d = 0; d < s.dim; ++d) expected += static_cast<double>(z(i)[d]) * z(j)[d];
         const int64_t col = s.dim + interaction_pair_index(i, j);
-        ASSERT_NEAR(out[b * width + col], expected, 1e-5)
+        // An fp32 sum of dim products of |z| ≤ 1 in any order: error at most
+        // dim · 2^-24 · Σ|terms| ≤ dim² · 2^-24.
+        ASSERT_NEAR(out[b * width + col], expected,
+                    std::ldexp(static_cast<double>(s.dim * s.dim), -24))
             << "sample " << b << " pair (" << i << "," << j << ") " << describe(s);
       }
     }

@@ -2,6 +2,7 @@
 // against a double-precision reference, backward against central finite
 // differences, and a bias gradient that does not depend on the thread count.
 #include "kernels/cpu/linear.h"
+#include "kernels/cpu/relu.h"
 
 #include <gtest/gtest.h>
 
@@ -146,6 +147,55 @@ TEST(LinearTest, BiasGradientIsSerialSumWhateverTheThreads) {
     for (int64_t i = 0; i < s.batch; ++i) serial += dy[i * s.out + o];
     ASSERT_EQ(db1[o], serial) << "db[" << o << "] with 1 thread, " << describe(s);
     ASSERT_EQ(db2[o], serial) << "db[" << o << "] with 3 threads, " << describe(s);
+  }
+}
+
+// The bias enters the sum last instead of first: equal to linear_forward +
+// relu_forward up to fp32 rounding of a sum of `in` + 1 terms (one ulp of the
+// largest partial sum per term, bounded by 2^-23 (in + 1) Σ|terms|).
+TEST(LinearTest, ReluForwardFusedMatchesLinearThenRelu) {
+  for (const LinearShape& s : shapes()) {
+    Layer layer(s, 59);
+    layer.loss(std::vector<float>(layer.y.size()));
+    std::vector<float> expected = layer.y;
+    relu_forward(static_cast<int64_t>(expected.size()), expected.data(), expected.data());
+    std::vector<float> fused(expected.size(), -1.0f);
+    linear_relu_forward(s, layer.x.data(), layer.w.data(), layer.b.data(), fused.data());
+    for (int64_t i = 0; i < s.batch; ++i) {
+      for (int64_t o = 0; o < s.out; ++o) {
+        double magnitude = std::fabs(layer.b[o]);
+        for (int64_t k = 0; k < s.in; ++k)
+          magnitude += std::fabs(static_cast<double>(layer.x[i * s.in + k]) * layer.w[o * s.in + k]);
+        const size_t at = static_cast<size_t>(i * s.out + o);
+        ASSERT_GE(fused[at], 0.0f) << describe(s);
+        ASSERT_NEAR(fused[at], expected[at], std::ldexp(1.0, -23) * static_cast<double>(s.in + 1) * magnitude)
+            << "y[" << i << "," << o << "] " << describe(s);
+      }
+    }
+  }
+}
+
+// The fused ReLU mask + bias gradient does the same arithmetic in the same
+// order as relu_backward followed by linear_backward: equal bit for bit,
+// with about half the outputs masked (y = max(x·Wᵀ + b, 0) of random data).
+TEST(LinearTest, ReluBackwardFusedEqualsReluThenLinear) {
+  for (const LinearShape& s : shapes()) {
+    Layer layer(s, 47);
+    layer.loss(std::vector<float>(layer.y.size()));
+    relu_forward(static_cast<int64_t>(layer.y.size()), layer.y.data(), layer.y.data());
+    const std::vector<float> dy = random_vector(layer.y.size(), 53);
+    std::vector<float> masked(dy.size()), dx1(layer.x.size()), dw1(layer.w.size()),
+        db1(layer.b.size());
+    relu_backward(static_cast<int64_t>(dy.size()), layer.y.data(), dy.data(), masked.data());
+    linear_backward(s, layer.x.data(), layer.w.data(), masked.data(), dx1.data(), dw1.data(),
+                    db1.data());
+    std::vector<float> fused = dy, dx2(dx1.size()), dw2(dw1.size()), db2(db1.size());
+    linear_relu_backward(s, layer.x.data(), layer.w.data(), layer.y.data(), fused.data(),
+                         dx2.data(), dw2.data(), db2.data());
+    EXPECT_EQ(fused, masked) << describe(s);
+    EXPECT_EQ(dx2, dx1) << describe(s);
+    EXPECT_EQ(dw2, dw1) << describe(s);
+    EXPECT_EQ(db2, db1) << describe(s);
   }
 }
 

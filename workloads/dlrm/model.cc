@@ -14,7 +14,6 @@
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/interaction.h"
 #include "kernels/cpu/linear.h"
-#include "kernels/cpu/relu.h"
 
 namespace perflab::dlrm {
 namespace {
@@ -202,9 +201,8 @@ void CpuModel::bottom_forward(const BatchView& batch) {
   for (size_t l = 0; l < bottom_.size(); ++l) {
     const Layer& layer = bottom_[l];
     float* y = bottom_act_[l].data();
-    k::linear_forward({n, layer.in, layer.out}, input, dense_.data() + layer.weight,
-                      dense_.data() + layer.bias, y);
-    k::relu_forward(n * layer.out, y, y);
+    k::linear_relu_forward({n, layer.in, layer.out}, input, dense_.data() + layer.weight,
+                           dense_.data() + layer.bias, y);
     input = y;
   }
 }
@@ -226,9 +224,13 @@ void CpuModel::forward_dense(const BatchView& batch) {
   for (size_t l = 0; l < top_.size(); ++l) {
     const Layer& layer = top_[l];
     float* y = top_act_[l].data();
-    k::linear_forward({n, layer.in, layer.out}, input, dense_.data() + layer.weight,
-                      dense_.data() + layer.bias, y);
-    if (layer.relu) k::relu_forward(n * layer.out, y, y);
+    if (layer.relu) {
+      k::linear_relu_forward({n, layer.in, layer.out}, input, dense_.data() + layer.weight,
+                             dense_.data() + layer.bias, y);
+    } else {
+      k::linear_forward({n, layer.in, layer.out}, input, dense_.data() + layer.weight,
+                        dense_.data() + layer.bias, y);
+    }
     input = y;
   }
 }
@@ -239,23 +241,27 @@ void CpuModel::backward(const BatchView& batch) {
   for (size_t l = top_.size(); l-- > 0;) {
     const Layer& layer = top_[l];
     float* dy = top_grad_[l].data();
-    if (layer.relu) k::relu_backward(n * layer.out, top_act_[l].data(), dy, dy);
     const float* x = l > 0 ? top_act_[l - 1].data() : interaction_.data();
     float* dx = l > 0 ? top_grad_[l - 1].data() : interaction_grad_.data();
-    k::linear_backward({n, layer.in, layer.out}, x, dense_.data() + layer.weight, dy, dx,
-                       dense_grad_.data() + layer.weight, dense_grad_.data() + layer.bias);
+    if (layer.relu) {
+      k::linear_relu_backward({n, layer.in, layer.out}, x, dense_.data() + layer.weight,
+                              top_act_[l].data(), dy, dx, dense_grad_.data() + layer.weight,
+                              dense_grad_.data() + layer.bias);
+    } else {
+      k::linear_backward({n, layer.in, layer.out}, x, dense_.data() + layer.weight, dy, dx,
+                         dense_grad_.data() + layer.weight, dense_grad_.data() + layer.bias);
+    }
   }
   k::interaction_backward({n, num_tables_, shape_.embed_dim}, bottom_act_.back().data(),
                           emb_out_.data(), interaction_grad_.data(), bottom_grad_.back().data(),
                           emb_grad_.data());
   for (size_t l = bottom_.size(); l-- > 0;) {
     const Layer& layer = bottom_[l];
-    float* dy = bottom_grad_[l].data();
-    k::relu_backward(n * layer.out, bottom_act_[l].data(), dy, dy);
     const float* x = l > 0 ? bottom_act_[l - 1].data() : batch.dense;
     float* dx = l > 0 ? bottom_grad_[l - 1].data() : nullptr;  // no gradient for the data
-    k::linear_backward({n, layer.in, layer.out}, x, dense_.data() + layer.weight, dy, dx,
-                       dense_grad_.data() + layer.weight, dense_grad_.data() + layer.bias);
+    k::linear_relu_backward({n, layer.in, layer.out}, x, dense_.data() + layer.weight,
+                            bottom_act_[l].data(), bottom_grad_[l].data(), dx,
+                            dense_grad_.data() + layer.weight, dense_grad_.data() + layer.bias);
   }
 }
 
