@@ -2,6 +2,7 @@
 #include "harness/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -44,6 +45,23 @@ void write_file_atomically(const fs::path& path, const std::string& contents) {
     ::unlink(tmp.c_str());
     throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
   }
+}
+
+FileLock::FileLock(const fs::path& path) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd_ < 0) throw Error(fmt::format("{}: cannot open the lock file: {}", path.string(), std::strerror(errno)));
+  int rc = 0;
+  while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+  }
+  if (rc != 0) {
+    const int err = errno;
+    ::close(fd_);
+    throw Error(fmt::format("{}: cannot lock: {}", path.string(), std::strerror(err)));
+  }
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
 void ensure_writable_directory(const fs::path& dir) {

@@ -10,6 +10,21 @@ namespace perflab {
 /// and renames it over `path`. Throws perflab::Error naming the path.
 void write_file_atomically(const std::filesystem::path& path, const std::string& contents);
 
+/// An exclusive advisory lock (flock) on `path`, created if absent, held
+/// until destruction; the constructor waits while another process holds it.
+/// For processes sharing a folder, on one host or over NFSv4. Throws
+/// perflab::Error naming the path when the file cannot be opened or locked.
+class FileLock {
+ public:
+  explicit FileLock(const std::filesystem::path& path);
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+
+ private:
+  int fd_ = -1;
+};
+
 /// Creates `dir` (and parents) and checks that a file can be created in it.
 /// Throws perflab::Error with a one-line reason otherwise.
 void ensure_writable_directory(const std::filesystem::path& dir);

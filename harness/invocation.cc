@@ -115,9 +115,7 @@ PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark&
           write_file_atomically(work / name, content);
         }
       }
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-      fs::rename(work, dir);
+      publish_folder(work, dir);
     }
     return out;
   } catch (...) {
@@ -127,18 +125,60 @@ PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark&
   }
 }
 
-fs::path invocation_dir(const fs::path& out, const RunSpec& spec) {
-  std::string base = fmt::format("{}-{}-{}", spec.workload, spec.preset, utc_now("%Y%m%d-%H%M%S"));
+fs::path reserve_invocation_dir(const fs::path& out, const RunSpec& spec) {
+  const std::string base = fmt::format("{}-{}-{}", spec.workload, spec.preset, utc_now("%Y%m%d-%H%M%S"));
   fs::path dir = out / base;
-  for (int i = 2; fs::exists(dir); ++i) dir = out / fmt::format("{}-{}", base, i);
-  return dir;
+  // mkdir either creates the folder or finds it there, atomically: of
+  // several runs started in the same second, each gets its own name.
+  for (int i = 2;; ++i) {
+    std::error_code ec;
+    if (fs::create_directory(dir, ec)) return dir;
+    if (ec && ec != std::errc::file_exists) {
+      throw Error(fmt::format("{}: cannot create the run's folder: {}", dir.string(), ec.message()));
+    }
+    if (i > 100000) throw Error(fmt::format("{}: no free run folder name", out.string()));
+    dir = out / fmt::format("{}-{}", base, i);
+  }
+}
+
+void publish_folder(const fs::path& work, const fs::path& dir) {
+  std::error_code ec;
+  fs::rename(work, dir, ec);  // replaces `dir` when it is an empty folder
+  if (!ec) return;
+  if (ec != std::errc::directory_not_empty && ec != std::errc::file_exists) {
+    throw Error(fmt::format("{}: cannot publish the run's folder: {}", dir.string(), ec.message()));
+  }
+  // An earlier, unfinished result of the same run key (a sweep re-running an
+  // interrupted point under that key's lock): set it aside under a name the
+  // stale-folder cleanup knows, put the new one in place, then remove it.
+  const fs::path old = partial_dir(dir.parent_path() / (dir.filename().string() + "-replaced"));
+  fs::rename(dir, old);
+  fs::rename(work, dir);
+  fs::remove_all(old, ec);
 }
 
 PointOutcome run_invocation(Session& session, const RunSpec& spec, const PointHooks& hooks) {
   ensure_writable_directory(spec.out_dir);
   PreparedBenchmark prepared = prepare_point(session, spec);
   if (hooks.progress) hooks.progress({ProgressEvent::Kind::kPrepared, 0, spec.seeds.size(), nullptr});
-  return run_point(session, spec, prepared, spec.seeds, invocation_dir(spec.out_dir, spec), hooks);
+  // Rank 0 reserves the folder and tells the others its name.
+  collectives::Communicator& comm = session.comm();
+  const std::string mine = comm.rank() == 0 ? reserve_invocation_dir(spec.out_dir, spec).string() : std::string();
+  const fs::path dir = comm.size() == 1 ? fs::path(mine) : fs::path(collectives::all_gather_text(comm, mine)[0]);
+  // Left with nothing in it (an error, or interrupted before the first
+  // run), the reserved folder goes; fs::remove leaves a non-empty one.
+  auto drop_reserved = [&] {
+    std::error_code ec;
+    if (comm.rank() == 0) fs::remove(dir, ec);
+  };
+  try {
+    PointOutcome out = run_point(session, spec, prepared, spec.seeds, dir, hooks);
+    if (out.record.runs.empty()) drop_reserved();
+    return out;
+  } catch (...) {
+    drop_reserved();
+    throw;
+  }
 }
 
 }  // namespace perflab

@@ -78,8 +78,16 @@ PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark&
                        const std::vector<uint64_t>& seeds, const std::filesystem::path& dir,
                        const PointHooks& hooks);
 
-/// A fresh folder name for `spec` under `out`: <workload>-<preset>-<UTC time>.
-std::filesystem::path invocation_dir(const std::filesystem::path& out, const RunSpec& spec);
+/// Creates and returns a new, empty folder for `spec` under `out`:
+/// <workload>-<preset>-<UTC time>, with -2, -3, ... when that name is taken.
+/// Created with mkdir, so runs started together never share a folder.
+std::filesystem::path reserve_invocation_dir(const std::filesystem::path& out, const RunSpec& spec);
+
+/// Renames the finished folder `work` to `dir`. `dir` may be absent or an
+/// empty folder (reserve_invocation_dir's); a non-empty `dir` is an earlier
+/// unfinished result of the same sweep run key, replaced only by a process
+/// holding that key's lock (harness/sweep.cc). Throws perflab::Error.
+void publish_folder(const std::filesystem::path& work, const std::filesystem::path& dir);
 
 /// One invocation (perflab run / rerun): prepare, run every seed of `spec`
 /// into a fresh folder under spec.out_dir.

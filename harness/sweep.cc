@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "harness/atomic_file.h"
@@ -222,9 +224,25 @@ SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObser
     for (uint64_t seed : pending) {
       if (interrupted()) break;
       const std::string label = run_label(spec, seed);
+      const fs::path dir = outcome.dir / "runs" / run_key(spec, seed);
+      // Sweeps of one file running at once share the work: a run key is run
+      // by the process holding its lock; one that waited for the lock finds
+      // the run finished and reuses it.
+      std::optional<FileLock> lock;
+      char finished = 0;
+      if (writer) {
+        fs::create_directories(outcome.dir / "runs");
+        lock.emplace(outcome.dir / "runs" / fmt::format(".{}.lock", run_key(spec, seed)));
+        finished = finished_run(dir) ? 1 : 0;
+      }
+      comm.broadcast_host(&finished, 1, 0);
+      if (finished) {
+        ++outcome.reused;
+        notify(SweepEvent::Kind::kRunSkipped, label, nullptr);
+        continue;
+      }
       notify(SweepEvent::Kind::kRunStarted, label, nullptr);
-      PointOutcome done =
-          run_point(session, spec, prepared, {seed}, outcome.dir / "runs" / run_key(spec, seed), {});
+      PointOutcome done = run_point(session, spec, prepared, {seed}, dir, {});
       if (done.record.runs.empty()) break;  // interrupted before the run started
       ++outcome.ran;
       if (!done.record.runs.back().success) ++outcome.aborted;

@@ -56,21 +56,48 @@ const char* const kMigrations[] = {
 };
 static_assert(std::size(kMigrations) == kHistorySchemaVersion);
 
-/// Refuses files that are not ours; returns the schema version.
+/// The tables migration i creates (the names its CREATE TABLEs give).
+const char* const kMigrationTables[][2] = {{"runs", "metrics"}, {"change_point_cache", nullptr}};
+static_assert(std::size(kMigrationTables) == kHistorySchemaVersion);
+
+/// Refuses files that are not ours, damaged ones and newer ones before
+/// anything is written to them; returns the schema version.
 int64_t checked_version(sqlite::Connection& db) {
   // One statement, so one snapshot: another process may be creating the file.
   sqlite::Statement q = db.prepare(
       "SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version), "
-      "(SELECT count(*) FROM sqlite_master)");
+      "(SELECT count(*) FROM sqlite_master), "
+      "(SELECT group_concat(name, ' ') FROM sqlite_master WHERE type = 'table')");
   q.step();
   const int64_t app = q.integer(0), version = q.integer(1), objects = q.integer(2);
+  const std::string tables = q.text(3);  // empty when there is none
   if (app != kApplicationId && (app != 0 || version != 0 || objects != 0)) {
     throw UsageError(fmt::format("{}: not a perflab history database (an SQLite database of another application)",
                                  db.path().string()));
   }
   if (version > kHistorySchemaVersion) {
-    throw UsageError(fmt::format("{}: history schema version {} is newer than this perflab's ({}); use a newer perflab",
-                                 db.path().string(), version, kHistorySchemaVersion));
+    throw Error(fmt::format("{}: history schema version {} is newer than this perflab's ({}); use a newer perflab",
+                            db.path().string(), version, kHistorySchemaVersion));
+  }
+  const auto damaged = [&](const std::string& why) {
+    return Error(fmt::format("{}: damaged history database (schema version {}: {}); left as it is",
+                             db.path().string(), version, why));
+  };
+  if (version < 0) throw damaged("not a version perflab writes");
+  // perflab sets the application id and the version in one transaction.
+  if (app == kApplicationId && version == 0) throw damaged("version 0 on a file perflab marked as its own");
+  // A version's tables exist and the later versions' do not.
+  const auto has_table = [&](const std::string& name) {
+    return (" " + tables + " ").find(" " + name + " ") != std::string::npos;
+  };
+  for (int64_t v = 0; v < kHistorySchemaVersion; ++v) {
+    for (const char* table : kMigrationTables[v]) {
+      if (table == nullptr) continue;
+      if (v < version && !has_table(table)) throw damaged(fmt::format("table {} is missing", table));
+      if (v >= version && has_table(table)) {
+        throw damaged(fmt::format("table {} of a later version is present", table));
+      }
+    }
   }
   return version;
 }

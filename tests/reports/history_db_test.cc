@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "harness/error.h"
 #include "reports/history_report.h"
@@ -95,6 +96,8 @@ TEST_F(HistoryDbTest, RefusesFilesThatAreNotOurs) {
       HistoryDb db(p, create);
     } catch (const UsageError& e) {
       return e.what();
+    } catch (const Error& e) {
+      return e.what();
     }
     return "no error";
   };
@@ -114,6 +117,71 @@ TEST_F(HistoryDbTest, RefusesFilesThatAreNotOurs) {
   sqlite3_close(raw);
   EXPECT_NE(message(dir_ / "newer.sqlite", false).find("newer than this perflab"), std::string::npos);
   EXPECT_NE(message(dir_, true).find("is a folder"), std::string::npos);
+}
+
+/// The bytes of a file.
+std::string file_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A current database whose version was damaged: negative versions used to
+// index before the migrations array (a crash, or garbage run as SQL), and
+// versions 0 and 1 re-ran migrations whose tables exist. Each is one Error
+// naming the file and the version (exit 1), and the file is not written.
+TEST_F(HistoryDbTest, RefusesDamagedVersionsAndLeavesTheFileAsItIs) {
+  struct Case {
+    const char* version;
+    const char* says;
+  };
+  const Case cases[] = {{"-16777214", "damaged history database (schema version -16777214: not a version"},
+                        {"-1", "damaged history database (schema version -1: not a version"},
+                        {"0", "damaged history database (schema version 0: version 0 on a file perflab marked"},
+                        {"1", "damaged history database (schema version 1: table change_point_cache of a later"},
+                        {"3", "history schema version 3 is newer than this perflab's (2)"}};
+  for (const Case& c : cases) {
+    const fs::path p = dir_ / (std::string("damaged") + c.version + ".sqlite");
+    {
+      HistoryDb db(p, true);
+      db.record(run("abc", {metric("throughput", {1, 2, 3})}));
+    }
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(p.c_str(), &raw), SQLITE_OK);
+    const std::string pragma = std::string("PRAGMA user_version=") + c.version;
+    ASSERT_EQ(sqlite3_exec(raw, pragma.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    const std::string before = file_bytes(p);
+    for (bool create : {false, true}) {
+      try {
+        HistoryDb db(p, create);
+        ADD_FAILURE() << "version " << c.version << " was accepted";
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(p.string()), std::string::npos) << what;
+        EXPECT_NE(what.find(c.says), std::string::npos) << what;
+        EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+      }
+    }
+    EXPECT_EQ(file_bytes(p), before) << "version " << c.version << ": the file was written";
+  }
+}
+
+// A version-1 file missing a table version 1 has is damaged, not migrated.
+TEST_F(HistoryDbTest, RefusesAVersionWhoseTablesAreMissing) {
+  const fs::path p = dir_ / "missing.sqlite";
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(p.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE runs(id INTEGER PRIMARY KEY); PRAGMA application_id=1885760616;"
+                              " PRAGMA user_version=1;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  try {
+    HistoryDb db(p, false);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("table metrics is missing"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(HistoryDbTest, CheckUsesTheRollingBaselineOfTheSameSeries) {
