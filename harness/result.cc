@@ -2,10 +2,12 @@
 #include "harness/result.h"
 
 #include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/json_text.h"
 #include "harness/json_number.h"
 #include "harness/stats.h"
 #include "harness/utc_time.h"
@@ -191,9 +193,11 @@ std::string validate_result(const nlohmann::json& result) {
 nlohmann::json read_result(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw UsageError(fmt::format("{}: cannot read", path.string()));
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw UsageError(fmt::format("{}: not valid JSON", path.string()));
-  std::string problem = validate_result(j);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string problem;
+  nlohmann::json j = parse_json_text(text, &problem);
+  if (j.is_discarded()) throw UsageError(fmt::format("{}: {}", path.string(), problem));
+  problem = validate_result(j);
   if (!problem.empty()) throw UsageError(fmt::format("{}: not a perflab result: {}", path.string(), problem));
   return j;
 }

@@ -14,6 +14,7 @@
 
 #include "harness/atomic_file.h"
 #include "harness/error.h"
+#include "harness/json_text.h"
 #include "harness/subprocess.h"
 #include "harness/text.h"
 #include "harness/utc_time.h"
@@ -41,7 +42,7 @@ std::string read_text(const fs::path& path) {
 nlohmann::json read_jobs(const fs::path& sweep_dir) {
   const fs::path path = jobs_file(sweep_dir);
   if (!fs::exists(path)) return nlohmann::json::object();
-  nlohmann::json doc = nlohmann::json::parse(read_text(path), nullptr, false);
+  nlohmann::json doc = parse_json_text(read_text(path));
   if (!doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_object()) {
     throw Error(fmt::format("{}: not a perflab job record (remove it to forget the submitted jobs)",
                             path.string()));
@@ -251,7 +252,7 @@ SubmitOutcome submit_sweep(const std::vector<RunSpec>& specs, const fs::path& sw
 }
 
 int run_sweep_job(Session& session, const fs::path& run_file) {
-  const nlohmann::json doc = nlohmann::json::parse(read_text(run_file), nullptr, false);
+  const nlohmann::json doc = parse_json_text(read_text(run_file));
   if (!doc.is_object() || !doc.contains("sweep_dir") || !doc.contains("key") || !doc.contains("seed") ||
       !doc.contains("spec") || !doc["sweep_dir"].is_string() || !doc["key"].is_string() ||
       !doc["seed"].is_number_unsigned()) {

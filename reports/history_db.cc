@@ -8,6 +8,7 @@
 
 #include "harness/atomic_file.h"
 #include "harness/error.h"
+#include "harness/json_text.h"
 #include "harness/sweep.h"
 #include "harness/utc_time.h"
 #include "reports/sqlite.h"
@@ -105,7 +106,7 @@ int64_t checked_version(sqlite::Connection& db) {
 std::string samples_json(const std::vector<double>& v) { return json(v).dump(); }
 
 std::vector<double> parse_samples(const std::string& text, const fs::path& path) {
-  const json j = json::parse(text, nullptr, false);
+  const json j = parse_json_text(text);
   if (!j.is_array()) throw Error(fmt::format("{}: a metric's samples are not a JSON array", path.string()));
   std::vector<double> out;
   for (const json& v : j) {
@@ -226,7 +227,7 @@ std::optional<json> HistoryDb::cached_state(const HistorySeries& s, const std::s
       "SELECT state FROM change_point_cache WHERE point = ? AND metric = ? AND machine = ? AND options = ?");
   q.bind(1, s.point).bind(2, s.metric).bind(3, s.machine).bind(4, options_key);
   if (!q.step()) return std::nullopt;
-  json state = json::parse(q.text(0), nullptr, false);
+  json state = parse_json_text(q.text(0));
   if (state.is_discarded()) return std::nullopt;  // A damaged cache entry is recomputed, not fatal.
   return state;
 }

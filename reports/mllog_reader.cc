@@ -7,17 +7,25 @@
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/json_text.h"
 
 namespace perflab::reports {
 namespace {
 
 constexpr std::string_view kToken = ":::MLLOG ";
+/// Longer event lines are bad lines (MLPerf's are well under a KiB).
+constexpr size_t kMaxLineBytes = size_t{1} << 20;
 
 /// The event on one line, or the problem with it.
 bool parse_line(std::string_view rest, size_t number, MllogEvent& e, std::string& problem) {
-  const nlohmann::json j = nlohmann::json::parse(rest.begin(), rest.end(), nullptr, false);
+  if (rest.size() > kMaxLineBytes) {
+    problem = fmt::format("a line longer than {} MiB", kMaxLineBytes >> 20);
+    return false;
+  }
+  std::string why;
+  const nlohmann::json j = parse_json_text(rest, &why);
   if (j.is_discarded() || !j.is_object()) {
-    problem = "not a JSON object after :::MLLOG";
+    problem = j.is_discarded() && why != "not valid JSON" ? why : "not a JSON object after :::MLLOG";
     return false;
   }
   auto key = j.find("key");

@@ -186,14 +186,25 @@ MlperfRun mlperf_run(const MllogFile& log, const fs::path& file, const std::stri
   }
   const MllogEvent* start = log.first("run_start");
   const MllogEvent* stop = log.first("run_stop");
+  // A status of the wrong type is a bad line, named, not an exception.
+  const nlohmann::json* status = nullptr;
+  if (stop != nullptr) {
+    if (auto it = stop->metadata.find("status"); it != stop->metadata.end()) status = &*it;
+  }
   if (log.bad_lines > 0) r.problem = "a bad :::MLLOG line (" + log.first_problem + ")";
   else if (start == nullptr) r.problem = "no run_start";
   else if (stop == nullptr) r.problem = "no run_stop";
-  else if (stop->metadata.value("status", std::string()) != "success") {
-    r.problem = "run_stop status '" + stop->metadata.value("status", std::string()) + "'";
+  else if (status != nullptr && !status->is_string()) {
+    r.problem = fmt::format("line {}: run_stop's metadata.status is {}, not a string", stop->line, status->type_name());
+  } else if (status == nullptr || status->get<std::string>() != "success") {
+    r.problem = "run_stop status '" + (status == nullptr ? std::string() : status->get<std::string>()) + "'";
   }
   if (start != nullptr && stop != nullptr) r.minutes = (stop->time_ms - start->time_ms) / 60000.0;
   if (r.problem.empty() && !std::isfinite(r.minutes)) r.problem = "run_start or run_stop time_ms out of range";
+  if (r.problem.empty() && r.minutes < 0) {
+    r.problem = fmt::format("run_stop (line {}, time_ms {}) comes before run_start (line {}, time_ms {})",
+                            stop->line, stop->time_ms, start->line, start->time_ms);
+  }
   r.ok = r.problem.empty();
   if (!r.ok) return r;
   const char* field = mlperf_benchmark(r.benchmark).counts_samples ? "samples_count" : "epoch_num";

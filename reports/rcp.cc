@@ -49,6 +49,7 @@
 
 #include "harness/atomic_file.h"
 #include "harness/error.h"
+#include "harness/json_text.h"
 #include "harness/mlperf_benchmarks.h"
 #include "reports/statistics.h"
 
@@ -310,12 +311,9 @@ std::vector<RcpEntry> read_rcps(const std::filesystem::path& path) {
   if (!in) throw UsageError(fmt::format("{}: cannot open RCP file", path.string()));
   std::stringstream text;
   text << in.rdbuf();
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError(fmt::format("{}: not JSON: {}", path.string(), e.what()));
-  }
+  std::string problem;
+  const nlohmann::json doc = parse_json_text(text.str(), &problem);
+  if (doc.is_discarded()) throw UsageError(fmt::format("{}: not JSON: {}", path.string(), problem));
   return rcps_from_json(doc, path.string());
 }
 

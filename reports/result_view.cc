@@ -5,11 +5,13 @@
 #include "reports/result_view.h"
 
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/json_text.h"
 #include "harness/json_number.h"
 #include "harness/result.h"
 
@@ -264,8 +266,10 @@ ResultView parse_result(const json& doc, const std::filesystem::path& source) {
 ResultView read_result_view(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw UsageError(fmt::format("{}: cannot read", path.string()));
-  const json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) throw UsageError(fmt::format("{}: not valid JSON", path.string()));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string problem;
+  const json doc = parse_json_text(text, &problem);
+  if (doc.is_discarded()) throw UsageError(fmt::format("{}: {}", path.string(), problem));
   return parse_result(doc, path);
 }
 

@@ -33,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     require(log.bad_lines == 0 && start != nullptr && stop != nullptr, "an ok run has run_start and run_stop");
     require(stop->metadata.value("status", std::string()) == "success", "an ok run succeeded");
     require(run.minutes == (stop->time_ms - start->time_ms) / 60000.0, "minutes are run_stop - run_start");
+    require(run.minutes >= 0, "an ok run does not stop before it starts");
   } else {
     require(!run.problem.empty(), "a failed run says why");
   }

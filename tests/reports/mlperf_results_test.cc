@@ -53,6 +53,34 @@ TEST(MlperfResults, RunMinutesStatusAndConvergence) {
   EXPECT_EQ(mlperf_run(parse_mllog(event(0, "run_start", "null")), "r.txt", "b").problem, "no run_stop");
 }
 
+// Hostile logs: each is a failed run with its reason, never an exception or a
+// crash (issue 24: a value nested 50,000 levels overflowed the stack; a
+// run_stop before run_start was scored as -1 minute; a status array threw).
+TEST(MlperfResults, HostileLogsAreFailedRunsWithTheReason) {
+  const std::string start = event(1000, "run_start", "null");
+  const std::string stop = event(61000, "run_stop", "null", "{\"status\": \"success\"}");
+  std::string deep;
+  for (int i = 0; i < 50000; ++i) deep += "{\"a\":";
+  deep += "1" + std::string(50000, '}');
+  const MllogFile nested = parse_mllog(event(0, "submission_benchmark", deep) + start + stop);
+  EXPECT_EQ(nested.first_problem, "line 1: JSON nested more than 100 levels deep");
+  EXPECT_FALSE(mlperf_run(nested, "r.txt", "b").ok);
+
+  const MllogFile long_line = parse_mllog(event(0, "note", "\"" + std::string(2 << 20, 'x') + "\"") + start + stop);
+  EXPECT_EQ(long_line.first_problem, "line 1: a line longer than 1 MiB");
+
+  const MlperfRun backwards = mlperf_run(
+      parse_mllog(event(61000, "run_start", "null") + event(1000, "run_stop", "null", "{\"status\": \"success\"}")),
+      "r.txt", "b");
+  EXPECT_FALSE(backwards.ok);
+  EXPECT_EQ(backwards.problem, "run_stop (line 2, time_ms 1000) comes before run_start (line 1, time_ms 61000)");
+
+  const MlperfRun array_status =
+      mlperf_run(parse_mllog(start + event(61000, "run_stop", "null", "{\"status\": [\"success\"]}")), "r.txt", "b");
+  EXPECT_FALSE(array_status.ok);
+  EXPECT_EQ(array_status.problem, "line 2: run_stop's metadata.status is array, not a string");
+}
+
 TEST(MlperfResults, SummarizerOlympicAverage) {
   // 5 runs, none failed: drop 1 from each end -> mean of 2, 3, 4.
   EXPECT_DOUBLE_EQ(*mlperf_olympic_average({5, 1, 3, 2, 4}, 0, 1), 3);

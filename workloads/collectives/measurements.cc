@@ -15,6 +15,7 @@
 
 #include "collectives/byte_size.h"
 #include "harness/error.h"
+#include "harness/json_text.h"
 #include "harness/json_number.h"
 #include "reports/collectives_table.h"
 #include "reports/result_set.h"
@@ -155,8 +156,9 @@ static std::vector<MeasuredPoint> points_from_result(const nlohmann::json& doc, 
 }
 
 std::vector<MeasuredPoint> parse_measurements_json(std::string_view text, const std::string& name) {
-  nlohmann::json doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded()) throw UsageError(fmt::format("{}: not valid JSON", name));
+  std::string problem;
+  nlohmann::json doc = parse_json_text(text, &problem);
+  if (doc.is_discarded()) throw UsageError(fmt::format("{}: {}", name, problem));
   if (doc.is_object() && doc.contains("schema_version")) return points_from_result(doc, name);
   if (!doc.is_object() || !doc.contains("points") || !doc["points"].is_array()) {
     throw UsageError(fmt::format("{}: expected {{\"points\": [...]}}", name));
