@@ -116,10 +116,25 @@ std::pair<size_t, double> best_energy_split(const std::vector<double>& x, size_t
   return {best, best_q};
 }
 
+/// A state's change points lie inside what it analysed, in increasing order:
+/// a damaged cache entry (an index past the end underflowed the window's
+/// start, and dashboard crashed) is recomputed, not trusted.
+static bool consistent(const ChangePointState& state) {
+  size_t previous = 0;
+  for (const ChangePoint& c : state.found) {
+    if (c.index <= previous || c.index >= state.analyzed) return false;
+    previous = c.index;
+  }
+  return true;
+}
+
 ChangePointState update_change_points(const std::vector<double>& values, ChangePointState state,
                                       const ChangePointOptions& options) {
   options.validate();
-  if (state.analyzed > values.size() || digest_of(values.data(), state.analyzed) != state.digest) state = {};
+  if (state.analyzed > values.size() || digest_of(values.data(), state.analyzed) != state.digest ||
+      !consistent(state)) {
+    state = {};
+  }
   for (size_t length = state.analyzed + 1; length <= values.size(); ++length) {
     // Each new value: look at the values since the last change point, at most a window of them.
     for (;;) {
@@ -156,6 +171,7 @@ std::optional<ChangePointState> ChangePointState::from_json(const nlohmann::json
       s.found.push_back({c.at("index").get<size_t>(), c.at("p").get<double>(), c.at("before").get<double>(),
                          c.at("after").get<double>(), c.at("change").get<double>()});
     }
+    if (!consistent(s)) return std::nullopt;
     return s;
   } catch (const std::exception&) {
     return std::nullopt;  // Not ours, or damaged: the caller recomputes.

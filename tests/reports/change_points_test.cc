@@ -67,6 +67,26 @@ TEST(ChangePoints, DeterministicAndIncremental) {
   EXPECT_EQ(update_change_points(other, once).to_json(), update_change_points(other, {}).to_json());
 }
 
+// A damaged cache entry (issue 24: an index past the end made dashboard
+// crash) is not trusted: from_json refuses it and an update recomputes.
+TEST(ChangePoints, DamagedStatesAreRecomputed) {
+  const auto v = series(13, 120, 0.01, 60, 0.10);
+  const ChangePointState good = update_change_points(v, {});
+  ASSERT_EQ(good.found.size(), 1u);
+  for (size_t bad_index : {size_t{0}, size_t{120}, size_t{1} << 40, SIZE_MAX}) {
+    nlohmann::json damaged = good.to_json();
+    damaged["found"][0]["index"] = bad_index;
+    EXPECT_FALSE(ChangePointState::from_json(damaged)) << bad_index;
+    ChangePointState state = good;
+    state.found[0].index = bad_index;
+    EXPECT_EQ(update_change_points(v, state).to_json(), good.to_json()) << bad_index;
+  }
+  ChangePointState unordered = good;
+  unordered.found.push_back(unordered.found[0]);  // not increasing
+  EXPECT_FALSE(ChangePointState::from_json(unordered.to_json()));
+  EXPECT_EQ(update_change_points(v, unordered).to_json(), good.to_json());
+}
+
 TEST(ChangePoints, RefusesBadOptions) {
   ChangePointOptions o;
   o.p_value = 0;
