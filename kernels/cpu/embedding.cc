@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/dispatch.h"
 
 namespace perflab::kernels::cpu {
@@ -52,7 +53,7 @@ void embedding_forward(const EmbeddingShape& shape, const float* const* tables, 
 PERFLAB_CPU_DISPATCH
 void embedding_sgd_update(const EmbeddingShape& shape, float* const* tables, const int32_t* ids,
                           const float* grad, float learning_rate,
-                          EmbeddingUpdateScratch& scratch) {
+                          EmbeddingUpdateScratch& scratch, const RowRounding& rounding) {
   const int64_t tables_per_sample = shape.num_tables;
   const int64_t dim = shape.dim;
   const auto tables_count = static_cast<size_t>(tables_per_sample);
@@ -86,6 +87,16 @@ void embedding_sgd_update(const EmbeddingShape& shape, float* const* tables, con
         for (int64_t d = 0; d < dim; ++d) sum[static_cast<size_t>(d)] += g[d];
       }
       float* row = table + static_cast<int64_t>(row_id) * dim;
+      if (rounding.stochastic_bf16) {
+        const auto first = static_cast<uint64_t>(row_id) * static_cast<uint64_t>(dim);
+        for (int64_t d = 0; d < dim; ++d) {
+          const float updated = row[d] - learning_rate * sum[static_cast<size_t>(d)];
+          row[d] = stochastic_round_to_bf16(
+              updated, counter_random(rounding.key, rounding.step, static_cast<uint64_t>(t),
+                                      first + static_cast<uint64_t>(d)));
+        }
+        continue;
+      }
 #pragma omp simd
       for (int64_t d = 0; d < dim; ++d) {
         const float step = learning_rate * sum[static_cast<size_t>(d)];

@@ -40,8 +40,19 @@ struct EmbeddingUpdateScratch {
   std::vector<std::vector<float>> sum;
 };
 
+/// How updated rows are stored: as fp32 (the default), or stochastically
+/// rounded to bf16 (bf16.h), each element drawing its rounding from (key,
+/// step, table, row * dim + column) alone, so the result still does not
+/// depend on the thread count.
+struct RowRounding {
+  bool stochastic_bf16 = false;
+  uint64_t key = 0;   ///< Fixed for a run (from its seed).
+  uint64_t step = 0;  ///< The step's number: a fresh draw every step.
+};
+
 void embedding_sgd_update(const EmbeddingShape& shape, float* const* tables, const int32_t* ids,
-                          const float* grad, float learning_rate, EmbeddingUpdateScratch& scratch);
+                          const float* grad, float learning_rate, EmbeddingUpdateScratch& scratch,
+                          const RowRounding& rounding = {});
 
 /// As above with scratch of its own (tests, one-off calls).
 void embedding_sgd_update(const EmbeddingShape& shape, float* const* tables, const int32_t* ids,

@@ -103,4 +103,5 @@ then pass "3 ranks: hybrid records its threshold, frequent set, fewer bytes and 
 
 # --- bad input: one line, exit 2, under mpirun ----------------------------
 expect_ranks 2 "batch_size 1 cannot be split over 2 ranks" -- run dlrm --set batch_size=1 --out bad
+expect_ranks 2 "the cpu backend emulates bf16 on one rank, not 2" -- run dlrm --set precision=bf16 --backend cpu --out bad
 finish

@@ -95,7 +95,6 @@ expect 2 "transducer has no time-to-train mode; available: throughput" -- run tr
 expect 2 "--iterations: must be in \[1, 1000000000\], got 0" -- run transducer --iterations 0 --backend cpu
 expect 2 "cpu backend computes fp32 logits only" -- run transducer --preset mlperf-bf16 --backend cpu --out "$tmp/never"
 expect 2 "needs about .* GB of host memory" -- run transducer --backend cpu --set batch=4096 --set max_time=2000 --out "$tmp/never"
-expect 2 "dlrm: the cpu backend trains in fp32 only" -- run dlrm --set precision=bf16 --backend cpu --out "$tmp/never"
 expect 2 "blank 29 is outside the vocabulary" -- run transducer --backend cpu --set blank=29 --out "$tmp/never"
 [[ ! -e "$tmp/never" ]] || [[ -z "$(ls -A "$tmp/never")" ]] && pass "refused runs left nothing" \
   || fail "refused runs left $(ls -A "$tmp/never")"

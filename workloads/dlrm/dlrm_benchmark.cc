@@ -282,11 +282,11 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                      "model parallel (--set embedding=model_parallel)");
   }
   setup_.precision = p.get_string("precision");
-  if (backend_ == Backend::kCpu && setup_.precision != "fp32") {
+  if (backend_ == Backend::kCpu && setup_.precision == "bf16" && ctx.size() > 1) {
     throw UsageError(fmt::format(
-        "dlrm: the cpu backend trains in fp32 only (precision={}); use --backend cuda or --set "
+        "dlrm: the cpu backend emulates bf16 on one rank, not {}; run one rank, or --backend cuda, or --set "
         "precision=fp32",
-        setup_.precision));
+        ctx.size()));
   }
   std::string source = p.get_string("data");
   std::optional<double> ceiling;
@@ -358,7 +358,7 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
         "dlrm: target_auc {:.4f} is above the best AUC this data allows ({:.4f}); no model can reach it",
         plan.quality_target, *ceiling));
   }
-  step.precision = "fp32";
+  step.precision = setup_.precision;  // the cpu backend's bf16: emulated numbers, fp32 arithmetic
   step.hyperparameters = {
       {"opt_name", "sgd"},
       {"opt_base_learning_rate", setup_.schedule.base},
@@ -404,6 +404,12 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
   // master weights (which dominate the bytes) stay fp32.
   step.work.bytes = training_bytes_floor_per_iteration(shape, setup_.batch_size, 4);
   step.work.flops_precision = "fp32";
+  if (backend_ == Backend::kCpu && setup_.precision == "bf16") {
+    step.hyperparameters["perflab_dlrm_precision"] =
+        "bf16 emulated in fp32 arithmetic: GEMM operands, activations, gradients, interaction and logits "
+        "rounded to nearest bf16; embedding tables bf16 with stochastically rounded updates; fp32 master "
+        "weights, biases, SGD and loss (workloads/dlrm/model.h)";
+  }
   if (backend_ == Backend::kCuda) {
     step.device_bytes = device_bytes_needed(shape, setup_.batch_size, eval_.size(), nccl_, ctx.size());
     step.device_bytes_advice = "reduce max_table_size, embed_dim, batch_size or eval_samples";
@@ -432,7 +438,9 @@ std::unique_ptr<TrainableModel> DlrmBenchmark::start_model(uint64_t seed) {
     return std::make_unique<HostRun<ShardedModel>>(setup_, train_, eval_, comm_, setup_.shape, seed, comm_,
                                                    setup_.batch_size, setup_.sharding);
   }
-  return std::make_unique<HostRun<CpuModel>>(setup_, train_, eval_, comm_, setup_.shape, seed);
+  return std::make_unique<HostRun<CpuModel>>(
+      setup_, train_, eval_, comm_, setup_.shape, seed, EmbeddingStorage::kTables,
+      setup_.precision == "bf16" ? CpuPrecision::kBf16 : CpuPrecision::kFp32);
 }
 
 }  // namespace perflab::dlrm

@@ -54,7 +54,8 @@ std::vector<ParamSpec> dlrm_params() {
        "all-reduced over NCCL, one GPU per rank; also on one rank) or none (the whole model on one GPU); auto: "
        "nccl with several ranks, none on one", {}, {}, {"auto", "nccl", "none"}},
       {"precision", T::kString, "fp32",
-       "fp32 (cuda: TF32 GEMMs) or bf16 (cuda only: bf16 MLPs, fp32 master weights)", {}, {},
+       "fp32 (cuda: TF32 GEMMs) or bf16 (cuda: bf16 MLPs, fp32 master weights; cpu: bf16 numbers emulated, one rank)",
+       {}, {},
        {"fp32", "bf16"}},
   };
 }

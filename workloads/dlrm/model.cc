@@ -11,6 +11,7 @@
 
 #include "harness/error.h"
 #include "kernels/cpu/bce.h"
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/interaction.h"
 #include "kernels/cpu/linear.h"
@@ -32,6 +33,7 @@ constexpr double kTwoPi = 6.283185307179586476925286766559;
 constexpr uint64_t kBottomStream = 1ULL << 32;
 constexpr uint64_t kTopStream = 2ULL << 32;
 constexpr uint64_t kTableStream = 3ULL << 32;
+constexpr uint64_t kRoundingStream = 4ULL << 32;  // bf16's stochastic rounding
 
 /// The splitmix64 finaliser: a bijective, well-mixing 64-bit hash.
 uint64_t mix64(uint64_t z) {
@@ -100,8 +102,8 @@ void initialise_table(uint64_t seed, int table, int64_t rows, int64_t dim, float
                std::sqrt(1.0 / static_cast<double>(rows)), values, rows * dim);
 }
 
-CpuModel::CpuModel(ModelShape shape, uint64_t seed, EmbeddingStorage storage)
-    : shape_(std::move(shape)), storage_(storage) {
+CpuModel::CpuModel(ModelShape shape, uint64_t seed, EmbeddingStorage storage, CpuPrecision precision)
+    : shape_(std::move(shape)), storage_(storage), precision_(precision) {
   check_shape(shape_);
   num_tables_ = static_cast<int>(shape_.table_sizes.size());
   interaction_width_ = k::interaction_output_width(num_tables_, shape_.embed_dim);
@@ -153,7 +155,21 @@ void CpuModel::initialise(uint64_t seed) {
   init_mlp(top_, kTopStream);
   for (size_t t = 0; t < tables_.size(); ++t) {
     initialise_table(seed, static_cast<int>(t), shape_.table_sizes[t], shape_.embed_dim, tables_[t].data());
+    store(tables_[t].data(), static_cast<int64_t>(tables_[t].size()));
   }
+  if (bf16()) {
+    dense_bf16_.resize(dense_.size());
+    k::round_to_bf16(static_cast<int64_t>(dense_.size()), dense_.data(), dense_bf16_.data());
+    rounding_key_ = stream_key(seed, kRoundingStream);
+  }
+}
+
+void CpuModel::store(float* v, int64_t n) const {
+  if (bf16()) k::round_to_bf16(n, v, v);
+}
+
+const float* CpuModel::gemm_weights(const Layer& layer) const {
+  return (bf16() ? dense_bf16_.data() : dense_.data()) + layer.weight;
 }
 
 void CpuModel::reserve_batch(int64_t batch_size) {
@@ -173,6 +189,7 @@ void CpuModel::reserve_batch(int64_t batch_size) {
   grow(interaction_, capacity_, interaction_width_);
   grow(interaction_grad_, capacity_, interaction_width_);
   grow(ids_, capacity_, num_tables_);
+  if (bf16()) grow(dense_input_, capacity_, shape_.num_dense);
 }
 
 void CpuModel::check_batch(const BatchView& batch) const {
@@ -198,11 +215,16 @@ void CpuModel::forward(const BatchView& batch, const int32_t* ids) {
 void CpuModel::bottom_forward(const BatchView& batch) {
   const int64_t n = batch.size;
   const float* input = batch.dense;
+  if (bf16()) {
+    k::round_to_bf16(n * shape_.num_dense, batch.dense, dense_input_.data());
+    input = dense_input_.data();
+  }
   for (size_t l = 0; l < bottom_.size(); ++l) {
     const Layer& layer = bottom_[l];
     float* y = bottom_act_[l].data();
-    k::linear_relu_forward({n, layer.in, layer.out}, input, dense_.data() + layer.weight,
+    k::linear_relu_forward({n, layer.in, layer.out}, input, gemm_weights(layer),
                            dense_.data() + layer.bias, y);
+    store(y, n * layer.out);
     input = y;
   }
 }
@@ -220,48 +242,56 @@ void CpuModel::forward_dense(const BatchView& batch) {
   const int64_t n = batch.size;
   k::interaction_forward({n, num_tables_, shape_.embed_dim}, bottom_act_.back().data(), emb_out_.data(),
                          interaction_.data());
+  store(interaction_.data(), n * interaction_width_);
   const float* input = interaction_.data();
   for (size_t l = 0; l < top_.size(); ++l) {
     const Layer& layer = top_[l];
     float* y = top_act_[l].data();
     if (layer.relu) {
-      k::linear_relu_forward({n, layer.in, layer.out}, input, dense_.data() + layer.weight,
+      k::linear_relu_forward({n, layer.in, layer.out}, input, gemm_weights(layer),
                              dense_.data() + layer.bias, y);
     } else {
-      k::linear_forward({n, layer.in, layer.out}, input, dense_.data() + layer.weight,
+      k::linear_forward({n, layer.in, layer.out}, input, gemm_weights(layer),
                         dense_.data() + layer.bias, y);
     }
+    store(y, n * layer.out);  // the logits too: the bf16 GEMM writes bf16
     input = y;
   }
 }
 
 void CpuModel::backward(const BatchView& batch) {
   const int64_t n = batch.size;
-  // Top MLP, last layer first; dlogit is already in top_grad_.back().
+  // Top MLP, last layer first; dlogit is already in top_grad_.back(). In
+  // bf16 every gradient a GEMM reads is stored bf16 (dlogit here, each dx
+  // as it is written).
+  store(top_grad_.back().data(), n);
   for (size_t l = top_.size(); l-- > 0;) {
     const Layer& layer = top_[l];
     float* dy = top_grad_[l].data();
     const float* x = l > 0 ? top_act_[l - 1].data() : interaction_.data();
     float* dx = l > 0 ? top_grad_[l - 1].data() : interaction_grad_.data();
     if (layer.relu) {
-      k::linear_relu_backward({n, layer.in, layer.out}, x, dense_.data() + layer.weight,
-                              top_act_[l].data(), dy, dx, dense_grad_.data() + layer.weight,
-                              dense_grad_.data() + layer.bias);
+      k::linear_relu_backward({n, layer.in, layer.out}, x, gemm_weights(layer), top_act_[l].data(), dy,
+                              dx, dense_grad_.data() + layer.weight, dense_grad_.data() + layer.bias);
     } else {
-      k::linear_backward({n, layer.in, layer.out}, x, dense_.data() + layer.weight, dy, dx,
+      k::linear_backward({n, layer.in, layer.out}, x, gemm_weights(layer), dy, dx,
                          dense_grad_.data() + layer.weight, dense_grad_.data() + layer.bias);
     }
+    store(dx, n * layer.in);
   }
   k::interaction_backward({n, num_tables_, shape_.embed_dim}, bottom_act_.back().data(),
                           emb_out_.data(), interaction_grad_.data(), bottom_grad_.back().data(),
                           emb_grad_.data());
+  store(bottom_grad_.back().data(), n * shape_.embed_dim);
+  store(emb_grad_.data(), n * num_tables_ * shape_.embed_dim);
   for (size_t l = bottom_.size(); l-- > 0;) {
     const Layer& layer = bottom_[l];
-    const float* x = l > 0 ? bottom_act_[l - 1].data() : batch.dense;
+    const float* x = l > 0 ? bottom_act_[l - 1].data() : (bf16() ? dense_input_.data() : batch.dense);
     float* dx = l > 0 ? bottom_grad_[l - 1].data() : nullptr;  // no gradient for the data
-    k::linear_relu_backward({n, layer.in, layer.out}, x, dense_.data() + layer.weight,
-                            bottom_act_[l].data(), bottom_grad_[l].data(), dx,
-                            dense_grad_.data() + layer.weight, dense_grad_.data() + layer.bias);
+    k::linear_relu_backward({n, layer.in, layer.out}, x, gemm_weights(layer), bottom_act_[l].data(),
+                            bottom_grad_[l].data(), dx, dense_grad_.data() + layer.weight,
+                            dense_grad_.data() + layer.bias);
+    if (dx != nullptr) store(dx, n * layer.in);
   }
 }
 
@@ -318,6 +348,7 @@ void CpuModel::apply_dense_gradients(float learning_rate) {
   const int64_t size = static_cast<int64_t>(dense_.size());
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < size; ++i) values[i] -= learning_rate * grads[i];
+  if (bf16()) k::round_to_bf16(size, values, dense_bf16_.data());
   pending_batch_ = 0;
 }
 
@@ -333,8 +364,10 @@ void CpuModel::apply_gradients(float learning_rate) {
   if (pending_batch_ == 0) throw std::logic_error("CpuModel::apply_gradients: no gradients");
   const int64_t pending = pending_batch_;
   apply_dense_gradients(learning_rate);
+  k::RowRounding rounding;
+  if (bf16()) rounding = {true, rounding_key_, updates_++};
   k::embedding_sgd_update({pending, num_tables_, shape_.embed_dim}, table_rows_.data(),
-                          ids_.data(), emb_grad_.data(), learning_rate, update_scratch_);
+                          ids_.data(), emb_grad_.data(), learning_rate, update_scratch_, rounding);
 }
 
 void CpuModel::predict(const BatchView& batch, float* probabilities) {

@@ -71,6 +71,21 @@ enum class EmbeddingStorage {
               ///< pass (sharded_model.h: the tables live on several ranks).
 };
 
+/// The arithmetic a CpuModel trains in.
+enum class CpuPrecision {
+  kFp32,  ///< fp32 everywhere.
+  /// bf16 emulated in fp32 storage, rounded where the CUDA bf16 path stores
+  /// bf16 (kernels/cpu/bf16.h): the MLPs' GEMM operands (weights from fp32
+  /// master weights, activations, gradients; accumulation in fp32), the
+  /// dense input, the interaction's inputs and output, the logits and the
+  /// embedding gradients (rounded to nearest even); the embedding tables
+  /// hold bf16 values, updated with stochastic rounding (an update below
+  /// half a bf16 step would otherwise always be lost, and a hot row's
+  /// small steps with it). SGD, biases, the loss and the master weights
+  /// stay fp32. Emulates the numbers, not the speed or the memory.
+  kBf16,
+};
+
 /// A dense parameter tensor and its gradient (from the last forward_backward).
 struct DenseParameter {
   std::string name;                 ///< "bottom.<layer>.weight", "top.<layer>.bias", ...
@@ -87,7 +102,8 @@ class CpuModel {
   /// U(-sqrt(1/rows), sqrt(1/rows)). Throws UsageError on an invalid shape.
   /// With EmbeddingStorage::kExternal no table is allocated and only the
   /// *_external passes may be used.
-  CpuModel(ModelShape shape, uint64_t seed, EmbeddingStorage storage = EmbeddingStorage::kTables);
+  CpuModel(ModelShape shape, uint64_t seed, EmbeddingStorage storage = EmbeddingStorage::kTables,
+           CpuPrecision precision = CpuPrecision::kFp32);
   CpuModel(const CpuModel&) = delete;
   CpuModel& operator=(const CpuModel&) = delete;
   CpuModel(CpuModel&&) = default;
@@ -96,6 +112,7 @@ class CpuModel {
 
   /// The shape the model was built with.
   const ModelShape& shape() const { return shape_; }
+  CpuPrecision precision() const { return precision_; }
 
   /// Grows the activation and gradient buffers to hold `batch_size` samples
   /// now, so later calls with batches up to that size never allocate.
@@ -196,9 +213,20 @@ class CpuModel {
   void bottom_forward(const BatchView& batch);
   void require_tables(const char* call) const;
   void backward(const BatchView& batch);
+  bool bf16() const { return precision_ == CpuPrecision::kBf16; }
+  /// In bf16, v[0, n) rounded to bf16 in place; nothing in fp32.
+  void store(float* v, int64_t n) const;
+  /// The weights the GEMMs read: the fp32 master weights, or in bf16 their
+  /// rounded copy.
+  const float* gemm_weights(const Layer& layer) const;
 
   ModelShape shape_;
   EmbeddingStorage storage_ = EmbeddingStorage::kTables;
+  CpuPrecision precision_ = CpuPrecision::kFp32;
+  std::vector<float> dense_bf16_;   // bf16: dense_ rounded, refreshed after each update
+  std::vector<float> dense_input_;  // bf16: the batch's dense features rounded
+  uint64_t rounding_key_ = 0;       // bf16: the stochastic rounding's key (from the seed)
+  uint64_t updates_ = 0;            // bf16: embedding updates so far (a fresh draw each)
   int num_tables_ = 0;
   int64_t interaction_width_ = 0;
 

@@ -86,18 +86,17 @@ TEST(DlrmCudaRegistration, ToggleReasons) {
   EXPECT_TRUE(without[Toggle::kFused].in_effect);
 }
 
-TEST(DlrmCudaRegistration, CpuBackendRefusesBf16) {
+// The cpu backend emulates bf16 (CpuPrecision::kBf16) on one rank, and says so
+// in the plan; several ranks are refused (tests/cli/dlrm_mpi_test.sh).
+TEST(DlrmCudaRegistration, CpuBackendEmulatesBf16) {
   const WorkloadInfo& info = Registry::instance().get("dlrm");
   perflab::testing::TestContext ctx(resolve_params("dlrm", info.params, info.find_preset("tiny"),
                                                    {{"train_samples", "512"}, {"eval_samples", "64"},
                                                     {"batch_size", "64"}, {"precision", "bf16"}}));
-  try {
-    DlrmBenchmark bench(ctx);
-    FAIL() << "the cpu backend accepted precision=bf16";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("cpu backend trains in fp32 only"), std::string::npos)
-        << e.what();
-  }
+  DlrmBenchmark bench(ctx);
+  EXPECT_EQ(bench.step_plan().precision, "bf16");
+  EXPECT_NE(bench.step_plan().hyperparameters.at("perflab_dlrm_precision").get<std::string>().find("emulated"),
+            std::string::npos);
 }
 
 TEST(DlrmCudaRegistration, CpuBackendRefusesTheNcclExchange) {
