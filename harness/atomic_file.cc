@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,10 +18,20 @@ namespace perflab {
 namespace fs = std::filesystem;
 
 void write_file_atomically(const fs::path& path, const std::string& contents) {
-  fs::path tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A fresh, unpredictable name created exclusively (mkstemp: O_CREAT |
+  // O_EXCL) beside `path`: a file or symlink planted under a guessable temp
+  // name is never opened or written through. The rename then replaces
+  // `path` itself, a symlink there included, never the file it points to.
+  std::string name = path.string() + ".tmp.XXXXXX";
+  int fd = ::mkstemp(name.data());
   if (fd < 0) throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+  const fs::path tmp = name;
+  if (::fchmod(fd, 0644) != 0) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
+  }
   const char* p = contents.data();
   size_t left = contents.size();
   while (left > 0) {

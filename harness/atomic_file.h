@@ -6,8 +6,10 @@
 
 namespace perflab {
 
-/// Writes `contents` to a temporary file beside `path`, flushes it to disk
-/// and renames it over `path`. Throws perflab::Error naming the path.
+/// Writes `contents` to a temporary file beside `path` (created exclusively,
+/// under an unpredictable name), flushes it to disk and renames it over
+/// `path`: a symlink at `path` is replaced, never written through. Throws
+/// perflab::Error naming the path.
 void write_file_atomically(const std::filesystem::path& path, const std::string& contents);
 
 /// An exclusive advisory lock (flock) on `path`, created if absent, held

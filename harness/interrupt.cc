@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
 #include <regex>
 
 #include <fmt/format.h>
@@ -68,8 +69,21 @@ fs::path partial_dir(const fs::path& dir) {
   return dir.parent_path() / fmt::format(".{}.partial-{}@{}", dir.filename().string(), getpid(), this_host());
 }
 
+fs::path make_partial_dir(const fs::path& dir) {
+  const fs::path work = partial_dir(dir);
+  std::error_code ec;
+  fs::remove_all(work, ec);  // this process's own, from an earlier attempt
+  fs::create_directories(work);
+  mark_partial(work);
+  return work;
+}
+
+void mark_partial(const fs::path& folder) {
+  std::ofstream(folder / kPartialMarker) << "a perflab work folder: removed once its process is gone\n";
+}
+
 void remove_stale_partials(const fs::path& parent) {
-  static const std::regex kPartial(R"(^\..+\.partial-([0-9]+)(@(.+))?$)");
+  static const std::regex kPartial(R"(^\..+\.partial-([0-9]+)@(.+)$)");
   const std::string host = this_host();
   std::error_code ec;
   for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
@@ -78,7 +92,9 @@ void remove_stale_partials(const fs::path& parent) {
     if (!std::regex_match(name, m, kPartial)) continue;
     // Another machine's process (a sweep's jobs on several nodes sharing
     // the folder): its pid means nothing here.
-    if (m[2].matched && m[3].str() != host) continue;
+    if (m[2].str() != host) continue;
+    std::error_code marker_ec;
+    if (!fs::is_regular_file(it->path() / kPartialMarker, marker_ec)) continue;  // not perflab's
     const auto pid = static_cast<pid_t>(std::strtol(m[1].str().c_str(), nullptr, 10));
     if (pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
     std::error_code ignored;

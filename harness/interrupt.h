@@ -35,10 +35,21 @@ void clear_interrupt();
 /// The name of the work folder for `dir`, built while it runs and renamed
 /// to `dir` when complete: ".<name>.partial-<pid>@<host>".
 std::filesystem::path partial_dir(const std::filesystem::path& dir);
-/// Removes ".*.partial-<pid>@<host>" folders in `parent` left by processes
-/// of this host that no longer run (killed before they could clean up);
-/// another host's are kept (its pids mean nothing here), and names without
-/// a host (older perflab) count as this host's. Never throws.
+/// Creates the work folder partial_dir(dir) afresh, with the marker file
+/// (kPartialMarker) that tells remove_stale_partials perflab made it.
+/// Throws std::filesystem::filesystem_error.
+std::filesystem::path make_partial_dir(const std::filesystem::path& dir);
+/// Marks a folder of perflab's as a work folder remove_stale_partials may
+/// remove once its process is gone (make_partial_dir does it). Never throws.
+void mark_partial(const std::filesystem::path& folder);
+/// The marker file inside every work folder perflab makes.
+inline constexpr const char* kPartialMarker = ".perflab-partial";
+/// Removes the ".<name>.partial-<pid>@<host>" folders in `parent` that
+/// perflab made (they hold kPartialMarker) for processes of this host that
+/// no longer run (killed before they could clean up). Another host's are
+/// kept (its pids mean nothing here), and so is anything without the host
+/// or the marker: a user's ".notes.partial-2024" is not perflab's to
+/// delete. Never throws.
 void remove_stale_partials(const std::filesystem::path& parent);
 
 }  // namespace perflab

@@ -62,9 +62,7 @@ PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark&
   };
   if (writer) {
     remove_stale_partials(dir.parent_path());
-    std::error_code ec;
-    fs::remove_all(work, ec);
-    fs::create_directories(work);
+    make_partial_dir(dir);
   }
   try {
     PointOutcome out;
@@ -143,7 +141,8 @@ fs::path reserve_invocation_dir(const fs::path& out, const RunSpec& spec) {
 
 void publish_folder(const fs::path& work, const fs::path& dir) {
   std::error_code ec;
-  fs::rename(work, dir, ec);  // replaces `dir` when it is an empty folder
+  fs::remove(work / kPartialMarker, ec);  // a result folder now, not a work folder
+  fs::rename(work, dir, ec);              // replaces `dir` when it is an empty folder
   if (!ec) return;
   if (ec != std::errc::directory_not_empty && ec != std::errc::file_exists) {
     throw Error(fmt::format("{}: cannot publish the run's folder: {}", dir.string(), ec.message()));
@@ -153,6 +152,7 @@ void publish_folder(const fs::path& work, const fs::path& dir) {
   // stale-folder cleanup knows, put the new one in place, then remove it.
   const fs::path old = partial_dir(dir.parent_path() / (dir.filename().string() + "-replaced"));
   fs::rename(dir, old);
+  mark_partial(old);
   fs::rename(work, dir);
   fs::remove_all(old, ec);
 }

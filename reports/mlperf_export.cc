@@ -56,10 +56,17 @@ std::string file_name_safe(const std::string& name) {
   return out;
 }
 
+/// A name taken from data that can name one folder or file inside the
+/// export: only letters, digits, '.', '-' and '_', and not "." or ".." (which
+/// file_name_safe keeps, and which would climb out of the folder).
+bool is_folder_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name == file_name_safe(name);
+}
+
 std::string pick_system_name(const std::vector<ResultSource>& results,
                              const std::string& requested) {
   if (!requested.empty()) {
-    if (requested != file_name_safe(requested) || requested == "." || requested == "..") {
+    if (!is_folder_name(requested)) {
       throw UsageError(fmt::format(
           "system name \"{}\" must use only letters, digits, '.', '-' and '_'", requested));
     }
@@ -73,7 +80,12 @@ std::string pick_system_name(const std::vector<ResultSource>& results,
                     hosts.size(), fmt::join(hosts, ", ")));
   }
   const std::string host = *hosts.begin();
-  return host.empty() ? "perflab_system" : file_name_safe(host);
+  if (host.empty()) return "perflab_system";
+  if (!is_folder_name(file_name_safe(host))) {
+    throw UsageError(fmt::format("the results' hostname \"{}\" cannot name a folder; give one with --system NAME",
+                                 host));
+  }
+  return file_name_safe(host);
 }
 
 /// Which log files go where: benchmark -> source log paths, in order.
@@ -85,13 +97,13 @@ std::map<std::string, std::vector<fs::path>> plan_logs(const std::vector<ResultS
       throw UsageError(fmt::format("{}: result has no spec.workload or no runs",
                                    (r.dir / "result.json").string()));
     }
-    if (workload != file_name_safe(workload)) {
+    if (!is_folder_name(workload)) {
       throw UsageError(
           fmt::format("{}: workload name \"{}\" cannot name a folder", r.dir.string(), workload));
     }
     for (const RunView& run : r.result.runs) {
       const std::string& log = run.log;
-      if (log.empty() || log != file_name_safe(log)) {
+      if (!is_folder_name(log)) {
         throw UsageError(fmt::format("{}: a run has no usable log name", r.dir.string()));
       }
       const fs::path path = r.dir / log;

@@ -175,6 +175,31 @@ TEST_F(MlperfExportTest, SeveralHostsNeedASystemName) {
   EXPECT_THROW(export_mlperf(results, root_ / "other", named), UsageError);
 }
 
+// Names taken from the results never climb out of the export (issue 24: a
+// workload or hostname ".." wrote result_*.txt into the export's parent).
+TEST_F(MlperfExportTest, NamesFromTheDataStayInsideTheFolder) {
+  const auto message = [&](const std::vector<ResultSource>& results) -> std::string {
+    try {
+      export_mlperf(results, root_ / "out" / "ex");
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  fs::create_directories(root_ / "out");
+  for (const char* name : {"..", "."}) {
+    const fs::path host = invocation(std::string("host") + (name[1] ? "2" : "1"), 1, name);
+    EXPECT_NE(message(load_result_sources({host})).find("cannot name a folder; give one with --system NAME"),
+              std::string::npos);
+    const fs::path workload = invocation(std::string("wl") + (name[1] ? "2" : "1"), 1);
+    nlohmann::json doc = nlohmann::json::parse(read(workload / "result.json"));
+    doc["spec"]["workload"] = name;
+    std::ofstream(workload / "result.json") << doc.dump();
+    EXPECT_NE(message(load_result_sources({workload})).find("cannot name a folder"), std::string::npos) << name;
+  }
+  EXPECT_TRUE(fs::is_empty(root_ / "out")) << "something was written beside the export";
+}
+
 TEST_F(MlperfExportTest, RefusesANonEmptyFolderAndAcceptsAnEmptyOne) {
   const auto results = load_result_sources({invocation("a", 1)});
   fs::create_directories(root_ / "full");

@@ -15,6 +15,7 @@
 #include "collectives/model_fit.h"
 #include "collectives/model_sweep.h"
 #include "harness/cli/command_registry.h"
+#include "harness/atomic_file.h"
 #include "harness/error.h"
 #include "workloads/collectives/measurements.h"
 #include "workloads/collectives/model_report.h"
@@ -104,10 +105,7 @@ int run_model_command(const ModelOptions& o) {
   }
   ModelTable table = run_model(q);
   if (!o.html.empty()) {
-    std::ofstream out(o.html, std::ios::binary | std::ios::trunc);
-    out << render_model_html(table);
-    out.close();
-    if (!out) throw Error(fmt::format("{}: cannot write the HTML chart", o.html));
+    write_file_atomically(o.html, render_model_html(table));
   }
   if (o.json) {
     std::cout << model_json(table).dump(2) << "\n";

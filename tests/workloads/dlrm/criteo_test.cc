@@ -1,5 +1,6 @@
 // Tests for Criteo TSV parsing, the TSV -> feature-spec binary conversion and
 // the validating binary loader.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "harness/error.h"
+#include "harness/interrupt.h"
 #include "workloads/dlrm/data/binary_dataset.h"
 #include "workloads/dlrm/data/criteo_tsv.h"
 #include "workloads/dlrm/data/feature_spec.h"
@@ -293,6 +295,41 @@ TEST_F(CriteoFiles, ConvertRefusesNonEmptyOutputUnlessOverwriting) {
   options.train_paths.push_back((dir / "train.tsv").string());
   EXPECT_EQ(convert_criteo_tsv(options).train_rows, 40);
   EXPECT_EQ(load_binary_split((dir / "out/feature_spec.yaml").string(), "train").size(), 40);
+}
+
+// --force into the folder that holds the input would delete the input with
+// the folder it replaces (issue 24): refused, the input kept.
+TEST_F(CriteoFiles, ConvertRefusesAnOutputHoldingItsInput) {
+  const fs::path& dir = dir_;
+  fs::create_directories(dir / "data");
+  write_text(dir / "data" / "train.tsv", good_file(20));
+  ConvertOptions options;
+  options.train_paths = {(dir / "data" / "train.tsv").string()};
+  options.eval_fraction = 0.25;
+  options.output_dir = (dir / "data").string();
+  options.overwrite = true;
+  EXPECT_NE(usage_error([&] { convert_criteo_tsv(options); }).find("holds the input"), std::string::npos);
+  EXPECT_TRUE(fs::is_regular_file(dir / "data" / "train.tsv"));
+  options.output_dir = (dir / "data2").string();  // a sibling whose name starts the same is fine
+  EXPECT_EQ(convert_criteo_tsv(options).train_rows, 15);
+}
+
+// A killed conversion's staging folder (perflab's name and marker, a dead
+// pid of this host) is removed by the next conversion beside it.
+TEST_F(CriteoFiles, ConvertRemovesAKilledConversionsStagingFolder) {
+  const fs::path& dir = dir_;
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  int status = 0;
+  waitpid(child, &status, 0);  // a pid no process has now
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const fs::path stale = dir / (".out.partial-" + std::to_string(child) + "@" + host);
+  fs::create_directories(stale / "train");
+  mark_partial(stale);
+  convert_good(dir, 20, 5, 100);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(dir / "out" / kPartialMarker)) << "the marker went into the result";
 }
 
 TEST_F(CriteoFiles, ConvertRejectsBadOptions) {

@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "harness/error.h"
+#include "harness/interrupt.h"
 #include "workloads/dlrm/data/criteo_tsv.h"
 #include "workloads/dlrm/data/feature_spec.h"
 
@@ -380,6 +381,24 @@ std::vector<FilePlan> plan_split(const FeatureSpec& spec, const fs::path& base,
 
 }  // namespace
 
+/// --force replaces the output folder: refused when an input lies inside it
+/// (the replaced folder, input and all, would be deleted).
+void refuse_output_holding_inputs(const ConvertOptions& options, const fs::path& target) {
+  std::error_code ec;
+  const fs::path out = fs::weakly_canonical(target, ec);
+  if (ec) return;
+  std::vector<std::string> inputs = options.train_paths;
+  if (!options.test_path.empty()) inputs.push_back(options.test_path);
+  for (const std::string& input : inputs) {
+    const fs::path in = fs::weakly_canonical(input, ec);
+    if (ec) continue;
+    if (std::mismatch(out.begin(), out.end(), in.begin(), in.end()).first == out.end()) {
+      throw UsageError(fmt::format("convert: the output folder {} holds the input {}; choose another --output",
+                                   options.output_dir, input));
+    }
+  }
+}
+
 ConvertSummary convert_criteo_tsv(const ConvertOptions& options) {
   fs::path staging, previous, target;
   std::error_code ignored;
@@ -389,13 +408,17 @@ ConvertSummary convert_criteo_tsv(const ConvertOptions& options) {
     // stay on one file system.
     const fs::path out = fs::absolute(options.output_dir).lexically_normal();
     target = out.has_filename() ? out : out.parent_path();
-    const std::string tag = fmt::format(".{}.{}", target.filename().string(), ::getpid());
-    staging = target.parent_path() / (tag + ".partial");
-    previous = target.parent_path() / (tag + ".previous");
-    fs::remove_all(staging);
-    fs::create_directories(staging);
+    refuse_output_holding_inputs(options, target);
+    // A killed conversion's staging folder is removed by the next one here.
+    remove_stale_partials(target.parent_path());
+    staging = make_partial_dir(target);
+    previous = partial_dir(target.parent_path() / (target.filename().string() + "-previous"));
     ConvertSummary summary = convert_into(options, staging);
-    if (fs::exists(target)) fs::rename(target, previous);
+    fs::remove(staging / kPartialMarker);
+    if (fs::exists(target)) {
+      fs::rename(target, previous);
+      mark_partial(previous);
+    }
     fs::rename(staging, target);
     fs::remove_all(previous, ignored);
     summary.spec_path = (target / "feature_spec.yaml").string();
@@ -404,6 +427,7 @@ ConvertSummary convert_criteo_tsv(const ConvertOptions& options) {
     if (!staging.empty()) fs::remove_all(staging, ignored);
     if (!previous.empty() && fs::exists(previous, ignored) && !fs::exists(target, ignored)) {
       fs::rename(previous, target, ignored);
+      fs::remove(target / kPartialMarker, ignored);
     }
     throw Error(fmt::format("convert: {}", e.what()));
   } catch (...) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 
+#include "harness/atomic_file.h"
 #include "harness/error.h"
 
 namespace perflab::dlrm {
@@ -226,10 +227,7 @@ void write_feature_spec(const FeatureSpec& spec, const std::string& path) {
     out << YAML::EndSeq;
   }
   out << YAML::EndMap << YAML::EndMap;
-  std::ofstream file(path);
-  file << out.c_str() << '\n';
-  file.close();
-  if (!file) throw Error(fmt::format("{}: cannot write feature spec", path));
+  write_file_atomically(path, std::string(out.c_str()) + "\n");
 }
 
 }  // namespace perflab::dlrm
