@@ -111,6 +111,12 @@ npy(d + "/lengths.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (1,),
 npy(d + "/huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (999999999999999999, 999999999999999999), }")
 npy(d + "/short.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000,), }", b"\0" * 16)
 open(d + "/text.npy", "w").write("0\t1\t2\n")
+# One sequence (T = 1, U = 1, V = 2): a NaN logit, and logits too large for
+# fp32's log-softmax (the loss came out "-nan" and 0, with exit 0).
+npy(d + "/labels.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (1, 1), }", struct.pack("<i", 0))
+npy(d + "/nan.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 2, 2), }",
+    struct.pack("<4f", 0.5, float("nan"), 0.1, 0.2))
+npy(d + "/big.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 2, 2), }", struct.pack("<4f", *[3e38] * 4))
 PY
 loss() { echo transducer loss --logits "$1" --labels "$tmp/npy/lengths.npy" --logit-lengths "$tmp/npy/lengths.npy" \
   --label-lengths "$tmp/npy/lengths.npy" --out "$never"; }
@@ -120,6 +126,12 @@ expect 2 "text.npy: not a .npy file \(bad magic\)$" -- $(loss "$tmp/npy/text.npy
 expect 2 "huge.npy: bad .npy header: shape too large$" -- $(loss "$tmp/npy/huge.npy")
 # shellcheck disable=SC2046
 expect 2 "short.npy: truncated .npy data: the shape needs 4000000000 bytes, the file holds 16$" -- $(loss "$tmp/npy/short.npy")
+expect 2 "nan.npy: logit 1 \(flat index\) is nan; the loss needs finite logits$" -- transducer loss \
+  --logits "$tmp/npy/nan.npy" --labels "$tmp/npy/labels.npy" --logit-lengths "$tmp/npy/lengths.npy" \
+  --label-lengths "$tmp/npy/lengths.npy" --out "$never"
+expect 2 "big.npy: logit 0 \(flat index\) is 3e\+38, beyond ±65536, where fp32 log-softmax loses the loss" -- \
+  transducer loss --logits "$tmp/npy/big.npy" --labels "$tmp/npy/labels.npy" --logit-lengths "$tmp/npy/lengths.npy" \
+  --label-lengths "$tmp/npy/lengths.npy" --out "$never"
 nothing_written "refused .npy inputs"
 
 # --- Criteo TSV ----------------------------------------------------------------

@@ -2,6 +2,7 @@
 #include "workloads/transducer/loss_files.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -46,6 +47,31 @@ cpu::RnntReduction parse_reduction(const std::string& text) {
   if (text == "sum") return cpu::RnntReduction::kSum;
   if (text == "mean") return cpu::RnntReduction::kMean;
   throw UsageError(fmt::format("--reduction: '{}' is not valid; valid values: none, sum, mean", text));
+}
+
+/// Refuses a logit that is not finite (the loss is then not a number, and
+/// "loss -nan" with exit 0 hid it) or so large that log-softmax cannot
+/// resolve it: x - logsumexp(x) rounds with an absolute error of about
+/// |x|·ε, so beyond 2^16 in fp32 (ε = 2^-24: 0.004 per log-probability) or
+/// 2^40 in fp64 the loss is noise (all logits 3e38 gave a loss of 0 where
+/// -log(1/V) per step is due, and negative costs).
+template <typename Scalar>
+void require_resolvable(const NpyArray& logits, const std::filesystem::path& path) {
+  constexpr double kLimit = sizeof(Scalar) == 4 ? 65536.0 : 1099511627776.0;
+  const Scalar* v = logits.as<Scalar>();
+  const int64_t n = logits.element_count();
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(v[i])) {
+      throw UsageError(fmt::format("{}: logit {} (flat index) is {}; the loss needs finite logits", path.string(), i,
+                                   static_cast<double>(v[i])));
+    }
+    if (std::fabs(static_cast<double>(v[i])) > kLimit) {
+      throw UsageError(fmt::format("{}: logit {} (flat index) is {:g}, beyond ±{:g}, where {} log-softmax loses the "
+                                   "loss to rounding; scale the logits",
+                                   path.string(), i, static_cast<double>(v[i]), kLimit,
+                                   sizeof(Scalar) == 4 ? "fp32" : "fp64"));
+    }
+  }
 }
 
 template <typename Scalar>
@@ -115,6 +141,12 @@ LossFileSummary evaluate_loss_files(const LossFileOptions& o) {
     }
   }
 
+  if (logits.dtype == "<f4") {
+    require_resolvable<float>(logits, o.logits);
+  } else {
+    require_resolvable<double>(logits, o.logits);
+  }
+
   NpyArray grads;
   grads.dtype = logits.dtype;
   grads.shape = logits.shape;
@@ -128,6 +160,17 @@ LossFileSummary evaluate_loss_files(const LossFileOptions& o) {
                      ? evaluate<float>(shape, options, logits, packed, labels, t_len, u_len, costs, grads)
                      : evaluate<double>(shape, options, logits, packed, labels, t_len, u_len, costs, grads);
 
+  // A cost is -log P of the labels: finite and not below 0 beyond rounding
+  // (a sum of at most T + U log-probabilities, each within 0.004 of its
+  // exact value by the bound above): a last check before anything is written.
+  for (int64_t b = 0; b < batch; ++b) {
+    const double cost = costs[static_cast<size_t>(b)];
+    if (!std::isfinite(cost) || cost < -1e-3) {
+      throw Error(fmt::format("{}: the loss of sequence {} came out {}, not a negative log-likelihood: the logits "
+                              "are beyond what {} arithmetic resolves",
+                              o.logits.string(), b, cost, logits.dtype == "<f4" ? "fp32" : "fp64"));
+    }
+  }
   ensure_writable_directory(o.out_dir);
   write_npy(o.out_dir / "costs.npy", "<f8", {batch}, costs.data());
   write_npy(o.out_dir / "loss.npy", "<f8", {}, &summary.loss);
