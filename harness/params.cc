@@ -1,6 +1,7 @@
 // Parameter parsing and resolution.
 #include "harness/params.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 
@@ -46,6 +47,12 @@ nlohmann::json parse_param(const std::string& workload, const ParamSpec& spec,
     return text;
   }
   if (text.empty()) throw bad("empty value");
+  // strtoll/strtod skip leading blanks and take a '+': '5 ' was refused while
+  // ' 5' and '+5' passed. The number is the whole text, as it is written out.
+  const auto front = static_cast<unsigned char>(text.front());
+  if (std::isspace(front) || front == '+') {
+    throw bad(spec.type == ParamType::kInt ? "not an integer" : "not a finite number");
+  }
   char* end = nullptr;
   double number = 0;
   long long integer = 0;

@@ -1,6 +1,8 @@
 // Toggle names, parsing and reporting.
 #include "harness/toggles.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "harness/error.h"
@@ -60,8 +62,12 @@ std::string ToggleSet::describe_differences() const {
 }
 
 bool parse_on_off(const std::string& flag, const std::string& text) {
-  if (text == "on" || text == "true" || text == "1") return true;
-  if (text == "off" || text == "false" || text == "0") return false;
+  // One documented set, in any case: on and off (true, 1 and '' meant on
+  // while ON was refused).
+  std::string lower = text;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "on") return true;
+  if (lower == "off") return false;
   throw UsageError(fmt::format("--{}: '{}' is not a valid value; valid values: on, off", flag, text));
 }
 

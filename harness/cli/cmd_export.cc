@@ -17,7 +17,9 @@ Command add_export(CLI::App& app) {
   sub->add_option("--mlperf", *dir, "Folder to create")->required();
   sub->add_option("results", *inputs, "result.json files or folders holding them")->required();
   sub->add_option("--system", options->system_name, "System name (default: the results' host)");
-  sub->add_option("--division", options->division, "closed | open")->capture_default_str();
+  sub->add_option("--division", options->division, "closed | open")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"closed", "open"}));
   return {sub, [dir, inputs, options] {
             std::vector<std::filesystem::path> paths(inputs->begin(), inputs->end());
             reports::ExportSummary s =

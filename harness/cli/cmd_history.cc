@@ -1,6 +1,7 @@
 // `perflab history record|list|trend|check|export`: the nightly history in
 // one SQLite file (reports/history_db.h).
 #include <iostream>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,19 @@
 
 namespace perflab::cli {
 namespace {
+
+/// A UTC time as the history stores them, or a prefix of one: 2026-01-31,
+/// 2026-01-31T08, 2026-01-31T08:30, 2026-01-31T08:30:00Z. Anything else
+/// compared as text against the stored times (--since garbage listed all).
+CLI::Validator utc_time_text() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        static const std::regex kTime(R"(^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}(:[0-9]{2}(:[0-9]{2})?)?Z?)?$)");
+        if (std::regex_match(text, kTime)) return std::string();
+        return fmt::format("'{}' is not a UTC time such as 2026-01-31 or 2026-01-31T08:30:00Z", text);
+      },
+      "UTC");
+}
 
 struct HistoryArgs {
   std::string db = "perflab-history.sqlite";
@@ -122,10 +136,10 @@ Command add_history(CLI::App& app) {
   rec->add_option("--revision", a->revision, "Git revision measured (default: the results')");
   rec->add_option("--rcps", a->rcps, "MLPerf inputs: an RCP file or a folder of rcps_<benchmark>.json; none: no normalisation; default: mlperf_logging's RCPs for the version the results' path names (training_results_v4.0), else the newest");
   auto* lst = sub->add_subcommand("list", "List recorded runs");
-  lst->add_option("--since", a->since, "Runs from this UTC time on (e.g. 2026-01-31)");
+  lst->add_option("--since", a->since, "Runs from this UTC time on (e.g. 2026-01-31)")->check(utc_time_text());
   auto* trd = sub->add_subcommand("trend", "A metric over the runs, with its change points");
   trd->add_option("metric", a->metric, "time_to_train_s, throughput, iteration_ms_p50, _p90, _p99")->required();
-  trd->add_option("--since", a->since, "Show runs from this UTC time on");
+  trd->add_option("--since", a->since, "Show runs from this UTC time on")->check(utc_time_text());
   trd->add_option("--point", a->point, "Only points whose label contains this");
   trd->add_option("--machine", a->machine, "Only this machine fingerprint");
   trd->add_option("--window", a->changes.window, "Change points: values analysed at most")->capture_default_str();

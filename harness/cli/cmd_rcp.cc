@@ -51,7 +51,9 @@ Command add_rcp(CLI::App& app) {
   check_cmd->add_option("rcp", *rcp_file, "RCP file")->required();
   check_cmd->add_option("results", *inputs, "result.json files or sweep folders")->required();
   check_cmd->add_option("--submission-runs", options->submission_runs,
-                        "Runs MLPerf requires for this benchmark (default: the runs given)");
+                        "Runs MLPerf requires for this benchmark, 1 to 1000 (default: the benchmark's, else the runs "
+                        "given)")
+      ->check(CLI::Range(1, 1000));
   check_cmd->add_flag("--full", *full, "Use every RCP, not the pruned set");
   check_cmd->footer("Exit status: 0 passed, 1 failed, 2 invalid input, 3 not checkable.");
   return {sub, [=] {

@@ -28,6 +28,22 @@
 namespace perflab::cli {
 namespace {
 
+/// The text of an integer in [0, 2^64 - 1], decimal digits only: CLI11 reads
+/// "-1" and "18446744073709551616" into a uint64_t as 2^64 - 1 silently.
+CLI::Validator unsigned_64_text() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        const std::string max = "18446744073709551615";
+        const std::string trimmed = digits ? text.substr(std::min(text.find_first_not_of('0'), text.size() - 1)) : "";
+        if (!digits || trimmed.size() > max.size() || (trimmed.size() == max.size() && trimmed > max)) {
+          return fmt::format("'{}' is not an integer in [0, 2^64 - 1]", text);
+        }
+        return std::string();
+      },
+      "UINT64");
+}
+
 std::map<std::string, std::string> parse_sets(const std::vector<std::string>& sets) {
   std::map<std::string, std::string> out;
   for (const auto& s : sets) {
@@ -113,7 +129,9 @@ Command add_run(CLI::App& app) {
   sub->add_option("--backend,-b", request->backend, "auto | cpu | cuda")->capture_default_str();
   sub->add_option("--seeds,-n", request->seeds, "Number of runs (consecutive seeds)")
       ->capture_default_str();
-  sub->add_option("--seed", request->first_seed, "First seed")->capture_default_str();
+  sub->add_option("--seed", request->first_seed, "First seed")
+      ->capture_default_str()
+      ->check(unsigned_64_text());
   sub->add_option("--threads,-t", request->threads,
                   "CPU threads (default: OMP_NUM_THREADS, else all cores)");
   sub->add_option("--warmup", request->warmup_iterations,
@@ -134,8 +152,10 @@ Command add_run(CLI::App& app) {
       ->capture_default_str();
   for (Toggle t : kAllToggles) {
     sub->add_option(fmt::format("--{}", toggle_flag(t)), (*toggles)[t],
-                    fmt::format("on | off | on,off (sweep): {}", toggle_help(t)))
-        ->expected(0, 1);
+                    fmt::format("on | off (any case; bare: on) | on,off (sweep): {}", toggle_help(t)))
+        ->expected(0, 1)
+        ->default_str("on")  // what the bare flag gives; not a default (absent: the workload's)
+        ->option_text("[on|off]");
   }
   sub->footer(
       "Exit status: 0 when the runs give a score, 1 when they do not (too many\n"
@@ -160,8 +180,9 @@ Command add_run(CLI::App& app) {
             }
             for (Toggle t : kAllToggles) {
               if (sub->count(fmt::format("--{}", toggle_flag(t))) == 0) continue;
+              // The bare flag gives "on" (its default_str); an explicit '' is refused.
               const std::string& text = (*toggles)[t];
-              auto values = split(text.empty() ? "on" : text, ',');
+              auto values = split(text, ',');
               for (const auto& v : values) axes.toggles[t].push_back(parse_on_off(toggle_flag(t), v));
               r.toggles[t] = axes.toggles[t].front();
               if (values.size() > 1) {

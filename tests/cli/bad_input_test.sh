@@ -146,4 +146,24 @@ expect 2 "long.tsv:2: line longer than 1048576 bytes$" -- data convert --input "
 expect 2 "fields.tsv:2: expected 40 tab-separated fields, found 41$" -- data convert --input "$tmp/fields.tsv" --eval-fraction 0.5 --output "$never/b"
 nothing_written "refused TSV files"
 
+# --- values that used to pass silently (issue 24) -----------------------------
+expect 2 "--seed: '-1' is not an integer in \[0, 2\^64 - 1\]" -- run triad --seed -1 --out "$never"
+expect 2 "--seed: '18446744073709551616' is not an integer" -- run triad --seed 18446744073709551616 --out "$never"
+for value in true 1 ""; do
+  expect 2 "--fused: '$value' is not a valid value; valid values: on, off" -- run triad --fused "$value" --out "$never"
+done
+expect 2 "parameter elements= 5: not an integer" -- run triad --set "elements= 5" --out "$never"
+expect 2 "parameter elements=\+5: not an integer" -- run triad --set "elements=+5" --out "$never"
+expect 2 "--since: 'garbage' is not a UTC time" -- history --db "$never/h.sqlite" list --since garbage
+: >"$tmp/empty.tsv"
+expect 2 "convert: the train split has no rows" -- data convert --input "$tmp/empty.tsv" --eval-fraction 0.5 --output "$never/conv"
+nothing_written "refused values"
+"$PERFLAB" run triad --fused ON --out "$tmp/upper" >/dev/null 2>&1 && pass "--fused ON is on (any case)" ||
+  fail "--fused ON was refused"
+"$PERFLAB" run triad --out "$tmp/upper" --fused >/dev/null 2>&1 && pass "a bare --fused is on" || fail "a bare --fused was refused"
+expect 2 "--division: bogus not in \{closed,open\}" -- export --mlperf "$never/ex" "$tmp/upper" --division bogus
+for runs in 0 -1 1e9; do
+  expect 2 "--submission-runs: Value $runs not in range 1 to 1000" -- rcp check "$tmp/none.json" "$tmp/upper" --submission-runs "$runs"
+done
+
 finish

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "harness/error.h"
 
 namespace perflab {
@@ -49,6 +51,14 @@ TEST(ResolveParams, BadValuesSayWhatIsExpected) {
             "w: parameter mode=fast: not a valid choice; expected one of train, eval");
   EXPECT_EQ(message_of([] { resolve_params("w", specs(), nullptr, {{"lr", ""}}); }),
             "w: parameter lr=: empty value; expected float in [0, 10]");
+  // The number is the whole text: blanks and a '+' on either end are refused
+  // alike (strtoll took ' 5' and '+5' and refused only '5 ').
+  for (const char* text : {" 5", "5 ", "+5", "\t5"}) {
+    EXPECT_EQ(message_of([&] { resolve_params("w", specs(), nullptr, {{"batch_size", text}}); }),
+              fmt::format("w: parameter batch_size={}: not an integer; expected int in [1, 1024]", text));
+  }
+  EXPECT_EQ(message_of([] { resolve_params("w", specs(), nullptr, {{"lr", "+0.5"}}); }),
+            "w: parameter lr=+0.5: not a finite number; expected float in [0, 10]");
 }
 
 // An integer keeps its exact value: it went through double, which rounds

@@ -414,6 +414,10 @@ ConvertSummary convert_criteo_tsv(const ConvertOptions& options) {
     staging = make_partial_dir(target);
     previous = partial_dir(target.parent_path() / (target.filename().string() + "-previous"));
     ConvertSummary summary = convert_into(options, staging);
+    if (summary.train_rows == 0 || summary.test_rows == 0) {
+      throw UsageError(fmt::format("convert: the {} split has no rows ({} train, {} test); nothing to convert",
+                                   summary.train_rows == 0 ? "train" : "test", summary.train_rows, summary.test_rows));
+    }
     fs::remove(staging / kPartialMarker);
     if (fs::exists(target)) {
       fs::rename(target, previous);
