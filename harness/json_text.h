@@ -21,8 +21,10 @@ constexpr int kMaxJsonDepth = 100;
 int json_nesting_depth(std::string_view text);
 
 /// `text` parsed without exceptions: the value, or a discarded value (see
-/// nlohmann::json::is_discarded) with `problem` set to why: "not valid JSON"
-/// or "JSON nested more than 100 levels deep".
+/// nlohmann::json::is_discarded) with `problem` set to why: "not valid
+/// JSON", "JSON nested more than 100 levels deep", or "not valid JSON (...)"
+/// for a NUL byte or a key repeated in one object (nlohmann would stop at
+/// the NUL, and keep the last of the repeated keys).
 nlohmann::json parse_json_text(std::string_view text, std::string* problem = nullptr);
 
 }  // namespace perflab

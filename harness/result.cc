@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/input_file.h"
 #include "harness/json_text.h"
 #include "harness/json_number.h"
 #include "harness/stats.h"
@@ -184,16 +185,23 @@ std::string validate_result(const nlohmann::json& result) {
   if (result.contains("kind") && result["kind"] != "time_to_train" && result["kind"] != "throughput") {
     return "kind " + result["kind"].dump() + " (expected time_to_train or throughput)";
   }
+  const nlohmann::json& spec = result["spec"];
+  if (!spec.is_object()) return "spec is not an object";
   for (const char* key : {"workload", "preset", "params", "backend", "seeds", "toggles_requested"}) {
-    if (!result["spec"].contains(key)) return fmt::format("spec is missing '{}'", key);
+    if (!spec.contains(key)) return fmt::format("spec is missing '{}'", key);
+  }
+  if (!spec["params"].is_object()) return fmt::format("spec.params is {}, not an object", spec["params"].type_name());
+  // Counts a rerun would use: non-negative integers or absent.
+  for (const char* key : {"iterations", "warmup_iterations", "threads"}) {
+    if (spec.contains(key) && !json_number<uint32_t>(spec[key])) {
+      return fmt::format("spec.{} is {}, not a count", key, spec[key].dump());
+    }
   }
   return "";
 }
 
 nlohmann::json read_result(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("{}: cannot read", path.string()));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = read_document(path);
   std::string problem;
   nlohmann::json j = parse_json_text(text, &problem);
   if (j.is_discarded()) throw UsageError(fmt::format("{}: {}", path.string(), problem));

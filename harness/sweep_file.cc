@@ -14,6 +14,7 @@
 //   lr_rule: {rule: sqrt, base_batch_size: 256, base_learning_rate: 1.0, warmup_steps: 50}
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <fstream>
@@ -24,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/input_file.h"
 #include "harness/registry.h"
 #include "harness/sweep.h"
 #include "harness/text.h"
@@ -111,10 +113,13 @@ class SweepFileReader {
     SweepPlan plan;
     plan.name = root["name"] ? scalar(root["name"], "name") : stem;
     // The name is a folder under out: one plain component, so results stay inside it.
+    const bool control = std::any_of(plan.name.begin(), plan.name.end(),
+                                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
     if (plan.name.empty() || plan.name == "." || plan.name == ".." ||
-        plan.name.find_first_of("/\\") != std::string::npos) {
+        plan.name.find_first_of("/\\") != std::string::npos || control) {
       fail(root["name"] ? root["name"] : root,
-           fmt::format("name '{}' must be a folder name (no '/', not '.' or '..')", plan.name));
+           fmt::format("name '{}' must be a folder name (no '/', no control characters, not '.' or '..')",
+                       plan.name));
     }
     plan.out_dir = root["out"] ? scalar(root["out"], "out") : "perflab-results";
     RunRequest base;
@@ -279,13 +284,12 @@ SweepPlan parse_sweep_text(const std::string& yaml, const std::filesystem::path&
 }
 
 SweepPlan read_sweep_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  std::ifstream in(path, std::ios::binary);
-  if (!in || std::filesystem::is_directory(path, ec)) {
-    throw UsageError(fmt::format("{}: cannot read the sweep file", path.string()));
+  std::string text;
+  try {
+    text = read_document(path);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{} (the sweep file)", e.what()));
   }
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw UsageError(fmt::format("{}: cannot read the sweep file", path.string()));
   return parse_sweep_text(text, path);
 }
 

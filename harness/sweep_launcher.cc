@@ -14,6 +14,7 @@
 
 #include "harness/atomic_file.h"
 #include "harness/error.h"
+#include "harness/input_file.h"
 #include "harness/json_text.h"
 #include "harness/subprocess.h"
 #include "harness/text.h"
@@ -31,11 +32,7 @@ fs::path slurm_dir(const fs::path& sweep_dir) { return sweep_dir / "slurm"; }
 fs::path jobs_file(const fs::path& sweep_dir) { return slurm_dir(sweep_dir) / "jobs.json"; }
 
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot read", path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_document(path);
 }
 
 /// jobs.json: key -> {job_id, label, submitted}. Absent: nothing submitted.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/input_file.h"
 #include "harness/json_text.h"
 
 namespace perflab::reports {
@@ -76,11 +77,7 @@ MllogFile parse_mllog(std::string_view text) {
 }
 
 MllogFile read_mllog(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("{}: cannot read", path.string()));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw UsageError(fmt::format("{}: cannot read", path.string()));
-  return parse_mllog(text);
+  return parse_mllog(read_document(path));
 }
 
 }  // namespace perflab::reports

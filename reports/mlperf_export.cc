@@ -17,6 +17,7 @@
 
 #include "harness/atomic_file.h"
 #include "harness/error.h"
+#include "harness/input_file.h"
 
 namespace perflab::reports {
 namespace {
@@ -24,11 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("{}: cannot read", path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_document(path);
 }
 
 std::string text_of(const nlohmann::json& doc, const char* pointer) {

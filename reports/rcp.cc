@@ -49,6 +49,7 @@
 
 #include "harness/atomic_file.h"
 #include "harness/error.h"
+#include "harness/input_file.h"
 #include "harness/json_text.h"
 #include "harness/mlperf_benchmarks.h"
 #include "reports/statistics.h"
@@ -307,12 +308,9 @@ void write_rcps(const std::filesystem::path& path, const std::vector<RcpEntry>& 
 }
 
 std::vector<RcpEntry> read_rcps(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("{}: cannot open RCP file", path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_document(path);
   std::string problem;
-  const nlohmann::json doc = parse_json_text(text.str(), &problem);
+  const nlohmann::json doc = parse_json_text(text, &problem);
   if (doc.is_discarded()) throw UsageError(fmt::format("{}: not JSON: {}", path.string(), problem));
   return rcps_from_json(doc, path.string());
 }

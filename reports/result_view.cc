@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/input_file.h"
 #include "harness/json_text.h"
 #include "harness/json_number.h"
 #include "harness/result.h"
@@ -264,9 +265,7 @@ ResultView parse_result(const json& doc, const std::filesystem::path& source) {
 }
 
 ResultView read_result_view(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("{}: cannot read", path.string()));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = read_document(path);
   std::string problem;
   const json doc = parse_json_text(text, &problem);
   if (doc.is_discarded()) throw UsageError(fmt::format("{}: {}", path.string(), problem));

@@ -31,8 +31,8 @@ printf 'workload: [dlrm\n' >"$tmp/syntax.yaml"
 expect 2 "syntax.yaml:[0-9]+: not valid YAML: " -- sweep "$tmp/syntax.yaml" --out "$never"
 : >"$tmp/empty.yaml"
 expect 2 "empty.yaml:1: the sweep file is empty$" -- sweep "$tmp/empty.yaml" --out "$never"
-expect 2 "absent.yaml: cannot read the sweep file$" -- sweep "$tmp/absent.yaml" --out "$never"
-expect 2 ": cannot read the sweep file$" -- sweep "$tmp" --out "$never"
+expect 2 "absent.yaml: no such file \(the sweep file\)$" -- sweep "$tmp/absent.yaml" --out "$never"
+expect 2 ": is a folder, not a file \(the sweep file\)$" -- sweep "$tmp" --out "$never"
 # A sweep whose runs take 2 ranks, started on one: refused before anything runs.
 printf 'workload: triad\nname: pairs\nntasks: 2\n' >"$tmp/pairs.yaml"
 expect 2 "sweep pairs: its runs take 2 rank\(s\) \(ntasks: 2\), this process has 1: start it with mpirun -np 2" \
@@ -79,7 +79,7 @@ PY
   expect 2 "badranks.json: result spec is malformed: ranks is 0, not an integer in \[1, 4096\]$" -- rerun "$tmp/badranks.json" --out "$never"
   printf '{"schema_version": 2, "spec": ' >"$tmp/cut.json"
   expect 2 "cut.json: not valid JSON$" -- rerun "$tmp/cut.json" --out "$never"
-  expect 2 "absent.json: cannot read$" -- rerun "$tmp/absent.json" --out "$never"
+  expect 2 "absent.json: no such file$" -- rerun "$tmp/absent.json" --out "$never"
   nothing_written "refused reruns"
 
   mkdir -p "$tmp/counts"

@@ -86,7 +86,7 @@ expect 2 "--proto: 'LL64' is not LL, LL128 or SIMPLE$" -- model --proto LL64
 expect 2 "link preset 'h100' is one node \(no network\); for 4 nodes use h100-hdr or h100-ndr$" -- model --nodes 4
 expect 2 "--algo: no requested algorithm runs all_reduce on 1 nodes x 8 GPUs \(COLLNET_CHAIN: CollNet needs SHARP" \
   -- model --algo sharp --html "$never"
-expect 2 "absent.csv: cannot read the measurements file$" -- model --calibrate "$tmp/absent.csv" --html "$never"
+expect 2 "absent.csv: no such file$" -- model --calibrate "$tmp/absent.csv" --html "$never"
 printf 'op,nranks,nnodes,bytes,time_us,algorithm\nall_reduce,16,2,1024,40,sharp\n' >"$tmp/sharp.csv"
 expect 2 "sharp.csv:2: all_reduce COLLNET_CHAIN on 2 nodes x 8 GPUs with preset 'h100-ndr': CollNet needs SHARP" \
   -- model --link h100-ndr --calibrate "$tmp/sharp.csv" --html "$never"

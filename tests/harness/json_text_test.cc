@@ -53,6 +53,19 @@ TEST(JsonText, InvalidJsonSaysSo) {
   EXPECT_EQ(parse_json_text(R"({"a": [1, 2]})")["a"][1], 2);
 }
 
+TEST(JsonText, NulBytesAndRepeatedKeysAreRefused) {
+  std::string problem;
+  EXPECT_TRUE(parse_json_text(std::string("{\"a\": 1}\0\0garbage", 17), &problem).is_discarded());
+  EXPECT_EQ(problem, "not valid JSON (a NUL byte at offset 8)");
+  EXPECT_TRUE(parse_json_text(R"({"schema_version": 99, "x": {"b": 1}, "schema_version": 2})", &problem).is_discarded());
+  EXPECT_EQ(problem, "not valid JSON (the key \"schema_version\" appears twice in one object)");
+  EXPECT_TRUE(parse_json_text(R"([{"a": 1, "b": {"a": 2}, "a": 3}])", &problem).is_discarded());
+  // The same key in different objects is fine.
+  const nlohmann::json ok = parse_json_text(R"({"a": {"a": 1}, "b": [{"a": 2}, {"a": 3}]})", &problem);
+  ASSERT_FALSE(ok.is_discarded()) << problem;
+  EXPECT_EQ(ok["b"][1]["a"], 3);
+}
+
 // The result reader goes through the bound too: one UsageError line.
 TEST(JsonText, ADeepResultFileIsRefusedWithOneLine) {
   const std::filesystem::path path =

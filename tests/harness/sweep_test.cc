@@ -261,9 +261,13 @@ TEST(SweepFile, ValuesMustBeUtf8) {
 
 TEST(SweepFile, NameIsOneFolderUnderOut) {
   EXPECT_EQ(sweep_error("workload: sweeptoy\nname: ../elsewhere\n"),
-            "2: name '../elsewhere' must be a folder name (no '/', not '.' or '..')");
+            "2: name '../elsewhere' must be a folder name (no '/', no control characters, not '.' or '..')");
   EXPECT_EQ(sweep_error("workload: sweeptoy\nname: ''\n"),
-            "2: name '' must be a folder name (no '/', not '.' or '..')");
+            "2: name '' must be a folder name (no '/', no control characters, not '.' or '..')");
+  // A newline in the name (issue 24: accepted, and --array then refused it
+  // after writing files).
+  EXPECT_EQ(sweep_error("workload: sweeptoy\nname: \"a\\nb\"\n"),
+            "2: name 'a\nb' must be a folder name (no '/', no control characters, not '.' or '..')");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "collectives/byte_size.h"
 #include "harness/error.h"
+#include "harness/input_file.h"
 #include "harness/json_text.h"
 #include "harness/json_number.h"
 #include "reports/collectives_table.h"
@@ -194,20 +195,13 @@ std::vector<MeasuredPoint> load_measurements(const std::filesystem::path& path) 
     const reports::ResultSet set = reports::load_result_set({path});
     if (set.results.empty()) throw UsageError(fmt::format("{}: no result.json in the folder", path.string()));
     for (const auto& loaded : set.results) {
-      std::ifstream one(loaded.path, std::ios::binary);
-      std::ostringstream t;
-      t << one.rdbuf();
-      for (auto& p : parse_measurements_json(t.str(), loaded.path.string())) points.push_back(std::move(p));
+      for (auto& p : parse_measurements_json(read_document(loaded.path), loaded.path.string())) {
+        points.push_back(std::move(p));
+      }
     }
     return points;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw UsageError(fmt::format("{}: cannot read the measurements file", path.string()));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  const std::string s = text.str();
+  const std::string s = read_document(path);
   std::string_view body = trim(s);
   if (!body.empty() && (body.front() == '{' || body.front() == '[')) return parse_measurements_json(s, path.string());
   return parse_measurements_csv(s, path.string());

@@ -15,6 +15,7 @@
 
 #include "harness/atomic_file.h"
 #include "harness/error.h"
+#include "harness/input_file.h"
 
 namespace perflab::transducer {
 namespace {
@@ -188,11 +189,7 @@ template int64_t* NpyArray::as<int64_t>();
 
 NpyArray read_npy(const std::filesystem::path& path) {
   const std::string file = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + file + ": " + std::strerror(errno));
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error("cannot read " + file + ": read failed");
-  return parse_npy(bytes, file);
+  return parse_npy(read_document(path), file);
 }
 
 NpyArray parse_npy(const std::string& bytes, const std::string& file) {

@@ -394,7 +394,7 @@ TEST_F(CriteoFiles, LoadCorruptSpecAndFilesGiveOneLineErrors) {
   write_text(spec, "feature_spec: [unclosed\n");
   EXPECT_NE(load_error("test").find(spec + ":"), std::string::npos);
   fs::remove(spec);
-  EXPECT_EQ(load_error("test"), spec + ": cannot open feature spec");
+  EXPECT_EQ(load_error("test"), spec + ": no such file");
 }
 
 TEST_F(CriteoFiles, LoadIdOutsideCardinalityIsAnError) {

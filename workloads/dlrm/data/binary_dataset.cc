@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "harness/error.h"
+#include "harness/input_file.h"
 #include "harness/interrupt.h"
 #include "workloads/dlrm/data/criteo_tsv.h"
 #include "workloads/dlrm/data/feature_spec.h"
@@ -260,6 +261,7 @@ double load_value(const char* bytes) {
 template <typename T>
 void read_file(const FilePlan& plan, const std::string& where, Dataset& data) {
   const size_t columns = plan.targets.size(), row_bytes = columns * sizeof(T);
+  require_regular_file(plan.path);
   std::FILE* file = std::fopen(plan.path.c_str(), "rb");
   if (file == nullptr) throw Error(fmt::format("{}: cannot open {}", where, plan.name));
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(file, std::fclose);

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "harness/error.h"
+#include "harness/input_file.h"
 
 namespace perflab::dlrm {
 namespace {
@@ -120,6 +121,7 @@ void parse_criteo_line(std::string_view line, int64_t table_size, CriteoRow& row
 CriteoTsvReader::CriteoTsvReader(std::string path, int64_t table_size, size_t buffer_bytes)
     : path_(std::move(path)), table_size_(table_size), buffer_(std::max<size_t>(buffer_bytes, 1)) {
   check_table_size(table_size);
+  require_regular_file(path_);  // a folder, FIFO or device: one line, not a read error or a hang
   file_ = std::fopen(path_.c_str(), "rb");
   if (file_ == nullptr && errno == ENOENT) throw UsageError(path_ + ": no such file");
   if (file_ == nullptr) {

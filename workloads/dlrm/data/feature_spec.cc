@@ -10,6 +10,7 @@
 
 #include "harness/atomic_file.h"
 #include "harness/error.h"
+#include "harness/input_file.h"
 
 namespace perflab::dlrm {
 namespace {
@@ -182,9 +183,7 @@ FeatureSpec default_feature_spec(int num_numerical, const std::vector<int64_t>& 
 FeatureSpec read_feature_spec(const std::string& path) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw UsageError(fmt::format("{}: cannot open feature spec", path));
+    root = YAML::Load(read_document(path));
   } catch (const YAML::Exception& e) {
     throw UsageError(fmt::format("{}:{}: invalid YAML: {}", path, e.mark.line + 1, e.msg));
   }
