@@ -1,6 +1,10 @@
 // History database: schema, migrations, record and queries.
 #include "reports/history_db.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <algorithm>
 #include <map>
 
@@ -125,8 +129,20 @@ HistoryDb::HistoryDb(const fs::path& path, bool create) {
     throw UsageError(fmt::format("{}: no such history database (create it with perflab history record)", path.string()));
   }
   if (create && path.has_parent_path()) ensure_writable_directory(path.parent_path());
-  db_ = std::make_unique<sqlite::Connection>(path, create);
+  // A file this process cannot write (EROFS on a read-only mount, EACCES)
+  // is read as immutable: no journal-mode switch, no lock, no cache write.
+  read_only_ = !create && ::access(path.c_str(), W_OK) != 0 && (errno == EROFS || errno == EACCES);
+  db_ = read_only_ ? std::make_unique<sqlite::Connection>(sqlite::Connection::immutable(path))
+                   : std::make_unique<sqlite::Connection>(path, create);
   const int64_t version = checked_version(*db_);
+  if (read_only_) {
+    if (version < kHistorySchemaVersion) {
+      throw Error(fmt::format("{}: read-only, and its history schema version {} needs migrating to {}; open it "
+                              "once with perflab where it can be written",
+                              path.string(), version, kHistorySchemaVersion));
+    }
+    return;
+  }
   // Two recorders creating the same database at once meet here, and SQLite
   // does not call the busy handler for a journal-mode switch.
   db_->exec_when_unlocked("PRAGMA journal_mode=WAL");
@@ -233,6 +249,7 @@ std::optional<json> HistoryDb::cached_state(const HistorySeries& s, const std::s
 }
 
 void HistoryDb::store_state(const HistorySeries& s, const std::string& options_key, const json& state) {
+  if (read_only_) return;  // computed each time instead
   sqlite::Transaction t(*db_);
   db_->prepare("INSERT OR REPLACE INTO change_point_cache(point, metric, machine, options, state) VALUES(?, ?, ?, ?, ?)")
       .bind(1, s.point)

@@ -77,6 +77,10 @@ class HistoryDb {
   /// schema. Throws UsageError for a missing file without `create`, a file
   /// that is not a perflab history database or one from a newer perflab.
   HistoryDb(const std::filesystem::path& path, bool create);
+  /// True when the file could not be written (a read-only mount, or a file
+  /// this user may only read): it is then read as an immutable file, its
+  /// change points computed but not cached, and nothing is ever written.
+  bool read_only() const { return read_only_; }
   ~HistoryDb();
   HistoryDb(const HistoryDb&) = delete;
   HistoryDb& operator=(const HistoryDb&) = delete;
@@ -98,6 +102,7 @@ class HistoryDb {
 
  private:
   std::unique_ptr<sqlite::Connection> db_;
+  bool read_only_ = false;
 };
 
 /// A short stable fingerprint of the machine a result ran on: a hash of the

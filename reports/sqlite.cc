@@ -11,6 +11,8 @@
 #include "harness/error.h"
 
 namespace perflab::reports::sqlite {
+
+namespace fs = std::filesystem;
 namespace {
 
 /// How long a connection waits for another's lock before it gives up.
@@ -18,9 +20,26 @@ constexpr int kBusyTimeoutMs = 30000;
 
 }  // namespace
 
-Connection::Connection(const std::filesystem::path& path, bool create) : path_(path) {
-  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
-  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+Connection::Connection(const std::filesystem::path& path, bool create)
+    : Connection(path, path.string(), SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX) {}
+
+Connection Connection::immutable(const std::filesystem::path& path) {
+  // A URI, so that immutable=1 applies: its path percent-encoded where a
+  // character would end or change the path part.
+  std::string uri = "file:";
+  for (const char c : fs::absolute(path).string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      uri += c;
+    }
+  }
+  uri += "?mode=ro&immutable=1";
+  return Connection(path, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
+}
+
+Connection::Connection(const std::filesystem::path& path, const std::string& name, int flags) : path_(path) {
+  const int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     const std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);

@@ -22,7 +22,12 @@ class Connection {
   /// Opens `path`; `create` allows a new file. Sets a busy timeout so that
   /// concurrent writers wait for each other instead of failing.
   Connection(const std::filesystem::path& path, bool create);
+  /// Opens `path` read-only as an immutable file (a read-only mount or a
+  /// file this user cannot write: no lock, no -wal or -shm file is needed,
+  /// nothing is written).
+  static Connection immutable(const std::filesystem::path& path);
   ~Connection();
+  Connection(Connection&& o) noexcept : path_(std::move(o.path_)), db_(o.db_) { o.db_ = nullptr; }
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
@@ -43,6 +48,7 @@ class Connection {
   [[noreturn]] void fail(int rc, const std::string& what) const;
 
  private:
+  Connection(const std::filesystem::path& path, const std::string& name, int flags);
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
 };

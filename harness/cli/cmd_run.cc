@@ -4,8 +4,10 @@
 // lists make a sweep (harness/sweep.h).
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <thread>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -27,6 +29,14 @@
 
 namespace perflab::cli {
 namespace {
+
+/// The most threads `--threads` asks for on this machine: 8 per core, 64 at
+/// least (4096 made libgomp fail to create threads and abort where memory
+/// or limits ran out). A rerun keeps the threads its result recorded.
+int thread_limit() {
+  const auto cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  return std::min(kMaxThreads, std::max(64, 8 * cores));
+}
 
 /// The text of an integer in [0, 2^64 - 1], decimal digits only: CLI11 reads
 /// "-1" and "18446744073709551616" into a uint64_t as 2^64 - 1 silently.
@@ -133,7 +143,10 @@ Command add_run(CLI::App& app) {
       ->capture_default_str()
       ->check(unsigned_64_text());
   sub->add_option("--threads,-t", request->threads,
-                  "CPU threads (default: OMP_NUM_THREADS, else all cores)");
+                  fmt::format("CPU threads, at most {} here: 8 per core, 64 at least (default: OMP_NUM_THREADS, "
+                              "else all cores)",
+                              thread_limit()))
+      ->check(CLI::Range(0, thread_limit()));
   sub->add_option("--warmup", request->warmup_iterations,
                   "Iterations left out of the per-iteration timing statistics")
       ->capture_default_str();
