@@ -10,12 +10,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib.bash"
 
 mnt="$tmp/mnt"
-mkdir -p "$mnt"
-if ! mount -t tmpfs -o size=8m tmpfs "$mnt" 2>"$tmp/mount.err"; then
-  echo "skip: cannot mount a tmpfs here: $(cat "$tmp/mount.err")"
-  exit 77
-fi
-trap 'umount "$mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
+mount_tmpfs_or_skip "$mnt" 8m
 
 for i in 1 2 3; do
   "$PERFLAB" run triad --backend cpu --threads 1 --out "$tmp/results" >/dev/null 2>&1 || fail "triad run $i failed"

@@ -44,6 +44,20 @@ expect_ranks() {
   fi
 }
 
+# mount_tmpfs_or_skip DIR SIZE: a tmpfs of SIZE at DIR, unmounted (and $tmp
+# removed) on exit; where mounting is not allowed (it needs root, as in CI),
+# the test skips with the reason (exit 77).
+mount_tmpfs_or_skip() {
+  local dir=$1 size=$2
+  mkdir -p "$dir"
+  if ! mount -t tmpfs -o "size=$size" tmpfs "$dir" 2>"$tmp/mount.err"; then
+    echo "skip: cannot mount a tmpfs here: $(cat "$tmp/mount.err")"
+    exit 77
+  fi
+  # shellcheck disable=SC2064
+  trap "umount '$dir' 2>/dev/null; rm -rf '$tmp'" EXIT
+}
+
 # finish: the count, and the exit status of the test.
 finish() {
   echo "$failures failure(s)"
