@@ -66,18 +66,45 @@ Status check_common(const EmbeddingArguments& a) {
 
 // ---- forward ---------------------------------------------------------------
 
+/// Threads along a row in the gather kernels: a power of two covering the
+/// row's width in loads (dim / 4 float4s, or dim floats), at most a warp;
+/// the block's other dimension takes that many rows at once.
+int gather_lanes(int64_t width) {
+  int lanes = 1;
+  while (lanes < 32 && lanes < width) lanes *= 2;
+  return lanes;
+}
+
+/// Two-dimensional blocks of kThreads threads: x along a row (gather_lanes),
+/// y over rows; a grid-stride loop over the rows beyond the grid.
+struct GatherLaunch {
+  dim3 block;
+  unsigned grid = 1;
+};
+
+GatherLaunch gather_launch(int64_t slots, int64_t width) {
+  const int lanes = gather_lanes(width);
+  const int rows_per_block = kThreads / lanes;
+  GatherLaunch l;
+  l.block = dim3(static_cast<unsigned>(lanes), static_cast<unsigned>(rows_per_block));
+  l.grid = static_cast<unsigned>(std::clamp<int64_t>((slots + rows_per_block - 1) / rows_per_block, 1, kMaxBlocks));
+  return l;
+}
+
 /// out[slot, :] = tables[row(slot), :], counted in units of V (float or
-/// float4; `width` = dim / (floats per V)).
+/// float4; `width` = dim / (floats per V)). One row per threadIdx.y: its
+/// table and row are found once per row (one 64-bit modulo), not once per
+/// element, and threadIdx.x walks the row's columns.
 template <typename V>
 __global__ void gather_kernel(const V* __restrict__ tables, const int64_t* __restrict__ row_offsets,
                               const int32_t* __restrict__ ids, int num_tables, int64_t width,
-                              int64_t total, V* __restrict__ out) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t slot = i / width;
-    const int64_t col = i - slot * width;
+                              int64_t num_slots, V* __restrict__ out) {
+  for (int64_t slot = blockIdx.x * int64_t{blockDim.y} + threadIdx.y; slot < num_slots;
+       slot += int64_t{gridDim.x} * blockDim.y) {
     const int64_t row = row_offsets[slot % num_tables] + ids[slot];
-    out[i] = tables[row * width + col];
+    const V* __restrict__ src = tables + row * width;
+    V* __restrict__ dst = out + slot * width;
+    for (int64_t col = threadIdx.x; col < width; col += blockDim.x) dst[col] = src[col];
   }
 }
 
@@ -85,13 +112,13 @@ __global__ void gather_kernel(const V* __restrict__ tables, const int64_t* __res
 __global__ void gather_bf16_kernel(const float* __restrict__ tables,
                                    const int64_t* __restrict__ row_offsets,
                                    const int32_t* __restrict__ ids, int num_tables, int64_t dim,
-                                   int64_t total, __nv_bfloat16* __restrict__ out) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t slot = i / dim;
-    const int64_t col = i - slot * dim;
+                                   int64_t num_slots, __nv_bfloat16* __restrict__ out) {
+  for (int64_t slot = blockIdx.x * int64_t{blockDim.y} + threadIdx.y; slot < num_slots;
+       slot += int64_t{gridDim.x} * blockDim.y) {
     const int64_t row = row_offsets[slot % num_tables] + ids[slot];
-    out[i] = __float2bfloat16_rn(tables[row * dim + col]);
+    const float* __restrict__ src = tables + row * dim;
+    __nv_bfloat16* __restrict__ dst = out + slot * dim;
+    for (int64_t col = threadIdx.x; col < dim; col += blockDim.x) dst[col] = __float2bfloat16_rn(src[col]);
   }
 }
 
@@ -207,23 +234,23 @@ Status EmbeddingForward::can_implement(const EmbeddingArguments& args) {
 size_t EmbeddingForward::workspace_bytes(const EmbeddingArguments&) { return 0; }
 
 void EmbeddingForward::run(const EmbeddingArguments& a, void*, cudaStream_t stream) {
-  const int64_t elements = a.batch * a.num_tables * a.dim;
+  const int64_t slots = a.batch * a.num_tables;
   if (a.out_type == EmbeddingOutputType::kBFloat16) {
-    gather_bf16_kernel<<<blocks_for(elements), kThreads, 0, stream>>>(
-        a.tables, a.table_row_offsets, a.ids, a.num_tables, a.dim, elements,
-        static_cast<__nv_bfloat16*>(a.out));
+    const GatherLaunch l = gather_launch(slots, a.dim);
+    gather_bf16_kernel<<<l.grid, l.block, 0, stream>>>(a.tables, a.table_row_offsets, a.ids, a.num_tables,
+                                                       a.dim, slots, static_cast<__nv_bfloat16*>(a.out));
     PERFLAB_CUDA_CHECK_LAUNCH("gather_bf16_kernel");
   } else if (a.dim % 4 == 0 && aligned16(a.tables) && aligned16(a.out)) {
     const int64_t width = a.dim / 4;
-    const int64_t total = elements / 4;
-    gather_kernel<float4><<<blocks_for(total), kThreads, 0, stream>>>(
-        reinterpret_cast<const float4*>(a.tables), a.table_row_offsets, a.ids, a.num_tables, width,
-        total, static_cast<float4*>(a.out));
+    const GatherLaunch l = gather_launch(slots, width);
+    gather_kernel<float4><<<l.grid, l.block, 0, stream>>>(reinterpret_cast<const float4*>(a.tables),
+                                                          a.table_row_offsets, a.ids, a.num_tables, width,
+                                                          slots, static_cast<float4*>(a.out));
     PERFLAB_CUDA_CHECK_LAUNCH("gather_kernel<float4>");
   } else {
-    gather_kernel<float><<<blocks_for(elements), kThreads, 0, stream>>>(
-        a.tables, a.table_row_offsets, a.ids, a.num_tables, a.dim, elements,
-        static_cast<float*>(a.out));
+    const GatherLaunch l = gather_launch(slots, a.dim);
+    gather_kernel<float><<<l.grid, l.block, 0, stream>>>(a.tables, a.table_row_offsets, a.ids, a.num_tables,
+                                                         a.dim, slots, static_cast<float*>(a.out));
     PERFLAB_CUDA_CHECK_LAUNCH("gather_kernel<float>");
   }
 }
