@@ -70,7 +70,7 @@ PY
   edit "$tmp/version.json" 'doc["schema_version"] = 4294967298'
   expect 2 "version.json: not a perflab result: schema_version 4294967298 \(this perflab reads 1 to 2\)$" -- rerun "$tmp/version.json" --out "$never"
   edit "$tmp/threads.json" 'doc["spec"]["threads"] = 1e300'
-  expect 2 "threads.json: result spec is malformed: threads is 1e\+300, not an integer in range$" -- rerun "$tmp/threads.json" --out "$never"
+  expect 2 "threads.json: not a perflab result: spec.threads is 1e\+300, not a count$" -- rerun "$tmp/threads.json" --out "$never"
   edit "$tmp/seeds.json" 'doc["spec"]["seeds"] = [1e300]'
   expect 2 "seeds.json: result spec seed 1e\+300 is not an unsigned integer$" -- rerun "$tmp/seeds.json" --out "$never"
   edit "$tmp/ranks.json" 'doc["spec"]["ranks"] = 2'

@@ -67,6 +67,7 @@ void damage(const fs::path& path, int32_t version, const std::string& state, con
     sqlite3_step(st);
   }
   sqlite3_finalize(st);
+  st = nullptr;
   if (!samples.empty() &&
       sqlite3_prepare_v2(raw, "UPDATE metrics SET samples = ? WHERE run_id = 3", -1, &st, nullptr) == SQLITE_OK) {
     sqlite3_bind_text(st, 1, samples.data(), static_cast<int>(samples.size()), SQLITE_TRANSIENT);

@@ -128,7 +128,7 @@ TEST(ResultView, NumbersOutOfRangeAreOneLineNotACrash) {
   json threads = v2_throughput();
   threads["spec"]["threads"] = 1e300;
   EXPECT_EQ(error_of(threads),
-            "/r/x/result.json: not a perflab result: spec.threads is out of range or not an integer (1e+300)");
+            "/r/x/result.json: not a perflab result: spec.threads is 1e+300, not a count");
   json fraction = v2_throughput();
   fraction["plan"]["global_batch_size"] = 2.5;
   EXPECT_EQ(error_of(fraction), "/r/x/result.json: not a perflab result: plan.global_batch_size is out of range "

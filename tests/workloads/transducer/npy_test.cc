@@ -197,7 +197,7 @@ TEST_F(NpyTest, RejectsMalformedFiles) {
   expect_usage_error(dir_ / "bad_dim.npy", "bad dimension");
   EXPECT_EQ(data_start % 64, 0u);
 
-  EXPECT_THROW(read_npy(dir_ / "missing.npy"), Error);
+  EXPECT_THROW(read_npy(dir_ / "missing.npy"), UsageError);  // a file the user named: exit 2
 }
 
 }  // namespace
