@@ -113,7 +113,11 @@ PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark&
           write_file_atomically(work / name, content);
         }
       }
-      publish_folder(work, dir);
+      if (hooks.fresh_folder) {
+        out.dir = publish_new_folder(work, dir);
+      } else {
+        publish_folder(work, dir);
+      }
     }
     return out;
   } catch (...) {
@@ -123,20 +127,25 @@ PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark&
   }
 }
 
-fs::path reserve_invocation_dir(const fs::path& out, const RunSpec& spec) {
-  const std::string base = fmt::format("{}-{}-{}", spec.workload, spec.preset, utc_now("%Y%m%d-%H%M%S"));
-  fs::path dir = out / base;
-  // mkdir either creates the folder or finds it there, atomically: of
-  // several runs started in the same second, each gets its own name.
-  for (int i = 2;; ++i) {
-    std::error_code ec;
-    if (fs::create_directory(dir, ec)) return dir;
-    if (ec && ec != std::errc::file_exists) {
-      throw Error(fmt::format("{}: cannot create the run's folder: {}", dir.string(), ec.message()));
+fs::path invocation_dir(const fs::path& out, const RunSpec& spec) {
+  return out / fmt::format("{}-{}-{}", spec.workload, spec.preset, utc_now("%Y%m%d-%H%M%S"));
+}
+
+fs::path publish_new_folder(const fs::path& work, const fs::path& dir) {
+  std::error_code ec;
+  fs::remove(work / kPartialMarker, ec);  // a result folder now, not a work folder
+  // rename() onto a folder that has anything in it fails: of several runs
+  // that finish under one name (names are per second), each takes the next
+  // free one, and none ever replaces another's results.
+  for (int i = 1; i <= 100000; ++i) {
+    const fs::path target = i == 1 ? dir : dir.parent_path() / fmt::format("{}-{}", dir.filename().string(), i);
+    fs::rename(work, target, ec);
+    if (!ec) return target;
+    if (ec != std::errc::directory_not_empty && ec != std::errc::file_exists && ec != std::errc::not_a_directory) {
+      throw Error(fmt::format("{}: cannot publish the run's folder: {}", target.string(), ec.message()));
     }
-    if (i > 100000) throw Error(fmt::format("{}: no free run folder name", out.string()));
-    dir = out / fmt::format("{}-{}", base, i);
   }
+  throw Error(fmt::format("{}: no free run folder name", dir.parent_path().string()));
 }
 
 void publish_folder(const fs::path& work, const fs::path& dir) {
@@ -161,24 +170,14 @@ PointOutcome run_invocation(Session& session, const RunSpec& spec, const PointHo
   ensure_writable_directory(spec.out_dir);
   PreparedBenchmark prepared = prepare_point(session, spec);
   if (hooks.progress) hooks.progress({ProgressEvent::Kind::kPrepared, 0, spec.seeds.size(), nullptr});
-  // Rank 0 reserves the folder and tells the others its name.
+  // Rank 0 names the folder and tells the others (their clocks may be a
+  // second apart); the name is final only when the run is published.
   collectives::Communicator& comm = session.comm();
-  const std::string mine = comm.rank() == 0 ? reserve_invocation_dir(spec.out_dir, spec).string() : std::string();
-  const fs::path dir = comm.size() == 1 ? fs::path(mine) : fs::path(collectives::all_gather_text(comm, mine)[0]);
-  // Left with nothing in it (an error, or interrupted before the first
-  // run), the reserved folder goes; fs::remove leaves a non-empty one.
-  auto drop_reserved = [&] {
-    std::error_code ec;
-    if (comm.rank() == 0) fs::remove(dir, ec);
-  };
-  try {
-    PointOutcome out = run_point(session, spec, prepared, spec.seeds, dir, hooks);
-    if (out.record.runs.empty()) drop_reserved();
-    return out;
-  } catch (...) {
-    drop_reserved();
-    throw;
-  }
+  const std::string planned = invocation_dir(spec.out_dir, spec).string();
+  const fs::path dir = comm.size() == 1 ? fs::path(planned) : fs::path(collectives::all_gather_text(comm, planned)[0]);
+  PointHooks fresh = hooks;
+  fresh.fresh_folder = true;
+  return run_point(session, spec, prepared, spec.seeds, dir, fresh);
 }
 
 }  // namespace perflab

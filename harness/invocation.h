@@ -55,6 +55,10 @@ struct PointHooks {
   /// Files to write beside result.json (report.md), rendered from the result
   /// document; empty: none.
   std::function<RenderedFiles(const nlohmann::json& result)> render;
+  /// true: publish under `dir` or the next free dir-N (publish_new_folder;
+  /// a plain run); false: replace an earlier unfinished result at `dir`
+  /// (publish_folder; a sweep's run key, under its lock).
+  bool fresh_folder = false;
 };
 
 /// What a point's run produced.
@@ -78,15 +82,20 @@ PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark&
                        const std::vector<uint64_t>& seeds, const std::filesystem::path& dir,
                        const PointHooks& hooks);
 
-/// Creates and returns a new, empty folder for `spec` under `out`:
-/// <workload>-<preset>-<UTC time>, with -2, -3, ... when that name is taken.
-/// Created with mkdir, so runs started together never share a folder.
-std::filesystem::path reserve_invocation_dir(const std::filesystem::path& out, const RunSpec& spec);
+/// The folder name a new run of `spec` under `out` starts with:
+/// <workload>-<preset>-<UTC time>; publish_new_folder adds -2, -3, ... when
+/// it is taken by then.
+std::filesystem::path invocation_dir(const std::filesystem::path& out, const RunSpec& spec);
+
+/// Renames the finished folder `work` to `dir`, or, when `dir` holds
+/// anything, to dir-2, dir-3, ...; returns the folder it became. Runs
+/// started together never share or replace a folder. Throws perflab::Error.
+std::filesystem::path publish_new_folder(const std::filesystem::path& work, const std::filesystem::path& dir);
 
 /// Renames the finished folder `work` to `dir`. `dir` may be absent or an
-/// empty folder (reserve_invocation_dir's); a non-empty `dir` is an earlier
-/// unfinished result of the same sweep run key, replaced only by a process
-/// holding that key's lock (harness/sweep.cc). Throws perflab::Error.
+/// empty folder; a non-empty `dir` is an earlier unfinished result of the
+/// same sweep run key, replaced only by a process holding that key's lock
+/// (harness/sweep.cc). Throws perflab::Error.
 void publish_folder(const std::filesystem::path& work, const std::filesystem::path& dir);
 
 /// One invocation (perflab run / rerun): prepare, run every seed of `spec`
