@@ -44,6 +44,61 @@ __global__ void bce_partial_kernel(int64_t n, int64_t mean_over, const float* __
   if (threadIdx.x == 0) partials[blockIdx.x] = block_sum;
 }
 
+/// The loss of n samples, its sum over the ranks' shares and the flags,
+/// published by thread 0 of one block from the sum of the partials.
+__device__ void publish_loss(int64_t n, int64_t mean_over, double total, float* __restrict__ loss_accumulator,
+                             int32_t* __restrict__ nonfinite_flag, int32_t* __restrict__ step_counter) {
+  const double mean = total / static_cast<double>(n);
+  // n / mean_over is exactly 1 for a whole batch: the same value as before.
+  const double share = static_cast<double>(n) / static_cast<double>(mean_over);
+  if (loss_accumulator != nullptr) *loss_accumulator += static_cast<float>(mean * share);
+  int32_t step = 0;
+  if (step_counter != nullptr) {
+    step = *step_counter;
+    *step_counter = step + 1;
+  }
+  if (nonfinite_flag != nullptr && !isfinite(mean) && *nonfinite_flag == 0) {
+    *nonfinite_flag = step_counter != nullptr ? step + 1 : 1;
+  }
+}
+
+/// bce_partial_kernel and bce_finish_kernel in one launch: each block writes
+/// its partial; the last block to finish (counted on `done`, which it
+/// resets for the next run) sums the partials in block order and publishes.
+__global__ void bce_kernel(int64_t n, int64_t mean_over, const float* __restrict__ logits,
+                           const float* __restrict__ labels, float* __restrict__ dlogit, double* partials,
+                           uint32_t* done, float* __restrict__ loss_accumulator,
+                           int32_t* __restrict__ nonfinite_flag, int32_t* __restrict__ step_counter) {
+  __shared__ typename BlockSum::TempStorage temp;
+  __shared__ bool last;
+  const double count = static_cast<double>(mean_over);
+  double local = 0.0;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const double z = logits[i];
+    const double y = labels[i];
+    local += fmax(z, 0.0) - z * y + log1p(exp(-fabs(z)));
+    if (dlogit != nullptr) dlogit[i] = static_cast<float>((stable_sigmoid(z) - y) / count);
+  }
+  const double block_sum = BlockSum(temp).Sum(local);
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = block_sum;
+    __threadfence();  // the partial is visible before the ticket is taken
+    last = atomicAdd(done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  double sum = 0.0;
+  const volatile double* seen = partials;
+  for (int k = threadIdx.x; k < static_cast<int>(gridDim.x); k += blockDim.x) sum += seen[k];
+  const double total = BlockSum(temp).Sum(sum);
+  if (threadIdx.x == 0) {
+    publish_loss(n, mean_over, total, loss_accumulator, nonfinite_flag, step_counter);
+    *done = 0;  // ready for the next run
+  }
+}
+
 /// One block: sums the partials in a fixed order and publishes the mean.
 __global__ void bce_finish_kernel(int64_t n, int64_t mean_over, int blocks, const double* __restrict__ partials,
                                   float* __restrict__ loss_accumulator,
@@ -52,20 +107,7 @@ __global__ void bce_finish_kernel(int64_t n, int64_t mean_over, int blocks, cons
   double local = 0.0;
   for (int k = threadIdx.x; k < blocks; k += blockDim.x) local += partials[k];
   const double total = BlockSum(temp).Sum(local);
-  if (threadIdx.x == 0) {
-    const double mean = total / static_cast<double>(n);
-    // n / mean_over is exactly 1 for a whole batch: the same value as before.
-    const double share = static_cast<double>(n) / static_cast<double>(mean_over);
-    if (loss_accumulator != nullptr) *loss_accumulator += static_cast<float>(mean * share);
-    int32_t step = 0;
-    if (step_counter != nullptr) {
-      step = *step_counter;
-      *step_counter = step + 1;
-    }
-    if (nonfinite_flag != nullptr && !isfinite(mean) && *nonfinite_flag == 0) {
-      *nonfinite_flag = step_counter != nullptr ? step + 1 : 1;
-    }
-  }
+  if (threadIdx.x == 0) publish_loss(n, mean_over, total, loss_accumulator, nonfinite_flag, step_counter);
 }
 
 }  // namespace
@@ -89,6 +131,13 @@ void BceWithLogits::run(const BceArguments& a, void* workspace, cudaStream_t str
   const int blocks = static_cast<int>(partial_blocks(a.n));
   auto* partials = static_cast<double*>(workspace);
   const int64_t mean_over = a.mean_over > 0 ? a.mean_over : a.n;
+  if (a.done_counter != nullptr) {
+    bce_kernel<<<blocks, kThreads, 0, stream>>>(a.n, mean_over, a.logits, a.labels, a.dlogit, partials,
+                                                a.done_counter, a.loss_accumulator, a.nonfinite_flag,
+                                                a.step_counter);
+    PERFLAB_CUDA_CHECK_LAUNCH("bce_kernel");
+    return;
+  }
   bce_partial_kernel<<<blocks, kThreads, 0, stream>>>(a.n, mean_over, a.logits, a.labels, a.dlogit, partials);
   PERFLAB_CUDA_CHECK_LAUNCH("bce_partial_kernel");
   bce_finish_kernel<<<1, kThreads, 0, stream>>>(a.n, mean_over, blocks, partials, a.loss_accumulator,
@@ -98,6 +147,9 @@ void BceWithLogits::run(const BceArguments& a, void* workspace, cudaStream_t str
 
 LaunchList BceWithLogits::launches(const BceArguments& a) {
   const double n = static_cast<double>(a.n);
+  if (a.done_counter != nullptr) {
+    return {{"bce_kernel", "loss and dlogit; the last block sums the partials", "", {n * 3 * sizeof(float), 0, ""}}};
+  }
   return {{"bce_partial_kernel", "loss and dlogit, per-block partial sums", "",
            {n * 3 * sizeof(float), 0, ""}},
           {"bce_finish_kernel", "loss: sum of the partials, the accumulator", "", {0, 0, ""}}};

@@ -14,8 +14,9 @@
 // flag) only when it chooses, e.g. at the end of a block of iterations. The
 // batch sum is reduced in a fixed order (per-block partials in double, then
 // one block), so results are deterministic for a given n; the mean is then
-// rounded to float and added to the accumulator. run() never allocates or
-// synchronises.
+// rounded to float and added to the accumulator. With a block counter
+// (done_counter) that is one launch, the last block to finish doing the
+// final sum; without, two. run() never allocates or synchronises.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -45,6 +46,13 @@ struct BceArguments {
   /// the accumulator gets the mean × n / mean_over (this share of the whole
   /// batch's mean), so the shares of every rank sum to the batch's. 0: n.
   int64_t mean_over = 0;
+  /// Optional device counter, 0 before the first run; every run leaves it 0
+  /// (graph replays included). With it the loss is one launch: the last
+  /// block to finish sums the blocks' partials in block order (the same
+  /// order, so the same bits, as the two-launch form) and publishes; without
+  /// it, a partial kernel and a finish kernel. Give it its own memory (not
+  /// the shared workspace, which other operators overwrite between runs).
+  uint32_t* done_counter = nullptr;
 };
 
 /// Mean BCE with logits and its gradient.

@@ -130,7 +130,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   }
   table_offsets_ = Buffer<int64_t>(offsets);
   lr_ = Buffer<float>(std::vector<float>{0.0f});
-  loss_state_ = Buffer<float>(3);
+  loss_state_ = Buffer<float>(4);
   loss_state_.zero();
 
   emb_ = Buffer<float>(count(batch * num_tables_ * dim));
@@ -242,7 +242,8 @@ void CudaModel::check_operators() {
   require(kc::InteractionBackward::can_implement(inter), "interaction backward");
 
   kc::BceArguments bce{batch, logits_, logits_, dlogit_, loss_state_.data(),
-                       reinterpret_cast<int32_t*>(loss_state_.data() + 1), nullptr, options_.batch};
+                       reinterpret_cast<int32_t*>(loss_state_.data() + 1), nullptr, options_.batch,
+                       reinterpret_cast<uint32_t*>(loss_state_.data() + 3)};
   require(kc::BceWithLogits::can_implement(bce), "loss");
   workspace = std::max(workspace, kc::BceWithLogits::workspace_bytes(bce));
 
@@ -390,7 +391,8 @@ void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
     // global batch's mean (n_r / B of it); options.batch == n_r otherwise.
     kc::BceArguments a{local_, logits_, batch.labels, dlogit_, loss_state_.data(),
                        reinterpret_cast<int32_t*>(loss_state_.data() + 1),
-                       reinterpret_cast<int32_t*>(loss_state_.data() + 2), options_.batch};
+                       reinterpret_cast<int32_t*>(loss_state_.data() + 2), options_.batch,
+                       reinterpret_cast<uint32_t*>(loss_state_.data() + 3)};
     kc::BceWithLogits::run(a, workspace_.data(), stream);
   }
   backward(batch, stream);

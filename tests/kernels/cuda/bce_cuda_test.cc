@@ -114,6 +114,43 @@ TEST(BceCuda, GradientAndAccumulatedLossMatchCpu) {
   }
 }
 
+// With a block counter the loss is one launch (the last block finishes the
+// sum, in the finish kernel's order): the same bits as the two-launch form,
+// for grids of one block to the most blocks, run after run, and the counter
+// left 0 after each (so a replayed graph finds it ready).
+TEST(BceCuda, OneLaunchWithACounterGivesTheTwoLaunchBits) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (int64_t n : {int64_t{1}, int64_t{255}, int64_t{2049}, int64_t{65537}, int64_t{300001}}) {
+    std::vector<float> logits, labels;
+    make_batch(n, logits, labels);
+    DeviceBuffer<float> d_logits(logits), d_labels(labels);
+    DeviceBuffer<float> dlogit_two(static_cast<size_t>(n)), dlogit_one(static_cast<size_t>(n));
+    DeviceBuffer<float> loss_two(std::vector<float>{0.0f}), loss_one(std::vector<float>{0.0f});
+    DeviceBuffer<uint32_t> counter(std::vector<uint32_t>{0});
+    BceArguments a;
+    a.n = n;
+    a.logits = d_logits.data();
+    a.labels = d_labels.data();
+    a.dlogit = dlogit_two.data();
+    a.loss_accumulator = loss_two.data();
+    DeviceBuffer<uint8_t> workspace(BceWithLogits::workspace_bytes(a));
+    BceArguments one = a;
+    one.dlogit = dlogit_one.data();
+    one.loss_accumulator = loss_one.data();
+    one.done_counter = counter.data();
+    EXPECT_EQ(BceWithLogits::launches(one).size(), 1u);
+    EXPECT_EQ(BceWithLogits::launches(a).size(), 2u);
+    for (int run = 0; run < 3; ++run) {
+      BceWithLogits::run(a, workspace.data(), nullptr);
+      BceWithLogits::run(one, workspace.data(), nullptr);
+    }
+    PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(dlogit_one.download(), dlogit_two.download()) << "n=" << n;
+    EXPECT_EQ(loss_one.download(), loss_two.download()) << "n=" << n;
+    EXPECT_EQ(counter.download()[0], 0u) << "n=" << n;
+  }
+}
+
 // A rank's share of a larger batch (mean_over = N > n): dlogit is the
 // whole batch's mean gradient, (σ - y) / N, and the accumulator gets the
 // share n / N of this slice's mean. Same tolerances as above.
