@@ -26,11 +26,10 @@ __device__ double stable_sigmoid(double z) {
 
 using BlockSum = cub::BlockReduce<double, kThreads>;
 
-/// Writes dlogit and each block's partial loss sum (in double).
-__global__ void bce_partial_kernel(int64_t n, int64_t mean_over, const float* __restrict__ logits,
-                                   const float* __restrict__ labels, float* __restrict__ dlogit,
-                                   double* __restrict__ partials) {
-  __shared__ typename BlockSum::TempStorage temp;
+/// This thread's samples (a grid-stride loop): writes their dlogit and
+/// returns the sum of their losses (in double).
+__device__ double thread_loss(int64_t n, int64_t mean_over, const float* __restrict__ logits,
+                              const float* __restrict__ labels, float* __restrict__ dlogit) {
   const double count = static_cast<double>(mean_over);
   double local = 0.0;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
@@ -40,6 +39,15 @@ __global__ void bce_partial_kernel(int64_t n, int64_t mean_over, const float* __
     local += fmax(z, 0.0) - z * y + log1p(exp(-fabs(z)));
     if (dlogit != nullptr) dlogit[i] = static_cast<float>((stable_sigmoid(z) - y) / count);
   }
+  return local;
+}
+
+/// Writes dlogit and each block's partial loss sum (in double).
+__global__ void bce_partial_kernel(int64_t n, int64_t mean_over, const float* __restrict__ logits,
+                                   const float* __restrict__ labels, float* __restrict__ dlogit,
+                                   double* __restrict__ partials) {
+  __shared__ typename BlockSum::TempStorage temp;
+  const double local = thread_loss(n, mean_over, logits, labels, dlogit);
   const double block_sum = BlockSum(temp).Sum(local);
   if (threadIdx.x == 0) partials[blockIdx.x] = block_sum;
 }
@@ -71,15 +79,7 @@ __global__ void bce_kernel(int64_t n, int64_t mean_over, const float* __restrict
                            int32_t* __restrict__ nonfinite_flag, int32_t* __restrict__ step_counter) {
   __shared__ typename BlockSum::TempStorage temp;
   __shared__ bool last;
-  const double count = static_cast<double>(mean_over);
-  double local = 0.0;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const double z = logits[i];
-    const double y = labels[i];
-    local += fmax(z, 0.0) - z * y + log1p(exp(-fabs(z)));
-    if (dlogit != nullptr) dlogit[i] = static_cast<float>((stable_sigmoid(z) - y) / count);
-  }
+  const double local = thread_loss(n, mean_over, logits, labels, dlogit);
   const double block_sum = BlockSum(temp).Sum(local);
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = block_sum;

@@ -57,6 +57,18 @@ TEST(BceCudaCanImplement, RejectsBadProblemsWithAReason) {
   EXPECT_TRUE(BceWithLogits::can_implement(a).ok()) << BceWithLogits::can_implement(a).reason();
 }
 
+/// The arguments of a run on n samples: logits, labels, dlogit and the
+/// loss accumulator (device pointers); the rest at their defaults.
+BceArguments arguments(int64_t n, const float* logits, const float* labels, float* dlogit, float* loss) {
+  BceArguments a;
+  a.n = n;
+  a.logits = logits;
+  a.labels = labels;
+  a.dlogit = dlogit;
+  a.loss_accumulator = loss;
+  return a;
+}
+
 /// Logits in [-8, 8) with a few extremes; labels mostly 0/1, some fractional.
 void make_batch(int64_t n, std::vector<float>& logits, std::vector<float>& labels) {
   logits = test_support::random_vector(static_cast<size_t>(n), 7, -8.0f, 8.0f);
@@ -84,12 +96,7 @@ TEST(BceCuda, GradientAndAccumulatedLossMatchCpu) {
     DeviceBuffer<float> d_logits(logits), d_labels(labels), d_dlogit(static_cast<size_t>(n));
     DeviceBuffer<float> d_loss(std::vector<float>{1.5f});
     DeviceBuffer<int32_t> d_flag(std::vector<int32_t>{0});
-    BceArguments a;
-    a.n = n;
-    a.logits = d_logits.data();
-    a.labels = d_labels.data();
-    a.dlogit = d_dlogit.data();
-    a.loss_accumulator = d_loss.data();
+    BceArguments a = arguments(n, d_logits.data(), d_labels.data(), d_dlogit.data(), d_loss.data());
     a.nonfinite_flag = d_flag.data();
     ASSERT_TRUE(BceWithLogits::can_implement(a).ok()) << BceWithLogits::can_implement(a).reason();
     DeviceBuffer<uint8_t> workspace(BceWithLogits::workspace_bytes(a));
@@ -127,12 +134,7 @@ TEST(BceCuda, OneLaunchWithACounterGivesTheTwoLaunchBits) {
     DeviceBuffer<float> dlogit_two(static_cast<size_t>(n)), dlogit_one(static_cast<size_t>(n));
     DeviceBuffer<float> loss_two(std::vector<float>{0.0f}), loss_one(std::vector<float>{0.0f});
     DeviceBuffer<uint32_t> counter(std::vector<uint32_t>{0});
-    BceArguments a;
-    a.n = n;
-    a.logits = d_logits.data();
-    a.labels = d_labels.data();
-    a.dlogit = dlogit_two.data();
-    a.loss_accumulator = loss_two.data();
+    BceArguments a = arguments(n, d_logits.data(), d_labels.data(), dlogit_two.data(), loss_two.data());
     DeviceBuffer<uint8_t> workspace(BceWithLogits::workspace_bytes(a));
     BceArguments one = a;
     one.dlogit = dlogit_one.data();
@@ -163,12 +165,7 @@ TEST(BceCuda, AShareOfALargerBatchScalesByItsSize) {
   const double mean = cpu::bce_with_logits(n, logits.data(), labels.data(), whole.data());
   DeviceBuffer<float> d_logits(logits), d_labels(labels), d_dlogit(static_cast<size_t>(n));
   DeviceBuffer<float> d_loss(std::vector<float>{0.0f});
-  BceArguments a;
-  a.n = n;
-  a.logits = d_logits.data();
-  a.labels = d_labels.data();
-  a.dlogit = d_dlogit.data();
-  a.loss_accumulator = d_loss.data();
+  BceArguments a = arguments(n, d_logits.data(), d_labels.data(), d_dlogit.data(), d_loss.data());
   a.mean_over = total;
   ASSERT_TRUE(BceWithLogits::can_implement(a).ok()) << BceWithLogits::can_implement(a).reason();
   DeviceBuffer<uint8_t> workspace(BceWithLogits::workspace_bytes(a));
