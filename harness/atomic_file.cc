@@ -8,29 +8,33 @@
 
 #include <cerrno>
 #include <cstring>
+#include <random>
 
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "harness/interrupt.h"
 
 namespace perflab {
 
 namespace fs = std::filesystem;
 
 void write_file_atomically(const fs::path& path, const std::string& contents) {
-  // A fresh, unpredictable name created exclusively (mkstemp: O_CREAT |
-  // O_EXCL) beside `path`: a file or symlink planted under a guessable temp
-  // name is never opened or written through. The rename then replaces
-  // `path` itself, a symlink there included, never the file it points to.
-  std::string name = path.string() + ".tmp.XXXXXX";
-  int fd = ::mkstemp(name.data());
-  if (fd < 0) throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
-  const fs::path tmp = name;
-  if (::fchmod(fd, 0644) != 0) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
+  // A fresh, unpredictable name beside `path`, created exclusively (O_EXCL,
+  // O_NOFOLLOW): a file or symlink planted under a guessable temp name is
+  // never opened or written through; the mode is 0644 less the umask, as
+  // for any file the user creates. The rename then replaces `path` itself,
+  // a symlink there included, never the file it points to.
+  static thread_local std::mt19937_64 names(std::random_device{}() ^ static_cast<uint64_t>(::getpid()));
+  fs::path tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0; ++attempt) {
+    tmp = path;
+    tmp += fmt::format(".tmp.{}.{:016x}", ::getpid(), names());
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && (errno != EEXIST || attempt >= 100)) {
+      throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+    }
   }
   const char* p = contents.data();
   size_t left = contents.size();
@@ -61,12 +65,19 @@ void write_file_atomically(const fs::path& path, const std::string& contents) {
 FileLock::FileLock(const fs::path& path) {
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd_ < 0) throw Error(fmt::format("{}: cannot open the lock file: {}", path.string(), std::strerror(errno)));
-  int rc = 0;
-  while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
-  }
-  if (rc != 0) {
+  for (;;) {
+    if (::flock(fd_, LOCK_EX) == 0) return;
     const int err = errno;
+    // A stop was asked while waiting (the handler does not restart calls):
+    // give up the wait; the caller sees interrupted() and stops too.
+    if (err == EINTR && !interrupted()) continue;
     ::close(fd_);
+    fd_ = -1;
+    if (err == EINTR) return;
+    // A file system without flock (Lustre -o noflock, NFS -o nolock): go on
+    // unlocked, as before locks existed; concurrent sweeps there may run a
+    // key twice, each writing a complete result.
+    if (err == ENOSYS || err == ENOLCK || err == EOPNOTSUPP) return;
     throw Error(fmt::format("{}: cannot lock: {}", path.string(), std::strerror(err)));
   }
 }

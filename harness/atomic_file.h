@@ -7,15 +7,17 @@
 namespace perflab {
 
 /// Writes `contents` to a temporary file beside `path` (created exclusively,
-/// under an unpredictable name), flushes it to disk and renames it over
-/// `path`: a symlink at `path` is replaced, never written through. Throws
-/// perflab::Error naming the path.
+/// under an unpredictable name, mode 0644 less the umask), flushes it to
+/// disk and renames it over `path`: a symlink at `path` is replaced, never
+/// written through. Throws perflab::Error naming the path.
 void write_file_atomically(const std::filesystem::path& path, const std::string& contents);
 
 /// An exclusive advisory lock (flock) on `path`, created if absent, held
 /// until destruction; the constructor waits while another process holds it.
-/// For processes sharing a folder, on one host or over NFSv4. Throws
-/// perflab::Error naming the path when the file cannot be opened or locked.
+/// For processes sharing a folder, on one host or over NFSv4. It holds no
+/// lock when an interrupt arrives while it waits (check interrupted()) or
+/// when the file system has no flock. Throws perflab::Error naming the path
+/// when the file cannot be opened or the lock fails otherwise.
 class FileLock {
  public:
   explicit FileLock(const std::filesystem::path& path);

@@ -160,6 +160,7 @@ void publish_folder(const fs::path& work, const fs::path& dir) {
   // interrupted point under that key's lock): set it aside under a name the
   // stale-folder cleanup knows, put the new one in place, then remove it.
   const fs::path old = partial_dir(dir.parent_path() / (dir.filename().string() + "-replaced"));
+  fs::remove_all(old, ec);  // a leftover of an earlier process with this pid
   fs::rename(dir, old);
   mark_partial(old);
   fs::rename(work, dir);

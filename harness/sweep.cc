@@ -225,9 +225,10 @@ SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObser
       if (interrupted()) break;
       const std::string label = run_label(spec, seed);
       const fs::path dir = outcome.dir / "runs" / run_key(spec, seed);
-      // Sweeps of one file running at once share the work: a run key is run
-      // by the process holding its lock; one that waited for the lock finds
-      // the run finished and reuses it.
+      // Sweeps of one file running at once never run a key twice: a run key
+      // is run by the process holding its lock; one that waited for the
+      // lock finds the run finished and reuses it (the sweeps mostly take
+      // turns rather than splitting the keys).
       std::optional<FileLock> lock;
       char finished = 0;
       if (writer) {
@@ -235,6 +236,8 @@ SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObser
         lock.emplace(outcome.dir / "runs" / fmt::format(".{}.lock", run_key(spec, seed)));
         finished = finished_run(dir) ? 1 : 0;
       }
+      // Asked to stop while waiting for the lock: run_point starts no run
+      // and the loop ends below.
       comm.broadcast_host(&finished, 1, 0);
       if (finished) {
         ++outcome.reused;

@@ -9,6 +9,8 @@
 #include <map>
 #include <sstream>
 
+#include <optional>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -272,6 +274,14 @@ int run_sweep_job(Session& session, const fs::path& run_file) {
                                  run_file.string(), key, spec.threads, backend_name(spec.backend), spec.ranks));
   }
   const fs::path dir = sweep_dir / "runs" / key;
+  // The run key's lock, as a local sweep of the same file takes it: rank 0
+  // only (it is the one that writes; a second rank would wait on rank 0's
+  // lock while rank 0 waits for it in the run).
+  std::optional<FileLock> lock;
+  if (session.comm().rank() == 0) {
+    fs::create_directories(sweep_dir / "runs");
+    lock.emplace(sweep_dir / "runs" / fmt::format(".{}.lock", key));
+  }
   if (finished_run(dir)) return 0;
   PreparedBenchmark prepared = prepare_point(session, spec);
   PointOutcome done = run_point(session, spec, prepared, {seed}, dir, {});

@@ -129,10 +129,15 @@ HistoryDb::HistoryDb(const fs::path& path, bool create) {
     throw UsageError(fmt::format("{}: no such history database (create it with perflab history record)", path.string()));
   }
   if (create && path.has_parent_path()) ensure_writable_directory(path.parent_path());
-  // A file this process cannot write (EROFS on a read-only mount, EACCES)
-  // is read as immutable: no journal-mode switch, no lock, no cache write.
-  read_only_ = !create && ::access(path.c_str(), W_OK) != 0 && (errno == EROFS || errno == EACCES);
-  db_ = read_only_ ? std::make_unique<sqlite::Connection>(sqlite::Connection::immutable(path))
+  // A file this process cannot write is only read: no journal-mode switch,
+  // no cache write. On a read-only mount (EROFS) nobody can be writing it,
+  // so it is opened immutable (no lock or -shm file, which cannot be made
+  // there); a file this user may only read (EACCES) may be another user's
+  // live database, so it is read with the normal locks.
+  const int why = !create && ::access(path.c_str(), W_OK) != 0 ? errno : 0;
+  read_only_ = why == EROFS || why == EACCES;
+  const bool read_only_mount = why == EROFS;
+  db_ = read_only_ ? std::make_unique<sqlite::Connection>(sqlite::Connection::read_only(path, read_only_mount))
                    : std::make_unique<sqlite::Connection>(path, create);
   const int64_t version = checked_version(*db_);
   if (read_only_) {

@@ -78,8 +78,8 @@ class HistoryDb {
   /// that is not a perflab history database or one from a newer perflab.
   HistoryDb(const std::filesystem::path& path, bool create);
   /// True when the file could not be written (a read-only mount, or a file
-  /// this user may only read): it is then read as an immutable file, its
-  /// change points computed but not cached, and nothing is ever written.
+  /// this user may only read): it is then only read (immutable on a
+  /// read-only mount), its change points computed but not cached.
   bool read_only() const { return read_only_; }
   ~HistoryDb();
   HistoryDb(const HistoryDb&) = delete;

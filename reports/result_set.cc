@@ -97,6 +97,12 @@ ResultSet load_result_set(const std::vector<fs::path>& paths) {
     if (fs::is_directory(p, ec)) {
       for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it);
            it.increment(ec)) {
+        // Hidden folders are work folders (.NAME.partial-PID@HOST) of runs
+        // still being written, or folders that are not results: not read.
+        if (it->is_directory() && it->path().filename().string().rfind('.', 0) == 0) {
+          it.disable_recursion_pending();
+          continue;
+        }
         if (it->path().filename() == "result.json" && !it->is_directory()) {
           files.insert(it->path().lexically_normal());
         }

@@ -23,7 +23,7 @@ constexpr int kBusyTimeoutMs = 30000;
 Connection::Connection(const std::filesystem::path& path, bool create)
     : Connection(path, path.string(), SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX) {}
 
-Connection Connection::immutable(const std::filesystem::path& path) {
+Connection Connection::read_only(const std::filesystem::path& path, bool immutable) {
   // A URI, so that immutable=1 applies: its path percent-encoded where a
   // character would end or change the path part.
   std::string uri = "file:";
@@ -34,7 +34,7 @@ Connection Connection::immutable(const std::filesystem::path& path) {
       uri += c;
     }
   }
-  uri += "?mode=ro&immutable=1";
+  uri += immutable ? "?mode=ro&immutable=1" : "?mode=ro";
   return Connection(path, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
 }
 

@@ -22,10 +22,11 @@ class Connection {
   /// Opens `path`; `create` allows a new file. Sets a busy timeout so that
   /// concurrent writers wait for each other instead of failing.
   Connection(const std::filesystem::path& path, bool create);
-  /// Opens `path` read-only as an immutable file (a read-only mount or a
-  /// file this user cannot write: no lock, no -wal or -shm file is needed,
-  /// nothing is written).
-  static Connection immutable(const std::filesystem::path& path);
+  /// Opens `path` read-only. `immutable`: for a read-only mount, where no
+  /// one can be writing it (no lock, no -wal or -shm file needed; a -wal
+  /// file beside it is not read); otherwise the normal locking read-only
+  /// open, which sees a writer's committed transactions.
+  static Connection read_only(const std::filesystem::path& path, bool immutable);
   ~Connection();
   Connection(Connection&& o) noexcept : path_(std::move(o.path_)), db_(o.db_) { o.db_ = nullptr; }
   Connection(const Connection&) = delete;

@@ -55,14 +55,22 @@ TEST_F(AtomicFileTest, APlantedTempNameIsNotWrittenThrough) {
   EXPECT_EQ(read(dir_ / "out.prom"), "metrics\n");
 }
 
-TEST_F(AtomicFileTest, LeavesOnlyTheDestinationReadableByOthers) {
+// Only the destination is left, with 0644 less the user's umask (a umask of
+// 077 keeps results private, as for any file the user creates).
+TEST_F(AtomicFileTest, LeavesOnlyTheDestinationWithTheUmasksMode) {
+  const mode_t old = ::umask(022);
   write_file_atomically(dir_ / "result.json", "{}\n");
+  ::umask(077);
+  write_file_atomically(dir_ / "private.json", "{}\n");
+  ::umask(old);
   size_t entries = 0;
   for (const auto& e : fs::directory_iterator(dir_)) entries += e.path().filename() != "victim" ? 1 : 0;
-  EXPECT_EQ(entries, 1u);
+  EXPECT_EQ(entries, 2u);
   struct stat st {};
   ASSERT_EQ(::stat((dir_ / "result.json").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0644u);
+  ASSERT_EQ(::stat((dir_ / "private.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
 TEST_F(AtomicFileTest, AnUnwritableFolderIsOneErrorNamingThePath) {

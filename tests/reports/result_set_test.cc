@@ -118,6 +118,20 @@ TEST(ResultSet, MissingPathIsAUsageError) {
   EXPECT_THROW(load_result_set({"/nonexistent/perflab/results"}), UsageError);
 }
 
+// A folder scan skips hidden folders: a run still being written
+// (.NAME.partial-PID@HOST, about to be renamed into place) is not counted,
+// nor counted twice once it is.
+TEST(ResultSet, HiddenWorkFoldersAreNotRead) {
+  testing::TempDir tmp("hidden");
+  const fs::path& dir = tmp.path();
+  write_file(dir / "done" / "result.json", make_result({}, runs_with_times({1})).dump());
+  write_file(dir / ".run.partial-123@host" / "result.json", make_result({}, runs_with_times({2})).dump());
+  write_file(dir / ".hidden" / "deeper" / "result.json", make_result({}, runs_with_times({3})).dump());
+  ResultSet set = load_result_set({dir});
+  EXPECT_EQ(set.results.size(), 1u);
+  EXPECT_TRUE(set.skipped.empty());
+}
+
 TEST(ResultSet, SameFileTwiceIsReadOnce) {
   testing::TempDir tmp("twice");
   const fs::path& dir = tmp.path();

@@ -165,7 +165,8 @@ LossFileSummary evaluate_loss_files(const LossFileOptions& o) {
   // exact value by the bound above): a last check before anything is written.
   for (int64_t b = 0; b < batch; ++b) {
     const double cost = costs[static_cast<size_t>(b)];
-    if (!std::isfinite(cost) || cost < -1e-3) {
+    const double steps = static_cast<double>(t_len[static_cast<size_t>(b)]) + u_len[static_cast<size_t>(b)];
+    if (!std::isfinite(cost) || cost < -0.004 * std::max(steps, 1.0)) {
       throw Error(fmt::format("{}: the loss of sequence {} came out {}, not a negative log-likelihood: the logits "
                               "are beyond what {} arithmetic resolves",
                               o.logits.string(), b, cost, logits.dtype == "<f4" ? "fp32" : "fp64"));

@@ -189,7 +189,8 @@ template int64_t* NpyArray::as<int64_t>();
 
 NpyArray read_npy(const std::filesystem::path& path) {
   const std::string file = path.string();
-  return parse_npy(read_document(path), file);
+  // No size cap beyond the file's: the header's shape bounds what is read.
+  return parse_npy(read_document(path, std::numeric_limits<std::uintmax_t>::max()), file);
 }
 
 NpyArray parse_npy(const std::string& bytes, const std::string& file) {

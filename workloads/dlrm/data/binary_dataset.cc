@@ -421,10 +421,9 @@ ConvertSummary convert_criteo_tsv(const ConvertOptions& options) {
                                    summary.train_rows == 0 ? "train" : "test", summary.train_rows, summary.test_rows));
     }
     fs::remove(staging / kPartialMarker);
-    if (fs::exists(target)) {
-      fs::rename(target, previous);
-      mark_partial(previous);
-    }
+    // The previous dataset is the user's until the new one is in place: not
+    // marked, so no cleanup removes it if this process dies between renames.
+    if (fs::exists(target)) fs::rename(target, previous);
     fs::rename(staging, target);
     fs::remove_all(previous, ignored);
     summary.spec_path = (target / "feature_spec.yaml").string();
@@ -433,7 +432,6 @@ ConvertSummary convert_criteo_tsv(const ConvertOptions& options) {
     if (!staging.empty()) fs::remove_all(staging, ignored);
     if (!previous.empty() && fs::exists(previous, ignored) && !fs::exists(target, ignored)) {
       fs::rename(previous, target, ignored);
-      fs::remove(target / kPartialMarker, ignored);
     }
     throw Error(fmt::format("convert: {}", e.what()));
   } catch (...) {
