@@ -33,15 +33,12 @@ constexpr size_t kMaxArrayTasks = 1000;
 fs::path slurm_dir(const fs::path& sweep_dir) { return sweep_dir / "slurm"; }
 fs::path jobs_file(const fs::path& sweep_dir) { return slurm_dir(sweep_dir) / "jobs.json"; }
 
-std::string read_text(const fs::path& path) {
-  return read_document(path);
-}
 
 /// jobs.json: key -> {job_id, label, submitted}. Absent: nothing submitted.
 nlohmann::json read_jobs(const fs::path& sweep_dir) {
   const fs::path path = jobs_file(sweep_dir);
   if (!fs::exists(path)) return nlohmann::json::object();
-  nlohmann::json doc = parse_json_text(read_text(path));
+  nlohmann::json doc = parse_json_text(read_document(path));
   if (!doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_object()) {
     throw Error(fmt::format("{}: not a perflab job record (remove it to forget the submitted jobs)",
                             path.string()));
@@ -251,7 +248,7 @@ SubmitOutcome submit_sweep(const std::vector<RunSpec>& specs, const fs::path& sw
 }
 
 int run_sweep_job(Session& session, const fs::path& run_file) {
-  const nlohmann::json doc = parse_json_text(read_text(run_file));
+  const nlohmann::json doc = parse_json_text(read_document(run_file));
   if (!doc.is_object() || !doc.contains("sweep_dir") || !doc.contains("key") || !doc.contains("seed") ||
       !doc.contains("spec") || !doc["sweep_dir"].is_string() || !doc["key"].is_string() ||
       !doc["seed"].is_number_unsigned()) {

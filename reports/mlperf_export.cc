@@ -24,9 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-  return read_document(path);
-}
 
 std::string text_of(const nlohmann::json& doc, const char* pointer) {
   const nlohmann::json::json_pointer p(pointer);
@@ -225,7 +222,7 @@ void write_folder(const fs::path& root, const std::string& system,
     const fs::path dir = root / "results" / system / benchmark;
     fs::create_directories(dir);
     for (size_t i = 0; i < paths.size(); ++i) {
-      write_file_atomically(dir / fmt::format("result_{}.txt", i), read_text(paths[i]));
+      write_file_atomically(dir / fmt::format("result_{}.txt", i), read_document(paths[i]));
     }
     summary.benchmarks.emplace_back(benchmark, paths.size());
   }

@@ -135,7 +135,10 @@ void interaction_backward(const InteractionShape& shape, const float* x, const f
   const int64_t width = interaction_output_width(shape.num_tables, dim);
 #pragma omp parallel
   {
-    std::vector<const float*> z(static_cast<size_t>(features));  // one per thread per call
+    // Each OpenMP thread keeps its array of feature pointers across calls:
+    // the training step allocates only on a thread's first call.
+    thread_local std::vector<const float*> z;
+    z.resize(static_cast<size_t>(features));
 #pragma omp for schedule(static)
     for (int64_t b = 0; b < shape.batch; ++b) {
       const float* x_row = x + b * dim;

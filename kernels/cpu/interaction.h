@@ -10,8 +10,9 @@
 //   x    [batch, dim]
 //   emb  [batch, num_tables, dim]
 //   out  [batch, dim + F*(F-1)/2]     (see interaction_output_width)
-// Dot products accumulate in float. The backward pass allocates one small
-// array of feature pointers per thread per call; nothing else allocates.
+// Dot products accumulate in float. The backward pass keeps one small array
+// of feature pointers per thread (allocated on its first call); nothing else
+// allocates.
 #pragma once
 
 #include <cstdint>
