@@ -1,11 +1,10 @@
 // The table of MLPerf Training benchmarks (see mlperf_benchmarks.h), read
 // off mlperf_logging 4.1.x/6.1 (rcp_checker.submission_runs and its
-// read_submission_file; the summarizer's olympic drop).
+// read_submission_file; the summarizer's olympic drop). The averages
+// that use them are harness/scoring.h's.
 #include "harness/mlperf_benchmarks.h"
 
-#include <algorithm>
 #include <array>
-#include <numeric>
 
 namespace perflab {
 namespace {
@@ -34,17 +33,6 @@ constexpr std::array<MlperfBenchmarkFacts, 20> kBenchmarks = {{
 }};
 
 }  // namespace
-
-std::optional<double> mlperf_olympic_average(std::vector<double> values, size_t failed,
-                                             size_t dropped_each_end) {
-  if (failed > dropped_each_end) return std::nullopt;
-  std::sort(values.begin(), values.end());
-  const size_t slow_end = dropped_each_end - failed;  // Failures already are the slowest.
-  if (values.size() <= dropped_each_end + slow_end) return std::nullopt;
-  const auto first = values.begin() + static_cast<std::ptrdiff_t>(dropped_each_end);
-  const auto last = values.end() - static_cast<std::ptrdiff_t>(slow_end);
-  return std::accumulate(first, last, 0.0) / static_cast<double>(last - first);
-}
 
 MlperfBenchmarkFacts mlperf_benchmark(std::string_view benchmark) {
   for (const MlperfBenchmarkFacts& b : kBenchmarks) {

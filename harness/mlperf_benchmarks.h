@@ -6,9 +6,7 @@
 #pragma once
 
 #include <cstddef>
-#include <optional>
 #include <string_view>
-#include <vector>
 
 namespace perflab {
 
@@ -24,14 +22,6 @@ struct MlperfBenchmarkFacts {
   /// Convergence is counted in samples (eval samples_count), not epochs.
   bool counts_samples = false;
 };
-
-/// MLPerf's olympic average (the result summarizer's, and the rcp_checker's
-/// means): sort `values` (the successful runs'), drop `dropped_each_end` from
-/// the fast end and dropped_each_end - failed from the slow end (failures
-/// are the slowest), average the rest. Nullopt when failed >
-/// dropped_each_end or nothing is left.
-std::optional<double> mlperf_olympic_average(std::vector<double> values, size_t failed,
-                                             size_t dropped_each_end);
 
 /// The facts of `benchmark`; a benchmark MLPerf does not list (a perflab
 /// workload) gets submission_runs 0 (the runs given), drop 1, epochs.

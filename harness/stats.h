@@ -1,9 +1,8 @@
-// Pure statistics used by the runner and reports: percentiles, summaries
-// and MLPerf's olympic mean. Each has unit tests against hand-worked values.
+// Pure statistics used by the runner and reports: percentiles and
+// summaries. Each has unit tests against hand-worked values. Scores (the
+// olympic mean, gated medians, RCP normalisation) are harness/scoring.h's.
 #pragma once
 
-#include <optional>
-#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,18 +20,5 @@ struct Summary {
   nlohmann::json to_json() const;
 };
 Summary summarize(const std::vector<double>& values);
-
-/// The score of a set of runs, MLPerf style.
-struct Score {
-  std::optional<double> value;  ///< Empty when there is no score.
-  std::string method;           ///< "olympic mean of N" or "mean of N".
-  std::string reason;           ///< Why there is no score, when empty.
-};
-
-/// MLPerf's olympic mean over per-run times: sort, drop the fastest and the
-/// slowest, average the rest. A failed run (nullopt) counts as the slowest;
-/// more than one failure gives no score. With fewer than 3 runs nothing can
-/// be dropped: the plain mean of all runs, when all succeeded.
-Score olympic_mean(const std::vector<std::optional<double>>& times);
 
 }  // namespace perflab

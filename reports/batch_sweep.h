@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/stats.h"
+#include "harness/scoring.h"
 #include "reports/result_set.h"
 
 namespace perflab::reports {

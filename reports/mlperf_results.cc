@@ -13,6 +13,7 @@
 
 #include "harness/error.h"
 #include "harness/mlperf_benchmarks.h"
+#include "harness/scoring.h"
 #include "harness/subprocess.h"
 
 namespace perflab::reports {
@@ -48,7 +49,7 @@ void apply_rcps(MlperfScore& s, const fs::path& rcps) {
   const RcpCheck c = check_rcp(read_rcps(file), s.benchmark, *batch, converged, options);
   s.rcp_note = fmt::format("RCP check {}: {}", verdict_name(c.verdict), c.explanation);
   if (c.verdict == RcpVerdict::kPassed) s.rcp_factor = c.normalization_factor;
-  if (s.olympic_minutes) s.normalized_minutes = *s.olympic_minutes * s.rcp_factor;
+  s.normalized_minutes = normalized_score(s.olympic_minutes, s.rcp_factor);
 }
 
 /// rcp_checker's folder of the mlperf_logging that `python3` imports, asked

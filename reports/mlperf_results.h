@@ -57,7 +57,7 @@ struct MlperfScore {
 size_t mlperf_dropped_scores(const std::string& benchmark);
 
 // The summarizer's olympic average is mlperf_olympic_average
-// (harness/mlperf_benchmarks.h), with the benchmark's facts.
+// (harness/scoring.h), with the benchmark's facts (harness/mlperf_benchmarks.h).
 
 /// A run from a parsed log (`benchmark` is used when the log names none).
 MlperfRun mlperf_run(const MllogFile& log, const std::filesystem::path& file, const std::string& benchmark);

@@ -52,6 +52,7 @@
 #include "harness/input_file.h"
 #include "harness/json_text.h"
 #include "harness/mlperf_benchmarks.h"
+#include "harness/scoring.h"
 #include "reports/statistics.h"
 
 namespace perflab::reports {
@@ -170,7 +171,7 @@ RcpEntry entry_from_json(const std::string& key, const nlohmann::json& value,
   return entry;
 }
 
-std::string platform_of(const ResultView& result) {
+std::string platform_of(const Result& result) {
   if (result.spec.backend == "cuda") {
     const std::string device = result.environment_text("/cuda/devices/0/name");
     if (!device.empty()) return device;
@@ -179,7 +180,7 @@ std::string platform_of(const ResultView& result) {
   return result.environment_text("/cpu_model");
 }
 
-std::string result_name(const ResultView& result) {
+std::string result_name(const Result& result) {
   return fmt::format("result {}", result.created.empty() ? "(undated)" : result.created);
 }
 
@@ -192,13 +193,13 @@ struct ResultRuns {
   std::vector<std::optional<double>> epochs;
 };
 
-ResultRuns read_result_runs(const ResultView& result) {
+ResultRuns read_result_runs(const Result& result) {
   const std::string what = result_name(result);
   if (result.spec.workload.empty() || result.plan.global_batch_size < 1) {
     throw UsageError(what + ": no spec.workload or plan.global_batch_size");
   }
   ResultRuns out{result.spec.workload, result.plan.global_batch_size, {}};
-  for (const RunView& run : result.runs) {
+  for (const ResultRun& run : result.runs) {
     if (!run.success()) {
       out.epochs.emplace_back();
       continue;
@@ -213,7 +214,7 @@ ResultRuns read_result_runs(const ResultView& result) {
 
 std::string RcpEntry::key() const { return fmt::format("{}_ref_{}", benchmark, batch_size); }
 
-std::vector<RcpEntry> build_rcps(const std::vector<ResultView>& results) {
+std::vector<RcpEntry> build_rcps(const std::vector<Result>& results) {
   if (results.empty()) throw UsageError("no results to build reference convergence points from");
   std::map<int64_t, RcpEntry> by_batch;
   std::string benchmark;
@@ -409,7 +410,7 @@ RcpCheck check_rcp(const std::vector<RcpEntry>& rcps, const std::string& benchma
   check.min_epochs =
       min_acceptable_mean(ref.mean, ref.stddev, ref.reference_samples, n_sub, options.alpha);
   check.max_speedup = check.min_epochs > 0 ? ref.mean / check.min_epochs : INFINITY;
-  check.normalization_factor = std::max(1.0, ref.mean / check.submission_mean);
+  check.normalization_factor = rcp_normalization_factor(ref.mean, check.submission_mean);
   const bool passed = check.submission_mean >= check.min_epochs;
 
   const std::string numbers =
@@ -448,14 +449,14 @@ RcpCheck check_rcp(const std::vector<RcpEntry>& rcps, const std::string& benchma
   return check;
 }
 
-RcpCheck check_rcp_result(const std::vector<RcpEntry>& rcps, const ResultView& result,
+RcpCheck check_rcp_result(const std::vector<RcpEntry>& rcps, const Result& result,
                           const RcpCheckOptions& options) {
   const ResultRuns read = read_result_runs(result);
   return check_rcp(rcps, read.workload, read.batch_size, read.epochs, options);
 }
 
 std::vector<RcpCheck> check_rcp_results(const std::vector<RcpEntry>& rcps,
-                                        const std::vector<ResultView>& results,
+                                        const std::vector<Result>& results,
                                         const RcpCheckOptions& options) {
   std::map<std::pair<std::string, int64_t>, std::vector<std::optional<double>>> groups;
   for (const auto& result : results) {

@@ -14,10 +14,7 @@ using nlohmann::json;
 
 ToggleMatrixRow make_row(const Point& p, bool time_to_train) {
   ToggleMatrixRow row;
-  std::vector<std::string> on;
-  for (const auto& [k, v] : p.spec["toggles_requested"].items()) {
-    if (v.is_boolean() && v.get<bool>()) on.push_back(k);
-  }
+  const std::vector<std::string> on = p.toggles_on();
   row.combination = on.empty() ? "all off" : join(on, "+");
   row.baseline = on.empty();
   row.point_label = p.label;
@@ -33,12 +30,15 @@ ToggleMatrixRow make_row(const Point& p, bool time_to_train) {
     }
   }
   row.ci = mean_confidence_interval(samples);
+  // Values as scoring rules them (harness/scoring.h): a throughput median
+  // counts only runs that passed their gate.
+  const Score s = p.score();
   if (time_to_train) {
-    Score s = p.score();
     row.value = s.value;
     row.no_value_reason = s.reason;
-  } else if (!p.runs.empty()) {
+  } else {
     row.value = p.median_throughput();
+    if (!row.value) row.no_value_reason = p.kind == RunMode::kThroughput ? s.reason : "no run passed";
   }
   return row;
 }
@@ -53,7 +53,7 @@ std::vector<ToggleMatrix> toggle_matrices(const std::vector<Point>& points) {
   std::map<json, std::vector<const Point*>> groups;
   std::vector<json> order;
   for (const Point& p : points) {
-    json key = p.spec;
+    json key = p.key;
     key.erase("toggles_requested");
     auto [it, inserted] = groups.emplace(key, std::vector<const Point*>{});
     if (inserted) order.push_back(key);
@@ -65,9 +65,7 @@ std::vector<ToggleMatrix> toggle_matrices(const std::vector<Point>& points) {
     if (group.size() < 2) continue;
     ToggleMatrix m;
     std::vector<std::string> toggle_keys;
-    for (const auto& [k, v] : group.front()->spec["toggles_requested"].items()) {
-      toggle_keys.push_back(k);
-    }
+    for (const auto& [k, on] : group.front()->spec.toggles_requested) toggle_keys.push_back(k);
     m.title = group.front()->title_without(toggle_keys);
     for (const Point* p : group) {
       if (!p->target) m.time_to_train = false;

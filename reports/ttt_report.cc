@@ -4,34 +4,38 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
-#include "harness/stats.h"
+#include "harness/scoring.h"
 #include "reports/report_sections.h"
 
 namespace perflab::reports {
 namespace {
 
-std::string score_line(const ResultView& result) {
+std::string score_line(const Result& result) {
   if (!result.score.time_to_train_s) return "no score: " + result.score.reason;
   return fmt::format("{:.3f} s ({})", *result.score.time_to_train_s, result.score.method);
 }
 
-double median_throughput(const ResultView& result) {
-  std::vector<double> t;
-  for (const RunView& r : result.runs) t.push_back(r.throughput);
-  return percentile(t, 50);
+/// The median samples/s of the runs that reached the target (harness/scoring.h).
+std::string median_throughput(const Result& result) {
+  std::vector<RunOutcome> outcomes;
+  for (const ResultRun& r : result.runs) outcomes.push_back({r.seed, r.success(), r.time_to_train_s, r.throughput, r.reason});
+  const std::optional<double> median = median_passing_throughput(outcomes);
+  return median ? fmt::format("{:.0f} samples/s (median over the runs that reached the target, training iterations only)", *median)
+                : std::string("- (no run reached the target)");
 }
 
-std::string last_quality(const RunView& run) {
+std::string last_quality(const ResultRun& run) {
   if (run.quality_curve.empty()) return "-";
   return fmt::format("{:.4f}", run.quality_curve.back().value);
 }
 
 }  // namespace
 
-std::string render_ttt_markdown(const ResultView& result) {
-  const QualityView& quality = result.quality;
+std::string render_ttt_markdown(const Result& result) {
+  const ResultQuality& quality = result.quality;
   std::string md = render_setup_markdown(result);
   std::string ceiling = quality.ceiling ? fmt::format("{:.4f}", *quality.ceiling) : std::string("unknown");
   md += fmt::format("- quality target: {} >= {:.4f} (best achievable: {})\n\n", quality.metric,
@@ -41,21 +45,20 @@ std::string render_ttt_markdown(const ResultView& result) {
   md += quality.metric;
   md += " | samples/s | iteration p50 (ms) | p99 (ms) |\n|---|---|---|---|---|---|---|---|---|\n";
   int i = 0;
-  for (const RunView& r : result.runs) {
+  for (const ResultRun& r : result.runs) {
     md += fmt::format("| {} | {} | {} | {:.3f} | {:.2f} | {} | {:.0f} | {:.3f} | {:.3f} |\n", i++, r.seed,
                       r.status, r.time_to_train_s, r.epochs.value_or(0), last_quality(r), r.throughput,
                       r.iteration_ms.p50, r.iteration_ms.p99);
   }
   md += fmt::format("\n**Time to train:** {}  \n", score_line(result));
   md +=
-      fmt::format("**Throughput:** {:.0f} samples/s (median over runs, training iterations only)\n",
-                  median_throughput(result));
+      fmt::format("**Throughput:** {}\n", median_throughput(result));
 
   md += "\n## Quality curves\n\n| run | epoch | samples | " + quality.metric +
         " | train loss | elapsed (s) |\n|---|---|---|---|---|---|\n";
   i = 0;
-  for (const RunView& r : result.runs) {
-    for (const QualityPointView& q : r.quality_curve) {
+  for (const ResultRun& r : result.runs) {
+    for (const ResultQualityPoint& q : r.quality_curve) {
       md += fmt::format("| {} | {:.3f} | {} | {:.4f} | {:.4f} | {:.2f} |\n", i, q.epoch, q.samples, q.value,
                         q.train_loss, q.elapsed_s);
     }
@@ -64,7 +67,7 @@ std::string render_ttt_markdown(const ResultView& result) {
   md += "\nAborted runs:\n\n";
   bool any = false;
   i = 0;
-  for (const RunView& r : result.runs) {
+  for (const ResultRun& r : result.runs) {
     if (!r.success()) {
       md += fmt::format("- run {} (seed {}): {}\n", i, r.seed, r.reason);
       any = true;
@@ -76,10 +79,10 @@ std::string render_ttt_markdown(const ResultView& result) {
   return md;
 }
 
-std::string render_ttt_summary(const ResultView& result) {
+std::string render_ttt_summary(const Result& result) {
   std::string out;
   int i = 0;
-  for (const RunView& r : result.runs) {
+  for (const ResultRun& r : result.runs) {
     out += fmt::format("run {} seed {}: {:<8} {:8.3f} s  {:.2f} epochs  {} {}  {:.0f} samples/s\n", i++, r.seed,
                        r.status, r.time_to_train_s, r.epochs.value_or(0), result.quality.metric, last_quality(r),
                        r.throughput);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "harness/scoring.h"
 #include "reports/mlperf_results.h"
 #include "tests/fuzz/fuzz_check.h"
 

@@ -34,6 +34,7 @@ struct FakeSpec {
   std::optional<double> target = 0.74;
   int64_t iterations_per_epoch = 256;
   uint64_t first_seed = 1;
+  bool throughput = false;  ///< A throughput result (runs pass or fail their gate) instead of time to train.
 };
 
 inline nlohmann::json make_result(const FakeSpec& spec, const std::vector<FakeRun>& runs) {
@@ -88,7 +89,7 @@ inline nlohmann::json make_result(const FakeSpec& spec, const std::vector<FakeRu
   }
   return {{"schema_version", 1},
           {"created", "2026-01-01T00:00:00Z"},
-          {"kind", "time_to_train"},
+          {"kind", spec.throughput ? "throughput" : "time_to_train"},
           {"spec",
            {{"workload", "dlrm"},
             {"preset", "tiny"},
@@ -99,7 +100,8 @@ inline nlohmann::json make_result(const FakeSpec& spec, const std::vector<FakeRu
             {"toggles_requested", requested},
             {"seeds", seeds},
             {"threads", 2},
-            {"warmup_iterations", 5}}},
+            {"warmup_iterations", 5},
+            {"mode", spec.throughput ? "throughput" : "time-to-train"}}},
           {"environment",
            {{"perflab_version", "0.1.0"},
             {"git_revision", "test"},

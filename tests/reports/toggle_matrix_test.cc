@@ -122,6 +122,25 @@ TEST(ToggleMatrix, WithoutTargetUsesMedianThroughput) {
   EXPECT_NEAR(m.rows[1].ci.mean, 450, 1e-12);
 }
 
+TEST(ToggleMatrix, AThroughputPointWithAFailedGateHasNoValue) {
+  // The median of a throughput point counts only when every run passed its
+  // correctness gate (harness/scoring.h): no value, and the failed seed says why.
+  FakeSpec off = with_toggles({}), on = with_toggles({"sync_free"});
+  off.target = on.target = std::nullopt;
+  off.throughput = on.throughput = true;
+  auto good = runs_with_times({1, 1, 1}), failed = runs_with_times({1, 1, 1});
+  failed[1].success = false;
+  failed[1].throughput = 1e9;  // a failed gate's rate must not count
+  const ToggleMatrix m =
+      toggle_matrices(group_points(set_of({make_result(off, good), make_result(on, failed)}))).at(0);
+  EXPECT_FALSE(m.time_to_train);
+  ASSERT_TRUE(m.rows[0].value);
+  EXPECT_DOUBLE_EQ(*m.rows[0].value, 1000);
+  EXPECT_FALSE(m.rows[1].value);
+  EXPECT_NE(m.rows[1].no_value_reason.find("seed 2:"), std::string::npos) << m.rows[1].no_value_reason;
+  EXPECT_FALSE(m.rows[1].speedup);
+}
+
 TEST(ToggleMatrix, OnlyPointsThatDifferInTogglesAlone) {
   FakeSpec a = with_toggles({}), b = with_toggles({"fused"}), c = with_toggles({});
   c.params = {{"batch_size", 512}, {"learning_rate", 2.0}};
