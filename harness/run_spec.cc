@@ -111,31 +111,29 @@ const char* profile_mode_name(ProfileMode mode) {
   return "?";
 }
 
-nlohmann::json RunSpec::to_json() const {
-  nlohmann::json requested = nlohmann::json::object();
-  for (Toggle t : kAllToggles) requested[toggle_key(t)] = toggles[t].requested;
-  nlohmann::json out = {{"workload", workload},
-          {"preset", preset},
-          {"overrides", overrides},
-          {"params", params.json()},
-          {"backend_requested", backend_requested},
-          {"backend", backend_name(backend)},
-          {"backend_reason", backend_reason},
-          {"toggles_requested", requested},
-          {"seeds", seeds},
-          {"threads", threads},
-          {"ranks", ranks},
-          {"warmup_iterations", warmup_iterations},
-          {"mode", run_mode_name(mode)},
-          {"iterations", iterations},
-          {"batch_param", batch_param.empty() ? nlohmann::json(nullptr) : nlohmann::json(batch_param)},
-          {"learning_rate_param",
-           learning_rate_param.empty() ? nlohmann::json(nullptr) : nlohmann::json(learning_rate_param)}};
-  // Written only when on, so that the spec (and a sweep run's key) of an
-  // unprofiled run is what it was before profiling existed.
-  if (profile != ProfileMode::kOff) out["profile"] = profile_mode_name(profile);
+ResultSpec result_spec_of(const RunSpec& spec) {
+  ResultSpec out;
+  out.workload = spec.workload;
+  out.preset = spec.preset;
+  out.overrides = spec.overrides;
+  out.params = spec.params.json();
+  out.backend_requested = spec.backend_requested;
+  out.backend = backend_name(spec.backend);
+  out.backend_reason = spec.backend_reason;
+  for (Toggle t : kAllToggles) out.toggles_requested.emplace_back(toggle_key(t), spec.toggles[t].requested);
+  out.seeds = spec.seeds;
+  out.threads = spec.threads;
+  out.ranks = spec.ranks;
+  out.warmup_iterations = spec.warmup_iterations;
+  out.mode = spec.mode;
+  out.iterations = spec.iterations;
+  out.batch_param = spec.batch_param;
+  out.learning_rate_param = spec.learning_rate_param;
+  out.profile = profile_mode_name(spec.profile);
   return out;
 }
+
+nlohmann::json RunSpec::to_json() const { return perflab::to_json(result_spec_of(*this)); }
 
 namespace {
 

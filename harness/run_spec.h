@@ -12,6 +12,7 @@
 
 #include "harness/backend.h"
 #include "harness/params.h"
+#include "harness/result_model.h"
 #include "harness/toggles.h"
 #include "harness/run_mode.h"
 
@@ -78,8 +79,13 @@ struct RunSpec {
   /// Preset name as logged (`perflab_preset`): the preset, or
   /// "<preset>+overrides" when --set changed anything.
   std::string preset_label() const;
+  /// The spec as results record it: to_json(result_spec_of(*this)).
   nlohmann::json to_json() const;
 };
+
+/// The spec in the result model's terms (harness/result_model.h): what a
+/// result.json records and `perflab rerun` reads back.
+ResultSpec result_spec_of(const RunSpec& spec);
 
 /// Validates `request` against `info` and the devices present. Throws
 /// UsageError for invalid requests (exit 2) and Error when the requested

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/kernel_profile.h"
+#include "harness/result_model.h"
 #include "harness/run_context.h"
 #include "harness/run_spec.h"
 #include "harness/scoring.h"
@@ -28,14 +29,8 @@ namespace perflab {
 
 struct WorkloadInfo;
 
-/// One point of the quality curve.
-struct QualityPoint {
-  double epoch = 0;        ///< Fractional epochs trained.
-  int64_t samples = 0;     ///< Samples trained.
-  double value = 0;        ///< Quality metric.
-  double train_loss = 0;   ///< Mean training loss since the previous point.
-  double elapsed_s = 0;    ///< Since run_start.
-};
+/// One point of the quality curve, as the result records it.
+using QualityPoint = ResultQualityPoint;
 
 /// The record of one seed's run.
 struct RunRecord {

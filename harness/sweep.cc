@@ -72,9 +72,8 @@ bool finished_run(const fs::path& dir) {
   const fs::path result = dir / "result.json";
   if (!fs::exists(result)) return false;
   try {
-    const nlohmann::json doc = read_result(result);
     // An interrupted run did not finish: run it again.
-    return !doc.contains("interrupted") || doc["interrupted"].is_null();
+    return read_result(result).finished();
   } catch (const UsageError&) {
     return false;  // unreadable or outdated: run it again
   }

@@ -39,17 +39,6 @@ const char* toggle_help(Toggle t) {
   return "?";
 }
 
-nlohmann::json ToggleSet::to_json() const {
-  nlohmann::json out = nlohmann::json::object();
-  for (Toggle t : kAllToggles) {
-    const ToggleState& s = (*this)[t];
-    nlohmann::json j = {{"requested", s.requested}, {"in_effect", s.in_effect}};
-    if (!s.reason.empty()) j["reason"] = s.reason;
-    out[toggle_key(t)] = j;
-  }
-  return out;
-}
-
 std::string ToggleSet::describe_differences() const {
   std::string out;
   for (Toggle t : kAllToggles) {

@@ -31,7 +31,6 @@ class ToggleSet {
  public:
   ToggleState& operator[](Toggle t) { return states_[static_cast<size_t>(t)]; }
   const ToggleState& operator[](Toggle t) const { return states_[static_cast<size_t>(t)]; }
-  nlohmann::json to_json() const;
   /// "requested: on, in effect: off (reason)" lines for toggles that differ.
   std::string describe_differences() const;
 

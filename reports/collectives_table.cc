@@ -14,7 +14,7 @@ namespace perflab::reports {
 namespace {
 
 template <typename T>
-T data_value(const ResultView& r, const char* key, T fallback) {
+T data_value(const Result& r, const char* key, T fallback) {
   const auto& d = r.plan.data;
   if (!d.contains(key)) return fallback;
   try {
@@ -26,9 +26,9 @@ T data_value(const ResultView& r, const char* key, T fallback) {
 
 /// Wrong elements over the runs (each run's fact "wrong_elements"), -1 when
 /// a run did not count them (check=0).
-int64_t wrong_count(const ResultView& r) {
+int64_t wrong_count(const Result& r) {
   int64_t total = 0;
-  for (const RunView& run : r.runs) {
+  for (const ResultRun& run : r.runs) {
     const auto it = run.facts.find("wrong_elements");
     if (it == run.facts.end() || !it->is_number_unsigned()) return -1;
     total += it->get<int64_t>();
@@ -36,10 +36,10 @@ int64_t wrong_count(const ResultView& r) {
   return r.runs.empty() ? -1 : total;
 }
 
-CollectivesMeasure measure(const ResultView& r) {
+CollectivesMeasure measure(const Result& r) {
   CollectivesMeasure m;
   std::vector<double> medians;
-  for (const RunView& run : r.runs) {
+  for (const ResultRun& run : r.runs) {
     if (run.iteration_ms.n > 0) medians.push_back(run.iteration_ms.p50);
   }
   const double ops = std::max(1.0, data_value<double>(r, "ops_per_iteration", 1));
@@ -54,7 +54,7 @@ CollectivesMeasure measure(const ResultView& r) {
   m.wrong = wrong_count(r);
   const std::string comm = data_value<std::string>(r, "communicator", "-");
   m.algorithm = comm == "nccl" ? "-" : comm;
-  for (const RunView& run : r.runs) {
+  for (const ResultRun& run : r.runs) {
     if (run.facts.contains("algorithm") && run.facts["algorithm"].is_string()) {
       m.algorithm = run.facts["algorithm"].get<std::string>();
     }
@@ -71,14 +71,14 @@ std::string group(const std::optional<CollectivesMeasure>& m) {
 
 }  // namespace
 
-bool is_collectives_result(const ResultView& result) {
+bool is_collectives_result(const Result& result) {
   return result.spec.workload == "collectives" && result.plan.data.contains("collective");
 }
 
-std::vector<CollectivesRow> collectives_rows(const std::vector<ResultView>& results) {
+std::vector<CollectivesRow> collectives_rows(const std::vector<Result>& results) {
   using Key = std::tuple<std::string, std::string, std::string, int, size_t, int>;
   std::map<Key, CollectivesRow> rows;
-  for (const ResultView& r : results) {
+  for (const Result& r : results) {
     if (!is_collectives_result(r)) continue;
     CollectivesRow row;
     row.collective = data_value<std::string>(r, "collective", "?");
@@ -98,7 +98,7 @@ std::vector<CollectivesRow> collectives_rows(const std::vector<ResultView>& resu
   return out;
 }
 
-std::string render_collectives_table(const std::vector<ResultView>& results) {
+std::string render_collectives_table(const std::vector<Result>& results) {
   const std::vector<CollectivesRow> rows = collectives_rows(results);
   if (rows.empty()) return "";
   std::string out;

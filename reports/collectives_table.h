@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "reports/result_view.h"
+#include "harness/result_model.h"
 #include "reports/svg_chart.h"
 
 namespace perflab::reports {
 
 /// Whether `result` is a collectives benchmark's (its plan names a collective).
-bool is_collectives_result(const ResultView& result);
+bool is_collectives_result(const Result& result);
 
 /// One placement of one size: time per operation (median over the timed
 /// iterations of every run, divided by the operations per iteration).
@@ -38,10 +38,10 @@ struct CollectivesRow {
 };
 
 /// Rows in (collective, type, redop, size) order, placements paired.
-std::vector<CollectivesRow> collectives_rows(const std::vector<ResultView>& results);
+std::vector<CollectivesRow> collectives_rows(const std::vector<Result>& results);
 
 /// The table (collectives results only; others are left out).
-std::string render_collectives_table(const std::vector<ResultView>& results);
+std::string render_collectives_table(const std::vector<Result>& results);
 
 /// The same rows for a report's table: header and cells (text).
 std::vector<std::string> collectives_header();

@@ -9,20 +9,20 @@
 namespace perflab::reports {
 namespace {
 
-int data_int(const ResultView& r, const char* key) {
+int data_int(const Result& r, const char* key) {
   const auto it = r.plan.data.find(key);
   return it != r.plan.data.end() && it->is_number_integer() ? it->get<int>() : 0;
 }
 
-std::string data_text(const ResultView& r, const char* key) {
+std::string data_text(const Result& r, const char* key) {
   const auto it = r.plan.data.find(key);
   return it != r.plan.data.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 /// The median over successful runs of a numeric fact, when any run has it.
-std::optional<double> fact_median(const ResultView& r, const char* key) {
+std::optional<double> fact_median(const Result& r, const char* key) {
   std::vector<double> values;
-  for (const RunView& run : r.runs) {
+  for (const ResultRun& run : r.runs) {
     const auto it = run.facts.find(key);
     if (run.success() && it != run.facts.end() && it->is_number()) values.push_back(it->get<double>());
   }
@@ -30,18 +30,18 @@ std::optional<double> fact_median(const ResultView& r, const char* key) {
   return percentile(values, 50);
 }
 
-std::string fact_text(const ResultView& r, const char* key) {
-  for (const RunView& run : r.runs) {
+std::string fact_text(const Result& r, const char* key) {
+  for (const ResultRun& run : r.runs) {
     const auto it = run.facts.find(key);
     if (it != run.facts.end() && it->is_string()) return it->get<std::string>();
   }
   return "-";
 }
 
-std::optional<double> step_ms(const ResultView& r) {
+std::optional<double> step_ms(const Result& r) {
   if (r.work.median_iteration_ms) return r.work.median_iteration_ms;
   std::vector<double> medians;
-  for (const RunView& run : r.runs) {
+  for (const ResultRun& run : r.runs) {
     if (run.success() && run.iteration_ms.n > 0) medians.push_back(run.iteration_ms.p50);
   }
   if (medians.empty()) return std::nullopt;
@@ -52,11 +52,11 @@ std::string ms(const std::optional<double>& v) { return v ? fmt::format("{:.3f}"
 
 }  // namespace
 
-bool is_halo_conv_result(const ResultView& result) { return result.spec.workload == "halo_conv"; }
+bool is_halo_conv_result(const Result& result) { return result.spec.workload == "halo_conv"; }
 
-std::vector<HaloConvRow> halo_conv_rows(const std::vector<ResultView>& results) {
+std::vector<HaloConvRow> halo_conv_rows(const std::vector<Result>& results) {
   std::vector<HaloConvRow> rows;
-  for (const ResultView& r : results) {
+  for (const Result& r : results) {
     const std::optional<double> step = step_ms(r);
     if (!is_halo_conv_result(r) || !step) continue;
     HaloConvRow row;
@@ -117,7 +117,7 @@ std::vector<std::vector<std::string>> halo_conv_cells(const std::vector<HaloConv
   return cells;
 }
 
-std::string render_halo_conv_summary(const ResultView& result) {
+std::string render_halo_conv_summary(const Result& result) {
   const std::vector<HaloConvRow> rows = halo_conv_rows({result});
   if (rows.empty()) return "";
   const HaloConvRow& r = rows.front();

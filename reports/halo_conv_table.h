@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
-#include "reports/result_view.h"
+#include "harness/result_model.h"
 #include "reports/svg_chart.h"
 
 namespace perflab::reports {
 
 /// Whether `result` is a halo_conv run.
-bool is_halo_conv_result(const ResultView& result);
+bool is_halo_conv_result(const Result& result);
 
 struct HaloConvRow {
   std::string shape;          ///< "1x3x20x12x14 -> 5, k=3, train"
@@ -42,14 +42,14 @@ struct HaloConvRow {
 
 /// One row per halo_conv point (results of other workloads are left out),
 /// in shape, backend, partitions, variant order.
-std::vector<HaloConvRow> halo_conv_rows(const std::vector<ResultView>& results);
+std::vector<HaloConvRow> halo_conv_rows(const std::vector<Result>& results);
 
 std::vector<std::string> halo_conv_header();
 std::vector<std::vector<std::string>> halo_conv_cells(const std::vector<HaloConvRow>& rows);
 
 /// The console lines after `perflab run halo_conv`: the variant as it ran
 /// and the step split into compute and exposed transfer ("" for other results).
-std::string render_halo_conv_summary(const ResultView& result);
+std::string render_halo_conv_summary(const Result& result);
 
 /// A stacked bar per point: compute, exposed transfer.
 BarChart halo_conv_chart(const std::vector<HaloConvRow>& rows);

@@ -80,10 +80,10 @@ std::string short_kernel_name(const std::string& name, size_t width) {
   return s;
 }
 
-std::string render_profile_markdown(const ResultView& result, size_t max_rows) {
+std::string render_profile_markdown(const Result& result, size_t max_rows) {
   std::string md;
   int index = 0;
-  for (const RunView& run : result.runs) {
+  for (const ResultRun& run : result.runs) {
     const int i = index++;
     if (!run.profile) continue;
     const KernelProfile& p = *run.profile;
@@ -134,10 +134,10 @@ std::string render_profile_markdown(const ResultView& result, size_t max_rows) {
   return md;
 }
 
-std::string render_profile_summary(const ResultView& result, size_t top) {
+std::string render_profile_summary(const Result& result, size_t top) {
   std::string out;
   int index = 0;
-  for (const RunView& run : result.runs) {
+  for (const ResultRun& run : result.runs) {
     const int i = index++;
     if (!run.profile) continue;
     const KernelProfile& p = *run.profile;

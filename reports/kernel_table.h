@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "reports/result_view.h"
+#include "harness/result_model.h"
 
 namespace perflab::reports {
 
@@ -13,12 +13,12 @@ namespace perflab::reports {
 /// most time first), its declared groups, declarations no kernel matched,
 /// kernels per iteration measured and declared, and the profiler's cost;
 /// "" when no run was profiled.
-std::string render_profile_markdown(const ResultView& result, size_t max_rows = 25);
+std::string render_profile_markdown(const Result& result, size_t max_rows = 25);
 
 /// The terminal's view: per profiled run, kernels per iteration, the
 /// profiler's cost and the top `top` kernels (share, time, x floor), and
 /// where the trace is; "" when no run was profiled.
-std::string render_profile_summary(const ResultView& result, size_t top = 5);
+std::string render_profile_summary(const Result& result, size_t top = 5);
 
 /// A kernel's name cut to `width` characters for a table: templates'
 /// argument lists and the parameter list dropped first, then the middle.

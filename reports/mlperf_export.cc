@@ -95,7 +95,7 @@ std::map<std::string, std::vector<fs::path>> plan_logs(const std::vector<ResultS
       throw UsageError(
           fmt::format("{}: workload name \"{}\" cannot name a folder", r.dir.string(), workload));
     }
-    for (const RunView& run : r.result.runs) {
+    for (const ResultRun& run : r.result.runs) {
       const std::string& log = run.log;
       if (!is_folder_name(log)) {
         throw UsageError(fmt::format("{}: a run has no usable log name", r.dir.string()));
@@ -146,7 +146,7 @@ std::vector<ResultSource> load_result_sources(const std::vector<fs::path>& paths
   return results;
 }
 
-nlohmann::ordered_json system_description(const ResultView& result,
+nlohmann::ordered_json system_description(const Result& result,
                                           const std::string& system_name,
                                           const MlperfExportOptions& options) {
   // The environment is free-form machine facts: read by JSON pointer here.

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include "reports/result_view.h"
+#include "harness/result_model.h"
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,7 +18,7 @@ namespace perflab::reports {
 
 /// A result and the invocation folder holding its run_<i>.log files.
 struct ResultSource {
-  ResultView result;
+  Result result;
   std::filesystem::path dir;
 };
 
@@ -50,7 +50,7 @@ struct ExportSummary {
 /// memory and clock); any other backend uses none ("0"). The environment
 /// does not count sockets, so host_processors_per_node is "1" (the
 /// summarizer needs an integer) and hw_notes says so.
-nlohmann::ordered_json system_description(const ResultView& result,
+nlohmann::ordered_json system_description(const Result& result,
                                           const std::string& system_name,
                                           const MlperfExportOptions& options);
 

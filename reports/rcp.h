@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "reports/result_view.h"
+#include "harness/result_model.h"
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,7 +42,7 @@ struct RcpEntry {
 /// results, results name different workloads, two results at one batch size
 /// disagree on a hyperparameter, or a batch size has fewer than 3 converged
 /// runs.
-std::vector<RcpEntry> build_rcps(const std::vector<ResultView>& results);
+std::vector<RcpEntry> build_rcps(const std::vector<Result>& results);
 
 /// The RCP document: one object whose members are the entries, ascending by
 /// batch size, each with the fields in the order the official files use.
@@ -122,14 +122,14 @@ RcpCheck check_rcp(const std::vector<RcpEntry>& rcps, const std::string& benchma
 /// `runs[].epochs` rounded to 3 decimals, aborted runs as not converged).
 /// Throws UsageError for a result without a workload or batch size, or a
 /// converged run without epochs.
-RcpCheck check_rcp_result(const std::vector<RcpEntry>& rcps, const ResultView& result,
+RcpCheck check_rcp_result(const std::vector<RcpEntry>& rcps, const Result& result,
                           const RcpCheckOptions& options = {});
 
 /// Checks the runs of any number of results (e.g. one result per seed from
 /// a sweep), grouped by workload and batch size: one check per group, in
 /// (workload, batch size) order.
 std::vector<RcpCheck> check_rcp_results(const std::vector<RcpEntry>& rcps,
-                                        const std::vector<ResultView>& results,
+                                        const std::vector<Result>& results,
                                         const RcpCheckOptions& options = {});
 
 /// "passed", "failed" or "not checkable".

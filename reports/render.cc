@@ -119,7 +119,7 @@ SweepReport make_sweep_report(const ResultSet& set, std::string title) {
   r.toggle_matrices = toggle_matrices(r.points);
   r.batch_sweeps = batch_sweeps(r.points);
   r.skipped = set.skipped;
-  std::vector<ResultView> views;
+  std::vector<Result> views;
   for (const LoadedResult& l : set.results) views.push_back(l.view);
   r.collectives = collectives_rows(views);
   r.halo_conv = halo_conv_rows(views);

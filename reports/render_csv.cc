@@ -53,9 +53,9 @@ std::string render_sweep_csv(const SweepReport& r) {
   for (const Point& p : r.points) {
     Score s = p.score();
     w.row("point", p.label, "",
-          {{"workload", p.spec_text("workload")},
-           {"preset", p.spec_text("preset")},
-           {"backend", p.spec_text("backend")},
+          {{"workload", p.spec.workload},
+           {"preset", p.spec.preset},
+           {"backend", p.spec.backend},
            {"metric", p.metric},
            {"target", num(p.target)},
            {"runs", num(p.runs.size())},

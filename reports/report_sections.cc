@@ -93,7 +93,7 @@ const nlohmann::json& projection_scales(const nlohmann::json& data) {
 
 }  // namespace
 
-std::string render_projection_markdown(const ResultView& result) {
+std::string render_projection_markdown(const Result& result) {
   const nlohmann::json& data = result.plan.data;
   const nlohmann::json& scales = projection_scales(data);
   if (scales.empty()) return "";
@@ -131,7 +131,7 @@ std::string render_projection_markdown(const ResultView& result) {
   return md;
 }
 
-std::string render_projection_summary(const ResultView& result) {
+std::string render_projection_summary(const Result& result) {
   const nlohmann::json& scales = projection_scales(result.plan.data);
   if (scales.empty()) return "";
   std::string out = "projected communication per iteration (weak scaling; ring/tree, SHARP/NVLS):";
@@ -143,8 +143,8 @@ std::string render_projection_summary(const ResultView& result) {
   return out;
 }
 
-std::string render_setup_markdown(const ResultView& result) {
-  const SpecView& spec = result.spec;
+std::string render_setup_markdown(const Result& result) {
+  const ResultSpec& spec = result.spec;
   std::string md;
   md += fmt::format("# perflab: {} (preset {}) on {}\n\n", spec.workload, spec.preset, spec.backend);
   md += fmt::format("- created: {}\n", result.created);
@@ -165,27 +165,27 @@ std::string render_setup_markdown(const ResultView& result) {
   return md;
 }
 
-std::string render_toggles_markdown(const ResultView& result) {
+std::string render_toggles_markdown(const Result& result) {
   std::string md = "## Toggles\n\n| toggle | requested | in effect | reason |\n|---|---|---|---|\n";
-  for (const ToggleView& t : result.toggles) {
+  for (const ResultToggle& t : result.toggles) {
     md += fmt::format("| {} | {} | {} | {} |\n", t.name, t.requested ? "on" : "off", t.in_effect ? "on" : "off",
                       t.reason);
   }
   return md;
 }
 
-std::string render_execution_markdown(const ResultView& result) {
+std::string render_execution_markdown(const Result& result) {
   bool any = false;
-  for (const RunView& r : result.runs) any |= r.execution.has_value();
+  for (const ResultRun& r : result.runs) any |= r.execution.has_value();
   if (!any) return "";
   std::string md =
       "\n## Device execution\n\n| # | seed | cuda graphs | captured | replayed | host syncs per iteration | "
       "declared | kernels per iteration (declared) |\n|---|---|---|---|---|---|---|---|\n";
   int i = 0;
-  for (const RunView& r : result.runs) {
+  for (const ResultRun& r : result.runs) {
     const int index = i++;
     if (!r.execution) continue;
-    const ExecutionView& e = *r.execution;
+    const ResultExecution& e = *r.execution;
     const std::string syncs =
         e.syncs_min == e.syncs_max ? fmt::format("{}", e.syncs_max) : fmt::format("{} to {}", e.syncs_min, e.syncs_max);
     std::string kernels = "not counted" + (e.launches_note.empty() ? "" : ": " + e.launches_note);
@@ -203,7 +203,7 @@ std::string render_execution_markdown(const ResultView& result) {
   return md;
 }
 
-std::string render_placement_summary(const ResultView& result) {
+std::string render_placement_summary(const Result& result) {
   const nlohmann::json& data = result.plan.data;
   const std::vector<std::string> lines = placement_lines(data);
   if (lines.empty()) return "";
@@ -215,7 +215,7 @@ std::string render_placement_summary(const ResultView& result) {
   return out + render_projection_summary(result);
 }
 
-std::string render_placement_markdown(const ResultView& result) {
+std::string render_placement_markdown(const Result& result) {
   const nlohmann::json& data = result.plan.data;
   const std::vector<std::string> lines = placement_lines(data);
   if (lines.empty()) return "";

@@ -4,31 +4,31 @@
 
 #include <string>
 
-#include "reports/result_view.h"
+#include "harness/result_model.h"
 
 namespace perflab::reports {
 
 /// "# perflab: WORKLOAD (preset P) on BACKEND" and the setup bullet lines.
-std::string render_setup_markdown(const ResultView& result);
+std::string render_setup_markdown(const Result& result);
 /// "## Toggles" with requested / in effect / reason per toggle.
-std::string render_toggles_markdown(const ResultView& result);
+std::string render_toggles_markdown(const Result& result);
 /// "## Device execution": per run, the CUDA graphs captured and replayed
 /// (or why none were) and the host syncs per iteration against what the
 /// step declares. Empty when no run had a device step.
-std::string render_execution_markdown(const ResultView& result);
+std::string render_execution_markdown(const Result& result);
 /// Where a multi-rank step placed its parameters and what its exchanges
 /// moved, from the step plan's data facts "placement" (ranks: rank, tables,
 /// rows) and "all_to_all_bytes_per_iteration" (forward, backward): console
 /// lines, or "## Ranks" in Markdown. Empty when the plan records no
 /// placement (one rank).
-std::string render_placement_summary(const ResultView& result);
-std::string render_placement_markdown(const ResultView& result);
+std::string render_placement_summary(const Result& result);
+std::string render_placement_markdown(const Result& result);
 /// A multi-GPU projection of the step's communication, from the data fact
 /// "projection" (workloads/dlrm/projection.h; scales with GPUs, batch,
 /// bytes, times and algorithms): "## Communication at 8, 64 and 512 GPUs"
 /// in Markdown, or one console line (the placement summary ends with it).
 /// Empty without the fact.
-std::string render_projection_markdown(const ResultView& result);
-std::string render_projection_summary(const ResultView& result);
+std::string render_projection_markdown(const Result& result);
+std::string render_projection_summary(const Result& result);
 
 }  // namespace perflab::reports

@@ -20,7 +20,7 @@ using nlohmann::json;
 
 /// What identifies a point: the spec without its seeds, overrides and
 /// requested backend.
-json point_key(const SpecView& spec) {
+json point_key(const ResultSpec& spec) {
   json toggles = json::object();
   for (const auto& [name, on] : spec.toggles_requested) toggles[name] = on;
   return {{"workload", spec.workload},
@@ -33,17 +33,17 @@ json point_key(const SpecView& spec) {
 
 std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
+std::string threads_text(const ResultSpec& spec) { return spec.threads ? std::to_string(*spec.threads) : "null"; }
+
 /// Every (key, text) a point could be labelled with, in label order.
-std::vector<std::pair<std::string, std::string>> label_candidates(const json& spec) {
+std::vector<std::pair<std::string, std::string>> label_candidates(const ResultSpec& spec) {
   std::vector<std::pair<std::string, std::string>> out;
-  out.emplace_back("workload", value_text(spec["workload"]));
-  out.emplace_back("preset", "preset=" + value_text(spec["preset"]));
-  out.emplace_back("backend", "backend=" + value_text(spec["backend"]));
-  out.emplace_back("threads", "threads=" + value_text(spec["threads"]));
-  for (const auto& [k, v] : spec["params"].items()) out.emplace_back(k, k + "=" + value_text(v));
-  for (const auto& [k, v] : spec["toggles_requested"].items()) {
-    out.emplace_back(k, k + "=" + on_off(v.is_boolean() && v.get<bool>()));
-  }
+  out.emplace_back("workload", spec.workload);
+  out.emplace_back("preset", "preset=" + spec.preset);
+  out.emplace_back("backend", "backend=" + spec.backend);
+  out.emplace_back("threads", "threads=" + threads_text(spec));
+  for (const auto& [k, v] : spec.params.items()) out.emplace_back(k, k + "=" + value_text(v));
+  for (const auto& [k, on] : spec.toggles_requested) out.emplace_back(k, k + "=" + on_off(on));
   return out;
 }
 
@@ -64,12 +64,11 @@ void assign_labels(std::vector<Point>& points) {
         texts.push_back(text);
       }
     }
-    p.label = texts.empty() ? value_text(p.spec["workload"]) + " " + value_text(p.spec["preset"])
-                            : join(texts, " ");
+    p.label = texts.empty() ? p.spec.workload + " " + p.spec.preset : join(texts, " ");
   }
 }
 
-RunEntry run_entry(const RunView& r, const fs::path& result_path) {
+RunEntry run_entry(const ResultRun& r, const fs::path& result_path) {
   RunEntry e;
   e.seed = r.seed;
   e.success = r.success();
@@ -81,7 +80,7 @@ RunEntry run_entry(const RunView& r, const fs::path& result_path) {
   e.iteration_ms_mean = r.iteration_ms.mean;
   e.iteration_ms_n = r.iteration_ms.n;
   e.iteration_ms = r.iteration_ms;
-  for (const QualityPointView& q : r.quality_curve) e.quality_curve.push_back({q.epoch, q.value});
+  for (const ResultQualityPoint& q : r.quality_curve) e.quality_curve.push_back({q.epoch, q.value});
   e.log = result_path.parent_path() / r.log;
   e.result = result_path;
   e.profile = r.profile;
@@ -117,7 +116,7 @@ ResultSet load_result_set(const std::vector<fs::path>& paths) {
   ResultSet set;
   for (const fs::path& f : files) {
     try {
-      set.results.push_back({f, read_result_view(f)});
+      set.results.push_back({f, read_result(f)});
     } catch (const UsageError& e) {
       set.skipped.push_back(e.what());  // "<path>: <reason>"
     }
@@ -125,39 +124,44 @@ ResultSet load_result_set(const std::vector<fs::path>& paths) {
   return set;
 }
 
-Score Point::score() const {
+namespace {
+
+std::vector<RunOutcome> outcomes_of(const std::vector<RunEntry>& runs) {
   std::vector<RunOutcome> outcomes;
   for (const RunEntry& r : runs) outcomes.push_back({r.seed, r.success, r.time_to_train_s, r.throughput, r.reason});
-  return score_runs(outcomes, kind);
+  return outcomes;
 }
 
-double Point::median_throughput() const {
-  std::vector<double> t;
-  for (const RunEntry& r : runs) t.push_back(r.throughput);
-  return percentile(t, 50);
+}  // namespace
+
+Score Point::score() const { return score_runs(outcomes_of(runs), kind); }
+
+std::optional<double> Point::median_throughput() const {
+  if (kind == RunMode::kThroughput) return score().value;
+  return median_passing_throughput(outcomes_of(runs));
 }
 
-std::optional<double> Point::param_number(const std::string& key) const {
-  const json& params = spec["params"];
-  auto it = params.find(key);
-  if (it == params.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
+std::optional<double> Point::param_number(const std::string& name) const { return spec.param_number(name); }
+
+bool Point::is_toggle(const std::string& name) const {
+  for (const auto& [k, on] : spec.toggles_requested) {
+    if (k == name) return true;
+  }
+  return false;
 }
 
-std::string Point::spec_text(const std::string& key) const {
-  auto it = spec.find(key);
-  return it == spec.end() ? "" : value_text(*it);
-}
-
-bool Point::is_toggle(const std::string& key) const {
-  return spec["toggles_requested"].is_object() && spec["toggles_requested"].contains(key);
+std::vector<std::string> Point::toggles_on() const {
+  std::vector<std::string> on;
+  for (const auto& [k, requested] : spec.toggles_requested) {
+    if (requested) on.push_back(k);
+  }
+  return on;
 }
 
 std::string Point::title_without(const std::vector<std::string>& drop) const {
-  std::vector<std::string> parts = {value_text(spec["workload"]),
-                                    "preset=" + value_text(spec["preset"])};
-  for (const auto& [key, text] : label_parts) {
-    if (key != "workload" && key != "preset" && !contains(drop, key)) parts.push_back(text);
+  std::vector<std::string> parts = {spec.workload, "preset=" + spec.preset};
+  for (const auto& [name, text] : label_parts) {
+    if (name != "workload" && name != "preset" && !contains(drop, name)) parts.push_back(text);
   }
   return join(parts, " ");
 }
@@ -166,12 +170,13 @@ std::vector<Point> group_points(const ResultSet& set) {
   std::vector<Point> points;
   std::map<json, size_t> index;
   for (const LoadedResult& res : set.results) {
-    const ResultView& v = res.view;
+    const Result& v = res.view;
     json key = point_key(v.spec);
     auto [it, inserted] = index.emplace(key, points.size());
     if (inserted) {
       Point p;
-      p.spec = key;
+      p.key = key;
+      p.spec = v.spec;
       p.toggles = v.toggles;
       p.plan = v.plan;
       p.kind = v.kind;
@@ -183,15 +188,13 @@ std::vector<Point> group_points(const ResultSet& set) {
     }
     Point& p = points[it->second];
     p.sources.push_back(res.path);
-    for (const RunView& r : v.runs) p.runs.push_back(run_entry(r, res.path));
+    for (const ResultRun& r : v.runs) p.runs.push_back(run_entry(r, res.path));
   }
   auto order = [](const Point& p) {
     std::vector<bool> toggles;
-    for (const auto& [k, v] : p.spec["toggles_requested"].items()) {
-      toggles.push_back(v.is_boolean() && v.get<bool>());
-    }
-    return std::make_tuple(p.spec["workload"], p.spec["preset"], p.spec["params"],
-                           p.spec["backend"], p.spec["threads"], toggles);
+    for (const auto& [k, on] : p.spec.toggles_requested) toggles.push_back(on);
+    return std::make_tuple(p.spec.workload, p.spec.preset, p.spec.params, p.spec.backend,
+                           p.spec.threads.value_or(-1), toggles);
   };
   std::stable_sort(points.begin(), points.end(),
                    [&](const Point& a, const Point& b) { return order(a) < order(b); });

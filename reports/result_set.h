@@ -13,15 +13,16 @@
 #include <vector>
 
 #include "harness/run_mode.h"
+#include "harness/scoring.h"
 #include "harness/stats.h"
-#include "reports/result_view.h"
+#include "harness/result_model.h"
 
 namespace perflab::reports {
 
 /// One valid result, read through the typed reader, and the file it came from.
 struct LoadedResult {
   std::filesystem::path path;
-  ResultView view;
+  Result view;
 };
 
 /// Everything read by load_result_set: the valid results, in path order, and
@@ -63,14 +64,18 @@ struct RunEntry {
 };
 
 /// A toggle as the results recorded it: requested, in effect, and why not.
-using ToggleStatus = ToggleView;
+using ToggleStatus = ResultToggle;
 
 /// Every run of one spec (workload, preset, params, backend, threads,
 /// toggles requested), across all result files of a set.
 struct Point {
-  /// The identifying spec: {workload, preset, params, backend, threads,
+  /// The identifying spec as a key (compared, ordered, and written as the
+  /// point's id): {workload, preset, params, backend, threads,
   /// toggles_requested}; seeds, overrides and backend_requested left out.
-  nlohmann::json spec;
+  nlohmann::json key;
+  /// The spec, typed, of the point's first result (its key fields are every
+  /// result's of the point).
+  ResultSpec spec;
   /// What tells this point apart from the others in its set, e.g.
   /// "batch_size=512 cuda_graphs=on"; "workload preset" when nothing does.
   std::string label;
@@ -79,7 +84,7 @@ struct Point {
   std::vector<std::pair<std::string, std::string>> label_parts;
   std::vector<RunEntry> runs;                  ///< In file order, then run order.
   std::vector<ToggleStatus> toggles;           ///< From the first result of the point.
-  PlanView plan;                               ///< From the first result of the point.
+  ResultPlan plan;                               ///< From the first result of the point.
   RunMode kind = RunMode::kTimeToTrain;        ///< How its runs are scored.
   std::string batch_param;                     ///< The workload's batch-size parameter ("" when none).
   std::string learning_rate_param;             ///< Its learning-rate parameter ("" when none).
@@ -91,15 +96,16 @@ struct Point {
   /// mean of the times to train (aborted runs count as slowest), or the
   /// median samples/s when every run passed its gate.
   Score score() const;
-  /// Median throughput over all runs (samples/s); NaN without runs.
-  double median_throughput() const;
+  /// The point's median samples/s as scoring rules it (harness/scoring.h):
+  /// a throughput point's score (every run passed its gate), else the median
+  /// of the runs that reached the target; empty when there is none.
+  std::optional<double> median_throughput() const;
   /// A parameter as a double, when the spec has it and it is a number.
   std::optional<double> param_number(const std::string& key) const;
-  /// A top-level spec field ("workload", "preset", "backend", "threads") as
-  /// text; strings unquoted, other values as JSON.
-  std::string spec_text(const std::string& key) const;
   /// Whether `key` names a toggle in this point's spec.
   bool is_toggle(const std::string& key) const;
+  /// The toggles requested on, in the spec's order.
+  std::vector<std::string> toggles_on() const;
   /// "workload preset=P" and the label parts whose key is not in `drop`: what
   /// a group of points varying only in `drop` has in common.
   std::string title_without(const std::vector<std::string>& drop) const;

@@ -23,18 +23,18 @@ std::optional<double> stat(const Summary& s, double Summary::*field) {
   return s.*field;
 }
 
-std::string score_line(const ResultView& result) {
+std::string score_line(const Result& result) {
   if (!result.score.throughput) return "no score: " + result.score.reason;
   return fmt::format("{:.0f} {}/s ({})", *result.score.throughput, result.plan.sample_unit, result.score.method);
 }
 
-std::string gate_text(const RunView& run) {
+std::string gate_text(const ResultRun& run) {
   if (!run.correctness) return "-";
   return fmt::format("{}: {}", run.correctness->passed ? "passed" : "FAILED", run.correctness->detail);
 }
 
-std::string work_lines(const ResultView& result) {
-  const WorkView& w = result.work;
+std::string work_lines(const Result& result) {
+  const ResultWork& w = result.work;
   if (!w.recorded) return "";
   std::string md = "\n## Work per iteration\n\n";
   md += fmt::format("- FLOPs: {}; bytes (floor): {}\n", num(w.flops_per_iteration, "{:.4g}"),
@@ -48,7 +48,7 @@ std::string work_lines(const ResultView& result) {
 
 }  // namespace
 
-std::string render_throughput_markdown(const ResultView& result) {
+std::string render_throughput_markdown(const Result& result) {
   std::string md = render_setup_markdown(result);
   md += fmt::format("- mode: throughput, {} timed iterations after {} warm-up, batch {}\n\n", result.spec.iterations,
                     result.spec.warmup_iterations, result.plan.global_batch_size);
@@ -58,7 +58,7 @@ std::string render_throughput_markdown(const ResultView& result) {
       "(ms) | correctness gate |\n|---|---|---|---|---|---|---|---|---|\n",
       result.plan.sample_unit);
   int i = 0;
-  for (const RunView& r : result.runs) {
+  for (const ResultRun& r : result.runs) {
     md += fmt::format("| {} | {} | {} | {:.0f} | {} | {} | {} | {} | {} |\n", i++, r.seed, r.status, r.throughput,
                       num(stat(r.iteration_ms, &Summary::p50), "{:.4f}"),
                       num(stat(r.iteration_ms, &Summary::p99), "{:.4f}"), r.iteration_timer,
@@ -71,15 +71,15 @@ std::string render_throughput_markdown(const ResultView& result) {
   return md;
 }
 
-std::string render_throughput_summary(const ResultView& result) {
+std::string render_throughput_summary(const Result& result) {
   std::string out;
   int i = 0;
-  for (const RunView& r : result.runs) {
+  for (const ResultRun& r : result.runs) {
     out += fmt::format("run {} seed {}: {:<8} {:.0f} {}/s  iteration p50 {} ms ({})  gate {}\n", i++, r.seed,
                        r.status, r.throughput, result.plan.sample_unit,
                        num(stat(r.iteration_ms, &Summary::p50), "{:.4f}"), r.iteration_timer, gate_text(r));
   }
-  const WorkView& w = result.work;
+  const ResultWork& w = result.work;
   if (w.floor_ms && w.median_iteration_ms) {
     out += fmt::format("roofline floor {} ms; measured {} ms = {} the floor\n", num(w.floor_ms, "{:.4f}"),
                        num(w.median_iteration_ms, "{:.4f}"), num(w.times_floor, "{:.2f}x"));
@@ -89,12 +89,12 @@ std::string render_throughput_summary(const ResultView& result) {
   return out;
 }
 
-std::string render_run_markdown(const ResultView& result) {
+std::string render_run_markdown(const Result& result) {
   return (result.throughput() ? render_throughput_markdown(result) : render_ttt_markdown(result)) +
          render_placement_markdown(result) + render_projection_markdown(result);
 }
 
-std::string render_run_summary(const ResultView& result) {
+std::string render_run_summary(const Result& result) {
   return render_placement_summary(result) +
          (result.throughput() ? render_throughput_summary(result) : render_ttt_summary(result));
 }

@@ -7,17 +7,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/result_view.h"
+#include "harness/result_model.h"
 
 namespace perflab::reports {
 
 /// Markdown report: setup, toggles, per-seed table, work and floor, gates.
-std::string render_throughput_markdown(const ResultView& result);
+std::string render_throughput_markdown(const Result& result);
 /// A few plain lines for the console after a run.
-std::string render_throughput_summary(const ResultView& result);
+std::string render_throughput_summary(const Result& result);
 /// Dispatches on the result's kind (time_to_train or throughput).
-std::string render_run_markdown(const ResultView& result);
-std::string render_run_summary(const ResultView& result);
+std::string render_run_markdown(const Result& result);
+std::string render_run_summary(const Result& result);
 
 /// The same from a result document (parsed by the typed reader).
 std::string render_throughput_markdown(const nlohmann::json& result);

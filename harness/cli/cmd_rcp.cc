@@ -12,9 +12,9 @@
 namespace perflab::cli {
 namespace {
 
-std::vector<reports::ResultView> documents(const std::vector<std::string>& inputs) {
+std::vector<Result> documents(const std::vector<std::string>& inputs) {
   std::vector<std::filesystem::path> paths(inputs.begin(), inputs.end());
-  std::vector<reports::ResultView> docs;
+  std::vector<Result> docs;
   for (auto& r : reports::load_result_sources(paths)) docs.push_back(std::move(r.result));
   return docs;
 }

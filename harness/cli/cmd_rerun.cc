@@ -8,7 +8,7 @@
 #include "harness/cli/run_command.h"
 #include "harness/error.h"
 #include "harness/registry.h"
-#include "harness/result.h"
+#include "harness/result_model.h"
 #include "harness/sweep.h"  // kMaxRanks
 
 namespace perflab::cli {
@@ -19,11 +19,11 @@ std::string as_text(const nlohmann::json& v) {
 }
 
 int rerun(const std::string& path, const std::string& out) {
-  nlohmann::json result = read_result(path);
-  const nlohmann::json& spec = result["spec"];
+  const Result result = read_result(path);
+  const ResultSpec& spec = result.spec;
   RunRequest request;
   try {
-    request = request_from_json(spec);
+    request = request_from_json(to_json(spec));
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("{}: {}", path, e.what()));  // which file, as every other rerun error says
   }
@@ -32,26 +32,25 @@ int rerun(const std::string& path, const std::string& out) {
   if (!preset) throw UsageError(fmt::format("{}: preset '{}' no longer exists", path, request.preset));
   ParamValues from_preset = resolve_params(info.name, info.params, preset, {});
   request.overrides.clear();
-  for (const auto& [name, value] : spec["params"].items()) {
+  for (const auto& [name, value] : spec.params.items()) {
     if (!from_preset.has(name)) {
       throw UsageError(fmt::format("{}: parameter '{}' no longer exists in {}", path, name, info.name));
     }
     if (from_preset.json()[name] != value) request.overrides[name] = as_text(value);
   }
   ParamValues again = resolve_params(info.name, info.params, preset, request.overrides);
-  if (again.json() != spec["params"]) {
+  if (again.json() != spec.params) {
     throw UsageError(fmt::format("{}: its parameters cannot be reproduced by this perflab", path));
   }
   if (!out.empty()) request.out_dir = out;
   // Results from before perflab recorded ranks say nothing: not checked.
   std::optional<RanksToMatch> ranks;
-  if (spec.contains("ranks")) {
-    const nlohmann::json& r = spec["ranks"];
-    if (!r.is_number_integer() || r.get<int64_t>() < 1 || r.get<int64_t>() > kMaxRanks) {
+  if (spec.ranks) {
+    if (*spec.ranks < 1 || *spec.ranks > kMaxRanks) {
       throw UsageError(fmt::format("{}: result spec is malformed: ranks is {}, not an integer in [1, {}]", path,
-                                   r.dump(), kMaxRanks));
+                                   *spec.ranks, kMaxRanks));
     }
-    ranks = RanksToMatch{r.get<int>(), path};
+    ranks = RanksToMatch{*spec.ranks, path};
   }
   return run_command(request, ranks);
 }

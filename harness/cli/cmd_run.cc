@@ -24,7 +24,7 @@
 #include "harness/text.h"
 #include "reports/collectives_table.h"
 #include "reports/halo_conv_table.h"
-#include "reports/result_view.h"
+#include "harness/result_model.h"
 #include "reports/throughput_report.h"
 
 namespace perflab::cli {
@@ -109,7 +109,7 @@ int run_command(const RunRequest& request, const std::optional<RanksToMatch>& ra
     return 128 + interrupt_signal();
   }
   std::cout << reports::render_run_summary(done.result);
-  if (const auto view = reports::parse_result(done.result); reports::is_collectives_result(view)) {
+  if (const auto view = parse_result(done.result); reports::is_collectives_result(view)) {
     std::cout << reports::render_collectives_table({view});
   } else {
     std::cout << reports::render_halo_conv_summary(view);

@@ -19,7 +19,7 @@ namespace {
 
 /// nccl-tests' table of the sweep's collectives results, when it has any.
 void print_collectives_table(const std::filesystem::path& runs) {
-  std::vector<reports::ResultView> views;
+  std::vector<Result> views;
   for (auto& loaded : reports::load_result_set({runs}).results) views.push_back(std::move(loaded.view));
   std::cout << reports::render_collectives_table(views);
 }

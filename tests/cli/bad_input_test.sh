@@ -72,7 +72,7 @@ PY
   edit "$tmp/threads.json" 'doc["spec"]["threads"] = 1e300'
   expect 2 "threads.json: not a perflab result: spec.threads is 1e\+300, not a count$" -- rerun "$tmp/threads.json" --out "$never"
   edit "$tmp/seeds.json" 'doc["spec"]["seeds"] = [1e300]'
-  expect 2 "seeds.json: result spec seed 1e\+300 is not an unsigned integer$" -- rerun "$tmp/seeds.json" --out "$never"
+  expect 2 "seeds.json: not a perflab result: spec.seeds has 1e\+300, not an unsigned integer$" -- rerun "$tmp/seeds.json" --out "$never"
   edit "$tmp/ranks.json" 'doc["spec"]["ranks"] = 2'
   expect 2 "ranks.json ran on 2 rank\(s\), this process has 1: rerun it under mpirun -np 2" -- rerun "$tmp/ranks.json" --out "$never"
   edit "$tmp/badranks.json" 'doc["spec"]["ranks"] = 0'

@@ -1,5 +1,6 @@
-// Fuzzes the result loader: harness/result.h's validation, the typed reader
-// (reports/result_view.h), rerun's request_from_json, and every report made
+// Fuzzes the result loader: the result model's validation and typed reader
+// (harness/result_model.h), its writer (what it reads, written again, reads
+// back the same), rerun's request_from_json, and every report made
 // from results, as `perflab report`, `perflab rerun` and sweeps use them.
 // The input is one or more result documents separated by NUL bytes (a set
 // of result files). Properties: a bad document is a UsageError, never
@@ -12,11 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/error.h"
-#include "harness/result.h"
+#include "harness/result_model.h"
 #include "harness/run_spec.h"
 #include "reports/render.h"
 #include "reports/result_set.h"
-#include "reports/result_view.h"
 #include "reports/throughput_report.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -35,10 +35,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (doc.is_discarded()) continue;
     const std::string problem = validate_result(doc);
     try {
-      reports::ResultView view = reports::parse_result(doc, path);
+      Result view = parse_result(doc, path);
       require(problem.empty(), "the typed reader accepted what validate_result refuses: " + problem);
+      // What the model writes, it reads back as written.
+      const nlohmann::json written = to_json(view);
+      require(to_json(parse_result(written, path)) == written, "a result written by to_json reads back differently");
       try {
-        request_from_json(view.spec.json);
+        request_from_json(to_json(view.spec));
       } catch (const UsageError&) {
       }
       reports::render_run_summary(view);

@@ -1,15 +1,26 @@
-// The typed result reader on hand-built documents: a version-1 file (no
+// The result model (harness/result_model.h) on hand-built documents: a version-1 file (no
 // batch_param, no execution, training plan always present), a version-2
 // throughput file (null training fields, an execution record, interrupted),
-// and malformed documents that get one line naming the file.
-#include "reports/result_view.h"
+// and malformed documents that get one line naming the file; the writer's
+// record read back as written, and what it writes checked against
+// docs/result.schema.json.
+#include "harness/result_model.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
+#include "harness/environment.h"
 #include "harness/error.h"
+#include "harness/result.h"
+#include "harness/subprocess.h"
 #include "tests/reports/result_builder.h"
 
-namespace perflab::reports {
+namespace perflab {
 namespace {
 
 using nlohmann::json;
@@ -38,10 +49,10 @@ json v2_throughput() {
   return doc;
 }
 
-TEST(ResultView, ReadsVersionOne) {
+TEST(ResultModel, ReadsVersionOne) {
   testing::FakeSpec spec;
   spec.params = {{"batch_size", 512}, {"learning_rate", 0.5}};
-  const ResultView v = parse_result(testing::make_result(spec, testing::runs_with_times({10, 12})), "/r/result.json");
+  const Result v = parse_result(testing::make_result(spec, testing::runs_with_times({10, 12})), "/r/result.json");
   EXPECT_EQ(v.schema_version, 1);
   EXPECT_EQ(v.kind, RunMode::kTimeToTrain);
   EXPECT_FALSE(v.throughput());
@@ -64,8 +75,8 @@ TEST(ResultView, ReadsVersionOne) {
   EXPECT_EQ(v.path, "/r/result.json");
 }
 
-TEST(ResultView, ReadsVersionTwoThroughput) {
-  const ResultView v = parse_result(v2_throughput());
+TEST(ResultModel, ReadsVersionTwoThroughput) {
+  const Result v = parse_result(v2_throughput());
   EXPECT_EQ(v.schema_version, 2);
   EXPECT_TRUE(v.throughput());
   EXPECT_EQ(v.spec.batch_param, "batch");
@@ -92,7 +103,7 @@ std::string error_of(const json& doc) {
   return "no error";
 }
 
-TEST(ResultView, MalformedDocumentsGetOneLineNamingTheFile) {
+TEST(ResultModel, MalformedDocumentsGetOneLineNamingTheFile) {
   json future = v2_throughput();
   future["schema_version"] = 3;
   EXPECT_EQ(error_of(future), "/r/x/result.json: not a perflab result: schema_version 3 (this perflab reads 1 to 2)");
@@ -112,7 +123,7 @@ TEST(ResultView, MalformedDocumentsGetOneLineNamingTheFile) {
 // cast that is undefined (1e300 to an integer) or wraps (2^32 + 2 read as
 // version 2). tests/fuzz/result_fuzz.cc, run on the code before this
 // check, hit the summary count (4e+94 cast to size_t) in 156 executions.
-TEST(ResultView, NumbersOutOfRangeAreOneLineNotACrash) {
+TEST(ResultModel, NumbersOutOfRangeAreOneLineNotACrash) {
   json wrapped = v2_throughput();
   wrapped["schema_version"] = 4294967298;
   EXPECT_EQ(error_of(wrapped),
@@ -138,5 +149,216 @@ TEST(ResultView, NumbersOutOfRangeAreOneLineNotACrash) {
   EXPECT_EQ(parse_result(integral).runs[0].iterations, 5);
 }
 
+/// An invocation with every optional part present: a trained run with its
+/// curve, a device step's execution record and a kernel profile.
+InvocationRecord full_record(RunMode mode) {
+  InvocationRecord rec;
+  rec.spec.workload = "dlrm";
+  rec.spec.preset = "tiny";
+  rec.spec.overrides = {{"batch_size", "512"}};
+  rec.spec.backend_requested = "auto";
+  rec.spec.backend = Backend::kCuda;
+  rec.spec.backend_reason = "a GPU is present";
+  rec.spec.toggles[Toggle::kCudaGraphs] = {true, true, ""};
+  rec.spec.seeds = {7, 8};
+  rec.spec.threads = 2;
+  rec.spec.ranks = 1;
+  rec.spec.mode = mode;
+  rec.spec.iterations = 50;
+  rec.spec.profile = mode == RunMode::kThroughput ? ProfileMode::kKernels : ProfileMode::kOff;
+  rec.spec.batch_param = "batch_size";
+  rec.toggles = rec.spec.toggles;
+  rec.step.batch_size = 512;
+  rec.step.precision = "tf32";
+  rec.step.hyperparameters = {{"learning_rate", 0.5}};
+  rec.step.data = {{"kind", "synthetic"}};
+  rec.step.work.flops = 2e9;
+  rec.step.work.bytes = 3e8;
+  rec.step.work.floor_ms = 0.25;
+  rec.step.work.floor_basis = "test peaks";
+  if (mode == RunMode::kTimeToTrain) {
+    TrainingPlan t;
+    t.train_samples = 65536;
+    t.eval_samples = 4096;
+    t.iterations_per_epoch = 128;
+    t.max_epochs = 4;
+    t.eval_interval_epochs = 0.5;
+    t.quality_metric = "AUC";
+    t.quality_target = 0.74;
+    t.quality_ceiling = 0.8;
+    rec.training = t;
+  }
+  rec.prepare_s = 1.5;
+  for (uint64_t seed : rec.spec.seeds) {
+    RunRecord r;
+    r.seed = seed;
+    r.success = seed == 7;
+    r.status = r.success ? "success" : "aborted";
+    r.reason = r.success ? "" : "target not reached";
+    r.init_s = 0.1;
+    r.time_to_train_s = 12.5;
+    r.train_s = 10;
+    r.eval_s = 2;
+    r.iterations = 256;
+    r.samples = 131072;
+    r.epochs = 2.0;
+    r.throughput = 10485.76;
+    r.iteration_ms = summarize({1.0, 1.5, 2.0});
+    r.host_iteration_ms = summarize({0.1, 0.2});
+    r.device_timed = true;
+    r.measured_s = 0.5;
+    r.correctness = CorrectnessReport{r.success, "max |error| 1e-6"};
+    ExecutionRecord e;
+    e.graphs_used = true;
+    e.graphs_captured = 2;
+    e.graph_replays = 98;
+    e.graphs_note = "replayed";
+    e.expected_syncs = 0;
+    e.kernels_per_iteration = 34;
+    e.copies_per_iteration = 0;
+    e.memsets_per_iteration = 1;
+    e.declared_kernels_per_iteration = 34;
+    e.launches_counted_at = 2;
+    e.launches_note = "counted by CUPTI";
+    r.execution = e;
+    r.facts = {{"algorithm", "ring"}};
+    KernelProfile profile;
+    profile.iterations = 50;
+    profile.iteration_us = 1500;
+    profile.kernels_per_iteration = 34;
+    KernelRow row;
+    row.name = "gemm";
+    row.kind = "kernel";
+    row.launches_per_iteration = 1;
+    row.us_per_iteration = 1000;
+    row.mean_us = 1000;
+    row.share = 2.0 / 3.0;
+    profile.rows.push_back(row);
+    r.profile = profile;
+    r.quality_curve = {{0.5, 65536, 0.71, 0.45, 5.0}, {1.0, 131072, 0.745, 0.44, 10.0}};
+    r.log_file = "run_" + std::to_string(seed) + ".log";
+    rec.runs.push_back(r);
+  }
+  rec.score = score_records(rec.runs, mode);
+  return rec;
+}
+
+/// This machine's environment as the harness records it, with two ranks on
+/// two hosts.
+json environment() {
+  json env = capture_environment();
+  env["ranks"] = json::array({{{"rank", 0}, {"hostname", "b"}, {"cpu_model", "x"}}, {{"rank", 1}, {"hostname", "a"}, {"cpu_model", "x"}}});
+  return env;
+}
+
+TEST(ResultModel, TheWritersRecordReadsBackAsWritten) {
+  for (RunMode mode : {RunMode::kTimeToTrain, RunMode::kThroughput}) {
+    const json written = result_to_json(full_record(mode), environment());
+    const Result read = parse_result(written);
+    EXPECT_EQ(to_json(read), written) << run_mode_name(mode);
+    EXPECT_EQ(read.kind, mode);
+    EXPECT_EQ(read.spec.seeds, (std::vector<uint64_t>{7, 8}));
+    EXPECT_EQ(read.spec.ranks, 1);
+    EXPECT_EQ(read.runs[0].iteration_timer, "cuda events");
+    ASSERT_TRUE(read.runs[0].execution);
+    EXPECT_EQ(read.runs[0].execution->launches_counted_at, 2);
+    ASSERT_TRUE(read.runs[0].profile);
+    EXPECT_EQ(read.runs[0].profile->rows.at(0).name, "gemm");
+    EXPECT_EQ(read.rank_hosts(), (std::vector<std::string>{"a", "b"}));
+    ASSERT_TRUE(read.work.times_floor);
+    EXPECT_DOUBLE_EQ(*read.work.times_floor, 1.5 / 0.25);  // the median of the runs' p50s over the floor
+    // One failed run of two: no score either way, and the reason says why.
+    EXPECT_FALSE(read.score_value());
+    EXPECT_FALSE(read.score.reason.empty());
+  }
+}
+
+TEST(ResultModel, AReadVersionOneIsWrittenAsTheCurrentVersion) {
+  const Result v1 = parse_result(testing::make_result({}, testing::runs_with_times({10, 12})));
+  const json written = to_json(v1);
+  EXPECT_EQ(written["schema_version"], kResultSchemaVersion);
+  EXPECT_EQ(written["spec"]["batch_param"], "batch_size");
+  EXPECT_EQ(to_json(parse_result(written)), written);
+}
+
+// docs/result.schema.json describes what to_json writes: both kinds
+// validate (python3's jsonschema, which scripts/setup installs), and every
+// object the schema lists properties for has exactly those keys, so a field
+// added to the model without the schema, or left in the schema after the
+// model dropped it, fails here.
+TEST(ResultModel, WhatItWritesIsWhatTheSchemaDescribes) {
+  const bool ci = std::getenv("CI") != nullptr;
+  if (!find_program("python3") || run_program({"python3", "-c", "import jsonschema"}).exit_status != 0) {
+    if (ci) FAIL() << "python3 with jsonschema is needed (scripts/setup installs it) and CI is set";
+    GTEST_SKIP() << "python3 with jsonschema is not installed";
+  }
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("perflab_result_model_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> argv = {"python3", "-c", R"PY(
+import json, sys
+import jsonschema
+schema = json.load(open(sys.argv[1]))
+problems = []
+seen = {}  # id of a schema object -> (where, its properties, the keys written in any document)
+
+def resolve(s):
+    while "$ref" in s:  # local references only: "#/$defs/run"
+        target = schema
+        for part in s["$ref"].lstrip("#/").split("/"):
+            target = target[part]
+        s = target
+    return s
+
+def object_branches(s):
+    s = resolve(s)
+    out = [s] if "properties" in s and s.get("type", "object") == "object" else []
+    for key in ("oneOf", "anyOf"):
+        for b in s.get(key, []):
+            out += object_branches(b)
+    return out
+
+def walk(doc, s, path):
+    if isinstance(doc, dict):
+        for b in object_branches(s):
+            declared, written = set(b["properties"]), set(doc)
+            if written - declared:
+                problems.append(f"{path}: written, not in the schema: {sorted(written - declared)}")
+            where, _, keys = seen.setdefault(id(b), (path, declared, set()))
+            keys |= written
+            for k in written & declared:
+                walk(doc[k], b["properties"][k], f"{path}.{k}")
+    elif isinstance(doc, list):
+        items = resolve(s).get("items")
+        if items is not None:
+            for i, item in enumerate(doc):
+                walk(item, items, f"{path}[{i}]")
+
+for name in sys.argv[2:]:
+    doc = json.load(open(name))
+    try:
+        jsonschema.validate(doc, schema)
+    except jsonschema.ValidationError as e:
+        problems.append(f"{name}: {e.message} at {list(e.absolute_path)}")
+    walk(doc, schema, name)
+# A property may be written only sometimes (spec.profile when profiling), so
+# the schema's list is compared with what any of the documents wrote.
+for where, declared, keys in seen.values():
+    if declared - keys:
+        problems.append(f"{where}: in the schema, never written: {sorted(declared - keys)}")
+print("\n".join(problems))
+sys.exit(1 if problems else 0)
+)PY",
+                                   std::string(PERFLAB_SOURCE_DIR) + "/docs/result.schema.json"};
+  for (RunMode mode : {RunMode::kTimeToTrain, RunMode::kThroughput}) {
+    const std::filesystem::path file = dir / (std::string(run_mode_name(mode)) + ".json");
+    std::ofstream(file) << result_to_json(full_record(mode), environment()).dump(2);
+    argv.push_back(file.string());
+  }
+  const ProgramOutput out = run_program(argv);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(out.exit_status, 0) << out.out << out.err;
+}
+
 }  // namespace
-}  // namespace perflab::reports
+}  // namespace perflab

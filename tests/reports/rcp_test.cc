@@ -283,8 +283,8 @@ TEST(Rcp, MalformedFilesNameFileAndProblem) {
 
 /// A result as the typed reader gives it: workload, batch size,
 /// hyperparameters, platform and each run's status and epochs.
-ResultView result(int64_t bs, std::vector<std::pair<std::string, double>> runs) {
-  ResultView r;
+Result result(int64_t bs, std::vector<std::pair<std::string, double>> runs) {
+  Result r;
   r.created = "2026-11-21T14:00:00Z";
   r.spec.workload = "dlrm";
   r.spec.backend = "cpu";
@@ -293,7 +293,7 @@ ResultView result(int64_t bs, std::vector<std::pair<std::string, double>> runs) 
   r.plan.global_batch_size = bs;
   r.plan.hyperparameters = {{"opt_name", "sgd"}};
   for (const auto& [status, epochs] : runs) {
-    RunView run;
+    ResultRun run;
     run.status = status;
     run.epochs = epochs;
     r.runs.push_back(run);
@@ -338,7 +338,7 @@ TEST(Rcp, CheckResultDocument) {
   EXPECT_EQ(c.converged_runs, 2u);
   EXPECT_NEAR(c.submission_mean, 2.4, 1e-12);  // The aborted run is the slowest.
   EXPECT_EQ(rcp_check_to_json(c)["verdict"], verdict_name(c.verdict));
-  EXPECT_THROW(check_rcp_result(two_rcps(), ResultView{}), UsageError);  // no workload, no batch size
+  EXPECT_THROW(check_rcp_result(two_rcps(), Result{}), UsageError);  // no workload, no batch size
 }
 
 TEST(Rcp, CheckResultsGroupsSeedsByBatchSize) {

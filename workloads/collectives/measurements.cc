@@ -20,7 +20,7 @@
 #include "harness/json_number.h"
 #include "reports/collectives_table.h"
 #include "reports/result_set.h"
-#include "reports/result_view.h"
+#include "harness/result_model.h"
 
 namespace perflab::collectives {
 namespace {
@@ -128,17 +128,12 @@ std::vector<MeasuredPoint> parse_measurements_csv(std::string_view text, const s
 /// A collectives benchmark's result.json: one point per placement measured,
 /// at nccl-tests' size, with the algorithm NCCL logged for it.
 static std::vector<MeasuredPoint> points_from_result(const nlohmann::json& doc, const std::string& name) {
-  const reports::ResultView view = reports::parse_result(doc, name);
+  const Result view = parse_result(doc, name);
   if (!reports::is_collectives_result(view)) {
     throw UsageError(fmt::format("{}: a perflab result of '{}', not of the collectives benchmark", name,
                                  view.spec.workload));
   }
-  std::set<std::string> hosts;
-  if (view.environment.contains("ranks") && view.environment["ranks"].is_array()) {
-    for (const auto& r : view.environment["ranks"]) {
-      if (r.is_object() && r.contains("hostname") && r["hostname"].is_string()) hosts.insert(r["hostname"].get<std::string>());
-    }
-  }
+  const std::vector<std::string> hosts = view.rank_hosts();
   std::vector<MeasuredPoint> points;
   for (const reports::CollectivesRow& row : reports::collectives_rows({view})) {
     if (row.communicator != "nccl") {
