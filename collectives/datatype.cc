@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "collectives/communicator.h"
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::collectives {
 

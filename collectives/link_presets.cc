@@ -6,7 +6,7 @@
 
 #include "collectives/model.h"
 #include "collectives/model_nccl_constants.h"
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::collectives {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "collectives/bandwidth.h"
 #include "collectives/model_nccl_constants.h"
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::collectives {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "collectives/communicator.h"
 #include "collectives/mpi_world.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/half_precision.h"
 
 /// Throws perflab::Error "MPI: <call> failed: <MPI's description>" when an

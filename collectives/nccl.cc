@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "collectives/nccl_log.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cuda/check.h"
 
 namespace perflab::collectives {

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::collectives {
 namespace {

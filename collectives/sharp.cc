@@ -8,7 +8,7 @@
 
 #include "collectives/byte_size.h"
 #include "collectives/nccl_log.h"
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::collectives {
 namespace {

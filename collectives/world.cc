@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "collectives/communicator.h"
-#include "harness/error.h"
+#include "base/error.h"
 #if PERFLAB_HAVE_MPI
 #include "collectives/mpi_world.h"
 #endif

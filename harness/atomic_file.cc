@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/interrupt.h"
 
 namespace perflab {

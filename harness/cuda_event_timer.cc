@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab {
 namespace {

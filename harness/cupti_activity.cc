@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::cupti {
 namespace {

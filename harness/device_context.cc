@@ -2,7 +2,7 @@
 // the roofline floor every workload's work is measured against.
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/run_context.h"
 #include "kernels/roofline.h"
 

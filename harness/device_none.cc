@@ -1,6 +1,6 @@
 // Device probing for builds without CUDA: there is never a device.
 #include "harness/device.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/step_driver.h"
 
 namespace perflab {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "harness/device.h"
-#include "harness/text.h"
+#include "base/text.h"
 #include "harness/version.h"
 
 #ifdef PERFLAB_HAVE_CUDA

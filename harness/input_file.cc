@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab {
 

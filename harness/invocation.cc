@@ -6,11 +6,11 @@
 #include "harness/atomic_file.h"
 #include "harness/chrome_trace.h"
 #include "harness/environment.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/interrupt.h"
 #include "harness/registry.h"
 #include "harness/result.h"
-#include "harness/utc_time.h"
+#include "base/utc_time.h"
 
 namespace perflab {
 

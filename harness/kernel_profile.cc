@@ -9,8 +9,8 @@
 #include <map>
 #include <memory>
 
-#include "harness/error.h"
-#include "harness/json_number.h"
+#include "base/error.h"
+#include "base/json_number.h"
 
 namespace perflab {
 namespace {

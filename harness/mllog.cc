@@ -6,7 +6,7 @@
 #include <cstring>
 #include <utility>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/mllog_keys.h"
 
 namespace perflab {

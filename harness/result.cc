@@ -2,7 +2,7 @@
 #include "harness/result.h"
 
 #include "harness/stats.h"
-#include "harness/utc_time.h"
+#include "base/utc_time.h"
 
 namespace perflab {
 namespace {

@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/input_file.h"
-#include "harness/json_number.h"
+#include "base/json_number.h"
 #include "harness/json_text.h"
 
 namespace perflab {
@@ -101,7 +101,7 @@ std::optional<T> opt(const json& j, const char* key, const char* where) {
     if (v.is_boolean()) return v.get<bool>();
   } else {
     if (v.is_number()) {
-      // Numbers are converted only when T holds them (harness/json_number.h).
+      // Numbers are converted only when T holds them (base/json_number.h).
       if (std::optional<T> n = json_number<T>(v)) return n;
       throw BadField(fmt::format("{}.{} is out of range or not an integer ({})", where, key, v.dump()));
     }

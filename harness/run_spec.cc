@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 
 #include "harness/device.h"
-#include "harness/error.h"
-#include "harness/json_number.h"
+#include "base/error.h"
+#include "base/json_number.h"
 #include "harness/registry.h"
-#include "harness/text.h"
+#include "base/text.h"
 
 namespace perflab {
 namespace {

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/interrupt.h"
 #include "harness/mllog.h"
 #include "harness/mllog_keys.h"

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
-#include "harness/text.h"
+#include "base/error.h"
+#include "base/text.h"
 
 namespace perflab::slurm {
 

@@ -10,7 +10,7 @@
 #include "harness/atomic_file.h"
 #include "harness/interrupt.h"
 #include "harness/invocation.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/registry.h"
 #include "harness/result.h"
 #include "harness/runner.h"

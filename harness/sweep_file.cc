@@ -24,11 +24,11 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/input_file.h"
 #include "harness/registry.h"
 #include "harness/sweep.h"
-#include "harness/text.h"
+#include "base/text.h"
 
 namespace perflab {
 namespace {

@@ -15,12 +15,12 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/atomic_file.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/input_file.h"
 #include "harness/json_text.h"
 #include "harness/subprocess.h"
-#include "harness/text.h"
-#include "harness/utc_time.h"
+#include "base/text.h"
+#include "base/utc_time.h"
 
 namespace perflab {
 namespace {

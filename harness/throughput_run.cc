@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/interrupt.h"
 #include "harness/kernel_profile.h"
 #include "harness/mllog_keys.h"

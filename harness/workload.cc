@@ -1,7 +1,7 @@
 // Defaults of the workload contracts (workload.h).
 #include "harness/workload.h"
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab {
 

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/stats.h"
 #include "harness/sweep.h"
 

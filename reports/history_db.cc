@@ -11,10 +11,10 @@
 #include <fmt/format.h>
 
 #include "harness/atomic_file.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/json_text.h"
 #include "harness/sweep.h"
-#include "harness/utc_time.h"
+#include "base/utc_time.h"
 #include "reports/sqlite.h"
 
 namespace perflab::reports {

@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/stats.h"
-#include "harness/text.h"
+#include "base/text.h"
 #include "reports/mlperf_results.h"
 
 namespace perflab::reports {

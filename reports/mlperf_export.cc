@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "harness/atomic_file.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/input_file.h"
 
 namespace perflab::reports {

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/mlperf_benchmarks.h"
 #include "harness/scoring.h"
 #include "harness/subprocess.h"

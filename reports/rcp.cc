@@ -48,7 +48,7 @@
 #include <sstream>
 
 #include "harness/atomic_file.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/input_file.h"
 #include "harness/json_text.h"
 #include "harness/mlperf_benchmarks.h"

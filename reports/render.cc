@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "reports/render_format.h"
+#include "reports/workload_sections.h"
 
 namespace perflab::reports {
 namespace {
@@ -12,39 +13,13 @@ using detail::ci_text;
 using detail::converged;
 using detail::fixed;
 using detail::last_qualities;
+using detail::cell;
+using detail::markdown_table;
 using detail::mean_sd;
 using detail::run_times;
 using detail::score_text;
 using detail::speedup_text;
 
-/// Markdown table cells must not contain pipes or line breaks.
-std::string cell(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|') {
-      out += "\\|";
-    } else if (ch == '\n') {
-      out += ' ';
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
-std::string markdown_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
-  std::string md = "|";
-  for (const auto& h : header) md += " " + h + " |";
-  md += "\n|";
-  for (size_t i = 0; i < header.size(); ++i) md += "---|";
-  md += "\n";
-  for (const auto& row : rows) {
-    md += "|";
-    for (const auto& c : row) md += " " + cell(c) + " |";
-    md += "\n";
-  }
-  return md;
-}
 
 std::string throughput_table(const SweepReport& r) {
   std::string md =
@@ -119,10 +94,7 @@ SweepReport make_sweep_report(const ResultSet& set, std::string title) {
   r.toggle_matrices = toggle_matrices(r.points);
   r.batch_sweeps = batch_sweeps(r.points);
   r.skipped = set.skipped;
-  std::vector<Result> views;
-  for (const LoadedResult& l : set.results) views.push_back(l.view);
-  r.collectives = collectives_rows(views);
-  r.halo_conv = halo_conv_rows(views);
+  for (const LoadedResult& l : set.results) r.read.push_back(l.view);
   return r;
 }
 
@@ -149,15 +121,7 @@ std::string render_sweep_markdown(const SweepReport& r) {
   for (const BatchSweep& s : r.batch_sweeps) {
     md += fmt::format("\n## Batch-size sweep: {}\n\n", s.title) + sweep_table(s);
   }
-  if (!r.collectives.empty()) {
-    md += "\n## Collectives (nccl-tests' columns; time per operation, median of the timed iterations)\n\n";
-    md += markdown_table(collectives_header(), collectives_cells(r.collectives));
-  }
-  if (!r.halo_conv.empty()) {
-    md += "\n## Halo convolution (median step; compute and transfer timed alone; exposed = step - compute; "
-          "overlap efficiency = (naive - overlap) / transfer)\n\n";
-    md += markdown_table(halo_conv_header(), halo_conv_cells(r.halo_conv));
-  }
+  md += render_workload_markdown(r.read);
   if (!r.skipped.empty()) {
     md += "\n## Skipped files\n\n";
     for (const std::string& s : r.skipped) md += "- " + s + "\n";

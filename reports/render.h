@@ -8,8 +8,6 @@
 #include <vector>
 
 #include "reports/batch_sweep.h"
-#include "reports/collectives_table.h"
-#include "reports/halo_conv_table.h"
 #include "reports/result_set.h"
 #include "reports/toggle_matrix.h"
 
@@ -28,8 +26,7 @@ struct SweepReport {
   std::vector<ToggleMatrix> toggle_matrices;  ///< Empty without toggle variation.
   std::vector<BatchSweep> batch_sweeps;       ///< Empty without batch_size variation.
   std::vector<std::string> skipped;           ///< "path: reason" per unusable file.
-  std::vector<CollectivesRow> collectives;    ///< nccl-tests' rows; empty without collectives results.
-  std::vector<HaloConvRow> halo_conv;         ///< Per halo_conv point; empty without its results.
+  std::vector<Result> read;                   ///< The results, for the workloads' own sections.
 };
 
 /// Groups, scores and tabulates a result set.

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/text.h"
+#include "base/text.h"
 #include "reports/compare.h"
 
 namespace perflab::reports {

@@ -9,11 +9,41 @@
 #include <string>
 #include <vector>
 
-#include "harness/text.h"
+#include "base/text.h"
 #include "reports/result_set.h"
 #include "reports/statistics.h"
 
 namespace perflab::reports::detail {
+
+/// Markdown table cells must not contain pipes or line breaks.
+inline std::string cell(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') {
+      out += "\\|";
+    } else if (ch == '\n') {
+      out += ' ';
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+/// A GitHub-flavoured Markdown table (cells escaped by cell()).
+inline std::string markdown_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::string md = "|";
+  for (const auto& h : header) md += " " + h + " |";
+  md += "\n|";
+  for (size_t i = 0; i < header.size(); ++i) md += "---|";
+  md += "\n";
+  for (const auto& row : rows) {
+    md += "|";
+    for (const auto& c : row) md += " " + cell(c) + " |";
+    md += "\n";
+  }
+  return md;
+}
 
 /// `v` with `decimals` decimals, or `missing` when empty or not finite.
 inline std::string fixed(std::optional<double> v, int decimals, const char* missing = "-") {

@@ -10,6 +10,7 @@
 #include "reports/render_format.h"
 #include "reports/html_page.h"
 #include "reports/svg_chart.h"
+#include "reports/workload_sections.h"
 
 namespace perflab::reports {
 namespace {
@@ -202,18 +203,7 @@ std::string render_sweep_html(const SweepReport& r) {
   h += points_section(r);
   for (const ToggleMatrix& m : r.toggle_matrices) h += matrix_section(m);
   for (const BatchSweep& s : r.batch_sweeps) h += sweep_section(s);
-  if (!r.collectives.empty()) {
-    h += "<h2>Collectives</h2>\n<p>nccl-tests' columns: time per operation (median of the timed iterations), "
-         "algorithm and bus bandwidth, wrong elements.</p>\n";
-    h += table(collectives_header(), collectives_cells(r.collectives), {0, 3, 4, 15});
-    h += "<div class=\"charts\">" + render_line_chart(collectives_chart(r.collectives)) + "</div>\n";
-  }
-  if (!r.halo_conv.empty()) {
-    h += "<h2>Halo convolution</h2>\n<p>Median step; compute, halo transfer and weight-gradient all-reduce timed "
-         "alone; exposed = step - compute; overlap efficiency = (naive - overlap) / transfer.</p>\n";
-    h += table(halo_conv_header(), halo_conv_cells(r.halo_conv), {0, 1, 4, 5});
-    h += "<div class=\"charts\">" + render_bar_chart(halo_conv_chart(r.halo_conv)) + "</div>\n";
-  }
+  h += render_workload_html(r.read);
   if (!r.skipped.empty()) {
     h += "<h2>Skipped files</h2>\n<ul>\n";
     for (const std::string& s : r.skipped) h += "<li>" + esc(s) + "</li>\n";

@@ -8,9 +8,9 @@
 #include <set>
 #include <tuple>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/scoring.h"
-#include "harness/text.h"
+#include "base/text.h"
 
 namespace perflab::reports {
 namespace {

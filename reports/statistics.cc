@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::reports {
 namespace {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "harness/text.h"
+#include "base/text.h"
 
 namespace perflab::reports {
 namespace {

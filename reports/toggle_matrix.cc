@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "harness/text.h"
+#include "base/text.h"
 
 namespace perflab::reports {
 namespace {

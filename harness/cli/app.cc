@@ -10,11 +10,11 @@
 #include <fmt/format.h>
 
 #include "collectives/communicator.h"
-#include "harness/cli/command_registry.h"
+#include "harness/command_registry.h"
 #include "harness/cli/commands.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/registry.h"
-#include "harness/text.h"
+#include "base/text.h"
 #include "harness/version.h"
 
 namespace perflab::cli {
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
 
   std::vector<Command> commands = {add_list(app),   add_run(app),    add_sweep(app), add_rerun(app),
                                    add_report(app), add_export(app), add_rcp(app),   add_compare(app),
-                                   add_history(app), add_env(app)};
+                                   add_history(app), add_env(app), add_model(app)};
   // Then the commands workloads register (data, transducer), by name.
   for (const RegisteredCommand& c : registered_commands()) commands.push_back(c.add(app));
 

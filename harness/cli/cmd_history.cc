@@ -7,8 +7,8 @@
 
 #include "harness/atomic_file.h"
 #include "harness/cli/commands.h"
-#include "harness/error.h"
-#include "harness/utc_time.h"
+#include "base/error.h"
+#include "base/utc_time.h"
 #include "reports/dashboard.h"
 #include "reports/history_report.h"
 

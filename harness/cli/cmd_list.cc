@@ -8,7 +8,7 @@
 #include "harness/cli/commands.h"
 #include "harness/device.h"
 #include "harness/registry.h"
-#include "harness/text.h"
+#include "base/text.h"
 
 namespace perflab::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "reports/mlperf_export.h"
 #include "reports/rcp.h"
 

@@ -6,7 +6,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/run_command.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/registry.h"
 #include "harness/result_model.h"
 #include "harness/sweep.h"  // kMaxRanks

@@ -16,14 +16,13 @@
 #include "harness/cli/run_command.h"
 #include "harness/cli/progress.h"
 #include "harness/cli/sweep_command.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/interrupt.h"
 #include "harness/invocation.h"
 #include "harness/run_spec.h"
 #include "harness/sweep.h"
-#include "harness/text.h"
-#include "reports/collectives_table.h"
-#include "reports/halo_conv_table.h"
+#include "base/text.h"
+#include "reports/workload_sections.h"
 #include "harness/result_model.h"
 #include "reports/throughput_report.h"
 
@@ -109,11 +108,7 @@ int run_command(const RunRequest& request, const std::optional<RanksToMatch>& ra
     return 128 + interrupt_signal();
   }
   std::cout << reports::render_run_summary(done.result);
-  if (const auto view = parse_result(done.result); reports::is_collectives_result(view)) {
-    std::cout << reports::render_collectives_table({view});
-  } else {
-    std::cout << reports::render_halo_conv_summary(view);
-  }
+  std::cout << reports::render_workload_terminal({parse_result(done.result)});
   std::cout << fmt::format("result: {}\nreport: {}\nlogs:   {}/run_*.log\n",
                            (done.dir / "result.json").string(), (done.dir / "report.md").string(),
                            done.dir.string());

@@ -7,7 +7,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/sweep_command.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/sweep.h"
 
 namespace perflab::cli {

@@ -1,20 +1,13 @@
 // The built-in subcommands, each registered on the CLI11 app by its own file.
 // Commands that belong to a workload register themselves instead
-// (harness/cli/command_registry.h).
+// (harness/command_registry.h, which defines Command).
 #pragma once
-
-#include <functional>
 
 #include <CLI/CLI.hpp>
 
-namespace perflab::cli {
+#include "harness/command_registry.h"
 
-/// A registered subcommand and the action to run when it was chosen
-/// (called after parsing; returns the exit code).
-struct Command {
-  CLI::App* app = nullptr;
-  std::function<int()> action;
-};
+namespace perflab::cli {
 
 Command add_list(CLI::App& app);
 Command add_run(CLI::App& app);
@@ -26,5 +19,6 @@ Command add_export(CLI::App& app);
 Command add_rcp(CLI::App& app);
 Command add_compare(CLI::App& app);
 Command add_history(CLI::App& app);
+Command add_model(CLI::App& app);
 
 }  // namespace perflab::cli

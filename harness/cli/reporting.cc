@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "harness/atomic_file.h"
-#include "harness/text.h"
+#include "base/text.h"
 #include "reports/render.h"
 #include "reports/result_set.h"
 

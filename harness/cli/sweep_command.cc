@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/reporting.h"
-#include "reports/collectives_table.h"
+#include "reports/workload_sections.h"
 #include "reports/result_set.h"
 #include "harness/interrupt.h"
 
@@ -17,11 +17,12 @@
 namespace perflab::cli {
 namespace {
 
-/// nccl-tests' table of the sweep's collectives results, when it has any.
-void print_collectives_table(const std::filesystem::path& runs) {
+/// The workloads' own terminal sections for the sweep's results
+/// (nccl-tests' table for collectives).
+void print_workload_sections(const std::filesystem::path& runs) {
   std::vector<Result> views;
   for (auto& loaded : reports::load_result_set({runs}).results) views.push_back(std::move(loaded.view));
-  std::cout << reports::render_collectives_table(views);
+  std::cout << reports::render_workload_terminal(views);
 }
 
 }  // namespace
@@ -77,7 +78,7 @@ int execute_sweep(const SweepPlan& plan, bool dry_run) {
   std::cout << fmt::format("sweep {}: {} run(s), {} run now, {} reused from earlier, {} missed the target\n",
                            plan.name, outcome.total, outcome.ran, outcome.reused, outcome.aborted);
   write_reports({outcome.dir / "runs"}, outcome.dir, "perflab sweep " + plan.name);
-  print_collectives_table(outcome.dir / "runs");
+  print_workload_sections(outcome.dir / "runs");
   std::cout << fmt::format("results: {}/runs/*/result.json\nreport:  {}/report.html (also .md, .csv, .json)\n",
                            outcome.dir.string(), outcome.dir.string());
   if (!outcome.interrupted.empty()) {

@@ -14,7 +14,7 @@
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/interaction.h"
 #include "kernels/cpu/linear.h"
-#include "tests/support/random.h"
+#include "base/random.h"
 
 namespace {
 

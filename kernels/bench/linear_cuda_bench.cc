@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cuda/bias_act.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"

@@ -37,7 +37,7 @@
 #include "kernels/cuda/device_present.h"
 #include "kernels/cuda/rnnt_loss.h"
 #include "kernels/cuda/transducer_joint.h"
-#include "tests/support/random.h"
+#include "base/random.h"
 
 namespace {
 

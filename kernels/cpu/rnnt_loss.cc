@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::kernels::cpu {
 namespace {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::kernels::cpu {
 namespace {

@@ -7,7 +7,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::kernels::cuda {
 

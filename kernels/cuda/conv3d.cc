@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/conv3d_planes.h"
 

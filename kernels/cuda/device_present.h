@@ -2,7 +2,7 @@
 // directly: what code under kernels/ (the microbenchmarks) needs to stop with
 // the runtime's reason on a machine without one. The harness's full probe
 // (harness/device.h) is not for kernels: they include nothing of the harness
-// but harness/error.h (tests/lint/arrows_test.sh).
+// but base/error.h (tests/lint/arrows_test.sh).
 #pragma once
 
 #include <string>

@@ -38,7 +38,7 @@
 #include <string>
 #include <utility>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cuda/bias_act.h"
 #include "kernels/cuda/linear_plan.h"
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "collectives/bandwidth.h"
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::collectives {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "collectives/byte_size.h"
 #include "collectives/model_fit.h"
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::collectives {
 namespace {

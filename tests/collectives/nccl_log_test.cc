@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::collectives {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "collectives/check.h"
 #include "collectives/communicator.h"
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::collectives {
 namespace {

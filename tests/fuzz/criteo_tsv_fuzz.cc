@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "workloads/dlrm/data/criteo_tsv.h"
 

@@ -16,7 +16,7 @@
 #include <iterator>
 #include <string>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "reports/change_points.h"
 #include "reports/dashboard.h"
 #include "reports/history_db.h"

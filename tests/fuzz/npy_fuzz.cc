@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "workloads/transducer/npy.h"
 

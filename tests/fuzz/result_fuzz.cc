@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/result_model.h"
 #include "harness/run_spec.h"
 #include "reports/render.h"

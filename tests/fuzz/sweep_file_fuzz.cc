@@ -8,7 +8,7 @@
 #include <string>
 
 #include "harness/device.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/registry.h"
 #include "harness/sweep.h"
 #include "tests/fuzz/fuzz_check.h"

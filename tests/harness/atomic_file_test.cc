@@ -15,7 +15,7 @@
 #include <iterator>
 #include <string>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab {
 namespace {

@@ -3,7 +3,7 @@
 // that refuses a plan before anything allocates.
 #include <gtest/gtest.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/run_context.h"
 
 namespace perflab {

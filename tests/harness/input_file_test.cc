@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab {
 namespace {

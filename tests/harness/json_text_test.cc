@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/result.h"
 
 namespace perflab {

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "harness/chrome_trace.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/phase.h"
 
 namespace perflab {

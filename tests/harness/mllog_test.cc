@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/mllog_keys.h"
 
 namespace perflab {

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/environment.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/result.h"
 #include "harness/subprocess.h"
 #include "tests/reports/result_builder.h"

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::slurm {
 namespace {

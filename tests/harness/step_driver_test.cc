@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab {
 namespace {

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/device.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/registry.h"
 
 namespace perflab {

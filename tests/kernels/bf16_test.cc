@@ -13,7 +13,7 @@
 
 #include "kernels/cpu/embedding.h"
 #include "kernels/half_precision.h"
-#include "tests/support/random.h"
+#include "base/random.h"
 
 namespace perflab::kernels::cpu {
 namespace {

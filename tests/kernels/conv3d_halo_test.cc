@@ -32,7 +32,7 @@
 
 #include "kernels/cpu/conv3d.h"
 #include "tests/kernels/conv3d_support.h"
-#include "tests/support/random.h"
+#include "base/random.h"
 
 namespace perflab::kernels::cpu {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "kernels/cpu/conv3d.h"
-#include "tests/support/random.h"
+#include "base/random.h"
 
 namespace perflab::kernels::cpu {
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "tests/kernels/conv3d_support.h"
-#include "tests/support/random.h"
+#include "base/random.h"
 
 namespace perflab::kernels::cpu {
 namespace {

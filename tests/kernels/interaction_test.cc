@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/random.h"
+#include "base/random.h"
 
 #include <cmath>
 #include <random>

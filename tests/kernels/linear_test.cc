@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/random.h"
+#include "base/random.h"
 #include <omp.h>
 
 #include <cmath>

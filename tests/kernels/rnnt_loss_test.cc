@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/error.h"
-#include "tests/support/random.h"
+#include "base/error.h"
+#include "base/random.h"
 
 namespace perflab::kernels::cpu {
 namespace {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cpu/rnnt_loss.h"
-#include "tests/support/random.h"
+#include "base/random.h"
 
 namespace perflab::kernels::cpu {
 namespace {

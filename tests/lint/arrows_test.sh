@@ -1,68 +1,90 @@
 #!/usr/bin/env bash
-# The dependency arrows, checked on every #include (docs/ARCHITECTURE.md,
-# Build):
-#   kernels/                      may include harness/error.h and no other
-#                                 harness/, workloads/ or reports/ header;
-#   harness/ (outside cli/), reports/  include no workloads/ header;
-#   harness/cli/                  includes no workloads/ header either (a
-#                                 workload's commands register themselves,
-#                                 harness/cli/command_registry.h);
-#   harness/error.h               includes no project header (it is the
-#                                 leaf that kernels may include).
-# Each include against the arrows fails, printed as file:line.
+# The layering of docs/ARCHITECTURE.md ("Build"), enforced on every
+# project #include of every source file: a file's folder may include only
+# its own folder and the folders its row of the table allows. Folders are
+# the top-level ones, with harness/cli/ apart from harness/ and each
+# workload apart from the others:
+#
+#   base/          nothing: the leaf (errors, text, JSON numbers, UTC time, seeded data)
+#   kernels/       base
+#   collectives/   base kernels
+#   harness/       base kernels collectives
+#   reports/       base kernels collectives harness
+#   harness/cli/   base kernels collectives harness reports
+#   workloads/X/   base kernels collectives harness (never reports/, the CLI or another workload:
+#                  a workload's tables are a section in reports/, its commands register themselves)
+#   tests/         anything (tests/support/ is theirs alone)
+#
+# Each include against the table fails, printed as file:line.
 set -uo pipefail
 : "${PERFLAB_SOURCE_DIR:?}"
 cd "$PERFLAB_SOURCE_DIR" || exit 1
 # shellcheck source=tests/cli/lib.bash disable=SC1091
 source tests/cli/lib.bash
 
-# sources DIR... [-- PRUNE...]: the C++ and CUDA files under DIR, sorted,
-# leaving out the folders PRUNE.
-sources() {
-  local dirs=() prune=()
-  while [[ $# -gt 0 && $1 != -- ]]; do dirs+=("$1"); shift; done
-  [[ $# -gt 0 ]] && shift
-  for p in "$@"; do prune+=(-path "$p" -prune -o); done
-  find "${dirs[@]}" "${prune[@]}" -type f \
-    \( -name '*.h' -o -name '*.hpp' -o -name '*.cc' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' \) \
-    -print | sort
+declare -A allowed=(
+  [base]=""
+  [kernels]="base"
+  [collectives]="base kernels"
+  [harness]="base kernels collectives"
+  [reports]="base kernels collectives harness"
+  [harness/cli]="base kernels collectives harness reports"
+  [workloads]="base kernels collectives harness"
+  [tests]="*"
+)
+
+# layer PATH: the table's row for a source path or an included path
+# ("workloads/dlrm/model.h" -> "workloads/dlrm"; "harness/cli/app.h" ->
+# "harness/cli"); empty for a path outside the project's folders.
+layer() {
+  case $1 in
+    harness/cli/*) echo harness/cli ;;
+    workloads/*/*) local rest=${1#workloads/}; echo "workloads/${rest%%/*}" ;;
+    base/* | kernels/* | collectives/* | harness/* | reports/* | tests/*) echo "${1%%/*}" ;;
+    *) echo "" ;;
+  esac
 }
 
-# check RULE FORBIDDEN ALLOWED FILE...: every include in FILE... whose path
-# matches FORBIDDEN (an ERE on the path, e.g. '(harness|workloads)/') and not
-# ALLOWED ('' for none) fails as "file:line: #include ... (RULE)".
-check() {
-  local rule=$1 forbidden=$2 allowed=$3
-  shift 3
-  if [[ $# -eq 0 ]]; then
-    fail "$rule: no sources found"
-    return
-  fi
-  local hits
-  hits=$(grep -HnE "^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"](\\.\\./)*${forbidden}" "$@" || true)
-  if [[ -n $allowed && -n $hits ]]; then
-    hits=$(grep -vE "^[^:]+:[0-9]+:[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"](\\.\\./)*${allowed}[>\"]" <<<"$hits" || true)
-  fi
-  if [[ -z $hits ]]; then
-    pass "$rule ($# files)"
-    return
-  fi
-  local file line text
-  while IFS=: read -r file line text; do
-    fail "$file:$line: ${text#"${text%%[![:space:]]*}"} ($rule)"
-  done <<<"$hits"
+# may FROM TO: whether layer FROM may include layer TO.
+may() {
+  local from=$1 to=$2 row
+  [[ $from == "$to" ]] && return 0
+  row=${allowed[${from%%/*}]-}
+  [[ $from == harness/cli ]] && row=${allowed[harness/cli]}
+  [[ $row == "*" ]] && return 0
+  local ok
+  for ok in $row; do
+    [[ $to == "$ok" ]] && return 0
+  done
+  return 1
 }
 
-mapfile -t kernels < <(sources kernels)
-mapfile -t harness < <(sources harness reports -- harness/cli)
-mapfile -t cli < <(sources harness/cli)
+mapfile -t files < <(find base kernels collectives harness reports workloads tests -type f \
+  \( -name '*.h' -o -name '*.hpp' -o -name '*.cc' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' \) | sort)
+[[ ${#files[@]} -gt 100 ]] || fail "only ${#files[@]} source files found"
 
-check "kernels/ includes, of harness/, workloads/ and reports/, only harness/error.h" \
-  '(harness|workloads|reports)/' 'harness/error\.h' "${kernels[@]}"
-check "harness/ and reports/ include no workloads/ header" \
-  'workloads/' '' "${harness[@]}"
-check "harness/cli/ includes no workloads/ header: workload commands register themselves" \
-  'workloads/' '' "${cli[@]}"
-check "harness/error.h includes no project header" \
-  '(harness|kernels|workloads|reports|collectives|tests)/' '' harness/error.h
+bad=0
+checked=0
+while IFS=: read -r file line text; do
+  included=$(sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1/' <<<"$text")
+  to=$(layer "$included")
+  [[ -z $to ]] && continue  # a library's header found on the include path
+  from=$(layer "$file")
+  checked=$((checked + 1))
+  if ! may "$from" "$to"; then
+    fail "$file:$line: #include \"$included\" ($from may include: ${allowed[${from%%/*}]:-nothing}${from:+, and itself})"
+    bad=$((bad + 1))
+  fi
+done < <(grep -HnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "${files[@]}")
+
+# The table itself: the edges it forbids must really be caught (a table
+# that allowed everything would pass anything).
+may workloads/dlrm reports && fail "the table lets a workload include reports/"
+may workloads/dlrm workloads/transducer && fail "the table lets a workload include another workload"
+may kernels harness && fail "the table lets kernels/ include harness/"
+may base kernels && fail "the table lets base/ include kernels/"
+may harness harness/cli && fail "the table lets harness/ include the CLI"
+may workloads/dlrm tests && fail "the table lets a workload include tests/"
+
+[[ $bad -eq 0 ]] && pass "every #include follows the layering ($checked project includes in ${#files[@]} files)"
 finish

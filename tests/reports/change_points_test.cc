@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <random>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::reports {
 namespace {

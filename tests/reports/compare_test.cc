@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <random>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::reports {
 namespace {

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "reports/history_report.h"
 
 namespace perflab::reports {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "tests/reports/result_builder.h"
 
 namespace perflab::reports {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::reports {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "tests/reports/result_builder.h"
 
 namespace perflab::reports {

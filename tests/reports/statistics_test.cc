@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::reports {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "collectives/nccl.h"
 #include "collectives/nccl_log.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/raii.h"

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "collectives/byte_size.h"
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::collectives_workload {
 namespace {

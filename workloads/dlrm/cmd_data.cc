@@ -1,14 +1,14 @@
 // `perflab data convert`: Criteo TSV -> the binary layout described by a
 // DeepLearningExamples-style feature_spec.yaml, which dlrm reads with
 // --set data=DIR/feature_spec.yaml. Registers itself with the CLI
-// (harness/cli/command_registry.h); built into perflab_workload_dlrm.
+// (harness/command_registry.h); built into perflab_workload_dlrm.
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
 
-#include "harness/cli/command_registry.h"
-#include "harness/error.h"
+#include "harness/command_registry.h"
+#include "base/error.h"
 #include "workloads/dlrm/data/binary_dataset.h"
 
 namespace perflab::dlrm {

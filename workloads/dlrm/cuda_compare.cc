@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/host_sync.h"

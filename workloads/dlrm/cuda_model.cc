@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/phase.h"
 #include "kernels/cpu/interaction.h"
 #include "kernels/cuda/bce.h"

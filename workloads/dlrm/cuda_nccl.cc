@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "collectives/nccl_log.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cuda/check.h"
 
 #ifdef PERFLAB_HAVE_NCCL

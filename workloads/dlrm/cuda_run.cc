@@ -37,7 +37,7 @@
 
 #include "harness/phase.h"
 #include "harness/device_step.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cpu/auc.h"
 #include "kernels/cpu/bce.h"
 #include "kernels/cuda/check.h"

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/host_memory.h"
 #include "kernels/cpu/auc.h"
 #include "workloads/dlrm/data/binary_dataset.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cpu/bce.h"
 #include "kernels/cpu/bf16.h"
 #include "kernels/cpu/embedding.h"

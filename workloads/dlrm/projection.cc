@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "collectives/model.h"
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::dlrm {
 namespace {

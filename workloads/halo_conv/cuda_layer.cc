@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/conv3d.h"
 #include "kernels/cuda/device_buffer.h"

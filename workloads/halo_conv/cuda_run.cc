@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "harness/device_step.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cuda/check.h"
 #include "workloads/halo_conv/cuda_layer.h"
 #include "workloads/halo_conv/halo_conv_benchmark.h"

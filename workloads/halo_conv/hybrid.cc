@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "workloads/halo_conv/gate.h"
 
 namespace perflab::halo_conv {

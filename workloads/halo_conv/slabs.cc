@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::halo_conv {
 

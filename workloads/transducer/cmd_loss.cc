@@ -1,13 +1,13 @@
 // `perflab transducer loss`: the RNN-T loss and its gradient on .npy inputs
 // (see workloads/transducer/loss_files.h and the README for the contract).
-// Registers itself with the CLI (harness/cli/command_registry.h); built into
+// Registers itself with the CLI (harness/command_registry.h); built into
 // perflab_workload_transducer.
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
 
-#include "harness/cli/command_registry.h"
+#include "harness/command_registry.h"
 #include "workloads/transducer/loss_files.h"
 
 namespace perflab::transducer {

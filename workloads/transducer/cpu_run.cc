@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "workloads/transducer/transducer_benchmark.h"
 
 namespace perflab::transducer {

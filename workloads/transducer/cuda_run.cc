@@ -26,7 +26,7 @@
 #include <fmt/format.h>
 
 #include "harness/device_step.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/host_sync.h"

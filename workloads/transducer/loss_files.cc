@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "harness/atomic_file.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cpu/rnnt_loss.h"
 #include "workloads/transducer/npy.h"
 

@@ -14,7 +14,7 @@
 #include <limits>
 
 #include "harness/atomic_file.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/input_file.h"
 
 namespace perflab::transducer {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/host_memory.h"
 
 namespace perflab::transducer {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/cli/command_registry.h"
-#include "harness/error.h"
+#include "harness/command_registry.h"
+#include "base/error.h"
 
 namespace perflab::cli {
 namespace {

@@ -20,7 +20,7 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "tests/support/cuda_device.h"
-#include "tests/support/random.h"
+#include "base/random.h"
 
 namespace perflab::kernels::cuda {
 namespace {

@@ -19,7 +19,7 @@
 #include "kernels/cuda/linear.h"
 #include "tests/support/half_precision.h"
 #include "tests/support/cuda_device.h"
-#include "tests/support/random.h"
+#include "base/random.h"
 
 namespace perflab::kernels::cuda {
 namespace {

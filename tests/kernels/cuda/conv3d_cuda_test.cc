@@ -28,7 +28,7 @@
 #include "kernels/cuda/raii.h"
 #include "tests/kernels/conv3d_support.h"
 #include "tests/support/cuda_device.h"
-#include "tests/support/random.h"
+#include "base/random.h"
 
 namespace perflab::kernels::cuda {
 namespace {

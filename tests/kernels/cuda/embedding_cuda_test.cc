@@ -28,7 +28,7 @@
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/host_sync.h"
 #include "tests/support/cuda_device.h"
-#include "tests/support/random.h"
+#include "base/random.h"
 
 namespace perflab::kernels::cuda {
 namespace {

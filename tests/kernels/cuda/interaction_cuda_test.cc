@@ -21,7 +21,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/interaction.h"
 #include "tests/support/cuda_device.h"
-#include "tests/support/random.h"
+#include "base/random.h"
 
 namespace perflab::kernels::cuda {
 namespace {

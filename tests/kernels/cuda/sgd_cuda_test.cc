@@ -16,7 +16,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/sgd.h"
 #include "tests/support/cuda_device.h"
-#include "tests/support/random.h"
+#include "base/random.h"
 
 namespace perflab::kernels::cuda {
 namespace {

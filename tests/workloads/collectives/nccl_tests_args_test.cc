@@ -2,7 +2,7 @@
 // (workloads/collectives/nccl_tests_args.h).
 #include <gtest/gtest.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "workloads/collectives/nccl_tests_args.h"
 
 namespace perflab::collectives_workload {

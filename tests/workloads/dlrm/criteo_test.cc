@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/interrupt.h"
 #include "workloads/dlrm/data/binary_dataset.h"
 #include "workloads/dlrm/data/criteo_tsv.h"

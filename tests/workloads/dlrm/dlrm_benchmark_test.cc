@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/registry.h"
 #include "tests/support/test_context.h"
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/registry.h"
 #include "harness/run_spec.h"
 #include "tests/support/test_context.h"

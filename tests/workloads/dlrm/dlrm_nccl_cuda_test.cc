@@ -26,7 +26,7 @@
 #include <tuple>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 #ifdef PERFLAB_DLRM_CUDA
 #include "harness/step_driver.h"

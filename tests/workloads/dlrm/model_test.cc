@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "tests/support/dlrm_batch.h"
 
 namespace perflab::dlrm {

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/registry.h"
 #include "workloads/dlrm/dlrm_benchmark.h"
 #include "workloads/dlrm/model.h"

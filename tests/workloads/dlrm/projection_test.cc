@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "collectives/model.h"
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::dlrm {
 namespace {

@@ -26,7 +26,7 @@
 #include <fmt/format.h>
 
 #include "collectives/communicator.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "tests/support/dlrm_batch.h"
 
 namespace perflab::dlrm {

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::dlrm {
 namespace {

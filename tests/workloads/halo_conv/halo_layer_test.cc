@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "collectives/communicator.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "workloads/halo_conv/cpu_layer.h"
 #include "workloads/halo_conv/gate.h"
 #include "tests/workloads/halo_conv/odd_layer.h"

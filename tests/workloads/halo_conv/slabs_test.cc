@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "workloads/halo_conv/background_task.h"
 #include "workloads/halo_conv/seeded_tensor.h"
 #include "workloads/halo_conv/slabs.h"

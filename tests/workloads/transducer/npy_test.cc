@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/error.h"
+#include "base/error.h"
 
 namespace perflab::transducer {
 namespace {

@@ -4,7 +4,7 @@
 // cannot hold.
 #include <gtest/gtest.h>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/registry.h"
 #include "tests/support/test_context.h"
 

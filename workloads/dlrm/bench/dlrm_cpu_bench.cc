@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "tests/support/random.h"
+#include "base/random.h"
 #include "workloads/dlrm/model.h"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/input_file.h"
 #include "harness/interrupt.h"
 #include "workloads/dlrm/data/criteo_tsv.h"

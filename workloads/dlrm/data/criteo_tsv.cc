@@ -13,7 +13,7 @@
 #include <limits>
 #include <utility>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/input_file.h"
 
 namespace perflab::dlrm {

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "harness/atomic_file.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/input_file.h"
 
 namespace perflab::dlrm {

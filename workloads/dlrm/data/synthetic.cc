@@ -10,7 +10,7 @@
 #include <limits>
 #include <utility>
 
-#include "harness/error.h"
+#include "base/error.h"
 #include "kernels/cpu/auc.h"
 
 namespace perflab::dlrm {

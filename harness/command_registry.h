@@ -1,7 +1,8 @@
 // Self-registering commands: a command that belongs to a workload (DLRM's
-// `data convert`, the transducer's `loss`) lives in that workload's folder
-// and registers itself, the way workloads do, so the CLI never reaches into
-// workload code:
+// `data convert`, the transducer's `loss`, collectives' `model`) lives in
+// that workload's folder and registers itself, the way workloads do, so the
+// CLI never reaches into workload code and workloads never link the CLI
+// (this registry sits in the harness, below it):
 //
 //   PERFLAB_REGISTER_COMMAND("data", add_data);
 //
@@ -10,15 +11,22 @@
 // drop it. app.cc adds every registered command after the built-in ones.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
-#include "harness/cli/commands.h"
 #include "harness/registry.h"  // PERFLAB_CONCAT
 
 namespace perflab::cli {
+
+/// A registered subcommand and the action to run when it was chosen
+/// (called after parsing; returns the exit code).
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> action;
+};
 
 /// Adds a subcommand to `app` and returns it with its action.
 using AddCommand = Command (*)(CLI::App& app);

@@ -1,5 +1,5 @@
 // Text helpers: one_line keeps every error on the one line users are promised.
-#include "harness/text.h"
+#include "base/text.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // json_number: a JSON number becomes a C++ number only when the type holds
 // it exactly; the edges of each range are checked on both sides.
-#include "harness/json_number.h"
+#include "base/json_number.h"
 
 #include <gtest/gtest.h>
 

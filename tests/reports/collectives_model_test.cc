@@ -1,19 +1,21 @@
 // `perflab model`'s pieces: the size sweep with its best algorithm and
 // crossovers (collectives/model_sweep.h), the renderers
-// (workloads/collectives/model_report.h) and the calibration input
-// (workloads/collectives/measurements.h).
+// (reports/collectives_model.h) and the calibration input
+// (reports/collectives_measurements.h).
 #include <iterator>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "collectives/model_sweep.h"
-#include "harness/error.h"
-#include "workloads/collectives/measurements.h"
-#include "workloads/collectives/model_report.h"
+#include "base/error.h"
+#include "reports/collectives_measurements.h"
+#include "reports/collectives_model.h"
 
 namespace perflab::collectives {
 namespace {
+
+using namespace perflab::reports;  // the renderers and the measurements' reader
 
 ModelTable one_node_h100() {
   ModelQuery q;

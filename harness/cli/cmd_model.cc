@@ -2,8 +2,8 @@
 // scales this machine does not have (collectives/model.h), per size and
 // algorithm, with the best algorithm, the crossovers and an HTML chart;
 // `--calibrate FILE...` fits the model's terms to measured runs first.
-// Registers itself with the CLI (harness/cli/command_registry.h); built into
-// perflab_workload_collectives.
+// A built-in command: the model and its calibration are the collectives
+// library's (collectives/), what it prints and reads is reports/'.
 #include <cctype>
 #include <fstream>
 #include <iostream>
@@ -14,14 +14,17 @@
 #include "collectives/byte_size.h"
 #include "collectives/model_fit.h"
 #include "collectives/model_sweep.h"
-#include "harness/cli/command_registry.h"
+#include "base/error.h"
 #include "harness/atomic_file.h"
-#include "harness/error.h"
-#include "workloads/collectives/measurements.h"
-#include "workloads/collectives/model_report.h"
+#include "harness/cli/commands.h"
+#include "reports/collectives_measurements.h"
+#include "reports/collectives_model.h"
 
-namespace perflab::collectives {
+namespace perflab::cli {
 namespace {
+
+using namespace perflab::collectives;  // the model's types
+using namespace perflab::reports;      // its renderers and the measurements' reader
 
 struct ModelOptions {
   int nodes = 1;
@@ -116,7 +119,9 @@ int run_model_command(const ModelOptions& o) {
   return 0;
 }
 
-cli::Command add_model(CLI::App& app) {
+}  // namespace
+
+Command add_model(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "model", "Predict NCCL collective time and busbw at scale (nodes x GPUs x size x algorithm); "
                "docs/collectives-model.md");
@@ -141,7 +146,4 @@ cli::Command add_model(CLI::App& app) {
   return {sub, [o] { return run_model_command(*o); }};
 }
 
-PERFLAB_REGISTER_COMMAND("model", add_model);
-
-}  // namespace
-}  // namespace perflab::collectives
+}  // namespace perflab::cli

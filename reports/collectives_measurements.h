@@ -17,16 +17,16 @@
 
 #include "collectives/model_fit.h"
 
-namespace perflab::collectives {
+namespace perflab::reports {
 
 /// The points in one file; UsageError (one line naming file:line) for a file
 /// that cannot be read or a row that is not a measurement.
-std::vector<MeasuredPoint> load_measurements(const std::filesystem::path& path);
+std::vector<collectives::MeasuredPoint> load_measurements(const std::filesystem::path& path);
 
 /// The CSV form; `name` is used in messages.
-std::vector<MeasuredPoint> parse_measurements_csv(std::string_view text, const std::string& name);
+std::vector<collectives::MeasuredPoint> parse_measurements_csv(std::string_view text, const std::string& name);
 
 /// The JSON form.
-std::vector<MeasuredPoint> parse_measurements_json(std::string_view text, const std::string& name);
+std::vector<collectives::MeasuredPoint> parse_measurements_json(std::string_view text, const std::string& name);
 
-}  // namespace perflab::collectives
+}  // namespace perflab::reports

@@ -1,12 +1,13 @@
-// Renderers of `perflab model` (workloads/collectives/model_report.h).
-#include "workloads/collectives/model_report.h"
+// Renderers of `perflab model` (reports/collectives_model.h).
+#include "reports/collectives_model.h"
 
 #include <fmt/format.h>
 
 #include "collectives/byte_size.h"
 #include "reports/svg_chart.h"
 
-namespace perflab::collectives {
+namespace perflab::reports {
+using namespace perflab::collectives;  // the model's types and formatters
 namespace {
 
 std::string header_line(const ModelTable& t) {
@@ -135,8 +136,7 @@ nlohmann::json model_json(const ModelTable& t) {
 }
 
 std::string render_model_html(const ModelTable& t) {
-  using reports::xml_escape;
-  reports::LineChart chart;
+  LineChart chart;
   chart.title = header_line(t).substr(2);
   chart.x_label = "message size (bytes, log2)";
   chart.y_label = "predicted busbw (GB/s, log10)";
@@ -146,7 +146,7 @@ std::string render_model_html(const ModelTable& t) {
   chart.width = 800;
   chart.height = 420;
   for (size_t i = 0; i < t.algos.size(); ++i) {
-    reports::Series s;
+    Series s;
     s.name = algo_label(t.algos[i]);
     for (const ModelRow& row : t.rows) {
       if (!row.by_algo[i]) continue;
@@ -166,7 +166,7 @@ std::string render_model_html(const ModelTable& t) {
   h += "<p>" + xml_escape(model_sentence(t)) + ".</p>\n";
   h += "<p>" + xml_escape(t.link.description) +
        ". Alpha-beta model with NCCL 2.28's latency terms; see docs/collectives-model.md.</p>\n";
-  h += reports::render_line_chart(chart);
+  h += render_line_chart(chart);
   h += "<table>\n<tr><th>size</th>";
   for (NcclAlgo a : t.algos) h += "<th>" + xml_escape(algo_label(a)) + " busbw (GB/s)</th>";
   h += "<th>best</th></tr>\n";
@@ -199,4 +199,4 @@ std::string render_calibration_text(const CalibrationResult& r, const std::strin
   return out;
 }
 
-}  // namespace perflab::collectives
+}  // namespace perflab::reports

@@ -1,5 +1,5 @@
-// Measured points from CSV and JSON (workloads/collectives/measurements.h).
-#include "workloads/collectives/measurements.h"
+// Measured points from CSV and JSON (reports/collectives_measurements.h).
+#include "reports/collectives_measurements.h"
 
 #include <algorithm>
 #include <array>
@@ -14,15 +14,16 @@
 #include <nlohmann/json.hpp>
 
 #include "collectives/byte_size.h"
-#include "harness/error.h"
+#include "base/error.h"
 #include "harness/input_file.h"
 #include "harness/json_text.h"
-#include "harness/json_number.h"
+#include "base/json_number.h"
 #include "reports/collectives_table.h"
 #include "reports/result_set.h"
 #include "harness/result_model.h"
 
-namespace perflab::collectives {
+namespace perflab::reports {
+using namespace perflab::collectives;  // the model's types and formatters
 namespace {
 
 constexpr std::array<const char*, 6> kColumns = {"op", "nranks", "nnodes", "bytes", "time_us", "algorithm"};
@@ -129,13 +130,13 @@ std::vector<MeasuredPoint> parse_measurements_csv(std::string_view text, const s
 /// at nccl-tests' size, with the algorithm NCCL logged for it.
 static std::vector<MeasuredPoint> points_from_result(const nlohmann::json& doc, const std::string& name) {
   const Result view = parse_result(doc, name);
-  if (!reports::is_collectives_result(view)) {
+  if (!is_collectives_result(view)) {
     throw UsageError(fmt::format("{}: a perflab result of '{}', not of the collectives benchmark", name,
                                  view.spec.workload));
   }
   const std::vector<std::string> hosts = view.rank_hosts();
   std::vector<MeasuredPoint> points;
-  for (const reports::CollectivesRow& row : reports::collectives_rows({view})) {
+  for (const CollectivesRow& row : collectives_rows({view})) {
     if (row.communicator != "nccl") {
       throw UsageError(fmt::format("{}: measured on the {} communicator; the model is NCCL's (run with --backend cuda)",
                                    name, row.communicator));
@@ -187,7 +188,7 @@ std::vector<MeasuredPoint> parse_measurements_json(std::string_view text, const 
 std::vector<MeasuredPoint> load_measurements(const std::filesystem::path& path) {
   if (std::filesystem::is_directory(path)) {  // a run or sweep folder: every result.json in it
     std::vector<MeasuredPoint> points;
-    const reports::ResultSet set = reports::load_result_set({path});
+    const ResultSet set = load_result_set({path});
     if (set.results.empty()) throw UsageError(fmt::format("{}: no result.json in the folder", path.string()));
     for (const auto& loaded : set.results) {
       for (auto& p : parse_measurements_json(read_document(loaded.path), loaded.path.string())) {
@@ -202,4 +203,4 @@ std::vector<MeasuredPoint> load_measurements(const std::filesystem::path& path) 
   return parse_measurements_csv(s, path.string());
 }
 
-}  // namespace perflab::collectives
+}  // namespace perflab::reports

@@ -1,5 +1,5 @@
 // The registry of commands that workloads contribute.
-#include "harness/cli/command_registry.h"
+#include "harness/command_registry.h"
 
 #include <algorithm>
 #include <utility>
