@@ -1,6 +1,8 @@
 // The workload registry.
 #include "harness/registry.h"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "base/error.h"
@@ -16,7 +18,7 @@ const Preset* WorkloadInfo::find_preset(const std::string& preset) const {
 }
 
 std::vector<RunMode> WorkloadInfo::modes() const {
-  if (kind == WorkloadKind::kTimedStep) return {RunMode::kThroughput};
+  if (kind() == WorkloadKind::kTimedStep) return {RunMode::kThroughput};
   return {RunMode::kTimeToTrain, RunMode::kThroughput};
 }
 
@@ -32,7 +34,18 @@ Registry& Registry::instance() {
   return registry;
 }
 
-void Registry::add(WorkloadInfo info) { workloads_.push_back(std::move(info)); }
+void Registry::add(WorkloadInfo info) {
+  if (static_cast<bool>(info.create_timed_step) == static_cast<bool>(info.create_trainable)) {
+    throw std::logic_error(fmt::format("workload {}: set exactly one of create_timed_step and create_trainable",
+                                       info.name));
+  }
+  workloads_.push_back(std::move(info));
+}
+
+std::optional<Toggle> default_toggle_need(Toggle toggle) {
+  if (toggle == Toggle::kCudaGraphs) return Toggle::kSyncFree;
+  return std::nullopt;
+}
 
 const WorkloadInfo& Registry::get(const std::string& name) const {
   for (const auto& w : workloads_) {

@@ -23,11 +23,19 @@ struct ToggleRule {
   Toggle toggle = Toggle::kFused;
   std::vector<Backend> backends;  ///< Backends whose implementation honours it.
   std::string unsupported;        ///< Why not, on every other backend.
-  /// Another toggle that must be in effect for this one to take effect
-  /// (graph capture needs the sync-free step), and why.
+  /// Another toggle that must be in effect for this one to take effect, and
+  /// why. Unset, the harness's default applies (default_toggle_need: CUDA
+  /// graphs need the sync-free step, as a step that synchronises with the
+  /// host inside its iteration cannot be captured); `needs_why` alone
+  /// words the default's reason for this workload.
   std::optional<Toggle> needs;
   std::string needs_why;
+  /// Overrides the default: this toggle needs no other.
+  bool needs_nothing = false;
 };
+
+/// The harness's default need of `toggle` (cuda_graphs: sync_free), if any.
+std::optional<Toggle> default_toggle_need(Toggle toggle);
 
 /// What a workload's seeds give the harness.
 enum class WorkloadKind {
@@ -42,7 +50,6 @@ struct WorkloadInfo {
   std::vector<Preset> presets;
   std::string default_preset;
   std::vector<Backend> backends;  ///< Backends this workload implements.
-  WorkloadKind kind = WorkloadKind::kTrainable;
   /// The toggles it can honour; a toggle without a rule is reported as not
   /// in effect ("<workload> has no <toggle> variant").
   std::vector<ToggleRule> toggle_rules;
@@ -51,8 +58,13 @@ struct WorkloadInfo {
   std::string batch_param;
   std::string learning_rate_param;
   std::string warmup_param;
-  /// Prepares data and configuration; throws UsageError for bad inputs.
-  std::function<std::unique_ptr<Benchmark>(const RunContext&)> create;
+  /// What its seeds give the harness, by the factory it sets (exactly one;
+  /// Registry::add checks): a timed step with a correctness gate
+  /// (throughput mode only), or a model trained to a quality target (time
+  /// to train by default, and throughput). Each prepares data and
+  /// configuration and throws UsageError for bad inputs.
+  std::function<std::unique_ptr<Benchmark>(const RunContext&)> create_timed_step;
+  std::function<std::unique_ptr<TrainableBenchmark>(const RunContext&)> create_trainable;
   /// The command line of the tool this workload mirrors (nccl-tests for
   /// collectives), turned into perflab's flags before `perflab run
   /// <workload> ...` is parsed; empty: none. Gets and returns the arguments
@@ -62,6 +74,8 @@ struct WorkloadInfo {
   /// source tree), empty when none is shipped.
   std::function<std::string(const std::string& preset)> rules_file;
 
+  /// Which factory it set.
+  WorkloadKind kind() const { return create_trainable ? WorkloadKind::kTrainable : WorkloadKind::kTimedStep; }
   /// Run modes, the default first: time to train and throughput for a
   /// trainable workload, throughput for a timed step.
   std::vector<RunMode> modes() const;
@@ -73,6 +87,8 @@ struct WorkloadInfo {
 class Registry {
  public:
   static Registry& instance();
+  /// Throws std::logic_error for a registration that sets both factories or
+  /// neither (a programming error, found at start-up).
   void add(WorkloadInfo info);
   /// Throws UsageError naming the valid workloads.
   const WorkloadInfo& get(const std::string& name) const;

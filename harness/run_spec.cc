@@ -89,11 +89,14 @@ ToggleSet resolve_toggles(const std::map<Toggle, bool>& requested, const Workloa
   for (Toggle t : kAllToggles) {
     ToggleState& state = out[t];
     const ToggleRule* rule = info.toggle_rule(t);
-    if (!state.in_effect || !rule || !rule->needs) continue;
-    if (!first_pass[*rule->needs].in_effect) {
-      state.in_effect = false;
-      state.reason = rule->needs_why;
-    }
+    if (!state.in_effect || !rule || rule->needs_nothing) continue;
+    const std::optional<Toggle> needs = rule->needs ? rule->needs : default_toggle_need(t);
+    if (!needs || first_pass[*needs].in_effect) continue;
+    state.in_effect = false;
+    state.reason = !rule->needs_why.empty()
+                       ? rule->needs_why
+                       : fmt::format("--{} needs --{} on (the step must not synchronise with the host inside its "
+                                     "iteration)", toggle_flag(t), toggle_flag(*needs));
   }
   return out;
 }

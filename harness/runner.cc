@@ -326,7 +326,13 @@ PreparedBenchmark prepare_benchmark(const RunContext& ctx, const WorkloadInfo& i
   omp_set_num_threads(ctx.spec.threads);
   PreparedBenchmark out;
   auto t0 = Clock::now();
-  out.bench = info.create(ctx);
+  if (info.create_trainable) {
+    std::unique_ptr<TrainableBenchmark> trainable = info.create_trainable(ctx);
+    out.trainable = trainable.get();
+    out.bench = std::move(trainable);
+  } else {
+    out.bench = info.create_timed_step(ctx);
+  }
   out.prepare_s = seconds_since(t0);
   out.step = out.bench->step_plan();
   out.training = out.bench->training_plan();
@@ -364,9 +370,8 @@ RunRecord run_seed(const RunContext& ctx, PreparedBenchmark& prepared, uint64_t 
   std::unique_ptr<TimedStep> step;
   TrainableModel* model = nullptr;
   if (spec.mode == RunMode::kTimeToTrain) {
-    auto* trainable = dynamic_cast<TrainableBenchmark*>(prepared.bench.get());
-    if (!trainable) throw Error(fmt::format("internal: {} cannot be trained", spec.workload));
-    std::unique_ptr<TrainableModel> m = trainable->start_model(seed);
+    if (!prepared.trainable) throw Error(fmt::format("internal: {} cannot be trained", spec.workload));
+    std::unique_ptr<TrainableModel> m = prepared.trainable->start_model(seed);
     model = m.get();
     step = std::move(m);
   } else {

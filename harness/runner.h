@@ -106,6 +106,8 @@ using ProgressObserver = std::function<void(const ProgressEvent&)>;
 /// roofline floor applied. Shared by every seed run on it.
 struct PreparedBenchmark {
   std::unique_ptr<Benchmark> bench;
+  /// The same benchmark when the workload is trainable (its factory's type), else null.
+  TrainableBenchmark* trainable = nullptr;
   StepPlan step;
   std::optional<TrainingPlan> training;
   double prepare_s = 0;

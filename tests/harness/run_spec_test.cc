@@ -19,8 +19,12 @@ WorkloadInfo toy(const std::vector<RunMode>& modes) {
   info.presets = {{"p", "", {}}};
   info.default_preset = "p";
   info.backends = {Backend::kCpu};
-  info.kind = modes.size() == 1 && modes[0] == RunMode::kThroughput ? WorkloadKind::kTimedStep
-                                                                    : WorkloadKind::kTrainable;
+  // The kind follows from the factory set (never called here).
+  if (modes.size() == 1 && modes[0] == RunMode::kThroughput) {
+    info.create_timed_step = [](const RunContext&) { return std::unique_ptr<Benchmark>(); };
+  } else {
+    info.create_trainable = [](const RunContext&) { return std::unique_ptr<TrainableBenchmark>(); };
+  }
   EXPECT_EQ(info.modes(), modes) << "toy cannot offer these modes";
   return info;
 }
@@ -158,6 +162,20 @@ TEST(RunSpecToggles, ConflictTurnsAToggleOffWithTheReason) {
   RunSpec both = resolve_run_spec(r, info, {});
   EXPECT_TRUE(both.toggles[Toggle::kCudaGraphs].in_effect);
   EXPECT_TRUE(both.toggles[Toggle::kSyncFree].in_effect);
+}
+
+TEST(RunSpecToggles, GraphsNeedSyncFreeByDefaultUnlessTheWorkloadSaysOtherwise) {
+  WorkloadInfo info = toy({RunMode::kTimeToTrain, RunMode::kThroughput});
+  const std::vector<Backend> cpu = {Backend::kCpu};
+  info.toggle_rules = {{Toggle::kSyncFree, cpu, "", {}, ""}, {Toggle::kCudaGraphs, cpu, "", {}, ""}};
+  RunRequest r = request();
+  r.toggles[Toggle::kCudaGraphs] = true;
+  RunSpec by_default = resolve_run_spec(r, info, {});
+  EXPECT_FALSE(by_default.toggles[Toggle::kCudaGraphs].in_effect);
+  EXPECT_EQ(by_default.toggles[Toggle::kCudaGraphs].reason,
+            "--cuda-graphs needs --sync-free on (the step must not synchronise with the host inside its iteration)");
+  info.toggle_rules[1].needs_nothing = true;  // a workload whose every iteration is capturable
+  EXPECT_TRUE(resolve_run_spec(r, info, {}).toggles[Toggle::kCudaGraphs].in_effect);
 }
 
 }  // namespace

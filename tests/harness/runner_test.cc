@@ -157,7 +157,7 @@ WorkloadInfo scripted(Script s) {
   WorkloadInfo info;
   info.name = "scripted";
   info.backends = {Backend::kCpu};
-  info.create = [s](const RunContext&) { return std::make_unique<ScriptedBenchmark>(s); };
+  info.create_trainable = [s](const RunContext&) { return std::make_unique<ScriptedBenchmark>(s); };
   return info;
 }
 

@@ -32,6 +32,8 @@ const bool kRegistered = [] {
   info.batch_param = "batch_size";
   info.learning_rate_param = "learning_rate";
   info.warmup_param = "warmup_steps";
+  // A trainable workload by its factory's type; the sweeps here never run it.
+  info.create_trainable = [](const RunContext&) { return std::unique_ptr<TrainableBenchmark>(); };
   Registry::instance().add(info);
   // Another workload whose batch and learning rate go by other names, and
   // one that declares neither.

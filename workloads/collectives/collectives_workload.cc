@@ -45,8 +45,7 @@ std::vector<ToggleRule> collectives_toggle_rules() {
   const std::vector<Backend> cuda = {Backend::kCuda};
   return {
       {Toggle::kSyncFree, cuda, "the cpu backend's MPI calls return when their buffers are ready", {}, ""},
-      {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", Toggle::kSyncFree,
-       "graph capture needs --sync-free"},
+      {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", {}, ""},
       {Toggle::kSharp, cuda, "the cpu backend (MPI or one process) has no in-network reduction: that is NCCL's (CollNet/SHARP, NVLS)", {}, ""},
   };
 }
@@ -63,11 +62,10 @@ WorkloadInfo collectives_info() {
 #else
   info.backends = {Backend::kCpu};
 #endif
-  info.kind = WorkloadKind::kTimedStep;
   info.batch_param = "iters";
   info.toggle_rules = collectives_toggle_rules();
   info.translate_args = translate_nccl_tests_args;
-  info.create = [](const RunContext& ctx) -> std::unique_ptr<Benchmark> {
+  info.create_timed_step = [](const RunContext& ctx) -> std::unique_ptr<Benchmark> {
 #ifdef PERFLAB_COLLECTIVES_NCCL
     if (ctx.backend() == Backend::kCuda) return make_nccl_benchmark(ctx);
 #endif

@@ -95,7 +95,7 @@ std::vector<ToggleRule> dlrm_toggle_rules() {
   return {
       {Toggle::kFused, cuda, "the cpu backend has no fused kernels (bias and ReLU run separately)", {}, ""},
       {Toggle::kSyncFree, cuda, "the cpu backend has no host-device synchronisation to remove", {}, ""},
-      {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", Toggle::kSyncFree,
+      {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", {},
        "graph capture needs the sync-free iteration: the synchronising embedding update reads "
        "its unique-row count back to the host inside the iteration (add --sync-free on)"},
       // SHARP offloads the MLP gradient all-reduce: on the cuda backend's
@@ -119,12 +119,11 @@ WorkloadInfo dlrm_info() {
 #else
   info.backends = {Backend::kCpu};
 #endif
-  info.kind = WorkloadKind::kTrainable;
   info.toggle_rules = dlrm_toggle_rules();
   info.batch_param = "batch_size";
   info.learning_rate_param = "learning_rate";
   info.warmup_param = "warmup_steps";
-  info.create = [](const RunContext& ctx) -> std::unique_ptr<Benchmark> {
+  info.create_trainable = [](const RunContext& ctx) -> std::unique_ptr<TrainableBenchmark> {
     return std::make_unique<DlrmBenchmark>(ctx);
   };
   info.rules_file = [](const std::string&) { return std::string("workloads/dlrm/rules/dlrm.yaml"); };

@@ -51,7 +51,7 @@ std::vector<ToggleRule> halo_conv_toggle_rules() {
   const std::vector<Backend> cuda = {Backend::kCuda};
   return {
       {Toggle::kSyncFree, cuda, "the cpu backend has no device to stay ahead of", {}, ""},
-      {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", Toggle::kSyncFree,
+      {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", {},
        "graph capture needs --sync-free (off, the host waits for each halo exchange)"},
       {Toggle::kSharp, {}, "halo_conv does not set up SHARP for its weight-gradient all-reduce (the collectives "
        "workload measures SHARP)", {}, ""},
@@ -70,10 +70,9 @@ WorkloadInfo halo_conv_info() {
 #else
   info.backends = {Backend::kCpu};
 #endif
-  info.kind = WorkloadKind::kTimedStep;
   info.batch_param = "batch";
   info.toggle_rules = halo_conv_toggle_rules();
-  info.create = [](const RunContext& ctx) -> std::unique_ptr<Benchmark> {
+  info.create_timed_step = [](const RunContext& ctx) -> std::unique_ptr<Benchmark> {
 #ifdef PERFLAB_HALO_CONV_CUDA
     if (ctx.backend() == Backend::kCuda) return make_cuda_benchmark(ctx);
 #endif

@@ -57,7 +57,7 @@ std::vector<ToggleRule> transducer_toggle_rules() {
   return {
       {Toggle::kFused, cuda, "the cpu backend runs the one reference implementation", {}, ""},
       {Toggle::kSyncFree, cuda, "the cpu backend has no host-device synchronisation to remove", {}, ""},
-      {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", Toggle::kSyncFree,
+      {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", {},
        "graph capture needs --sync-free (the synchronising iteration reads lengths back to the host)"},
       {Toggle::kSharp, {}, "the transducer runs as a single process: there is no collective to offload", {}, ""},
   };
@@ -75,10 +75,9 @@ WorkloadInfo transducer_info() {
 #else
   info.backends = {Backend::kCpu};
 #endif
-  info.kind = WorkloadKind::kTimedStep;
   info.toggle_rules = transducer_toggle_rules();
   info.batch_param = "batch";
-  info.create = [](const RunContext& ctx) -> std::unique_ptr<Benchmark> {
+  info.create_timed_step = [](const RunContext& ctx) -> std::unique_ptr<Benchmark> {
     return std::make_unique<TransducerBenchmark>(ctx);
   };
   return info;

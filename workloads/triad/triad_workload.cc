@@ -107,9 +107,8 @@ WorkloadInfo triad_info() {
   };
   info.default_preset = "tiny";
   info.backends = {Backend::kCpu};
-  info.kind = WorkloadKind::kTimedStep;
   info.batch_param = "elements";
-  info.create = [](const RunContext& ctx) -> std::unique_ptr<Benchmark> {
+  info.create_timed_step = [](const RunContext& ctx) -> std::unique_ptr<Benchmark> {
     return std::make_unique<TriadBenchmark>(ctx);
   };
   return info;

@@ -38,7 +38,10 @@ TEST(HaloConvCudaRegistration, CudaBackendAndToggleRulesMatchTheBuild) {
 #endif
   bool graphs_need_sync_free = false;
   for (const ToggleRule& rule : info.toggle_rules) {
-    if (rule.toggle == Toggle::kCudaGraphs) graphs_need_sync_free = rule.needs == Toggle::kSyncFree;
+    if (rule.toggle != Toggle::kCudaGraphs) continue;
+    // The harness's default (graphs need sync-free), not overridden.
+    graphs_need_sync_free = !rule.needs_nothing && (rule.needs ? rule.needs : default_toggle_need(rule.toggle)) ==
+                                                       std::optional<Toggle>(Toggle::kSyncFree);
   }
   EXPECT_TRUE(graphs_need_sync_free);
 }

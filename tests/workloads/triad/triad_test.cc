@@ -18,13 +18,13 @@ ParamValues triad_params(std::map<std::string, std::string> overrides) {
 
 TEST(Triad, RegisteredAsATimedStep) {
   const WorkloadInfo& info = Registry::instance().get("triad");
-  EXPECT_EQ(info.kind, WorkloadKind::kTimedStep);
+  EXPECT_EQ(info.kind(), WorkloadKind::kTimedStep);
   EXPECT_EQ(info.modes(), std::vector<RunMode>{RunMode::kThroughput});
 }
 
 TEST(Triad, PlanCountsTwentyFourBytesPerElement) {
   testing::TestContext ctx(triad_params({{"elements", "1001"}}));
-  auto bench = Registry::instance().get("triad").create(ctx);
+  auto bench = Registry::instance().get("triad").create_timed_step(ctx);
   const StepPlan plan = bench->step_plan();
   EXPECT_EQ(plan.batch_size, 1001);
   EXPECT_DOUBLE_EQ(plan.work.bytes, 24.0 * 1001);
@@ -34,7 +34,7 @@ TEST(Triad, PlanCountsTwentyFourBytesPerElement) {
 
 TEST(Triad, GatePassesAfterAnIterationAndFailsBefore) {
   testing::TestContext ctx(triad_params({{"elements", "1001"}, {"scalar", "-2.5"}}));
-  auto bench = Registry::instance().get("triad").create(ctx);
+  auto bench = Registry::instance().get("triad").create_timed_step(ctx);
   auto step = bench->start_step(7);
   const CorrectnessReport before = step->check_correctness();
   EXPECT_FALSE(before.passed) << before.detail;
@@ -48,7 +48,7 @@ TEST(Triad, GatePassesAfterAnIterationAndFailsBefore) {
 TEST(Triad, RefusesWhatTheMachineCannotHold) {
   testing::TestContext ctx(triad_params({{"elements", "4294967296"}}));  // 96 GiB
   try {
-    Registry::instance().get("triad").create(ctx);
+    Registry::instance().get("triad").create_timed_step(ctx);
     FAIL() << "a 96 GiB triad was accepted";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("more than 75% of the"), std::string::npos) << e.what();
