@@ -9,8 +9,6 @@
 
 #include "collectives/bandwidth.h"
 #include "harness/stats.h"
-#include "reports/html_page.h"
-#include "reports/render_format.h"
 
 namespace perflab::reports {
 namespace {
@@ -196,27 +194,6 @@ LineChart collectives_chart(const std::vector<CollectivesRow>& rows) {
     }
   }
   return chart;
-}
-
-WorkloadSection collectives_section() {
-  WorkloadSection s;
-  s.workload = "collectives";
-  s.terminal = render_collectives_table;
-  s.markdown = [](const std::vector<Result>& results) -> std::string {
-    const std::vector<CollectivesRow> rows = collectives_rows(results);
-    if (rows.empty()) return "";
-    return "\n## Collectives (nccl-tests' columns; time per operation, median of the timed iterations)\n\n" +
-           detail::markdown_table(collectives_header(), collectives_cells(rows));
-  };
-  s.html = [](const std::vector<Result>& results) -> std::string {
-    const std::vector<CollectivesRow> rows = collectives_rows(results);
-    if (rows.empty()) return "";
-    return "<h2>Collectives</h2>\n<p>nccl-tests' columns: time per operation (median of the timed iterations), "
-           "algorithm and bus bandwidth, wrong elements.</p>\n" +
-           html_table(collectives_header(), collectives_cells(rows), {0, 3, 4, 15}) + "<div class=\"charts\">" +
-           render_line_chart(collectives_chart(rows)) + "</div>\n";
-  };
-  return s;
 }
 
 }  // namespace perflab::reports

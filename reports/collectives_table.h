@@ -12,7 +12,6 @@
 
 #include "harness/result_model.h"
 #include "reports/svg_chart.h"
-#include "reports/workload_sections.h"
 
 namespace perflab::reports {
 
@@ -51,10 +50,5 @@ std::vector<std::vector<std::string>> collectives_cells(const std::vector<Collec
 /// Bus bandwidth against message size, one line per collective, type and
 /// placement, both axes logarithmic.
 LineChart collectives_chart(const std::vector<CollectivesRow>& rows);
-
-/// The collectives workload's section (reports/workload_sections.h):
-/// nccl-tests' table in the terminal, and the table and its bus-bandwidth
-/// chart in the sweep reports.
-WorkloadSection collectives_section();
 
 }  // namespace perflab::reports

@@ -13,7 +13,6 @@
 
 #include "harness/result_model.h"
 #include "reports/svg_chart.h"
-#include "reports/workload_sections.h"
 
 namespace perflab::reports {
 
@@ -54,10 +53,5 @@ std::string render_halo_conv_summary(const Result& result);
 
 /// A stacked bar per point: compute, exposed transfer.
 BarChart halo_conv_chart(const std::vector<HaloConvRow>& rows);
-
-/// The halo_conv workload's section (reports/workload_sections.h): the
-/// step split after a run, the per-point table and its chart in the sweep
-/// reports.
-WorkloadSection halo_conv_section();
 
 }  // namespace perflab::reports

@@ -1,14 +1,16 @@
-// The table of workload sections (see workload_sections.h). A static table
-// rather than self-registration: perflab_reports is a static archive, and a
-// section file whose functions nobody else calls would be dropped by the
-// linker with its registrar.
+// The registry of workload sections (see workload_sections.h).
 #include "reports/workload_sections.h"
 
-#include "reports/collectives_table.h"
-#include "reports/halo_conv_table.h"
+#include <algorithm>
+#include <utility>
 
 namespace perflab::reports {
 namespace {
+
+std::vector<WorkloadSection>& registry() {
+  static std::vector<WorkloadSection> sections;
+  return sections;
+}
 
 using Renderer = SectionRenderer WorkloadSection::*;
 
@@ -27,9 +29,14 @@ std::string render(const std::vector<Result>& results, Renderer which) {
 
 }  // namespace
 
-const std::vector<WorkloadSection>& workload_sections() {
-  static const std::vector<WorkloadSection> sections = {collectives_section(), halo_conv_section()};
-  return sections;
+detail::SectionRegistrar::SectionRegistrar(WorkloadSection section) { registry().push_back(std::move(section)); }
+
+std::vector<WorkloadSection> workload_sections() {
+  // By name, so the reports' order does not depend on static initialisation.
+  std::vector<WorkloadSection> out = registry();
+  std::stable_sort(out.begin(), out.end(),
+                   [](const WorkloadSection& a, const WorkloadSection& b) { return a.workload < b.workload; });
+  return out;
 }
 
 std::string render_workload_terminal(const std::vector<Result>& results) {
