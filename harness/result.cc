@@ -48,6 +48,7 @@ ResultRun run_of(const RunRecord& r) {
   out.profile = r.profile;
   out.quality_curve = r.quality_curve;
   out.log = r.log_file;
+  out.parts = r.parts;
   return out;
 }
 

@@ -267,6 +267,13 @@ ResultRun read_run(const json& j) {
     }
   }
   r.log = get_or<std::string>(j, "log", "run", "");
+  const json& parts = field(j, "parts");
+  if (parts.is_array()) {
+    for (const json& p : parts) {
+      r.parts.push_back({get_or<std::string>(p, "name", "parts", ""), get_or<double>(p, "ms", "parts", 0),
+                         get_or<int64_t>(p, "repetitions", "parts", 0), get_or<std::string>(p, "clock", "parts", "")});
+    }
+  }
   return r;
 }
 
@@ -284,6 +291,13 @@ std::string Result::environment_text(const std::string& pointer) const {
   const json& v = environment.at(p);
   if (v.is_null()) return "";
   return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+const ResultPart* ResultRun::part(const std::string& name) const {
+  for (const ResultPart& p : parts) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
 }
 
 std::vector<std::string> Result::rank_hosts() const {
@@ -324,6 +338,10 @@ json to_json(const ResultSpec& s) {
 }
 
 json to_json(const ResultRun& r) {
+  json parts = json::array();
+  for (const ResultPart& p : r.parts) {
+    parts.push_back({{"name", p.name}, {"ms", p.ms}, {"repetitions", p.repetitions}, {"clock", p.clock}});
+  }
   json curve = json::array();
   for (const ResultQualityPoint& q : r.quality_curve) {
     curve.push_back({{"epoch", q.epoch}, {"samples", q.samples}, {"value", q.value},
@@ -350,7 +368,8 @@ json to_json(const ResultRun& r) {
           {"facts", r.facts},
           {"profile", r.profile ? kernel_profile_to_json(*r.profile) : json(nullptr)},
           {"quality_curve", curve},
-          {"log", r.log}};
+          {"log", r.log},
+          {"parts", parts}};
 }
 
 json to_json(const Result& r) {

@@ -137,6 +137,14 @@ struct ResultExecution {
   std::string launches_note;
 };
 
+/// A part of the step timed alone by the harness (harness/part_timer.h).
+struct ResultPart {
+  std::string name;        ///< The workload's name for it ("transfer", "compute", ...).
+  double ms = 0;           ///< Median repetition, the slowest rank's.
+  int64_t repetitions = 0; ///< Repetitions (or iterations) behind the median.
+  std::string clock;       ///< "host clock", "cuda events", or how it was measured.
+};
+
 struct ResultRun {
   uint64_t seed = 0;
   std::string status;  ///< "success" or "aborted".
@@ -163,8 +171,13 @@ struct ResultRun {
   std::optional<KernelProfile> profile;
   std::vector<ResultQualityPoint> quality_curve;
   std::string log;  ///< File name, relative to the result's folder.
+  /// The step's parts timed alone, in the order timed (empty when the
+  /// workload names none, and in files from before parts were recorded).
+  std::vector<ResultPart> parts;
 
   bool success() const { return status == "success"; }
+  /// The part called `name`, or null.
+  const ResultPart* part(const std::string& name) const;
 };
 
 struct ResultScore {

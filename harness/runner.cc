@@ -17,11 +17,18 @@
 #include "harness/interrupt.h"
 #include "harness/mllog.h"
 #include "harness/mllog_keys.h"
+#include "harness/part_timer.h"
 #include "harness/registry.h"
 #include "harness/run_phases.h"
 
 namespace perflab {
 namespace detail {
+
+std::vector<ResultPart> SeedStep::time_parts(collectives::Communicator& comm) {
+  PartTimer timer(comm, ops_.get());
+  step_.time_parts(timer);
+  return timer.parts();
+}
 
 SeedStep::SeedStep(TimedStep& step, const RunContext& ctx) : step_(step) {
   if (DeviceStep* device = step.device_step()) {
@@ -269,6 +276,7 @@ class TrainToTarget {
     // collective, as the sharded DLRM's exposed communication is).
     rec.toggle_outcomes = model.toggle_outcomes();
     rec.facts = model.run_facts();
+    if (!interrupted()) rec.parts = step.time_parts(ctx_.comm);
     // On a device, host time in the iteration call is launch time; the
     // device's own times are what training took.
     if (rec.device_timed) rec.train_s = times.device_seconds();

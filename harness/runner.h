@@ -64,6 +64,8 @@ struct RunRecord {
   std::vector<std::pair<Toggle, ToggleState>> toggle_outcomes;
   /// What the step learned as it ran (TimedStep::run_facts), "facts" in the result.
   nlohmann::json facts = nlohmann::json::object();
+  /// Its parts timed alone (TimedStep::time_parts), "parts" in the result.
+  std::vector<ResultPart> parts;
   std::vector<QualityPoint> quality_curve;
   std::string log_file;  ///< Relative to the invocation directory.
   /// --profile: the per-kernel table of the profiled window (this rank's

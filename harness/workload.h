@@ -26,6 +26,7 @@
 namespace perflab {
 
 struct RunContext;
+class PartTimer;
 
 /// The work one iteration does, for achieved rates and the roofline floor.
 /// The workload counts; the harness computes the floor from the device's
@@ -147,6 +148,12 @@ class TimedStep {
   /// Facts the step learned as it ran, recorded with the run (the
   /// algorithm and protocol NCCL chose); an empty object when none.
   virtual nlohmann::json run_facts() { return nlohmann::json::object(); }
+  /// Names the parts of the step and has the harness time them alone
+  /// (harness/part_timer.h: host clock or CUDA events, median over
+  /// repetitions, slowest rank); the harness writes the per-part table.
+  /// Called on every rank after the gate (and at the end of a time-to-train
+  /// run); none by default.
+  virtual void time_parts(PartTimer& /*parts*/) {}
 };
 
 /// One seed's model of a trainable workload (DLRM): a timed step (its

@@ -20,12 +20,18 @@ std::string data_text(const Result& r, const char* key) {
   return it != r.plan.data.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-/// The median over successful runs of a numeric fact, when any run has it.
-std::optional<double> fact_median(const Result& r, const char* key) {
+/// The median over successful runs of a part timed alone (runs[].parts;
+/// results from before the harness timed parts have it as the fact
+/// "<part>_ms"), when any run has it.
+std::optional<double> part_median(const Result& r, const std::string& part) {
   std::vector<double> values;
   for (const ResultRun& run : r.runs) {
-    const auto it = run.facts.find(key);
-    if (run.success() && it != run.facts.end() && it->is_number()) values.push_back(it->get<double>());
+    if (!run.success()) continue;
+    if (const ResultPart* p = run.part(part)) {
+      values.push_back(p->ms);
+    } else if (const auto it = run.facts.find(part + "_ms"); it != run.facts.end() && it->is_number()) {
+      values.push_back(it->get<double>());
+    }
   }
   if (values.empty()) return std::nullopt;
   return percentile(values, 50);
@@ -70,11 +76,11 @@ std::vector<HaloConvRow> halo_conv_rows(const std::vector<Result>& results) {
     row.halo = data_text(r, "halo");
     row.overlap = fact_text(r, "overlap");
     row.step_ms = *step;
-    row.compute_ms = fact_median(r, "compute_ms");
-    row.transfer_ms = fact_median(r, "transfer_ms");
-    row.allreduce_ms = fact_median(r, "allreduce_ms");
+    row.compute_ms = part_median(r, "compute");
+    row.transfer_ms = part_median(r, "transfer");
+    row.allreduce_ms = part_median(r, "allreduce");
     for (const char* part : {"level1", "level2", "gather", "bottleneck", "split"}) {
-      if (const auto v = fact_median(r, (std::string(part) + "_ms").c_str())) row.hybrid_parts.emplace_back(part, *v);
+      if (const auto v = part_median(r, part)) row.hybrid_parts.emplace_back(part, *v);
     }
     if (data_text(r, "scheme") == "hybrid") row.shape += ", hybrid";  // its own twins only
     if (row.compute_ms) row.exposed_ms = std::max(0.0, row.step_ms - *row.compute_ms);

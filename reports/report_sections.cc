@@ -174,6 +174,22 @@ std::string render_toggles_markdown(const Result& result) {
   return md;
 }
 
+std::string render_parts_markdown(const Result& result) {
+  std::string md;
+  size_t i = 0;
+  for (const ResultRun& r : result.runs) {
+    for (const ResultPart& p : r.parts) {
+      md += fmt::format("| {} | {} | {} | {:.4f} | {} | {} |\n", i, r.seed, p.name, p.ms, p.repetitions, p.clock);
+    }
+    ++i;
+  }
+  if (md.empty()) return md;
+  return "\n## Parts timed alone\n\nEach part the step names, timed by the harness after the gate: the median of "
+         "its repetitions, each the slowest rank's.\n\n| run | seed | part | ms | repetitions | clock |\n"
+         "|---|---|---|---|---|---|\n" +
+         md;
+}
+
 std::string render_execution_markdown(const Result& result) {
   bool any = false;
   for (const ResultRun& r : result.runs) any |= r.execution.has_value();

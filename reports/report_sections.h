@@ -16,6 +16,10 @@ std::string render_toggles_markdown(const Result& result);
 /// (or why none were) and the host syncs per iteration against what the
 /// step declares. Empty when no run had a device step.
 std::string render_execution_markdown(const Result& result);
+/// "## Parts timed alone": per run, each part the step names
+/// (runs[].parts: milliseconds, the median of its repetitions on the
+/// slowest rank, and the clock). Empty when no run has parts.
+std::string render_parts_markdown(const Result& result);
 /// Where a multi-rank step placed its parameters and what its exchanges
 /// moved, from the step plan's data facts "placement" (ranks: rank, tables,
 /// rows) and "all_to_all_bytes_per_iteration" (forward, backward): console

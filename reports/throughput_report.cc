@@ -67,6 +67,7 @@ std::string render_throughput_markdown(const Result& result) {
   md += fmt::format("\n**Throughput:** {}\n", score_line(result));
   md += work_lines(result);
   md += render_execution_markdown(result);
+  md += render_parts_markdown(result);
   md += render_profile_markdown(result);
   return md;
 }

@@ -64,6 +64,7 @@ std::string render_ttt_markdown(const Result& result) {
     }
     ++i;
   }
+  md += render_parts_markdown(result);
   md += "\nAborted runs:\n\n";
   bool any = false;
   i = 0;

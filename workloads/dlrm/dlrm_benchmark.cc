@@ -40,6 +40,11 @@ bool holds_table(const CpuModel& /*m*/, int /*table*/) { return true; }
 bool holds_table(const ShardedModel& m, int table) { return m.owns(table); }
 nlohmann::json step_facts(const CpuModel& /*m*/) { return nlohmann::json::object(); }
 nlohmann::json step_facts(const ShardedModel& m) { return m.step_facts(); }
+void time_step_parts(PartTimer& /*parts*/, const CpuModel& /*m*/) {}
+/// Several ranks: the host time blocked in communication, per step.
+void time_step_parts(PartTimer& parts, const ShardedModel& m) {
+  parts.samples("exposed communication", m.exposed_communication().ms_per_iteration());
+}
 
 /// One seed's model on the host and its running loss. With several ranks
 /// every call is collective: the loss is summed over the ranks' shares and
@@ -107,6 +112,7 @@ class HostRun final : public TrainableModel {
   /// Several ranks: the overlap and this rank's exposed communication time
   /// (recorded in throughput mode); nothing on one rank.
   nlohmann::json run_facts() override { return step_facts(model_); }
+  void time_parts(PartTimer& parts) override { time_step_parts(parts, model_); }
 
   /// Throughput mode's gate on the CPU (the reference itself): the model
   /// still predicts finite probabilities and ranks the held-out set (AUC

@@ -22,7 +22,6 @@ using collectives::DataType;
 using collectives::PeerTransfer;
 
 constexpr size_t kFloat = sizeof(float);
-using Clock = std::chrono::steady_clock;
 
 void copy_floats(const float* from, float* to, int64_t count) {
   std::memcpy(to, from, static_cast<size_t>(count) * kFloat);
@@ -184,25 +183,23 @@ void ShardedModel::gather_to_send(int64_t n, const float* embeddings, float* seg
 
 void ShardedModel::start_exchange(const float* send, const std::vector<int64_t>& send_rows, float* recv,
                                   const std::vector<int64_t>& recv_rows) {
-  const auto t0 = Clock::now();
-  copy_floats(send + send_rows[rank_] * dim_, recv + recv_rows[rank_] * dim_,
-              (send_rows[rank_ + 1] - send_rows[rank_]) * dim_);
-  transfers_.clear();
-  for (int j = 0; j < size_; ++j) {
-    if (j == rank_) continue;
-    const auto out = static_cast<size_t>((send_rows[j + 1] - send_rows[j]) * dim_);
-    const auto in = static_cast<size_t>((recv_rows[j + 1] - recv_rows[j]) * dim_);
-    transfers_.push_back({j, send + send_rows[j] * dim_, nullptr, out});
-    transfers_.push_back({j, nullptr, recv + recv_rows[j] * dim_, in});
-  }
-  if (!transfers_.empty()) comm_.send_recv_start(transfers_.data(), transfers_.size(), DataType::kFloat32);
-  comm_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+  exposed_.time([&] {
+    copy_floats(send + send_rows[rank_] * dim_, recv + recv_rows[rank_] * dim_,
+                (send_rows[rank_ + 1] - send_rows[rank_]) * dim_);
+    transfers_.clear();
+    for (int j = 0; j < size_; ++j) {
+      if (j == rank_) continue;
+      const auto out = static_cast<size_t>((send_rows[j + 1] - send_rows[j]) * dim_);
+      const auto in = static_cast<size_t>((recv_rows[j + 1] - recv_rows[j]) * dim_);
+      transfers_.push_back({j, send + send_rows[j] * dim_, nullptr, out});
+      transfers_.push_back({j, nullptr, recv + recv_rows[j] * dim_, in});
+    }
+    if (!transfers_.empty()) comm_.send_recv_start(transfers_.data(), transfers_.size(), DataType::kFloat32);
+  });
 }
 
 void ShardedModel::finish_exchange() {
-  const auto t0 = Clock::now();
-  comm_.send_recv_wait();
-  comm_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+  exposed_.time([&] { comm_.send_recv_wait(); });
 }
 
 double ShardedModel::train_step(const BatchView& batch, float learning_rate) {
@@ -243,24 +240,25 @@ double ShardedModel::train_step(const BatchView& batch, float learning_rate) {
   }
   if (!overlap_) finish_exchange();
   if (size_ > 1) {
-    const auto t0 = Clock::now();
-    comm_.all_reduce(dense_.dense_gradients(), dense_.dense_gradients(), static_cast<size_t>(dense_.dense_count()),
-                     DataType::kFloat32, collectives::ReduceOp::kSum);
-    if (!replica_grad_.empty()) {
-      comm_.all_reduce(replica_grad_.data(), replica_grad_.data(), replica_grad_.size(), DataType::kFloat32,
-                       collectives::ReduceOp::kSum);
-    }
-    comm_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    exposed_.time([&] {
+      comm_.all_reduce(dense_.dense_gradients(), dense_.dense_gradients(), static_cast<size_t>(dense_.dense_count()),
+                       DataType::kFloat32, collectives::ReduceOp::kSum);
+      if (!replica_grad_.empty()) {
+        comm_.all_reduce(replica_grad_.data(), replica_grad_.data(), replica_grad_.size(), DataType::kFloat32,
+                         collectives::ReduceOp::kSum);
+      }
+    });
   }
   finish_exchange();
   dense_.apply_dense_gradients(learning_rate);
   apply_embedding_gradients(learning_rate);
   ++steps_;
+  exposed_.end_iteration();
   return loss * share;
 }
 
 nlohmann::json ShardedModel::step_facts() const {
-  const double per_step = steps_ > 0 ? comm_s_ * 1e3 / static_cast<double>(steps_) : 0.0;
+  const double per_step = steps_ > 0 ? exposed_.total_ms() / static_cast<double>(steps_) : 0.0;
   return {{"overlap", overlap_},
           {"exposed_communication_ms_per_iteration", per_step},
           {"exposed_communication_basis",

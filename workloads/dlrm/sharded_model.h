@@ -34,6 +34,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collectives/communicator.h"
+#include "harness/part_timer.h"
 #include "kernels/cpu/embedding.h"
 #include "workloads/dlrm/batch.h"
 #include "workloads/dlrm/hybrid_embedding.h"
@@ -125,6 +126,9 @@ class ShardedModel {
   /// exchanges overlapped compute, and the host time per step this rank
   /// spent blocked in communication (the exposed communication time).
   nlohmann::json step_facts() const;
+  /// This rank's host time blocked in communication, per step: the part
+  /// "exposed communication" (TimedStep::time_parts).
+  const PartStopwatch& exposed_communication() const { return exposed_; }
 
   const TablePlacement& placement() const { return placement_; }
   const ModelShape& shape() const { return shape_; }
@@ -206,7 +210,7 @@ class ShardedModel {
   std::vector<int64_t> peer_rows_before_;  // per rank j: received rows before j's segment (size_ + 1)
   std::vector<collectives::PeerTransfer> transfers_;  // the exchange in flight (capacity 2 size_)
   bool overlap_ = true;
-  double comm_s_ = 0;  // host seconds blocked in communication, all steps
+  PartStopwatch exposed_;  // host time blocked in communication, per step (the harness's clock)
   int64_t steps_ = 0;
 
   // Hybrid: the replicated rows ([frequent, D], table by table), their

@@ -64,7 +64,7 @@ struct CudaHaloLayer::State {
   std::vector<float> w_host;
   kc::DeviceBuffer<float> w;
   kc::Stream step, copy;
-  kc::Event fork, x_ready, dy_ready, t0, t1;
+  kc::Event fork, x_ready, dy_ready;
   RemoteHalo x_top, x_bottom, dy_top, dy_bottom;
 
   State(const LayerConfig& c, collectives::Communicator& host_comm, collectives::Communicator* device_comm,
@@ -74,9 +74,7 @@ struct CudaHaloLayer::State {
         device(device_comm),
         sync_free(sync_free_step),
         r(c.geometry.k / 2),
-        hw(c.geometry.height * c.geometry.width),
-        t0(true),
-        t1(true) {}
+        hw(c.geometry.height * c.geometry.width) {}
 
   const cpu::Conv3dGeometry& g() const { return config.geometry; }
   int first_global() const { return host.rank() * config.per_rank; }
@@ -270,17 +268,6 @@ struct CudaHaloLayer::State {
     if (config.backward) sum_weight_grads();
   }
 
-  /// Milliseconds of `part` enqueued between two events on the step stream.
-  template <typename Part>
-  double timed(Part part) {
-    PERFLAB_CUDA_CHECK(cudaEventRecord(t0.get(), step.get()));
-    part();
-    PERFLAB_CUDA_CHECK(cudaEventRecord(t1.get(), step.get()));
-    PERFLAB_CUDA_CHECK(cudaEventSynchronize(t1.get()));  // sync outside the iteration: the parts timed alone
-    float ms = 0;
-    PERFLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, t0.get(), t1.get()));
-    return ms;
-  }
 };
 
 CudaHaloLayer::CudaHaloLayer(const LayerConfig& config, collectives::Communicator& host_comm,
@@ -388,32 +375,25 @@ SlabResults CudaHaloLayer::download() {
   return out;
 }
 
-double CudaHaloLayer::time_exchange() {
+void CudaHaloLayer::enqueue_exchange_alone() {
   State& s = *s_;
-  return s.timed([&] {
-    s.fork_all();
-    s.exchange_x();
-    if (s.config.backward) s.exchange_dy();
-    PERFLAB_CUDA_CHECK(cudaEventRecord(s.x_ready.get(), s.copy.get()));
-    PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(s.step.get(), s.x_ready.get(), 0));
-  });
+  s.fork_all();
+  s.exchange_x();
+  if (s.config.backward) s.exchange_dy();
+  PERFLAB_CUDA_CHECK(cudaEventRecord(s.x_ready.get(), s.copy.get()));
+  PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(s.step.get(), s.x_ready.get(), 0));
 }
 
-double CudaHaloLayer::time_compute() {
+void CudaHaloLayer::enqueue_compute_alone() {
   State& s = *s_;
-  return s.timed([&] {
-    s.fork_all();
-    for (DeviceSlab& d : s.slabs) {
-      for (const auto* calls : {&d.forward_main, &d.forward_fix, &d.backward_main, &d.backward_fix}) s.run(d, *calls);
-    }
-    s.join_all();
-  });
+  s.fork_all();
+  for (DeviceSlab& d : s.slabs) {
+    for (const auto* calls : {&d.forward_main, &d.forward_fix, &d.backward_main, &d.backward_fix}) s.run(d, *calls);
+  }
+  s.join_all();
 }
 
-double CudaHaloLayer::time_all_reduce() {
-  State& s = *s_;
-  return s.timed([&] { s.sum_weight_grads(); });
-}
+void CudaHaloLayer::enqueue_all_reduce_alone() { s_->sum_weight_grads(); }
 
 double CudaHaloLayer::halo_bytes_per_step() const {
   const State& s = *s_;

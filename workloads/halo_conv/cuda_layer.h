@@ -46,12 +46,13 @@ class CudaHaloLayer {
   /// Waits for the device and copies this process's results to the host.
   SlabResults download();
 
-  /// Milliseconds (CUDA events on stream()) of one step's parts alone: the
-  /// halo exchanges, this variant's convolutions, the weight-gradient sum
-  /// and all-reduce. Synchronises.
-  double time_exchange();
-  double time_compute();
-  double time_all_reduce();
+  /// One step's parts alone, enqueued on stream() (work on the slab and copy
+  /// streams forked from it and joined back), for the harness to time
+  /// between CUDA events (harness/part_timer.h): the halo exchanges, this
+  /// variant's convolutions, the weight-gradient sum and all-reduce.
+  void enqueue_exchange_alone();
+  void enqueue_compute_alone();
+  void enqueue_all_reduce_alone();
 
   /// Halo bytes this process fills per step.
   double halo_bytes_per_step() const;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "harness/device_step.h"
+#include "harness/part_timer.h"
 #include "base/error.h"
 #include "kernels/cuda/check.h"
 #include "workloads/halo_conv/cuda_layer.h"
@@ -39,12 +40,15 @@ class CudaHaloStep final : public TimedStep, public DeviceStep {
     return check_against_whole(layer_.download(), host_, seed_, kTf32Tolerance);
   }
 
-  nlohmann::json run_facts() override {
-    PartTimers timers;
-    timers.transfer = [&] { return layer_.time_exchange(); };
-    timers.compute = [&] { return layer_.time_compute(); };
-    timers.all_reduce = [&] { return layer_.time_all_reduce(); };
-    return halo_facts(config_, host_, layer_.halo_bytes_per_step(), "tf32", timers);
+  nlohmann::json run_facts() override { return halo_facts(config_, host_, layer_.halo_bytes_per_step(), "tf32"); }
+
+  /// The parts alone, between CUDA events on the step's stream.
+  void time_parts(PartTimer& parts) override {
+    parts.device(kTransferPart, layer_.stream(), [&] { layer_.enqueue_exchange_alone(); });
+    parts.device(kComputePart, layer_.stream(), [&] { layer_.enqueue_compute_alone(); });
+    if (config_.layer.backward) {
+      parts.device(kAllReducePart, layer_.stream(), [&] { layer_.enqueue_all_reduce_alone(); });
+    }
   }
 
  private:

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "harness/host_memory.h"
+#include "harness/part_timer.h"
 #include "harness/stats.h"
 #include "workloads/halo_conv/gate.h"
 
@@ -17,33 +18,6 @@ namespace perflab::halo_conv {
 namespace kc = kernels::cpu;
 
 namespace {
-
-/// Repetitions of each part of the step timed alone.
-constexpr int kPartRepetitions = 3;
-
-double milliseconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-/// Milliseconds `part` takes on the host clock.
-template <typename Part>
-double host_ms(Part part) {
-  const auto t0 = std::chrono::steady_clock::now();
-  part();
-  return milliseconds_since(t0);
-}
-
-/// Median over repetitions of the slowest rank's time of one repetition.
-double time_part(collectives::Communicator& comm, const std::function<double()>& repetition) {
-  std::vector<double> ms;
-  for (int i = 0; i < kPartRepetitions; ++i) {
-    comm.barrier();
-    double t = repetition();
-    comm.all_reduce_host(&t, 1, collectives::ReduceOp::kMax);
-    ms.push_back(t);
-  }
-  return percentile(ms, 50);
-}
 
 class CpuHaloStep final : public TimedStep {
  public:
@@ -58,12 +32,12 @@ class CpuHaloStep final : public TimedStep {
     return check_against_whole(slab_results(layer_), comm_, seed_, kFp32Tolerance);
   }
 
-  nlohmann::json run_facts() override {
-    PartTimers timers;
-    timers.transfer = [&] { return host_ms([&] { layer_.exchange_alone(); }); };
-    timers.compute = [&] { return host_ms([&] { layer_.compute_alone(); }); };
-    timers.all_reduce = [&] { return host_ms([&] { layer_.all_reduce_alone(); }); };
-    return halo_facts(config_, comm_, layer_.halo_bytes_per_step(), "fp32", timers);
+  nlohmann::json run_facts() override { return halo_facts(config_, comm_, layer_.halo_bytes_per_step(), "fp32"); }
+
+  void time_parts(PartTimer& parts) override {
+    parts.host(kTransferPart, [&] { layer_.exchange_alone(); });
+    parts.host(kComputePart, [&] { layer_.compute_alone(); });
+    if (config_.layer.backward) parts.host(kAllReducePart, [&] { layer_.all_reduce_alone(); });
   }
 
  private:
@@ -90,13 +64,16 @@ class CpuHybridHaloStep final : public TimedStep {
     double bytes = step_.gather_bytes();
     comm_.all_reduce_host(&bytes, 1, collectives::ReduceOp::kSum);
     facts["gather_bytes_per_step"] = bytes;
-    facts["level1_ms"] = time_part(comm_, [&] { return host_ms([&] { step_.level1(); }); });
-    facts["level2_ms"] = time_part(comm_, [&] { return host_ms([&] { step_.level2(); }); });
-    facts["gather_ms"] = time_part(comm_, [&] { return host_ms([&] { step_.gather(); }); });
-    facts["bottleneck_ms"] = time_part(comm_, [&] { return host_ms([&] { step_.bottleneck(); }); });
-    facts["split_ms"] = time_part(comm_, [&] { return host_ms([&] { step_.split(); }); });
-    facts["parts_timed"] = kPartRepetitions;
     return facts;
+  }
+
+  /// Each part of the hybrid step alone, in the order the step runs them.
+  void time_parts(PartTimer& parts) override {
+    parts.host("level1", [&] { step_.level1(); });
+    parts.host("level2", [&] { step_.level2(); });
+    parts.host("gather", [&] { step_.gather(); });
+    parts.host("bottleneck", [&] { step_.bottleneck(); });
+    parts.host("split", [&] { step_.split(); });
   }
 
  private:
@@ -157,16 +134,11 @@ nlohmann::json variant_facts(const HaloConvConfig& config, const std::string& ma
 }
 
 nlohmann::json halo_facts(const HaloConvConfig& config, collectives::Communicator& comm, double local_halo_bytes,
-                          const std::string& math, const PartTimers& timers) {
+                          const std::string& math) {
   nlohmann::json facts = variant_facts(config, math);
-  const LayerConfig& c = config.layer;
   double bytes = local_halo_bytes;
   comm.all_reduce_host(&bytes, 1, collectives::ReduceOp::kSum);
   facts["halo_bytes_per_step"] = bytes;
-  facts["transfer_ms"] = time_part(comm, timers.transfer);
-  facts["compute_ms"] = time_part(comm, timers.compute);
-  if (c.backward) facts["allreduce_ms"] = time_part(comm, timers.all_reduce);
-  facts["parts_timed"] = kPartRepetitions;
   return facts;
 }
 

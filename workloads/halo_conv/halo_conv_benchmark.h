@@ -35,20 +35,20 @@ HaloConvConfig resolve_config(const ParamValues& params, int ranks);
 /// The step plan (work per iteration, facts of the problem).
 StepPlan halo_conv_step_plan(const HaloConvConfig& config);
 
-/// One repetition of each part of a step timed alone, in milliseconds.
-struct PartTimers {
-  std::function<double()> transfer, compute, all_reduce;
-};
+/// The names of the single layer's parts the harness times alone
+/// (TimedStep::time_parts; the result's runs[].parts and the NVTX ranges):
+/// the halo exchanges, the convolutions, the weight-gradient all-reduce.
+inline constexpr const char* kTransferPart = "transfer";
+inline constexpr const char* kComputePart = "compute";
+inline constexpr const char* kAllReducePart = "allreduce";
 
-/// The run facts every backend records: the variant as it ran, the halo
-/// bytes per step (summed over ranks), the arithmetic ("fp32", "tf32") and
-/// the parts timed alone (median over repetitions of the slowest rank).
-/// Collective: every rank calls it.
 /// The variant as it ran: partitions, ranks, halo, overlap (and why not), arithmetic.
 nlohmann::json variant_facts(const HaloConvConfig& config, const std::string& math);
 
+/// The run facts every backend records: the variant as it ran and the halo
+/// bytes per step (summed over ranks: collective, every rank calls it).
 nlohmann::json halo_facts(const HaloConvConfig& config, collectives::Communicator& comm, double local_halo_bytes,
-                          const std::string& math, const PartTimers& timers);
+                          const std::string& math);
 
 std::unique_ptr<Benchmark> make_cpu_benchmark(const RunContext& ctx);
 #ifdef PERFLAB_HALO_CONV_CUDA
