@@ -52,6 +52,19 @@ __device__ __forceinline__ float warp_sum(float x) {
   return x;
 }
 
+/// log(sum_v exp(z[v])) over one row of `vocab` logits, by the warp whose
+/// lane this is (max-shifted, so no exp overflows); every lane gets it.
+/// The one log-sum-exp of the fused and unfused losses.
+template <typename T>
+__device__ __forceinline__ float warp_row_log_sum_exp(const T* z, int64_t vocab, int64_t lane) {
+  float peak = neg_inf();
+  for (int64_t v = lane; v < vocab; v += 32) peak = fmaxf(peak, to_float(z[v]));
+  peak = warp_max(peak);
+  float sum = 0;
+  for (int64_t v = lane; v < vocab; v += 32) sum += expf(to_float(z[v]) - peak);
+  return peak + logf(warp_sum(sum));
+}
+
 /// Sequence b as the device sees it: lengths, where its rows start, how far
 /// apart its frames are, and whether the lengths (and, packed, the offsets)
 /// describe a valid grid. Labels are checked by the recursion kernel only.

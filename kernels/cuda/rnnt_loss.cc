@@ -125,18 +125,9 @@ Status RnntLoss::can_implement(const RnntLossArguments& args, Variant variant) {
   if (variant != Variant::kUnfused && variant != Variant::kFused) {
     return Status::invalid(where + "unknown variant");
   }
-  const bool packed = args.layout == TransducerLayout::kPacked;
-  if (!packed && args.layout != TransducerLayout::kPadded) {
-    return Status::invalid(where + "unknown layout");
-  }
-  if (packed) {
-    if (args.packed_offsets == nullptr) {
-      return Status::invalid(where + "packed layout needs packed_offsets (B+1 device values)");
-    }
-    if (args.packed_rows < 0 || args.packed_rows > cpu::rnnt_padded_rows(s)) {
-      return Status::invalid(where + "packed_rows " + std::to_string(args.packed_rows) +
-                             " is outside [0, B*T*(U+1)]");
-    }
+  if (Status layout = check_layout(where, args.layout, args.packed_offsets, args.packed_rows, cpu::rnnt_padded_rows(s));
+      !layout.ok()) {
+    return layout;
   }
   if (s.batch == 0) return Status::success();
   const size_t element = rnnt_dtype_bytes(args.dtype);

@@ -28,12 +28,7 @@ __global__ void row_stats_kernel(RnntProblem p, RnntWorkspace w) {
   for (int64_t u = threadIdx.x / 32; u <= s.labels; u += warps) {
     const int64_t r = s.base + f.t * s.stride + u;
     const T* z = logits + r * vocab;
-    float peak = neg_inf();
-    for (int64_t v = lane; v < vocab; v += 32) peak = fmaxf(peak, to_float(z[v]));
-    peak = warp_max(peak);
-    float sum = 0;
-    for (int64_t v = lane; v < vocab; v += 32) sum += expf(to_float(z[v]) - peak);
-    const float lse = peak + logf(warp_sum(sum));
+    const float lse = warp_row_log_sum_exp(z, vocab, lane);
     if (lane == 0) {
       w.lse[r] = lse;
       w.lp_blank[r] = to_float(z[p.blank]) - lse;

@@ -25,12 +25,7 @@ __global__ void log_softmax_kernel(RnntProblem p, RnntWorkspace w) {
   for (int64_t u = threadIdx.x / 32; u <= s.labels; u += warps) {
     const int64_t r = s.base + f.t * s.stride + u;
     const T* z = logits + r * vocab;
-    float peak = neg_inf();
-    for (int64_t v = lane; v < vocab; v += 32) peak = fmaxf(peak, to_float(z[v]));
-    peak = warp_max(peak);
-    float sum = 0;
-    for (int64_t v = lane; v < vocab; v += 32) sum += expf(to_float(z[v]) - peak);
-    const float lse = peak + logf(warp_sum(sum));
+    const float lse = warp_row_log_sum_exp(z, vocab, lane);
     float* out = w.log_probs + r * vocab;
     for (int64_t v = lane; v < vocab; v += 32) out[v] = to_float(z[v]) - lse;
   }

@@ -169,18 +169,10 @@ Status TransducerJoint::can_implement(const TransducerJointArguments& args, Vari
   if (pass != JointPass::kForward && pass != JointPass::kBackward) {
     return Status::invalid(where + "unknown pass");
   }
-  const bool packed = args.layout == TransducerLayout::kPacked;
-  if (!packed && args.layout != TransducerLayout::kPadded) {
-    return Status::invalid(where + "unknown layout");
-  }
-  if (packed) {
-    if (args.packed_offsets == nullptr) {
-      return Status::invalid(where + "packed layout needs packed_offsets (B+1 device values)");
-    }
-    if (args.packed_rows < 0 || args.packed_rows > s.batch * s.max_time * (s.max_labels + 1)) {
-      return Status::invalid(where + "packed_rows " + std::to_string(args.packed_rows) +
-                             " is outside [0, B*T*(U+1)]");
-    }
+  if (Status layout = check_layout(where, args.layout, args.packed_offsets, args.packed_rows,
+                                   s.batch * s.max_time * (s.max_labels + 1));
+      !layout.ok()) {
+    return layout;
   }
   if (s.batch == 0 || s.hidden == 0) return Status::success();
   if (args.frames == nullptr || args.label_lengths == nullptr) {
