@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "collectives/model_sweep.h"  // format_time_us
+#include "harness/stats.h"
 
 namespace perflab::reports {
 namespace {
@@ -143,6 +144,14 @@ std::string render_projection_summary(const Result& result) {
   return out;
 }
 
+std::string setup_time_text(const Result& result) {
+  std::vector<double> init;
+  for (const ResultRun& r : result.runs) init.push_back(r.init_s);
+  return fmt::format("setup: prepare {:.3f} s (data and configuration, once), init {:.3f} s per run (median); "
+                     "neither is timed",
+                     result.prepare_s, init.empty() ? 0.0 : percentile(init, 50));
+}
+
 std::string render_setup_markdown(const Result& result) {
   const ResultSpec& spec = result.spec;
   std::string md;
@@ -158,6 +167,7 @@ std::string render_setup_markdown(const Result& result) {
     md += fmt::format("- device: {}\n", device.empty() ? "?" : device);
   }
   if (!spec.overrides.empty()) md += fmt::format("- overrides: `{}`\n", nlohmann::json(spec.overrides).dump());
+  md += "- " + setup_time_text(result) + "\n";
   if (!result.interrupted.empty()) {
     md += fmt::format("- **interrupted by {}**: the runs so far are kept, the last ended as aborted; no score\n",
                       result.interrupted);

@@ -10,6 +10,10 @@ namespace perflab::reports {
 
 /// "# perflab: WORKLOAD (preset P) on BACKEND" and the setup bullet lines.
 std::string render_setup_markdown(const Result& result);
+/// "setup: prepare 1.234 s (data and configuration, once), init 0.012 s per
+/// run (median)": the time outside the timed region, so a slow setup is
+/// never hidden (the console's last lines and report.md's header).
+std::string setup_time_text(const Result& result);
 /// "## Toggles" with requested / in effect / reason per toggle.
 std::string render_toggles_markdown(const Result& result);
 /// "## Device execution": per run, the CUDA graphs captured and replayed

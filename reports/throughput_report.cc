@@ -86,6 +86,7 @@ std::string render_throughput_summary(const Result& result) {
                        num(w.median_iteration_ms, "{:.4f}"), num(w.times_floor, "{:.2f}x"));
   }
   out += render_profile_summary(result);
+  out += setup_time_text(result) + "\n";
   out += fmt::format("throughput: {}\n", score_line(result));
   return out;
 }

@@ -88,6 +88,7 @@ std::string render_ttt_summary(const Result& result) {
                        r.status, r.time_to_train_s, r.epochs.value_or(0), result.quality.metric, last_quality(r),
                        r.throughput);
   }
+  out += setup_time_text(result) + "\n";
   out += fmt::format("time to train: {}\n", score_line(result));
   return out;
 }
