@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/counter_random.h"
 #include "base/error.h"
 
 namespace perflab::transducer {
@@ -39,6 +40,29 @@ Problem parse_problem(const ParamValues& p) {
 }
 
 namespace {
+
+// Streams of the counter-based generator, one per tensor.
+constexpr uint64_t kLogitsStream = 1, kValuesStream = 2, kFStream = 3, kGStream = 4;
+
+/// N(0, 1) values, element i from (seed, stream, i), in parallel.
+void fill_normal(std::vector<float>& out, uint64_t seed, uint64_t stream) {
+  const auto n = static_cast<int64_t>(out.size());
+  float* p = out.data();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    p[i] = static_cast<float>(counter_normal(seed, stream, static_cast<uint64_t>(i)));
+  }
+}
+
+/// U(-1, 1) values, likewise.
+void fill_uniform(std::vector<float>& out, uint64_t seed, uint64_t stream) {
+  const auto n = static_cast<int64_t>(out.size());
+  float* p = out.data();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    p[i] = static_cast<float>(2.0 * counter_uniform(seed, stream, static_cast<uint64_t>(i)) - 1.0);
+  }
+}
 
 int32_t draw_length(std::mt19937_64& gen, int64_t max, double fraction, int64_t lowest) {
   auto lo = std::max<int64_t>(lowest, static_cast<int64_t>(std::ceil(fraction * static_cast<double>(max))));
@@ -76,19 +100,21 @@ ProblemData make_problem_data(const Problem& pr) {
                                                         set.label_lengths.data(), set.offsets.data());
     d.sets.push_back(std::move(set));
   }
+  // The large tensors from the counter-based generator, on every core: at
+  // the MLPerf shape the logits are ~2.3e9 values, which one thread drawing
+  // from one mt19937 took minutes to make. Each value is a function of
+  // (data_seed, tensor, index) alone, so the thread count cannot change them.
   const auto rows = static_cast<size_t>(pr.padded_rows());
   const auto width = static_cast<size_t>(pr.row_width());
   d.values.resize(rows * width);
   if (pr.op == Op::kLoss) {
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (float& x : d.values) x = normal(gen);
+    fill_normal(d.values, pr.data_seed, kLogitsStream);
   } else {
-    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    for (float& x : d.values) x = uniform(gen);
+    fill_uniform(d.values, pr.data_seed, kValuesStream);
     d.f.resize(static_cast<size_t>(pr.batch * pr.max_time) * width);
     d.g.resize(static_cast<size_t>(pr.batch * (pr.max_labels + 1)) * width);
-    for (float& x : d.f) x = uniform(gen);
-    for (float& x : d.g) x = uniform(gen);
+    fill_uniform(d.f, pr.data_seed, kFStream);
+    fill_uniform(d.g, pr.data_seed, kGStream);
   }
   return d;
 }

@@ -67,7 +67,10 @@ struct ProblemData {
   std::vector<float> g;       ///< joint: [B, U+1, H]
 };
 
-/// Seeded inputs for `problem` (logits ~ N(0, 1), f and g ~ U(-1, 1)).
+/// Seeded inputs for `problem`: lengths and labels from one mt19937_64, the
+/// tensors (logits ~ N(0, 1); dh, f and g ~ U(-1, 1)) from the counter-based
+/// generator (base/counter_random.h) on every core: the same values whatever
+/// the thread count.
 ProblemData make_problem_data(const Problem& problem);
 
 /// Minimum bytes one iteration moves, averaged over the length sets: the

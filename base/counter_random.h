@@ -1,0 +1,41 @@
+// Counter-based random numbers: value `index` of stream `stream` under
+// `seed` is a pure function of the three, so any thread, in any order (or a
+// GPU thread: the arithmetic is plain 64-bit integer and double math), makes
+// the same numbers. Inputs generated in parallel equal inputs generated
+// serially, whatever the thread count, and a CPU reference can regenerate
+// any element of a device's inputs.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace perflab {
+
+/// SplitMix64's finaliser: a bijection on 64 bits with full avalanche.
+constexpr uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/// 64 random bits for (seed, stream, index).
+constexpr uint64_t counter_bits(uint64_t seed, uint64_t stream, uint64_t index) {
+  return splitmix64(splitmix64(splitmix64(seed) ^ stream) + index);
+}
+
+/// Uniform in [0, 1), 53 random bits.
+inline double counter_uniform(uint64_t seed, uint64_t stream, uint64_t index) {
+  return static_cast<double>(counter_bits(seed, stream, index) >> 11) * 0x1.0p-53;
+}
+
+/// Standard normal, by Box-Muller on the draws 2*index and 2*index + 1
+/// (u1 in (0, 1], so the logarithm is finite).
+inline double counter_normal(uint64_t seed, uint64_t stream, uint64_t index) {
+  const double u1 = static_cast<double>((counter_bits(seed, stream, 2 * index) >> 11) + 1) * 0x1.0p-53;
+  const double u2 = counter_uniform(seed, stream, 2 * index + 1);
+  constexpr double kTwoPi = 6.283185307179586476925286766559;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+}
+
+}  // namespace perflab
