@@ -29,13 +29,24 @@ inline double counter_uniform(uint64_t seed, uint64_t stream, uint64_t index) {
   return static_cast<double>(counter_bits(seed, stream, index) >> 11) * 0x1.0p-53;
 }
 
-/// Standard normal, by Box-Muller on the draws 2*index and 2*index + 1
-/// (u1 in (0, 1], so the logarithm is finite).
-inline double counter_normal(uint64_t seed, uint64_t stream, uint64_t index) {
-  const double u1 = static_cast<double>((counter_bits(seed, stream, 2 * index) >> 11) + 1) * 0x1.0p-53;
-  const double u2 = counter_uniform(seed, stream, 2 * index + 1);
+/// Two independent standard normals, values 2*pair and 2*pair + 1 of the
+/// stream: Box-Muller on the draws 2*pair and 2*pair + 1 (u1 in (0, 1], so
+/// the logarithm is finite), its cosine and sine halves.
+struct NormalPair {
+  double first, second;
+};
+inline NormalPair counter_normal_pair(uint64_t seed, uint64_t stream, uint64_t pair) {
+  const double u1 = static_cast<double>((counter_bits(seed, stream, 2 * pair) >> 11) + 1) * 0x1.0p-53;
+  const double u2 = counter_uniform(seed, stream, 2 * pair + 1);
   constexpr double kTwoPi = 6.283185307179586476925286766559;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+  const double r = std::sqrt(-2.0 * std::log(u1));
+  return {r * std::cos(kTwoPi * u2), r * std::sin(kTwoPi * u2)};
+}
+
+/// Standard normal value `index` of the stream (one half of its pair).
+inline double counter_normal(uint64_t seed, uint64_t stream, uint64_t index) {
+  const NormalPair p = counter_normal_pair(seed, stream, index / 2);
+  return index % 2 == 0 ? p.first : p.second;
 }
 
 }  // namespace perflab

@@ -4,7 +4,7 @@
 // fitted by least squares on relative error, so a fit made at the sizes and
 // scales measured carries to the others through the model's own structure.
 // Pure: the points are read by whoever has them (`perflab model --calibrate`
-// reads them in workloads/collectives/measurements.h).
+// reads them in reports/collectives_measurements.h).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // Parts timed alone (see part_timer.h).
 #include "harness/part_timer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <utility>
@@ -14,8 +15,8 @@
 
 namespace perflab {
 
-PartTimer::PartTimer(collectives::Communicator& comm, DeviceOps* ops, int repetitions)
-    : comm_(comm), ops_(ops), repetitions_(repetitions) {}
+PartTimer::PartTimer(collectives::Communicator& comm, DeviceOps* ops, int repetitions, int64_t warmup)
+    : comm_(comm), ops_(ops), repetitions_(repetitions), warmup_(warmup) {}
 
 void PartTimer::host(const std::string& name, const std::function<void()>& part) {
   std::vector<double> ms;
@@ -54,13 +55,16 @@ void PartTimer::device(const std::string& name, void* stream, const std::functio
 }
 
 void PartTimer::samples(const std::string& name, const std::vector<double>& ms_per_iteration) {
-  double median = ms_per_iteration.empty() ? 0.0 : percentile(ms_per_iteration, 50);
+  const auto skip = static_cast<size_t>(std::max<int64_t>(0, warmup_));
+  std::vector<double> after_warmup;
+  if (ms_per_iteration.size() > skip) after_warmup.assign(ms_per_iteration.begin() + static_cast<std::ptrdiff_t>(skip), ms_per_iteration.end());
+  double median = after_warmup.empty() ? 0.0 : percentile(after_warmup, 50);
   comm_.all_reduce_host(&median, 1, collectives::ReduceOp::kMax);
   ResultPart part;
   part.name = name;
   part.ms = median;
-  part.repetitions = static_cast<int64_t>(ms_per_iteration.size());
-  part.clock = "host clock, in the timed iterations";
+  part.repetitions = static_cast<int64_t>(after_warmup.size());
+  part.clock = "host clock, inside the training iterations after the warm-up";
   parts_.push_back(std::move(part));
 }
 

@@ -47,8 +47,9 @@ class PartStopwatch {
 
 class PartTimer {
  public:
-  /// `ops`: the step's device (CUDA events), or null for a host step.
-  PartTimer(collectives::Communicator& comm, DeviceOps* ops, int repetitions = kRepetitions);
+  /// `ops`: the step's device (CUDA events), or null for a host step;
+  /// `warmup`: iterations samples() leaves out (the run's --warmup).
+  PartTimer(collectives::Communicator& comm, DeviceOps* ops, int repetitions = kRepetitions, int64_t warmup = 0);
 
   /// Repetitions of each part timed alone.
   static constexpr int kRepetitions = 3;
@@ -61,9 +62,10 @@ class PartTimer {
   /// streams joined back to it) between two CUDA events: the device's time.
   /// Collective, like host(). On a host step (no device) it throws Error.
   void device(const std::string& name, void* stream, const std::function<void()>& enqueue);
-  /// A part measured inside the timed iterations, one value per iteration
-  /// of this rank (say, host time blocked in communication): the median over
-  /// iterations, the slowest rank's. Collective.
+  /// A part measured inside the iterations, one value per training
+  /// iteration of this rank (say, host time blocked in communication): the
+  /// median over the iterations after the warm-up, the slowest rank's.
+  /// Collective.
   void samples(const std::string& name, const std::vector<double>& ms_per_iteration);
 
   /// The parts timed so far, in the order they were timed.
@@ -75,6 +77,7 @@ class PartTimer {
   collectives::Communicator& comm_;
   DeviceOps* ops_;
   int repetitions_;
+  int64_t warmup_;
   std::vector<ResultPart> parts_;
 };
 

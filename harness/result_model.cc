@@ -133,7 +133,10 @@ ResultSpec read_spec(const json& j, int version) {
   s.preset = get_or<std::string>(j, "preset", "spec", "");
   const json& overrides = field(j, "overrides");
   if (overrides.is_object()) {
-    for (const auto& [k, v] : overrides.items()) s.overrides[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    for (const auto& [k, v] : overrides.items()) {
+      if (!v.is_string()) throw BadField(fmt::format("spec.overrides.{} is {}, not text", k, v.dump()));
+      s.overrides[k] = v.get<std::string>();
+    }
   }
   if (field(j, "params").is_object()) s.params = field(j, "params");
   s.backend_requested = get_or<std::string>(j, "backend_requested", "spec", "");
@@ -141,7 +144,10 @@ ResultSpec read_spec(const json& j, int version) {
   s.backend_reason = get_or<std::string>(j, "backend_reason", "spec", "");
   const json& toggles = field(j, "toggles_requested");
   if (toggles.is_object()) {
-    for (const auto& [k, v] : toggles.items()) s.toggles_requested.emplace_back(k, v.is_boolean() && v.get<bool>());
+    for (const auto& [k, v] : toggles.items()) {
+      if (!v.is_boolean()) throw BadField(fmt::format("spec.toggles_requested.{} is {}, not true or false", k, v.dump()));
+      s.toggles_requested.emplace_back(k, v.get<bool>());
+    }
   }
   const json& seeds = field(j, "seeds");
   if (!seeds.is_array()) throw BadField(fmt::format("spec.seeds is {}, not an array", seeds.type_name()));
@@ -153,8 +159,12 @@ ResultSpec read_spec(const json& j, int version) {
   s.threads = opt<int>(j, "threads", "spec");
   s.ranks = opt<int>(j, "ranks", "spec");
   s.warmup_iterations = get_or<int>(j, "warmup_iterations", "spec", 0);
-  // Results from before run modes are time to train.
-  s.mode = parse_run_mode(get_or<std::string>(j, "mode", "spec", "time-to-train")).value_or(RunMode::kTimeToTrain);
+  // Results from before run modes are time to train; a mode this perflab
+  // does not know is not read as one it does.
+  const std::string mode = get_or<std::string>(j, "mode", "spec", "time-to-train");
+  const std::optional<RunMode> parsed = parse_run_mode(mode);
+  if (!parsed) throw BadField(fmt::format("spec.mode is '{}', not time-to-train or throughput", mode));
+  s.mode = *parsed;
   s.iterations = get_or<int>(j, "iterations", "spec", 0);
   s.profile = get_or<std::string>(j, "profile", "spec", "off");
   if (version >= 2) {

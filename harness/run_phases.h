@@ -43,8 +43,10 @@ class SeedStep {
   /// What the device step did; empty for host iterations.
   std::optional<ExecutionRecord> execution() const;
   TimedStep& step() { return step_; }
-  /// The parts the step names, timed alone by the harness (collective).
-  std::vector<ResultPart> time_parts(collectives::Communicator& comm);
+  /// The parts the step names, timed alone by the harness (collective:
+  /// none when a signal stopped any rank). Per-iteration samples leave out
+  /// the first `warmup` iterations.
+  std::vector<ResultPart> time_parts(collectives::Communicator& comm, int64_t warmup);
 
   /// A profiled window (device steps only): device activity, the harness's
   /// phase ranges on the activity's clock and the launches the step

@@ -24,8 +24,13 @@
 namespace perflab {
 namespace detail {
 
-std::vector<ResultPart> SeedStep::time_parts(collectives::Communicator& comm) {
-  PartTimer timer(comm, ops_.get());
+std::vector<ResultPart> SeedStep::time_parts(collectives::Communicator& comm, int64_t warmup) {
+  // The parts are timed by collectives: every rank or none, so ranks agree
+  // first on whether a signal stopped any of them.
+  double stop = interrupted() ? 1.0 : 0.0;
+  comm.all_reduce_host(&stop, 1, collectives::ReduceOp::kMax);
+  if (stop > 0) return {};
+  PartTimer timer(comm, ops_.get(), PartTimer::kRepetitions, warmup);
   step_.time_parts(timer);
   return timer.parts();
 }
@@ -276,7 +281,7 @@ class TrainToTarget {
     // collective, as the sharded DLRM's exposed communication is).
     rec.toggle_outcomes = model.toggle_outcomes();
     rec.facts = model.run_facts();
-    if (!interrupted()) rec.parts = step.time_parts(ctx_.comm);
+    rec.parts = step.time_parts(ctx_.comm, ctx_.spec.warmup_iterations);
     // On a device, host time in the iteration call is launch time; the
     // device's own times are what training took.
     if (rec.device_timed) rec.train_s = times.device_seconds();

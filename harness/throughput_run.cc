@@ -118,7 +118,7 @@ void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, Se
   rec.execution = step.execution();
   rec.toggle_outcomes = step.step().toggle_outcomes();
   rec.facts = step.step().run_facts();
-  rec.parts = step.time_parts(ctx.comm);
+  rec.parts = step.time_parts(ctx.comm, spec.warmup_iterations);
   add_execution_to_gate(rec.execution, gate);
   PERFLAB_MLLOG(log, k::kPerflabCorrectness, gate.passed,
                 {{"detail", gate.detail}, {"iterations", spec.iterations}});

@@ -23,11 +23,10 @@ ToggleMatrixRow make_row(const Point& p, bool time_to_train) {
   std::vector<double> samples;
   for (const RunEntry& r : p.runs) {
     if (r.success) ++row.succeeded;
-    if (!time_to_train) {
-      samples.push_back(r.throughput);
-    } else if (r.success) {
-      samples.push_back(r.time_to_train_s);
-    }
+    // The interval, like the value, counts only runs that passed their gate
+    // (reached the target, or passed the correctness check).
+    if (!r.success) continue;
+    samples.push_back(time_to_train ? r.time_to_train_s : r.throughput);
   }
   row.ci = mean_confidence_interval(samples);
   // Values as scoring rules them (harness/scoring.h): a throughput median

@@ -46,5 +46,11 @@ TEST(CounterRandom, NormalHasMeanZeroAndVarianceOne) {
   EXPECT_NEAR(squares / kN - mean * mean, 1.0, 5 * std::sqrt(2.0 / kN));
 }
 
+TEST(CounterRandom, ANormalIsOneHalfOfItsPair) {
+  const NormalPair p = counter_normal_pair(5, 6, 21);
+  EXPECT_EQ(counter_normal(5, 6, 42), p.first);
+  EXPECT_EQ(counter_normal(5, 6, 43), p.second);
+}
+
 }  // namespace
 }  // namespace perflab

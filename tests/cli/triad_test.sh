@@ -17,6 +17,7 @@ else
 fi
 expect 2 "--cache: Value 0 not in range 1 to" -- triad elements --cache 0
 expect 2 "A subcommand is required" -- triad
+expect 2 "more than the 4294967296 triad's elements parameter allows" -- triad elements --cache 17179869184
 
 out=$("$PERFLAB" run triad --iterations 5 --out "$tmp/r" 2>&1)
 if grep -qE "^Triad: +[0-9]+\.[0-9] +[0-9]+\.[0-9]{6} +[0-9]+\.[0-9]{6} +[0-9]+\.[0-9]{6}$" <<<"$out" &&

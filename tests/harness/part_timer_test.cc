@@ -92,6 +92,14 @@ TEST(PartTimer, SamplesAreTheMedianOverIterations) {
   EXPECT_EQ(timer.parts()[0].repetitions, 5);
 }
 
+TEST(PartTimer, SamplesLeaveOutTheWarmUp) {
+  auto comm = collectives::make_single_communicator();
+  PartTimer timer(*comm, nullptr, PartTimer::kRepetitions, /*warmup=*/2);
+  timer.samples("exposed communication", {100.0, 90.0, 1.0, 3.0, 2.0});
+  EXPECT_DOUBLE_EQ(timer.parts().at(0).ms, 2.0);
+  EXPECT_EQ(timer.parts().at(0).repetitions, 3);
+}
+
 TEST(PartStopwatch, AddsStretchesToTheCurrentIteration) {
   PartStopwatch watch;
   const auto sleep = [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };

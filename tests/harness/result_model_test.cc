@@ -113,6 +113,14 @@ TEST(ResultModel, MalformedDocumentsGetOneLineNamingTheFile) {
   json bad_type = v2_throughput();
   bad_type["plan"]["global_batch_size"] = "many";
   EXPECT_EQ(error_of(bad_type), "/r/x/result.json: not a perflab result: plan.global_batch_size has the wrong type (string)");
+  json future_mode = v2_throughput();
+  future_mode["spec"]["mode"] = "inference";  // not read as one this perflab knows
+  EXPECT_EQ(error_of(future_mode),
+            "/r/x/result.json: not a perflab result: spec.mode is 'inference', not time-to-train or throughput");
+  json toggle = v2_throughput();
+  toggle["spec"]["toggles_requested"]["fused"] = "yes";
+  EXPECT_EQ(error_of(toggle),
+            "/r/x/result.json: not a perflab result: spec.toggles_requested.fused is \"yes\", not true or false");
   json bad_exec = v2_throughput();
   bad_exec["runs"][0]["execution"]["cuda_graphs"]["used"] = "yes";
   EXPECT_EQ(error_of(bad_exec),
@@ -237,6 +245,7 @@ InvocationRecord full_record(RunMode mode) {
     r.profile = profile;
     r.quality_curve = {{0.5, 65536, 0.71, 0.45, 5.0}, {1.0, 131072, 0.745, 0.44, 10.0}};
     r.log_file = "run_" + std::to_string(seed) + ".log";
+    r.parts = {{"transfer", 0.25, 3, "cuda events"}, {"exposed communication", 1.5, 97, "host clock"}};
     rec.runs.push_back(r);
   }
   rec.score = score_records(rec.runs, mode);
@@ -264,6 +273,8 @@ TEST(ResultModel, TheWritersRecordReadsBackAsWritten) {
     EXPECT_EQ(read.runs[0].execution->launches_counted_at, 2);
     ASSERT_TRUE(read.runs[0].profile);
     EXPECT_EQ(read.runs[0].profile->rows.at(0).name, "gemm");
+    ASSERT_NE(read.runs[0].part("exposed communication"), nullptr);
+    EXPECT_EQ(read.runs[0].part("exposed communication")->repetitions, 97);
     EXPECT_EQ(read.rank_hosts(), (std::vector<std::string>{"a", "b"}));
     ASSERT_TRUE(read.work.times_floor);
     EXPECT_DOUBLE_EQ(*read.work.times_floor, 1.5 / 0.25);  // the median of the runs' p50s over the floor

@@ -164,6 +164,17 @@ TEST(RunSpecToggles, ConflictTurnsAToggleOffWithTheReason) {
   EXPECT_TRUE(both.toggles[Toggle::kSyncFree].in_effect);
 }
 
+TEST(Registry, AWorkloadSetsExactlyOneFactory) {
+  WorkloadInfo neither;
+  neither.name = "neither";
+  EXPECT_THROW(Registry::instance().add(neither), std::logic_error);
+  WorkloadInfo both = toy({RunMode::kThroughput});
+  both.name = "both";
+  both.create_trainable = [](const RunContext&) { return std::unique_ptr<TrainableBenchmark>(); };
+  EXPECT_THROW(Registry::instance().add(both), std::logic_error);
+  EXPECT_THROW(Registry::instance().get("both"), UsageError);  // neither was added
+}
+
 TEST(RunSpecToggles, GraphsNeedSyncFreeByDefaultUnlessTheWorkloadSaysOtherwise) {
   WorkloadInfo info = toy({RunMode::kTimeToTrain, RunMode::kThroughput});
   const std::vector<Backend> cpu = {Backend::kCpu};

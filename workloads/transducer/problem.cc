@@ -44,13 +44,16 @@ namespace {
 // Streams of the counter-based generator, one per tensor.
 constexpr uint64_t kLogitsStream = 1, kValuesStream = 2, kFStream = 3, kGStream = 4;
 
-/// N(0, 1) values, element i from (seed, stream, i), in parallel.
+/// N(0, 1) values, element i = counter_normal(seed, stream, i), in
+/// parallel, a Box-Muller pair at a time.
 void fill_normal(std::vector<float>& out, uint64_t seed, uint64_t stream) {
   const auto n = static_cast<int64_t>(out.size());
   float* p = out.data();
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    p[i] = static_cast<float>(counter_normal(seed, stream, static_cast<uint64_t>(i)));
+  for (int64_t k = 0; k < (n + 1) / 2; ++k) {
+    const NormalPair pair = counter_normal_pair(seed, stream, static_cast<uint64_t>(k));
+    p[2 * k] = static_cast<float>(pair.first);
+    if (2 * k + 1 < n) p[2 * k + 1] = static_cast<float>(pair.second);
   }
 }
 
