@@ -100,7 +100,7 @@ facts = run["facts"]
 assert facts["overlap"] is False and facts["exposed_communication_ms_per_iteration"] > 0, facts
 [part] = [p for p in run["parts"] if p["name"] == "exposed communication"]  # the harness's per-part table
 # One sample per training iteration after the warm-up.
-assert part["ms"] > 0 and part["repetitions"] == run["iterations"] - r["spec"]["warmup_iterations"], (part, run["iterations"])
+assert part["ms"] > 0 and part["repetitions"] == run["iterations"] - result["spec"]["warmup_iterations"], (part, run["iterations"])
 PY
 then pass "3 ranks: hybrid records its threshold, frequent set, fewer bytes and exposed communication"; else fail "hybrid result check"; fi
 

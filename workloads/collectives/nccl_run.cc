@@ -83,7 +83,9 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
     nccl_wait(comm_, stream_.get(), kWaitTimeoutS);
     std::vector<unsigned char> out(config_.call.counts.recv * esize());
     const unsigned char* from = layout_.shared ? send_.data() + layout_.recv_offset * esize() : recv_.data();
-    PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), from, out.size(), cudaMemcpyDeviceToHost));
+    // On the stream that produced it, then waited for.
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(out.data(), from, out.size(), cudaMemcpyDeviceToHost, stream_.get()));
+    PERFLAB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // sync outside the iteration: the gate reads results
     size_t wrong = 0;
     CorrectnessReport gate = wrong_elements_gate(comm_, config_, out.data(), wrong);
     wrong_ = wrong;
@@ -102,11 +104,17 @@ class NcclCollectiveStep final : public TimedStep, public DeviceStep {
     return *facts_;
   }
 
+  /// The input, copied on the stream the collectives run on: a synchronous
+  /// cudaMemcpy from pageable memory returns once the data is staged, and
+  /// its DMA on the legacy stream may still be landing when NCCL's kernels
+  /// on the non-blocking stream read the buffer. Stream-ordered, and waited
+  /// for (the host buffer goes out of scope).
   void upload_input() {
     std::vector<unsigned char> input;
     fill_input(config_.call, input);
-    PERFLAB_CUDA_CHECK(cudaMemcpy(send_.data() + layout_.send_offset * esize(), input.data(), input.size(),
-                                  cudaMemcpyHostToDevice));
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(send_.data() + layout_.send_offset * esize(), input.data(), input.size(),
+                                       cudaMemcpyHostToDevice, stream_.get()));
+    PERFLAB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // sync outside the iteration: setup
   }
 
   void run_once() {

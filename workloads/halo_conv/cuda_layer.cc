@@ -40,6 +40,10 @@ struct DeviceSlab {
   Padded x, dy;
   kc::DeviceBuffer<float> y, dx, dw;
   kc::Stream stream;
+  /// The slab's own cuDNN handle: slabs run concurrently on their streams,
+  /// and a handle re-pointed between them with cudnnSetStream would share
+  /// its internal state across streams that run at once.
+  kc::CudnnHandle cudnn;
   kc::Event forward_done, done;
   /// Calls before and after the halo arrives, forward and backward.
   std::vector<Call> forward_main, forward_fix, backward_main, backward_fix;
@@ -59,8 +63,9 @@ struct CudaHaloLayer::State {
   collectives::Communicator* device;
   bool sync_free;
   int64_t r, hw;
-  kc::CudnnHandle cudnn;
   std::vector<DeviceSlab> slabs;
+  /// The handle of the slab plan_slab is planning (its calls run on that slab's stream).
+  const kc::CudnnHandle* planning = nullptr;
   std::vector<float> w_host;
   kc::DeviceBuffer<float> w;
   kc::Stream step, copy;
@@ -96,7 +101,7 @@ struct CudaHaloLayer::State {
   }
 
   Call plan(const kc::Conv3dArguments& a) {
-    Call call{a, std::make_unique<kc::Conv3d>(cudnn, a)};
+    Call call{a, std::make_unique<kc::Conv3d>(*planning, a)};
     if (!call.plan->status().ok()) {
       throw Error(fmt::format("halo_conv: cuDNN cannot run the {} pass of this shape: {}",
                               kc::conv3d_pass_name(a.pass), call.plan->status().reason()));
@@ -136,6 +141,7 @@ struct CudaHaloLayer::State {
 
   /// The calls of slab `s` in this variant (see the header comment).
   void plan_slab(DeviceSlab& s) {
+    planning = &s.cudnn;
     const int64_t L = s.slab.planes;
     const cpu::PlaneView y = dense(s.y, L, g().c_out), dx = dense(s.dx, L, g().c_in);
     if (!config.overlap) {
@@ -165,6 +171,7 @@ struct CudaHaloLayer::State {
       for (const Call& c : *calls) bytes = std::max(bytes, c.plan->workspace_bytes());
     }
     s.workspace = kc::DeviceBuffer<unsigned char>(bytes);
+    planning = nullptr;
   }
 
   void run(DeviceSlab& s, const std::vector<Call>& calls) {
@@ -337,6 +344,11 @@ void CudaHaloLayer::fill(uint64_t seed) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(g.c_in * g.k * g.k * g.k));
   fill_dense(s.w_host.data(), static_cast<int64_t>(s.w_host.size()), seed, TensorTag::kWeight, scale);
   s.w.upload(s.w_host);
+  // The padding's memsets (constructor) and these copies ran on the legacy
+  // stream, and a pageable copy returns once staged, not landed: the step's
+  // non-blocking streams do not wait for the legacy stream, so wait here,
+  // before any step can read them.
+  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());  // sync outside the iteration: setup
 }
 
 void* CudaHaloLayer::stream() const { return s_->step.get(); }

@@ -113,8 +113,7 @@ class CudaRun final : public TimedStep, public DeviceStep {
         // fp32 needs no conversion: uploaded from the problem's own host
         // copy, not from a second one (at the MLPerf shape ~9 GB each).
         logits_ = kc::DeviceBuffer<unsigned char>(data_.values.size() * sizeof(float));
-        PERFLAB_CUDA_CHECK(cudaMemcpy(logits_.data(), data_.values.data(), logits_.bytes(),
-                                      cudaMemcpyHostToDevice));  // sync outside the iteration: setup
+        PERFLAB_CUDA_CHECK(cudaMemcpy(logits_.data(), data_.values.data(), logits_.bytes(), cudaMemcpyHostToDevice));  // sync outside the iteration: setup
       } else {
         logits_ = kc::DeviceBuffer<unsigned char>(encode(data_.values, dtype_));
       }
