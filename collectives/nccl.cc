@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <thread>
@@ -17,6 +18,7 @@
 
 #include "collectives/nccl_log.h"
 #include "base/error.h"
+#include "base/exit_hooks.h"
 #include "kernels/cuda/check.h"
 
 namespace perflab::collectives {
@@ -196,8 +198,31 @@ std::unique_ptr<Communicator> make_nccl_communicator(Communicator& host, const N
   return std::make_unique<NcclCommunicator>(host, setup);
 }
 
-ProcessNccl process_nccl_communicator(Communicator& host, bool sharp, const std::string& out_dir) {
+namespace {
+
+std::map<bool, ProcessNccl>& made_communicators() {
   static std::map<bool, ProcessNccl> made;
+  return made;
+}
+
+/// Owns them until main returns (base/exit_hooks.h): destroyed then, in
+/// order, while CUDA and the host communicator are still up, not by static
+/// destruction after CUDA's runtime has torn down.
+std::map<bool, std::unique_ptr<Communicator>>& owned_communicators() {
+  static std::map<bool, std::unique_ptr<Communicator>> owned;
+  return owned;
+}
+
+void release_process_nccl_communicators() {
+  made_communicators().clear();
+  auto& owned = owned_communicators();
+  while (!owned.empty()) owned.erase(std::prev(owned.end()));
+}
+
+}  // namespace
+
+ProcessNccl process_nccl_communicator(Communicator& host, bool sharp, const std::string& out_dir) {
+  std::map<bool, ProcessNccl>& made = made_communicators();
   // NCCL reads NCCL_DEBUG_FILE once per process, at its first communicator:
   // every later one logs into that same file.
   static std::string pattern;
@@ -220,7 +245,8 @@ ProcessNccl process_nccl_communicator(Communicator& host, bool sharp, const std:
     gethostname(name, sizeof name - 1);
     NcclSetup setup;
     setup.device = nccl_local_device();
-    static std::map<bool, std::unique_ptr<Communicator>> owned;  // until the process exits
+    auto& owned = owned_communicators();
+    if (owned.empty()) at_main_exit(release_process_nccl_communicators);
     owned[sharp] = make_nccl_communicator(host, setup);
     nccl.comm = owned[sharp].get();
     nccl.debug_log = expand_nccl_debug_file(pattern, name, static_cast<long>(getpid()));

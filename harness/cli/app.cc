@@ -13,6 +13,7 @@
 #include "harness/command_registry.h"
 #include "harness/cli/commands.h"
 #include "base/error.h"
+#include "base/exit_hooks.h"
 #include "harness/registry.h"
 #include "base/text.h"
 #include "harness/version.h"
@@ -52,6 +53,12 @@ int usage_failure(const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Process-wide resources (NCCL's communicators) are released when main
+  // returns, on every path, before static destruction and CUDA's teardown.
+  struct ReleaseOnReturn {
+    ~ReleaseOnReturn() { run_main_exit_hooks(); }
+  } release_on_return;
+
   CLI::App app{"perflab: an MLPerf-style benchmark harness. Runs timed workloads to a quality\n"
                "target, writes :::MLLOG compliance logs, results (JSON) and reports."};
   app.name("perflab");
