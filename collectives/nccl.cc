@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "collectives/backoff.h"
 #include "collectives/nccl_log.h"
 #include "base/error.h"
 #include "base/exit_hooks.h"
@@ -130,6 +131,7 @@ class NcclCommunicator final : public Communicator {
 
   void wait(cudaStream_t stream, double timeout_s) {
     const auto t0 = Clock::now();
+    Backoff backoff;
     for (;;) {
       const cudaError_t done = cudaStreamQuery(stream);
       if (done == cudaSuccess) return;
@@ -147,7 +149,7 @@ class NcclCommunicator final : public Communicator {
         throw Error(fmt::format("NCCL: operations not finished after {:.0f} s (a peer stopped?); communicator "
                                 "aborted", timeout_s));
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      backoff.pause();
     }
   }
 
@@ -168,6 +170,7 @@ class NcclCommunicator final : public Communicator {
   /// error, or `timeout_s_` without one, aborts it and throws one line.
   void await_ready(const char* call, const std::string& timeout_what) {
     const auto t0 = Clock::now();
+    Backoff backoff;
     for (;;) {
       ncclResult_t state = ncclSuccess;
       PERFLAB_NCCL_CHECK(ncclCommGetAsyncError(comm_, &state));
@@ -182,7 +185,7 @@ class NcclCommunicator final : public Communicator {
         comm_ = nullptr;
         throw Error(fmt::format("NCCL: {} after {:.0f} s; communicator aborted", timeout_what, timeout_s_));
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      backoff.pause();
     }
   }
 
