@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <functional>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -33,15 +34,13 @@ class PartStopwatch {
   }
   void end_iteration() {
     ms_per_iteration_.push_back(current_ms_);
-    total_ms_ += current_ms_;
     current_ms_ = 0;
   }
   const std::vector<double>& ms_per_iteration() const { return ms_per_iteration_; }
-  double total_ms() const { return total_ms_; }
+  double total_ms() const { return std::accumulate(ms_per_iteration_.begin(), ms_per_iteration_.end(), 0.0); }
 
  private:
   double current_ms_ = 0;
-  double total_ms_ = 0;
   std::vector<double> ms_per_iteration_;
 };
 

@@ -63,7 +63,7 @@ std::vector<BatchSweep> batch_sweeps(const std::vector<Point>& points) {
   for (const Point& p : points) {
     // Epochs to converge exist only for runs trained to a target.
     if (p.kind != RunMode::kTimeToTrain || !batch_size_of(p)) continue;
-    json key = p.key;
+    json key = p.key();
     for (const std::string& k : coupled_params(p)) key["params"].erase(k);
     auto [it, inserted] = groups.emplace(key, std::vector<const Point*>{});
     if (inserted) order.push_back(key);

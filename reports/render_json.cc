@@ -41,7 +41,7 @@ json point_json(const Point& p) {
   for (const auto& f : p.sources) sources.push_back(f.string());
   return {
       {"label", p.label},
-      {"spec", p.key},
+      {"spec", p.key()},
       {"toggles", toggles_json(p.toggles)},
       {"metric", p.metric},
       {"target", opt(p.target)},

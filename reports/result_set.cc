@@ -136,6 +136,8 @@ std::vector<RunOutcome> outcomes_of(const std::vector<RunEntry>& runs) {
 
 Score Point::score() const { return score_runs(outcomes_of(runs), kind); }
 
+json Point::key() const { return point_key(spec); }
+
 std::optional<double> Point::median_throughput() const {
   if (kind == RunMode::kThroughput) return score().value;
   return median_passing_throughput(outcomes_of(runs));
@@ -175,7 +177,6 @@ std::vector<Point> group_points(const ResultSet& set) {
     auto [it, inserted] = index.emplace(key, points.size());
     if (inserted) {
       Point p;
-      p.key = key;
       p.spec = v.spec;
       p.toggles = v.toggles;
       p.plan = v.plan;

@@ -69,13 +69,13 @@ using ToggleStatus = ResultToggle;
 /// Every run of one spec (workload, preset, params, backend, threads,
 /// toggles requested), across all result files of a set.
 struct Point {
-  /// The identifying spec as a key (compared, ordered, and written as the
-  /// point's id): {workload, preset, params, backend, threads,
-  /// toggles_requested}; seeds, overrides and backend_requested left out.
-  nlohmann::json key;
   /// The spec, typed, of the point's first result (its key fields are every
   /// result's of the point).
   ResultSpec spec;
+  /// The identifying spec as a key (compared, ordered, and written as the
+  /// point's id): {workload, preset, params, backend, threads,
+  /// toggles_requested}; seeds, overrides and backend_requested left out.
+  nlohmann::json key() const;
   /// What tells this point apart from the others in its set, e.g.
   /// "batch_size=512 cuda_graphs=on"; "workload preset" when nothing does.
   std::string label;

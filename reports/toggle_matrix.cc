@@ -52,7 +52,7 @@ std::vector<ToggleMatrix> toggle_matrices(const std::vector<Point>& points) {
   std::map<json, std::vector<const Point*>> groups;
   std::vector<json> order;
   for (const Point& p : points) {
-    json key = p.key;
+    json key = p.key();
     key.erase("toggles_requested");
     auto [it, inserted] = groups.emplace(key, std::vector<const Point*>{});
     if (inserted) order.push_back(key);

@@ -64,8 +64,6 @@ struct CudaHaloLayer::State {
   bool sync_free;
   int64_t r, hw;
   std::vector<DeviceSlab> slabs;
-  /// The handle of the slab plan_slab is planning (its calls run on that slab's stream).
-  const kc::CudnnHandle* planning = nullptr;
   std::vector<float> w_host;
   kc::DeviceBuffer<float> w;
   kc::Stream step, copy;
@@ -100,8 +98,9 @@ struct CudaHaloLayer::State {
     return cpu::plane_range(v, first, count, g().height, g().width);
   }
 
-  Call plan(const kc::Conv3dArguments& a) {
-    Call call{a, std::make_unique<kc::Conv3d>(*planning, a)};
+  /// A call planned on `handle`: the slab's own, as its calls run on its stream.
+  Call plan(const kc::CudnnHandle& handle, const kc::Conv3dArguments& a) {
+    Call call{a, std::make_unique<kc::Conv3d>(handle, a)};
     if (!call.plan->status().ok()) {
       throw Error(fmt::format("halo_conv: cuDNN cannot run the {} pass of this shape: {}",
                               kc::conv3d_pass_name(a.pass), call.plan->status().reason()));
@@ -117,53 +116,65 @@ struct CudaHaloLayer::State {
     a.accumulate = accumulate;
     return a;
   }
-  Call forward(cpu::PlaneView x, cpu::PlaneView y, int64_t d, bool acc) {
+  kc::Conv3dArguments forward(cpu::PlaneView x, cpu::PlaneView y, int64_t d, bool acc) {
     kc::Conv3dArguments a = base(kc::Conv3dPass::kForward, d, acc);
     a.x = cpu::as_const(x);
     a.y = y;
     a.w = w.data();
-    return plan(a);
+    return a;
   }
-  Call data_grad(cpu::PlaneView dy, cpu::PlaneView dx, int64_t d, bool acc) {
+  kc::Conv3dArguments data_grad(cpu::PlaneView dy, cpu::PlaneView dx, int64_t d, bool acc) {
     kc::Conv3dArguments a = base(kc::Conv3dPass::kBackwardData, d, acc);
     a.dy = cpu::as_const(dy);
     a.dx = dx;
     a.w = w.data();
-    return plan(a);
+    return a;
   }
-  Call filter_grad(cpu::PlaneView x, cpu::PlaneView dy, float* dw, int64_t d, bool acc) {
+  kc::Conv3dArguments filter_grad(cpu::PlaneView x, cpu::PlaneView dy, float* dw, int64_t d, bool acc) {
     kc::Conv3dArguments a = base(kc::Conv3dPass::kBackwardFilter, d, acc);
     a.x = cpu::as_const(x);
     a.dy = cpu::as_const(dy);
     a.dw = dw;
-    return plan(a);
+    return a;
   }
 
   /// The calls of slab `s` in this variant (see the header comment).
   void plan_slab(DeviceSlab& s) {
-    planning = &s.cudnn;
     const int64_t L = s.slab.planes;
     const cpu::PlaneView y = dense(s.y, L, g().c_out), dx = dense(s.dx, L, g().c_in);
     if (!config.overlap) {
-      s.forward_fix.push_back(forward(whole(s.x), y, r, false));
+      s.forward_fix.push_back(plan(s.cudnn, forward(whole(s.x), y, r, false)));
       if (config.backward) {
-        s.backward_fix.push_back(data_grad(whole(s.dy), dx, -r, false));
-        s.backward_fix.push_back(filter_grad(whole(s.x), own(s.dy), s.dw.data(), r, false));
+        s.backward_fix.push_back(plan(s.cudnn, data_grad(whole(s.dy), dx, -r, false)));
+        s.backward_fix.push_back(
+            plan(s.cudnn, filter_grad(whole(s.x), own(s.dy), s.dw.data(), r, false)));
       }
     } else {
-      s.forward_main.push_back(forward(own(s.x), y, 0, false));
-      if (s.top) s.forward_fix.push_back(forward(top_halo(s.x), rows(y, 0, r), r, true));
-      if (s.bottom) s.forward_fix.push_back(forward(bottom_halo(s.x), rows(y, L - r, r), -r, true));
+      s.forward_main.push_back(plan(s.cudnn, forward(own(s.x), y, 0, false)));
+      if (s.top)
+        s.forward_fix.push_back(plan(s.cudnn, forward(top_halo(s.x), rows(y, 0, r), r, true)));
+      if (s.bottom)
+        s.forward_fix.push_back(
+            plan(s.cudnn, forward(bottom_halo(s.x), rows(y, L - r, r), -r, true)));
       if (config.backward) {
-        s.backward_main.push_back(data_grad(own(s.dy), dx, 0, false));
-        s.backward_main.push_back(filter_grad(own(s.x), own(s.dy), s.dw.data(), 0, false));
+        s.backward_main.push_back(plan(s.cudnn, data_grad(own(s.dy), dx, 0, false)));
+        s.backward_main.push_back(
+            plan(s.cudnn, filter_grad(own(s.x), own(s.dy), s.dw.data(), 0, false)));
         // The input's halo arrived in the forward pass.
-        if (s.top) s.backward_main.push_back(filter_grad(top_halo(s.x), rows(own(s.dy), 0, r), s.dw.data(), r, true));
+        if (s.top)
+          s.backward_main.push_back(plan(
+              s.cudnn, filter_grad(top_halo(s.x), rows(own(s.dy), 0, r), s.dw.data(), r, true)));
         if (s.bottom) {
-          s.backward_main.push_back(filter_grad(bottom_halo(s.x), rows(own(s.dy), L - r, r), s.dw.data(), -r, true));
+          s.backward_main.push_back(plan(
+              s.cudnn,
+              filter_grad(bottom_halo(s.x), rows(own(s.dy), L - r, r), s.dw.data(), -r, true)));
         }
-        if (s.top) s.backward_fix.push_back(data_grad(top_halo(s.dy), rows(dx, 0, r), -r, true));
-        if (s.bottom) s.backward_fix.push_back(data_grad(bottom_halo(s.dy), rows(dx, L - r, r), r, true));
+        if (s.top)
+          s.backward_fix.push_back(
+              plan(s.cudnn, data_grad(top_halo(s.dy), rows(dx, 0, r), -r, true)));
+        if (s.bottom)
+          s.backward_fix.push_back(
+              plan(s.cudnn, data_grad(bottom_halo(s.dy), rows(dx, L - r, r), r, true)));
       }
     }
     size_t bytes = 0;
@@ -171,7 +182,6 @@ struct CudaHaloLayer::State {
       for (const Call& c : *calls) bytes = std::max(bytes, c.plan->workspace_bytes());
     }
     s.workspace = kc::DeviceBuffer<unsigned char>(bytes);
-    planning = nullptr;
   }
 
   void run(DeviceSlab& s, const std::vector<Call>& calls) {

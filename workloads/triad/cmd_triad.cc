@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "collectives/byte_size.h"
 #include "harness/command_registry.h"
 
 namespace perflab::triad {
@@ -31,17 +32,11 @@ std::string first_line(const std::filesystem::path& file) {
   return line;
 }
 
-/// "32768K" -> 33554432; 0 when unreadable.
+/// sysfs's "32768K" -> 33554432 (collectives' byte-size parser); 0 when unreadable.
 int64_t cache_size_bytes(const std::string& text) {
   try {
-    size_t end = 0;
-    const int64_t n = std::stoll(text, &end);
-    const std::string unit = text.substr(end);
-    if (unit == "K") return n << 10;
-    if (unit == "M") return n << 20;
-    if (unit == "G") return n << 30;
-    return unit.empty() ? n : 0;
-  } catch (const std::exception&) {
+    return static_cast<int64_t>(collectives::parse_byte_size(text, "cache size"));
+  } catch (const UsageError&) {
     return 0;
   }
 }
