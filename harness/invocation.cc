@@ -8,6 +8,7 @@
 #include "harness/environment.h"
 #include "base/error.h"
 #include "harness/interrupt.h"
+#include "harness/program_run.h"
 #include "harness/registry.h"
 #include "harness/result.h"
 #include "base/utc_time.h"
@@ -42,13 +43,22 @@ void Session::record_ranks() {
 }
 
 RunSpec Session::resolve(const RunRequest& request) const {
-  RunSpec spec = resolve_run_spec(request, Registry::instance().get(request.workload), device_.probe);
+  const WorkloadInfo& info = Registry::instance().get(request.workload);
+  if (info.kind() == WorkloadKind::kProgram && comm_->size() > 1) {
+    throw UsageError(fmt::format("{} is an external program, which perflab starts once per run; start perflab on "
+                                 "one rank and put the launcher (mpirun, srun, torchrun) in the workload file's "
+                                 "command",
+                                 info.name));
+  }
+  RunSpec spec = resolve_run_spec(request, info, device_.probe);
   spec.ranks = comm_->size();
   return spec;
 }
 
 PreparedBenchmark prepare_point(Session& session, const RunSpec& spec) {
-  return prepare_benchmark(session.context(spec), Registry::instance().get(spec.workload));
+  // An external workload is found by its file; a built-in one by its name.
+  const std::string& workload = spec.workload_file.empty() ? spec.workload : spec.workload_file;
+  return prepare_benchmark(session.context(spec), Registry::instance().get(workload));
 }
 
 PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark& prepared,
@@ -91,6 +101,7 @@ PointOutcome run_point(Session& session, const RunSpec& spec, PreparedBenchmark&
       record.interrupted = signal_name(interrupt_signal());
       return out;
     }
+    if (prepared.program) fill_program_plan(record);
     record.score = score_records(record.runs, spec.mode);
     if (interrupted()) {
       record.interrupted = signal_name(interrupt_signal());

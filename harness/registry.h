@@ -7,11 +7,14 @@
 #pragma once
 
 #include <functional>
+#include <list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/program.h"
 #include "harness/run_context.h"
 #include "harness/workload.h"
 
@@ -41,6 +44,7 @@ std::optional<Toggle> default_toggle_need(Toggle toggle);
 enum class WorkloadKind {
   kTimedStep,  ///< A timed step with a correctness gate: throughput mode only.
   kTrainable,  ///< A model trained to a quality target: time to train (default) and throughput.
+  kProgram,    ///< An external program that writes MLLOG (harness/program.h): time to train.
 };
 
 struct WorkloadInfo {
@@ -65,6 +69,11 @@ struct WorkloadInfo {
   /// configuration and throws UsageError for bad inputs.
   std::function<std::unique_ptr<Benchmark>(const RunContext&)> create_timed_step;
   std::function<std::unique_ptr<TrainableBenchmark>(const RunContext&)> create_trainable;
+  /// An external program run once per seed, whose MLLOG the harness reads
+  /// (harness/program.h; workloads/external's workload files).
+  std::function<std::unique_ptr<Program>(const RunContext&)> create_program;
+  /// The file that defined it (absolute), empty for a built-in workload.
+  std::string source;
   /// The command line of the tool this workload mirrors (nccl-tests for
   /// collectives), turned into perflab's flags before `perflab run
   /// <workload> ...` is parsed; empty: none. Gets and returns the arguments
@@ -75,7 +84,10 @@ struct WorkloadInfo {
   std::function<std::string(const std::string& preset)> rules_file;
 
   /// Which factory it set.
-  WorkloadKind kind() const { return create_trainable ? WorkloadKind::kTrainable : WorkloadKind::kTimedStep; }
+  WorkloadKind kind() const {
+    if (create_program) return WorkloadKind::kProgram;
+    return create_trainable ? WorkloadKind::kTrainable : WorkloadKind::kTimedStep;
+  }
   /// Run modes, the default first: time to train and throughput for a
   /// trainable workload, throughput for a timed step.
   std::vector<RunMode> modes() const;
@@ -84,20 +96,45 @@ struct WorkloadInfo {
   const Preset* find_preset(const std::string& preset) const;
 };
 
+/// Makes workloads from files: `claims` says whether a name is such a file
+/// (by its ending: "NAME.workload.yaml"), `load` reads it and returns the
+/// workload it defines, with `source` set to the file's absolute path;
+/// throws UsageError ("file:line: reason") for a file that is not valid.
+struct WorkloadLoader {
+  std::string what;  ///< For messages: "a workload file (NAME.workload.yaml)".
+  std::function<bool(const std::string& name)> claims;
+  std::function<WorkloadInfo(const std::string& name)> load;
+};
+
 class Registry {
  public:
   static Registry& instance();
-  /// Throws std::logic_error for a registration that sets both factories or
-  /// neither (a programming error, found at start-up).
+  /// Throws std::logic_error for a registration that sets no factory or
+  /// more than one (a programming error, found at start-up).
   void add(WorkloadInfo info);
-  /// Throws UsageError naming the valid workloads.
+  void add_loader(WorkloadLoader loader);
+  /// A registered workload by name, or one a loader makes from the file
+  /// `name` names (loaded once per process and kept: references stay
+  /// valid). Throws UsageError naming the valid workloads.
   const WorkloadInfo& get(const std::string& name) const;
+  /// The registered (built-in) workloads.
   const std::vector<WorkloadInfo>& all() const { return workloads_; }
   std::vector<std::string> names() const;
 
  private:
   std::vector<WorkloadInfo> workloads_;
+  std::vector<WorkloadLoader> loaders_;
+  /// Workloads loaded from files, by the name they were asked for and by
+  /// their absolute path (a list: references to its elements stay valid).
+  mutable std::list<WorkloadInfo> loaded_;
+  mutable std::map<std::string, const WorkloadInfo*> loaded_by_name_;
 };
+
+namespace detail {
+struct LoaderRegistrar {
+  explicit LoaderRegistrar(WorkloadLoader loader) { Registry::instance().add_loader(std::move(loader)); }
+};
+}  // namespace detail
 
 namespace detail {
 struct Registrar {
@@ -107,6 +144,10 @@ struct Registrar {
 
 #define PERFLAB_CONCAT_INNER(a, b) a##b
 #define PERFLAB_CONCAT(a, b) PERFLAB_CONCAT_INNER(a, b)
+/// Registers a WorkloadLoader at static-initialisation time.
+#define PERFLAB_REGISTER_WORKLOAD_LOADER(loader_expr)                                  \
+  static const ::perflab::detail::LoaderRegistrar PERFLAB_CONCAT(perflab_loader_, \
+                                                                 __LINE__)(loader_expr)
 /// Registers a WorkloadInfo at static-initialisation time.
 #define PERFLAB_REGISTER_WORKLOAD(info_expr)                               \
   static const ::perflab::detail::Registrar PERFLAB_CONCAT(perflab_registrar_, \

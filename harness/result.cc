@@ -1,6 +1,8 @@
 // The runner's record as the result model (see result.h).
 #include "harness/result.h"
 
+#include <cmath>
+
 #include "harness/stats.h"
 #include "base/utc_time.h"
 
@@ -49,6 +51,7 @@ ResultRun run_of(const RunRecord& r) {
   out.quality_curve = r.quality_curve;
   out.log = r.log_file;
   out.parts = r.parts;
+  out.program = r.program;
   return out;
 }
 
@@ -86,6 +89,8 @@ ResultPlan plan_of(const InvocationRecord& rec) {
     const TrainingPlan& t = *rec.training;
     plan.train_samples = t.train_samples;
     plan.eval_samples = t.eval_samples;
+    // An external program's iterations and epochs are its own: unknown here.
+    if (!rec.spec.workload_file.empty()) return plan;
     plan.iterations_per_epoch = t.iterations_per_epoch;
     plan.max_epochs = t.max_epochs;
     plan.eval_interval_epochs = t.eval_interval_epochs;
@@ -113,7 +118,12 @@ Result result_of(const InvocationRecord& rec, const nlohmann::json& environment)
   if (throughput || !rec.training) {
     out.quality.metric = "correctness gate";
   } else {
-    out.quality = {rec.training->quality_metric, rec.training->quality_target, rec.training->quality_ceiling};
+    // A NaN target: the workload states none (an external program's
+    // run_stop status decides).
+    out.quality = {rec.training->quality_metric,
+                   std::isnan(rec.training->quality_target) ? std::nullopt
+                                                            : std::optional<double>(rec.training->quality_target),
+                   rec.training->quality_ceiling};
   }
   out.prepare_s = rec.prepare_s;
   out.interrupted = rec.interrupted;

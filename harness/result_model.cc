@@ -167,6 +167,7 @@ ResultSpec read_spec(const json& j, int version) {
   s.mode = *parsed;
   s.iterations = get_or<int>(j, "iterations", "spec", 0);
   s.profile = get_or<std::string>(j, "profile", "spec", "off");
+  s.workload_file = get_or<std::string>(j, "workload_file", "spec", "");
   if (version >= 2) {
     s.batch_param = get_or<std::string>(j, "batch_param", "spec", "");
     s.learning_rate_param = get_or<std::string>(j, "learning_rate_param", "spec", "");
@@ -229,6 +230,53 @@ ResultExecution read_execution(const json& exec) {
   return e;
 }
 
+json program_json(const ResultProgram& p) {
+  json env = json::object();
+  for (const auto& [name, value] : p.env) env[name] = value;
+  return {{"command", p.command},
+          {"env", env},
+          {"exit_status", optional_json(p.exit_status)},
+          {"signal", text_or_null(p.signal)},
+          {"timed_out", p.timed_out},
+          {"wall_s", p.wall_s},
+          {"stdout", p.stdout_file},
+          {"stderr", p.stderr_file},
+          {"log_source", p.log_source},
+          {"compliance", {{"status", p.compliance}, {"detail", p.compliance_detail}}},
+          {"throughput_source", p.throughput_source},
+          {"submission", p.submission}};
+}
+
+ResultProgram read_program(const json& j) {
+  const char* where = "run.program";
+  ResultProgram p;
+  if (const json& command = field(j, "command"); command.is_array()) {
+    for (const json& a : command) {
+      if (!a.is_string()) throw BadField("run.program.command holds a non-text argument");
+      p.command.push_back(a.get<std::string>());
+    }
+  }
+  if (const json& env = field(j, "env"); env.is_object()) {
+    for (const auto& [name, value] : env.items()) {
+      if (!value.is_string()) throw BadField(fmt::format("run.program.env.{} is not text", name));
+      p.env.emplace_back(name, value.get<std::string>());
+    }
+  }
+  p.exit_status = opt<int>(j, "exit_status", where);
+  p.signal = get_or<std::string>(j, "signal", where, "");
+  p.timed_out = get_or<bool>(j, "timed_out", where, false);
+  p.wall_s = get_or<double>(j, "wall_s", where, 0);
+  p.stdout_file = get_or<std::string>(j, "stdout", where, "");
+  p.stderr_file = get_or<std::string>(j, "stderr", where, "");
+  p.log_source = get_or<std::string>(j, "log_source", where, "");
+  const json& compliance = field(j, "compliance");
+  p.compliance = get_or<std::string>(compliance, "status", "run.program.compliance", "");
+  p.compliance_detail = get_or<std::string>(compliance, "detail", "run.program.compliance", "");
+  p.throughput_source = get_or<std::string>(j, "throughput_source", where, "");
+  if (const json& submission = field(j, "submission"); submission.is_object()) p.submission = submission;
+  return p;
+}
+
 ResultRun read_run(const json& j) {
   ResultRun r;
   r.seed = field(j, "seed").is_number_unsigned() ? field(j, "seed").get<uint64_t>() : 0;
@@ -277,6 +325,7 @@ ResultRun read_run(const json& j) {
     }
   }
   r.log = get_or<std::string>(j, "log", "run", "");
+  if (const json& program = field(j, "program"); program.is_object()) r.program = read_program(program);
   const json& parts = field(j, "parts");
   if (parts.is_array()) {
     for (const json& p : parts) {
@@ -344,6 +393,8 @@ json to_json(const ResultSpec& s) {
   // Written only when on, so that the spec (and a sweep run's key) of an
   // unprofiled run is what it was before profiling existed.
   if (s.profile != "off") out["profile"] = s.profile;
+  // Only external workloads have a file: built-in specs are as they were.
+  if (!s.workload_file.empty()) out["workload_file"] = s.workload_file;
   return out;
 }
 
@@ -379,7 +430,8 @@ json to_json(const ResultRun& r) {
           {"profile", r.profile ? kernel_profile_to_json(*r.profile) : json(nullptr)},
           {"quality_curve", curve},
           {"log", r.log},
-          {"parts", parts}};
+          {"parts", parts},
+          {"program", r.program ? program_json(*r.program) : json(nullptr)}};
 }
 
 json to_json(const Result& r) {

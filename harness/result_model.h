@@ -66,6 +66,9 @@ struct ResultSpec {
   std::string batch_param;          ///< Empty when the workload has none (v1: "batch_size" when present).
   std::string learning_rate_param;  ///< Likewise ("learning_rate" in v1).
   std::string profile = "off";      ///< --profile: off, kernels or trace.
+  /// An external workload's file (absolute; harness/program.h), which
+  /// `perflab rerun` and SLURM jobs load again; empty for a built-in one.
+  std::string workload_file;
 
   /// A parameter as a number, when present and numeric.
   std::optional<double> param_number(const std::string& name) const;
@@ -145,6 +148,26 @@ struct ResultPart {
   std::string clock;       ///< "host clock", "cuda events", or how it was measured.
 };
 
+/// How an external program's run went (harness/program.h): what was run,
+/// how it ended and what its log says it is.
+struct ResultProgram {
+  std::vector<std::string> command;  ///< The argument list, placeholders filled in.
+  /// The environment the workload file added (perflab's own is the result's environment).
+  std::vector<std::pair<std::string, std::string>> env;
+  std::optional<int> exit_status;  ///< Absent when a signal ended it.
+  std::string signal;              ///< "SIGKILL", ..., empty when it exited.
+  bool timed_out = false;
+  double wall_s = 0;        ///< Start to end of the process.
+  std::string stdout_file;  ///< Relative to the result's folder.
+  std::string stderr_file;
+  std::string log_source;   ///< "file" (it wrote {mllog}) or "output" (read from its output).
+  std::string compliance;   ///< "passed", "failed" or "not checked".
+  std::string compliance_detail;
+  std::string throughput_source;  ///< "log: throughput", "samples over run time" or "none".
+  /// The submission_* keys its log states (what the program says it is and runs on).
+  nlohmann::json submission = nlohmann::json::object();
+};
+
 struct ResultRun {
   uint64_t seed = 0;
   std::string status;  ///< "success" or "aborted".
@@ -174,6 +197,8 @@ struct ResultRun {
   /// The step's parts timed alone, in the order timed (empty when the
   /// workload names none, and in files from before parts were recorded).
   std::vector<ResultPart> parts;
+  /// An external workload's program (absent for built-in workloads).
+  std::optional<ResultProgram> program;
 
   bool success() const { return status == "success"; }
   /// The part called `name`, or null.

@@ -132,6 +132,7 @@ ResultSpec result_spec_of(const RunSpec& spec) {
   out.iterations = spec.iterations;
   out.batch_param = spec.batch_param;
   out.learning_rate_param = spec.learning_rate_param;
+  out.workload_file = spec.workload_file;
   out.profile = profile_mode_name(spec.profile);
   return out;
 }
@@ -172,6 +173,7 @@ RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
                          const DeviceProbe& devices) {
   RunSpec spec;
   spec.workload = info.name;
+  spec.workload_file = info.source;
   spec.preset = request.preset.empty() ? info.default_preset : request.preset;
   const Preset* preset = info.find_preset(spec.preset);
   if (!preset) {
@@ -211,6 +213,21 @@ RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
   }
 
   spec.toggles = resolve_toggles(request.toggles, info, spec.backend);
+  if (info.kind() == WorkloadKind::kProgram) {
+    // A program's toggles are what its file maps them to: one it does not
+    // map is refused rather than run as if it were honoured; one it maps is
+    // passed on, and perflab cannot see what the program does with it.
+    for (Toggle t : kAllToggles) {
+      ToggleState& state = spec.toggles[t];
+      if (!state.requested) continue;
+      if (!info.toggle_rule(t)) {
+        throw UsageError(fmt::format("--{}: {} maps no {} toggle; add `toggles: {{{}: {{on: {{args: [...], env: "
+                                     "{{...}}}}}}}}` to {}",
+                                     toggle_flag(t), info.name, toggle_key(t), toggle_key(t), info.source));
+      }
+      if (state.in_effect) state.reason = "passed to the program; perflab cannot see whether it honoured it";
+    }
+  }
 
   check_count("--seeds", request.seeds, 1, kMaxSeeds);
   if (request.first_seed > std::numeric_limits<uint64_t>::max() - static_cast<uint64_t>(request.seeds - 1)) {
@@ -251,6 +268,8 @@ RunRequest request_from_json(const nlohmann::json& spec) {
   };
   try {
     r.workload = spec.at("workload").get<std::string>();
+    // An external workload is loaded again from its file.
+    if (spec.contains("workload_file")) r.workload = spec.at("workload_file").get<std::string>();
     r.preset = spec.at("preset").get<std::string>();
     r.overrides = spec.at("overrides").get<std::map<std::string, std::string>>();
     r.backend = spec.at("backend").get<std::string>();

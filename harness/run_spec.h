@@ -54,6 +54,8 @@ struct RunRequest {
 /// A validated, fully resolved invocation.
 struct RunSpec {
   std::string workload;
+  /// An external workload's file (absolute), empty for a built-in one.
+  std::string workload_file;
   std::string preset;
   std::map<std::string, std::string> overrides;
   ParamValues params;

@@ -18,6 +18,7 @@
 #include "harness/mllog.h"
 #include "harness/mllog_keys.h"
 #include "harness/part_timer.h"
+#include "harness/program_run.h"
 #include "harness/registry.h"
 #include "harness/run_phases.h"
 
@@ -339,6 +340,13 @@ PreparedBenchmark prepare_benchmark(const RunContext& ctx, const WorkloadInfo& i
   omp_set_num_threads(ctx.spec.threads);
   PreparedBenchmark out;
   auto t0 = Clock::now();
+  if (info.create_program) {
+    out.program = info.create_program(ctx);
+    out.prepare_s = seconds_since(t0);
+    out.step = out.program->step_plan();
+    out.training = program_training_plan(*out.program);
+    return out;
+  }
   if (info.create_trainable) {
     std::unique_ptr<TrainableBenchmark> trainable = info.create_trainable(ctx);
     out.trainable = trainable.get();
@@ -371,6 +379,7 @@ RunRecord run_seed(const RunContext& ctx, PreparedBenchmark& prepared, uint64_t 
                    const std::function<void(const RunRecord&)>& on_eval) {
   namespace k = mllog;
   const RunSpec& spec = ctx.spec;
+  if (prepared.program) return run_program_seed(*prepared.program, seed, log_path);
   omp_set_num_threads(spec.threads);
   RunRecord rec;
   rec.seed = seed;

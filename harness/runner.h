@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/kernel_profile.h"
+#include "harness/program.h"
 #include "harness/result_model.h"
 #include "harness/run_context.h"
 #include "harness/run_spec.h"
@@ -74,6 +75,8 @@ struct RunRecord {
   /// --profile trace: the window's records, written as a Chrome trace
   /// beside the result (not into result.json).
   std::optional<ActivityLog> activity;
+  /// An external workload's program: what ran and how it ended.
+  std::optional<ResultProgram> program;
 
   /// What scoring needs (harness/scoring.h).
   RunOutcome outcome() const { return {seed, success, time_to_train_s, throughput, reason}; }
@@ -110,6 +113,8 @@ struct PreparedBenchmark {
   std::unique_ptr<Benchmark> bench;
   /// The same benchmark when the workload is trainable (its factory's type), else null.
   TrainableBenchmark* trainable = nullptr;
+  /// An external workload's program (then `bench` is null; harness/program_run.h).
+  std::unique_ptr<Program> program;
   StepPlan step;
   std::optional<TrainingPlan> training;
   double prepare_s = 0;

@@ -114,7 +114,7 @@ namespace {
 /// An array job's script: the task's run from its line of the list.
 std::string array_job_script(const JobScript& job) {
   std::string run = shell_quote(job.perflab) + " sweep --run-job \"$run_file\"";
-  if (job.ntasks > 1) run = job.launcher + " " + run;
+  if (job.ntasks > 1 && !job.launcher.empty()) run = job.launcher + " " + run;
   const std::string list = shell_quote(job.run_list);
   return fmt::format(
       "#!/bin/sh\n"
@@ -142,7 +142,7 @@ std::string array_job_script(const JobScript& job) {
 std::string job_script(const JobScript& job) {
   if (!job.run_list.empty()) return array_job_script(job);
   std::string run = shell_quote(job.perflab) + " sweep --run-job " + shell_quote(job.run_file);
-  if (job.ntasks > 1) run = job.launcher + " " + run;
+  if (job.ntasks > 1 && !job.launcher.empty()) run = job.launcher + " " + run;
   const std::string exit_file = shell_quote(job.exit_file);
   const std::string exit_tmp = shell_quote(job.exit_file + ".tmp");
   return fmt::format(

@@ -1,16 +1,22 @@
-// fork/exec with both output streams read through poll, so a program that
-// fills one pipe while we wait on the other cannot deadlock.
+// fork/exec. run_program reads both output streams through poll, so a
+// program that fills one pipe while we wait on the other cannot deadlock;
+// run_process hands the program files instead, so its output lands in them
+// as it is written, and nothing of ours has to keep up with it.
 #include "harness/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -44,7 +50,103 @@ struct Pipe {
   }
 };
 
+/// A file descriptor that closes itself.
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+};
+
+int open_output(const std::filesystem::path& path) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
+  return fd;
+}
+
 }  // namespace
+
+std::string ProcessOutcome::describe() const {
+  if (timed_out) return fmt::format("timed out after {:.0f} s and was stopped", wall_s);
+  if (stopped) return "stopped: perflab was interrupted";
+  if (signal != 0) {
+    const char* name = sigabbrev_np(signal);
+    return name ? fmt::format("was killed by SIG{}", name) : fmt::format("was killed by signal {}", signal);
+  }
+  return fmt::format("exited with status {}", exit_status);
+}
+
+ProcessOutcome run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  if (argv.empty()) throw Error("run_process: no program");
+  const std::optional<std::string> program = find_program(argv[0]);
+  if (!program) throw UsageError(fmt::format("{}: not an executable found on PATH", argv[0]));
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  // The environment is made before fork: the child only calls what is safe
+  // between fork and exec in a threaded process.
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    bool replaced = false;
+    for (const auto& [name, value] : options.env) replaced |= entry.rfind(name + "=", 0) == 0;
+    if (!replaced) env_text.push_back(entry);
+  }
+  for (const auto& [name, value] : options.env) env_text.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (std::string& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  Fd out(open_output(options.stdout_file));
+  Fd err(options.stderr_file == options.stdout_file ? fcntl(out.fd, F_DUPFD_CLOEXEC, 0) : open_output(options.stderr_file));
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) throw Error(fmt::format("cannot start {}: {}", argv[0], std::strerror(errno)));
+  if (pid == 0) {
+    setpgid(0, 0);  // its own group: a timeout ends everything it started
+    const int null = open("/dev/null", O_RDONLY);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(out.fd, 1) < 0 || dup2(err.fd, 2) < 0) _exit(127);
+    execve(program->c_str(), args.data(), envp.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also here: no race with a signal sent before the child ran
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  ProcessOutcome outcome;
+  int status = 0;
+  std::optional<double> term_sent;
+  auto poll_interval = std::chrono::milliseconds(1);
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) throw Error(fmt::format("waiting for {}: {}", argv[0], std::strerror(errno)));
+    const double now = elapsed();
+    if (!term_sent) {
+      if (options.timeout_s && now >= *options.timeout_s) outcome.timed_out = true;
+      if (!outcome.timed_out && options.stop && options.stop()) outcome.stopped = true;
+      if (outcome.timed_out || outcome.stopped) {
+        kill(-pid, SIGTERM);
+        term_sent = now;
+      }
+    } else if (now - *term_sent >= options.grace_s) {
+      kill(-pid, SIGKILL);
+    }
+    // Short waits first (most helpers exit at once), then 50 ms: a run
+    // takes seconds to hours, and this loop must not take a core from it.
+    std::this_thread::sleep_for(poll_interval);
+    poll_interval = std::min(poll_interval * 2, std::chrono::milliseconds(50));
+  }
+  outcome.wall_s = elapsed();
+  kill(-pid, SIGKILL);  // whatever it left running in its group ends with it
+  if (WIFEXITED(status)) {
+    outcome.exit_status = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    outcome.signal = WTERMSIG(status);
+  }
+  return outcome;
+}
 
 std::optional<std::string> find_program(const std::string& name) {
   if (name.empty()) return std::nullopt;

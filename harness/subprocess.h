@@ -1,7 +1,12 @@
-// Running another program (SLURM's commands) and reading what it printed.
+// Running another program: SLURM's commands, read back whole
+// (run_program), and a workload's program, its output streamed into files
+// under a timeout (run_process).
 #pragma once
 
+#include <filesystem>
+#include <functional>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -22,5 +27,38 @@ std::optional<std::string> find_program(const std::string& name);
 /// /dev/null, and waits for it. Throws perflab::Error when it cannot be
 /// started.
 ProgramOutput run_program(const std::vector<std::string>& argv);
+
+/// How run_process runs a program.
+struct ProcessOptions {
+  /// Added to (or replacing in) this process's environment.
+  std::vector<std::pair<std::string, std::string>> env;
+  std::filesystem::path stdout_file;  ///< Created (truncated); written as the program writes.
+  std::filesystem::path stderr_file;  ///< Likewise; the same path as stdout_file is one file.
+  std::optional<double> timeout_s;    ///< Stopped once it has run this long.
+  double grace_s = 5;                 ///< SIGTERM, then SIGKILL after this long.
+  /// Polled while it runs; true: stop it (perflab was interrupted).
+  std::function<bool()> stop;
+};
+
+/// What a program run by run_process did.
+struct ProcessOutcome {
+  int exit_status = 0;  ///< Its exit status when it exited (0..255).
+  int signal = 0;       ///< The signal that ended it, 0 when it exited.
+  bool timed_out = false;  ///< Stopped by the timeout.
+  bool stopped = false;    ///< Stopped because `stop` said so.
+  double wall_s = 0;       ///< Start to end, on the steady clock.
+
+  bool ok() const { return signal == 0 && exit_status == 0 && !timed_out && !stopped; }
+  /// "exited with status 3", "was killed by SIGSEGV", "timed out after 30 s and was stopped", ...
+  std::string describe() const;
+};
+
+/// Runs `argv` (argv[0] searched on PATH) in its own process group, with
+/// standard input from /dev/null and its output in the option's files, and
+/// waits for it; a timeout or `stop` ends the whole group (SIGTERM, then
+/// SIGKILL), and whatever the program started is ended with it when it
+/// exits. Throws perflab::Error when the files cannot be made, and
+/// UsageError when argv[0] is not an executable found on PATH.
+ProcessOutcome run_process(const std::vector<std::string>& argv, const ProcessOptions& options);
 
 }  // namespace perflab

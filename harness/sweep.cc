@@ -168,7 +168,9 @@ std::vector<RunSpec> resolve_sweep(Session& session, const SweepPlan& plan, bool
   std::vector<RunSpec> specs;
   for (const auto& request : plan.points) {
     specs.push_back(session.resolve(request));
-    if (ranks > 0) specs.back().ranks = ranks;
+    // An external program's ranks are its own (its command starts them):
+    // perflab runs once per run, and the ntasks a job has are its allocation.
+    if (ranks > 0 && specs.back().workload_file.empty()) specs.back().ranks = ranks;
   }
   if (!record) return specs;
   const fs::path dir = plan.out_dir / plan.name;
@@ -186,13 +188,15 @@ std::vector<RunSpec> resolve_sweep(Session& session, const SweepPlan& plan, bool
 }
 
 SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObserver& observer) {
-  if (plan.ntasks && *plan.ntasks != session.comm().size()) {
+  const std::vector<RunSpec> specs = resolve_sweep(session, plan);
+  bool builtin = false;  // external programs start their own ranks: ntasks is theirs
+  for (const RunSpec& s : specs) builtin |= s.workload_file.empty();
+  if (builtin && plan.ntasks && *plan.ntasks != session.comm().size()) {
     throw UsageError(fmt::format("sweep {}: its runs take {} rank(s) (ntasks: {}), this process has {}: start it with "
                                  "mpirun -np {} or srun -n {} --mpi=pmix, or submit it with --launcher slurm",
                                  plan.name, *plan.ntasks, *plan.ntasks, session.comm().size(), *plan.ntasks,
                                  *plan.ntasks));
   }
-  const std::vector<RunSpec> specs = resolve_sweep(session, plan);
   SweepOutcome outcome;
   outcome.dir = plan.out_dir / plan.name;
   // Only rank 0 writes; it also decides what is already done, and tells the

@@ -2,7 +2,7 @@
 //
 //   name: dlrm-batch            # folder under out (default: the file's stem)
 //   out: perflab-results        # default: perflab-results
-//   workload: dlrm              # or a list
+//   workload: dlrm              # or a list; or NAME.workload.yaml (relative to this file)
 //   preset: tiny                # or a list
 //   params: {batch_size: [256, 512, 1024]}   # scalars or lists
 //   toggles: {cuda_graphs: [on, off]}
@@ -26,12 +26,15 @@
 
 #include "base/error.h"
 #include "harness/input_file.h"
+#include "harness/program.h"
 #include "harness/registry.h"
 #include "harness/sweep.h"
 #include "base/text.h"
 
 namespace perflab {
 namespace {
+
+namespace fs = std::filesystem;
 
 const std::vector<std::string> kTopKeys = {"name", "out", "workload", "workloads", "preset",
                                            "presets", "params", "toggles", "seeds", "first_seed",
@@ -128,7 +131,11 @@ class SweepFileReader {
 
     YAML::Node workloads = root["workloads"] ? root["workloads"] : root["workload"];
     if (!workloads) fail(root, "the sweep file names no workload (workload: NAME)");
-    for (const auto& [name, node] : values(workloads, "workload")) {
+    for (auto [name, node] : values(workloads, "workload")) {
+      // A workload file named relative to the sweep file is found beside it.
+      if (is_workload_file_name(name) && fs::path(name).is_relative()) {
+        name = (fs::path(file_).parent_path() / name).lexically_normal().string();
+      }
       try {
         Registry::instance().get(name);
       } catch (const UsageError& e) {

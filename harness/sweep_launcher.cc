@@ -157,7 +157,16 @@ SubmitOutcome submit_sweep(const std::vector<RunSpec>& specs, const fs::path& sw
   common.job_name = "perflab-" + dir.filename().string();
   common.workdir = fs::current_path().string();
   common.ntasks = options.ntasks;
-  common.launcher = options.ntasks > 1 ? rank_launcher() : "";
+  // An external program starts its own ranks inside the job's allocation
+  // (its command runs srun or mpirun): perflab runs once per job.
+  size_t programs = 0;
+  for (const RunSpec& spec : specs) programs += spec.workload_file.empty() ? 0 : 1;
+  if (options.ntasks > 1 && programs > 0 && programs < specs.size()) {
+    throw UsageError("--ntasks above 1: a sweep cannot mix external workloads (perflab runs them once per job and "
+                     "their command starts the ranks) with built-in ones (perflab runs on every rank); sweep them "
+                     "separately");
+  }
+  common.launcher = options.ntasks > 1 && programs == 0 ? rank_launcher() : "";
   common.partition = options.partition;
   common.time_limit = options.time_limit;
   common.perflab = fs::read_symlink("/proc/self/exe").string();

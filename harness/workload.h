@@ -84,7 +84,9 @@ struct TrainingPlan {
   int max_epochs = 1;               ///< Stop (aborted) after this many epochs.
   double eval_interval_epochs = 1;  ///< Evaluate every this many epochs (may be < 1).
   std::string quality_metric;       ///< e.g. "AUC".
-  double quality_target = 0;        ///< Success when the metric reaches this.
+  /// Success when the metric reaches this; NaN: no target is stated (an
+  /// external program's own run_stop status decides).
+  double quality_target = 0;
   std::optional<double> quality_ceiling;  ///< Best achievable, when known.
 };
 

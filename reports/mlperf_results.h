@@ -22,7 +22,7 @@
 
 #include "harness/mlperf_benchmarks.h"
 #include "reports/metric_samples.h"
-#include "reports/mllog_reader.h"
+#include "harness/mllog_reader.h"
 #include "reports/rcp.h"
 
 namespace perflab::reports {

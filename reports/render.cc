@@ -26,7 +26,7 @@ std::string throughput_table(const SweepReport& r) {
       "| point | runs | passed the correctness gate | samples/s (median) | iteration (ms, mean of "
       "runs) |\n|---|---|---|---|---|\n";
   for (const Point& p : r.points) {
-    if (p.target) continue;
+    if (p.kind != RunMode::kThroughput) continue;
     md += fmt::format("| {} | {} | {} | {} | {} |\n", cell(p.label), p.runs.size(), converged(p),
                       fixed(p.median_throughput(), 0), fixed(detail::mean_iteration_ms(p), 4));
   }
@@ -39,7 +39,7 @@ std::string points_table(const SweepReport& r) {
       "last "
       "quality per run |\n|---|---|---|---|---|---|---|\n";
   for (const Point& p : r.points) {
-    if (!p.target) continue;
+    if (p.kind == RunMode::kThroughput) continue;
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} {} |\n", cell(p.label), p.runs.size(),
                       converged(p), cell(score_text(p.score())), run_times(p),
                       fixed(p.median_throughput(), 0), cell(p.metric), last_qualities(p));
@@ -103,7 +103,7 @@ std::string render_sweep_markdown(const SweepReport& r) {
   md += fmt::format("{} result file(s), {} run(s), {} point(s); {} file(s) skipped.\n\n", r.results,
                     r.runs, r.points.size(), r.skipped.size());
   bool any_ttt = false, any_throughput = false;
-  for (const Point& p : r.points) (p.target ? any_ttt : any_throughput) = true;
+  for (const Point& p : r.points) (p.kind != RunMode::kThroughput ? any_ttt : any_throughput) = true;
   if (any_ttt) {
     md +=
         "Time to train is the olympic mean over a point's runs (an aborted run counts as the "

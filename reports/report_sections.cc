@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "collectives/model_sweep.h"  // format_time_us
+#include "base/text.h"
 #include "harness/stats.h"
 
 namespace perflab::reports {
@@ -180,6 +181,48 @@ std::string render_toggles_markdown(const Result& result) {
   for (const ResultToggle& t : result.toggles) {
     md += fmt::format("| {} | {} | {} | {} |\n", t.name, t.requested ? "on" : "off", t.in_effect ? "on" : "off",
                       t.reason);
+  }
+  return md;
+}
+
+std::string render_program_markdown(const Result& result) {
+  std::string md;
+  size_t i = 0;
+  for (const ResultRun& r : result.runs) {
+    if (!r.program) {
+      ++i;
+      continue;
+    }
+    const ResultProgram& p = *r.program;
+    std::string ended = p.timed_out ? "timed out" : p.signal.empty() ? fmt::format("exit {}", p.exit_status.value_or(-1))
+                                                                      : "killed by " + p.signal;
+    md += fmt::format("| {} | {} | {} | {:.3f} | {} | {}{} | {} | `{}`, `{}` |\n", i, r.seed, ended, p.wall_s,
+                      p.log_source == "file" ? r.log : r.log + " (from its output)", p.compliance,
+                      p.compliance_detail.empty() ? "" : ": " + p.compliance_detail, p.throughput_source,
+                      p.stdout_file, p.stderr_file);
+    ++i;
+  }
+  if (md.empty()) return md;
+  std::string head =
+      "\n## Program\n\nAn external program ran each seed (its workload file: `" + result.spec.workload_file +
+      "`). Its times and quality are what its log states; the toggles were passed to it as the file maps them, "
+      "and perflab cannot see whether it honoured them.\n\n"
+      "| run | seed | ended | wall (s) | log | compliance | throughput from | output |\n"
+      "|---|---|---|---|---|---|---|---|\n";
+  md = head + md;
+  const ResultRun* first = nullptr;
+  for (const ResultRun& r : result.runs) {
+    if (r.program && !first) first = &r;
+  }
+  md += "\nCommand (run 0; the others differ in their seed and folders):\n\n```\n";
+  for (const auto& [name, value] : first->program->env) md += name + "=" + value + " ";
+  md += join(first->program->command, " ") + "\n```\n";
+  if (!first->program->submission.empty()) {
+    md += "\nWhat its log says it is:";
+    for (const auto& [key, value] : first->program->submission.items()) {
+      md += fmt::format(" {}={};", key, value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    md.back() = '\n';
   }
   return md;
 }

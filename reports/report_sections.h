@@ -24,6 +24,12 @@ std::string render_execution_markdown(const Result& result);
 /// (runs[].parts: milliseconds, the median of its repetitions on the
 /// slowest rank, and the clock). Empty when no run has parts.
 std::string render_parts_markdown(const Result& result);
+/// "## Program": an external workload's runs (runs[].program): the command
+/// each ran, how it ended, where its output is, the compliance check, and
+/// what its log says it is (submission_* keys). Says that perflab passes
+/// toggles to the program and cannot see whether it honoured them. Empty
+/// when no run was an external program's.
+std::string render_program_markdown(const Result& result);
 /// Where a multi-rank step placed its parameters and what its exchanges
 /// moved, from the step plan's data facts "placement" (ranks: rank, tables,
 /// rows) and "all_to_all_bytes_per_iteration" (forward, backward): console

@@ -38,17 +38,26 @@ std::string render_ttt_markdown(const Result& result) {
   const ResultQuality& quality = result.quality;
   std::string md = render_setup_markdown(result);
   std::string ceiling = quality.ceiling ? fmt::format("{:.4f}", *quality.ceiling) : std::string("unknown");
-  md += fmt::format("- quality target: {} >= {:.4f} (best achievable: {})\n\n", quality.metric,
-                    quality.target.value_or(0), ceiling);
+  if (quality.target) {
+    md += fmt::format("- quality target: {} >= {:.4f} (best achievable: {})\n\n", quality.metric, *quality.target,
+                      ceiling);
+  } else {
+    md += fmt::format("- quality target: the program's own ({} is its metric; its run_stop status says whether "
+                      "it reached it)\n\n",
+                      quality.metric);
+  }
   md += render_toggles_markdown(result);
   md += "\n## Runs\n\n| # | seed | status | time to train (s) | epochs | last ";
   md += quality.metric;
   md += " | samples/s | iteration p50 (ms) | p99 (ms) |\n|---|---|---|---|---|---|---|---|---|\n";
   int i = 0;
   for (const ResultRun& r : result.runs) {
-    md += fmt::format("| {} | {} | {} | {:.3f} | {:.2f} | {} | {:.0f} | {:.3f} | {:.3f} |\n", i++, r.seed,
-                      r.status, r.time_to_train_s, r.epochs.value_or(0), last_quality(r), r.throughput,
-                      r.iteration_ms.p50, r.iteration_ms.p99);
+    // An external program's iterations are its own: not timed by perflab.
+    const std::string p50 = r.iteration_ms.n > 0 ? fmt::format("{:.3f}", r.iteration_ms.p50) : "-";
+    const std::string p99 = r.iteration_ms.n > 0 ? fmt::format("{:.3f}", r.iteration_ms.p99) : "-";
+    md += fmt::format("| {} | {} | {} | {:.3f} | {} | {} | {:.0f} | {} | {} |\n", i++, r.seed, r.status,
+                      r.time_to_train_s, r.epochs ? fmt::format("{:.2f}", *r.epochs) : "-", last_quality(r),
+                      r.throughput, p50, p99);
   }
   md += fmt::format("\n**Time to train:** {}  \n", score_line(result));
   md +=
@@ -65,6 +74,7 @@ std::string render_ttt_markdown(const Result& result) {
     ++i;
   }
   md += render_parts_markdown(result);
+  md += render_program_markdown(result);
   md += "\nAborted runs:\n\n";
   bool any = false;
   i = 0;

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/registry.h"
+
 #include "harness/cli/commands.h"
 #include "harness/cli/run_command.h"
 #include "harness/cli/progress.h"
@@ -214,7 +216,9 @@ Command add_run(CLI::App& app) {
             // Only when on: the name of an unprofiled sweep stays what it was.
             if (r.profile != "off") definition["profile"] = r.profile;
             plan.definition = definition;
-            plan.name = fmt::format("{}-sweep-{}", r.workload, stable_hash(definition.dump()).substr(0, 8));
+            // A workload file's sweep is named by its workload's name, not its path.
+            plan.name = fmt::format("{}-sweep-{}", Registry::instance().get(r.workload).name,
+                                    stable_hash(definition.dump()).substr(0, 8));
             return execute_sweep(plan, false);
           }};
 }

@@ -1,4 +1,4 @@
-// Fuzzes the MLLOG reader (reports/mllog_reader.h) and the run it scores
+// Fuzzes the MLLOG reader (harness/mllog_reader.h) and the run it scores
 // (reports/mlperf_results.h), as compare and history read MLPerf result
 // folders. Properties: parsing never throws; every event has a key, a
 // finite-or-not time and an object metadata, and lies on a line that
@@ -13,6 +13,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace perflab::fuzz;
+  using namespace perflab;
   using namespace perflab::reports;
   const std::string text(reinterpret_cast<const char*>(data), size);
   const MllogFile log = parse_mllog(text);

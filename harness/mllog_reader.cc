@@ -1,5 +1,5 @@
 // MLLOG lines -> events.
-#include "reports/mllog_reader.h"
+#include "harness/mllog_reader.h"
 
 #include <fstream>
 #include <iterator>
@@ -10,7 +10,7 @@
 #include "harness/input_file.h"
 #include "harness/json_text.h"
 
-namespace perflab::reports {
+namespace perflab {
 namespace {
 
 constexpr std::string_view kToken = ":::MLLOG ";
@@ -80,4 +80,4 @@ MllogFile read_mllog(const std::filesystem::path& path) {
   return parse_mllog(read_document(path));
 }
 
-}  // namespace perflab::reports
+}  // namespace perflab

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace perflab::reports {
+namespace perflab {
 
 struct MllogEvent {
   std::string key;
@@ -40,4 +40,4 @@ MllogFile parse_mllog(std::string_view text);
 /// Reads and parses a file; UsageError "PATH: cannot read" when it cannot be read.
 MllogFile read_mllog(const std::filesystem::path& path);
 
-}  // namespace perflab::reports
+}  // namespace perflab
