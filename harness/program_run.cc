@@ -45,7 +45,9 @@ std::string finding(const std::string& text) {
     const bool verdict = line.find("FAILED") != std::string::npos && line.size() < 24;
     if (first.empty() && flagged && !verdict) first = line;
   }
-  return first.empty() ? last : first;
+  const std::string& found = first.empty() ? last : first;
+  const size_t from = found.find_first_not_of(" \t");
+  return from == std::string::npos ? "" : found.substr(from);
 }
 
 std::string read_small(const fs::path& path) {

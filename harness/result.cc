@@ -89,8 +89,13 @@ ResultPlan plan_of(const InvocationRecord& rec) {
     const TrainingPlan& t = *rec.training;
     plan.train_samples = t.train_samples;
     plan.eval_samples = t.eval_samples;
-    // An external program's iterations and epochs are its own: unknown here.
-    if (!rec.spec.workload_file.empty()) return plan;
+    if (!rec.spec.workload_file.empty()) {
+      // An external program's iterations and epochs are its own, and its
+      // sample counts are what its logs state (null when none does).
+      if (t.train_samples <= 0) plan.train_samples.reset();
+      if (t.eval_samples <= 0) plan.eval_samples.reset();
+      return plan;
+    }
     plan.iterations_per_epoch = t.iterations_per_epoch;
     plan.max_epochs = t.max_epochs;
     plan.eval_interval_epochs = t.eval_interval_epochs;

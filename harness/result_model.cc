@@ -4,6 +4,8 @@
 // version-1 files lack them (kind, work, host timing, execution).
 #include "harness/result_model.h"
 
+#include <limits>
+
 #include <set>
 #include <stdexcept>
 
@@ -320,7 +322,9 @@ ResultRun read_run(const json& j) {
       r.quality_curve.push_back({get_or<double>(q, "epoch", "quality_curve", 0),
                                  get_or<int64_t>(q, "samples", "quality_curve", 0),
                                  get_or<double>(q, "value", "quality_curve", 0),
-                                 get_or<double>(q, "train_loss", "quality_curve", 0),
+                                 // null: the run's log stated no training loss (NaN)
+                                 get_or<double>(q, "train_loss", "quality_curve",
+                                                std::numeric_limits<double>::quiet_NaN()),
                                  get_or<double>(q, "elapsed_s", "quality_curve", 0)});
     }
   }

@@ -1,6 +1,10 @@
 // SLURM job states, its commands' output and the job script of one run.
 #include "harness/slurm.h"
 
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
 #include <regex>
 
 #include <fmt/format.h>
@@ -107,6 +111,13 @@ std::string shell_quote(const std::string& text) {
     }
   }
   return out + "'";
+}
+
+std::string shell_quote_if_needed(const std::string& text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
+  });
+  return plain ? text : shell_quote(text);
 }
 
 namespace {

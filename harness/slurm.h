@@ -66,6 +66,9 @@ RunStatus run_status(const RunEvidence& evidence);
 
 /// `text` as one shell word: in single quotes, with ' written as '\''.
 std::string shell_quote(const std::string& text);
+/// `text` as is when the shell reads it as one word unchanged (letters,
+/// digits and -_./=:,+@%), else shell_quote(text): for commands shown to a reader.
+std::string shell_quote_if_needed(const std::string& text);
 
 /// One run's job script.
 struct JobScript {

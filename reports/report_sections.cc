@@ -10,6 +10,7 @@
 
 #include "collectives/model_sweep.h"  // format_time_us
 #include "base/text.h"
+#include "harness/slurm.h"
 #include "harness/stats.h"
 
 namespace perflab::reports {
@@ -216,7 +217,9 @@ std::string render_program_markdown(const Result& result) {
   }
   md += "\nCommand (run 0; the others differ in their seed and folders):\n\n```\n";
   for (const auto& [name, value] : first->program->env) md += name + "=" + value + " ";
-  md += join(first->program->command, " ") + "\n```\n";
+  std::vector<std::string> quoted;
+  for (const std::string& a : first->program->command) quoted.push_back(slurm::shell_quote_if_needed(a));
+  md += join(quoted, " ") + "\n```\n";
   if (!first->program->submission.empty()) {
     md += "\nWhat its log says it is:";
     for (const auto& [key, value] : first->program->submission.items()) {

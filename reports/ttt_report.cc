@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -68,8 +69,9 @@ std::string render_ttt_markdown(const Result& result) {
   i = 0;
   for (const ResultRun& r : result.runs) {
     for (const ResultQualityPoint& q : r.quality_curve) {
-      md += fmt::format("| {} | {:.3f} | {} | {:.4f} | {:.4f} | {:.2f} |\n", i, q.epoch, q.samples, q.value,
-                        q.train_loss, q.elapsed_s);
+      const std::string loss = std::isnan(q.train_loss) ? "-" : fmt::format("{:.4f}", q.train_loss);
+      md += fmt::format("| {} | {:.3f} | {} | {:.4f} | {} | {:.2f} |\n", i, q.epoch, q.samples, q.value, loss,
+                        q.elapsed_s);
     }
     ++i;
   }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 
@@ -252,6 +253,35 @@ InvocationRecord full_record(RunMode mode) {
   return rec;
 }
 
+/// An external program's invocation (harness/program.h): its spec names the
+/// workload file, its runs record the program; one failed (killed).
+InvocationRecord program_record() {
+  InvocationRecord rec = full_record(RunMode::kTimeToTrain);
+  rec.spec.workload = "logreg";
+  rec.spec.workload_file = "/work/examples/logreg.workload.yaml";
+  rec.training->quality_target = std::numeric_limits<double>::quiet_NaN();  // the program's own
+  for (RunRecord& r : rec.runs) {
+    ResultProgram p;
+    p.command = {"python3", "train.py", "--seed", std::to_string(r.seed)};
+    p.env = {{"OMP_NUM_THREADS", "2"}};
+    if (r.success) {
+      p.exit_status = 0;
+    } else {
+      p.signal = "SIGSEGV";
+    }
+    p.wall_s = 13.25;
+    p.stdout_file = "run_0.out";
+    p.stderr_file = "run_0.err";
+    p.log_source = "file";
+    p.compliance = r.success ? "passed" : "not checked";
+    p.compliance_detail = r.success ? "run_0.compliance.txt" : "the run failed before it";
+    p.throughput_source = "samples over run time";
+    p.submission = {{"submission_benchmark", "logreg"}};
+    r.program = p;
+  }
+  return rec;
+}
+
 /// This machine's environment as the harness records it, with two ranks on
 /// two hosts.
 json environment() {
@@ -282,6 +312,21 @@ TEST(ResultModel, TheWritersRecordReadsBackAsWritten) {
     EXPECT_FALSE(read.score_value());
     EXPECT_FALSE(read.score.reason.empty());
   }
+}
+
+TEST(ResultModel, AnExternalProgramsRecordReadsBackAsWritten) {
+  const json written = result_to_json(program_record(), environment());
+  EXPECT_TRUE(written["quality"]["target"].is_null());  // the program's own target
+  EXPECT_TRUE(written["plan"]["iterations_per_epoch"].is_null());  // its iterations are its own
+  const Result read = parse_result(written);
+  EXPECT_EQ(to_json(read), written);
+  EXPECT_EQ(read.spec.workload_file, "/work/examples/logreg.workload.yaml");
+  ASSERT_TRUE(read.runs.at(1).program);
+  EXPECT_EQ(read.runs[1].program->signal, "SIGSEGV");
+  EXPECT_FALSE(read.runs[1].program->exit_status);
+  EXPECT_EQ(read.runs[0].program->env.at(0).second, "2");
+  // rerun loads the file again: the request names it, not the workload's name.
+  EXPECT_EQ(request_from_json(written["spec"]).workload, "/work/examples/logreg.workload.yaml");
 }
 
 TEST(ResultModel, AReadVersionOneIsWrittenAsTheCurrentVersion) {
@@ -366,6 +411,9 @@ sys.exit(1 if problems else 0)
     std::ofstream(file) << result_to_json(full_record(mode), environment()).dump(2);
     argv.push_back(file.string());
   }
+  const std::filesystem::path program = dir / "program.json";
+  std::ofstream(program) << result_to_json(program_record(), environment()).dump(2);
+  argv.push_back(program.string());
   const ProgramOutput out = run_program(argv);
   std::filesystem::remove_all(dir);
   EXPECT_EQ(out.exit_status, 0) << out.out << out.err;

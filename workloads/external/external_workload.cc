@@ -62,7 +62,7 @@ class ExternalProgram : public Program {
   StepPlan step_plan() const override {
     StepPlan plan;
     plan.batch_size = 0;  // from the logs' global_batch_size
-    plan.precision = "";  // from the logs' lowest_numerical_precision_in_linear
+    plan.precision = "unstated";  // unless a log states lowest_numerical_precision_in_linear
     plan.data = {{"workload_file", file_.path.string()}, {"command", file_.command}};
     plan.work.floor_basis = "an external program: perflab does not count its work";
     return plan;
