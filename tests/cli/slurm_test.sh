@@ -284,6 +284,34 @@ status_exit=$?
   [[ $(find "$tmp/sweeps/arr/slurm" -name '*.out' ! -name 'array-*' | wc -l) -ge 4 ]] &&
   pass "array: all 4 done, each task's output beside its run" || fail "array at the end: $(cat "$tmp/status.txt")"
 
+# --- an external program's sweep: perflab runs once per job, the program its ranks ---
+cat >"$tmp/ext.yaml" <<EOF
+name: ext
+out: $tmp/sweeps
+workload: $PERFLAB_SOURCE_DIR/tests/workloads/external/fake.workload.yaml
+params: {mode: [ok, aborted]}
+seeds: 2
+ntasks: 2
+EOF
+"$PERFLAB" sweep "$tmp/ext.yaml" --launcher slurm >"$tmp/ext.txt" 2>&1 &&
+  grep -q "4 job(s) submitted now" "$tmp/ext.txt" || fail "external submit: $(cat "$tmp/ext.txt")"
+if grep -q "srun" "$tmp"/sweeps/ext/slurm/*.sh; then
+  fail "an external program's job starts perflab on every rank: $(cat "$tmp"/sweeps/ext/slurm/*.sh)"
+else
+  pass "external program: the job runs perflab once (its command starts the ranks)"
+fi
+settled "$tmp/ext.yaml" || fail "the external jobs did not finish: $(cat "$tmp/status.txt")"
+if [[ $(grep -c "^done " "$tmp/status.txt") -eq 4 ]] && "$PYTHON" - "$tmp/sweeps/ext/runs" <<'PY'; then
+import glob, json, sys
+runs = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/*/result.json")]
+status = sorted((d["spec"]["params"]["mode"], d["runs"][0]["status"]) for d in runs)
+assert status == [("aborted", "aborted")] * 2 + [("ok", "success")] * 2, status
+PY
+  pass "external program through SLURM: 4 jobs done, the aborted program's runs recorded as failed"
+else
+  fail "external status: $(cat "$tmp/status.txt")"
+fi
+
 # --- bad input and a missing sbatch: one line each ---
 expect 2 "--time: '1h' is not a SLURM time limit" -- sweep "$tmp/four.yaml" --launcher slurm --time 1h
 expect 2 "go with --launcher slurm" -- sweep "$tmp/four.yaml" --partition debug
