@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
       "  perflab sweep workloads/dlrm/sweeps/batch_size.yaml\n"
       "  perflab sweep workloads/dlrm/sweeps/batch_size.yaml --launcher slurm   (then --status)\n"
       "  perflab rerun perflab-results/dlrm-tiny-*/result.json\n"
+      "  perflab run my-trainer.workload.yaml --seeds 3   (your own program: docs/external-workloads.md)\n"
       "  perflab compare base-results/ candidate-results/\n"
       "  perflab history record perflab-results/ --db history.sqlite\n"
       "  perflab env");

@@ -130,7 +130,7 @@ Command add_run(CLI::App& app) {
   auto sets = std::make_shared<std::vector<std::string>>();
   auto toggles = std::make_shared<std::map<Toggle, std::string>>();
 
-  sub->add_option("workload", request->workload, "Workload to run (see perflab list)")->required();
+  sub->add_option("workload", request->workload, "Workload to run (see perflab list), or a workload file NAME.workload.yaml (docs/external-workloads.md)")->required();
   sub->add_option("--preset,-p", request->preset, "Named parameter set (default: the workload's)");
   sub->add_option("--set,-s", *sets, "Override a parameter: key=value (repeatable); key=v1,v2,... sweeps");
   sub->add_option("--backend,-b", request->backend, "auto | cpu | cuda")->capture_default_str();

@@ -12,6 +12,7 @@ set -uo pipefail
 : "${PERFLAB:?}" "${PERFLAB_SOURCE_DIR:?}"
 # shellcheck source=tests/cli/lib.bash
 source "$PERFLAB_SOURCE_DIR/tests/cli/lib.bash"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 here="$PERFLAB_SOURCE_DIR/tests/workloads/external"
 examples="$PERFLAB_SOURCE_DIR/workloads/external/examples"
 schema="$PERFLAB_SOURCE_DIR/docs/result.schema.json"
@@ -89,6 +90,12 @@ expect 2 "ph.workload.yaml:1: .*unknown placeholder \{sede\}" -- run "$tmp/ph.wo
 printf 'command: [no-such-program-here]\n' >"$tmp/np.workload.yaml"
 expect 2 "'no-such-program-here' is not an executable found on PATH" -- run "$tmp/np.workload.yaml" --out "$tmp/x"
 expect 2 "parameter mode=sideways: not a valid choice" -- run "$here/fake.workload.yaml" --set mode=sideways --out "$tmp/x"
+expect 2 "fake has no throughput mode; available: time-to-train" -- \
+  run "$here/fake.workload.yaml" --mode throughput --out "$tmp/x"
+if command -v mpirun >/dev/null; then
+  expect_ranks 2 "fake is an external program, which perflab starts once per run" -- \
+    run "$here/fake.workload.yaml" --out "$tmp/x"
+fi
 [[ ! -e "$tmp/x" || -z "$(ls -A "$tmp/x")" ]] && pass "refused runs wrote nothing" || fail "refused runs wrote $(ls -A "$tmp/x")"
 
 # --- an interrupted sweep resumes -----------------------------------------------
