@@ -50,6 +50,15 @@ struct Pipe {
   }
 };
 
+/// `strings` as exec wants them: pointers into the strings (which must
+/// outlive them), null-terminated.
+std::vector<char*> exec_array(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
 /// A file descriptor that closes itself.
 struct Fd {
   int fd = -1;
@@ -83,9 +92,7 @@ ProcessOutcome run_process(const std::vector<std::string>& argv, const ProcessOp
   if (argv.empty()) throw Error("run_process: no program");
   const std::optional<std::string> program = find_program(argv[0]);
   if (!program) throw UsageError(fmt::format("{}: not an executable found on PATH", argv[0]));
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  std::vector<char*> args = exec_array(argv);
   // The environment is made before fork: the child only calls what is safe
   // between fork and exec in a threaded process.
   std::vector<std::string> env_text;
@@ -96,9 +103,7 @@ ProcessOutcome run_process(const std::vector<std::string>& argv, const ProcessOp
     if (!replaced) env_text.push_back(entry);
   }
   for (const auto& [name, value] : options.env) env_text.push_back(name + "=" + value);
-  std::vector<char*> envp;
-  for (std::string& e : env_text) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  std::vector<char*> envp = exec_array(env_text);
 
   Fd out(open_output(options.stdout_file));
   Fd err(options.stderr_file == options.stdout_file ? fcntl(out.fd, F_DUPFD_CLOEXEC, 0) : open_output(options.stderr_file));
@@ -165,9 +170,7 @@ ProgramOutput run_program(const std::vector<std::string>& argv) {
   if (argv.empty()) throw Error("run_program: no program");
   const std::optional<std::string> program = find_program(argv[0]);
   if (!program) throw Error(fmt::format("{} not found on PATH", argv[0]));
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  std::vector<char*> args = exec_array(argv);
 
   Pipe out, err;
   const pid_t pid = fork();
