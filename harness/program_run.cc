@@ -77,6 +77,15 @@ ComplianceOutcome check_compliance(const ProgramLaunch& launch, const ProgramVer
   if (output.find("No module named") != std::string::npos || checked.exit_status == 127) {
     return {"not checked", fmt::format("the checker could not run: {}", finding(output))};
   }
+  // mlperf_logging's checker looks for the rules of the log's
+  // submission_benchmark and fails to open them when it is not one of
+  // MLPerf's: the log cannot be checked by the official rules, which says
+  // nothing against it.
+  if (output.find("FileNotFoundError") != std::string::npos && output.find(".yaml") != std::string::npos) {
+    return {"not checked", "the official rules have no file for this log's submission_benchmark (not an MLPerf "
+                           "benchmark?): give the workload file compliance: {config: YOUR-RULES.yaml}, or "
+                           "compliance: off"};
+  }
   const std::string first = finding(output);
   return {"failed", fmt::format("{} ({}; {})", first.empty() ? "no output" : first, checked.describe(),
                                 report.filename().string())};

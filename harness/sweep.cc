@@ -1,6 +1,8 @@
 // Sweep expansion, run keys and the resumable sweep runner.
 #include "harness/sweep.h"
 
+#include "harness/program.h"
+
 #include <cmath>
 
 #include <optional>
@@ -188,15 +190,15 @@ std::vector<RunSpec> resolve_sweep(Session& session, const SweepPlan& plan, bool
 }
 
 SweepOutcome run_sweep(Session& session, const SweepPlan& plan, const SweepObserver& observer) {
-  const std::vector<RunSpec> specs = resolve_sweep(session, plan);
   bool builtin = false;  // external programs start their own ranks: ntasks is theirs
-  for (const RunSpec& s : specs) builtin |= s.workload_file.empty();
+  for (const RunRequest& r : plan.points) builtin |= !is_workload_file_name(r.workload);
   if (builtin && plan.ntasks && *plan.ntasks != session.comm().size()) {
     throw UsageError(fmt::format("sweep {}: its runs take {} rank(s) (ntasks: {}), this process has {}: start it with "
                                  "mpirun -np {} or srun -n {} --mpi=pmix, or submit it with --launcher slurm",
                                  plan.name, *plan.ntasks, *plan.ntasks, session.comm().size(), *plan.ntasks,
                                  *plan.ntasks));
   }
+  const std::vector<RunSpec> specs = resolve_sweep(session, plan);
   SweepOutcome outcome;
   outcome.dir = plan.out_dir / plan.name;
   // Only rank 0 writes; it also decides what is already done, and tells the

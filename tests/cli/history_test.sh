@@ -120,19 +120,19 @@ grep -q 'perflab_throughput_per_second{point="batch_size=512",point_id="[0-9a-f]
 $fake "$tmp/big" 1.0 1 rev0 nightly-host 2026-02-01T00:00:00Z 5
 for delay in 0.2 0.5 0.9; do
   rm -f "$tmp/kill.sqlite"* "$tmp/kill.log"
-  (
-    for _ in $(seq 1 200); do
-      "$PERFLAB" history --db "$tmp/kill.sqlite" record "$tmp/big" >>"$tmp/kill.log" &
-      echo $! >"$tmp/recorder.pid"
-      wait $! || break
-    done
-  ) &
+  # The loop and the recorder it runs share a process group of their own
+  # (setsid), killed in one call: the recorder running now dies mid-write or
+  # not, and no later one starts. (Killing the pid the loop had written
+  # raced with the loop: a recorder started after the pid was read went on
+  # recording after the database was listed.)
+  rm -f "$tmp/loop.pgid"
+  setsid bash -c 'echo $$ >"$4.tmp" && mv "$4.tmp" "$4"
+    for _ in $(seq 1 200); do "$0" history --db "$1" record "$2" >>"$3" || break; done' \
+    "$PERFLAB" "$tmp/kill.sqlite" "$tmp/big" "$tmp/kill.log" "$tmp/loop.pgid" &
   loop=$!
+  for _ in $(seq 1000); do [[ -s "$tmp/loop.pgid" ]] && break; sleep 0.01; done
   sleep "$delay"
-  # Stop the loop, then kill the recorder that is running now, mid-write or not.
-  kill -STOP "$loop" 2>/dev/null
-  kill -KILL "$(cat "$tmp/recorder.pid")" 2>/dev/null
-  kill -KILL "$loop" 2>/dev/null
+  kill -KILL -- -"$(cat "$tmp/loop.pgid")" 2>/dev/null  # the session leader's pid is its group's id
   wait "$loop" 2>/dev/null
   reported=$(grep -c "^recorded run" "$tmp/kill.log" 2>/dev/null || true)
   if ! "$PERFLAB" history --db "$tmp/kill.sqlite" list >"$tmp/out.txt" 2>"$tmp/err.txt"; then

@@ -77,6 +77,46 @@ crash=$(grep -l '"crash"' "$dir"/runs/*/result.json | head -n 1)
 [[ -s "$(dirname "$crash")/run_0.out" && -f "$(dirname "$crash")/run_0.err" ]] &&
   pass "the program's output is kept beside its log" || fail "no run_0.out / run_0.err for the crash"
 
+# The default compliance check on a log of a benchmark MLPerf has no rules
+# for: not checked, with the reason, and the run stands.
+if "$PYTHON" -c 'import mlperf_logging' 2>/dev/null; then
+  mkdir -p "$tmp/cc"
+  cp "$here/fake_trainer.sh" "$tmp/cc/"
+  grep -v '^compliance:' "$here/fake.workload.yaml" >"$tmp/cc/fake.workload.yaml"
+  "$PERFLAB" run "$tmp/cc/fake.workload.yaml" --out "$tmp/cc/out" >/dev/null 2>"$tmp/cc.err"
+  if "$PYTHON" - "$(compgen -G "$tmp/cc/out/fake-*/result.json" | head -n 1)" <<'PY'; then
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+assert run["status"] == "success", run["reason"]
+c = run["program"]["compliance"]
+assert c["status"] == "not checked" and "no file for this log's submission_benchmark" in c["detail"], c
+PY
+    pass "the official checker on a non-MLPerf benchmark: not checked, with the reason"
+  else
+    fail "default compliance: $(cat "$tmp/cc.err")"
+  fi
+fi
+
+# A program started under mpirun by its own command: perflab runs mpirun
+# once; rank 0 writes the log.
+if command -v mpirun >/dev/null; then
+  mkdir -p "$tmp/mpi"
+  cp "$here/fake_trainer.sh" "$tmp/mpi/"
+  cat >"$tmp/mpi/two.workload.yaml" <<'YAML'
+command: [mpirun, -np, "2", sh, -c, 'if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then exec "$0" ok "$1" /none; fi',
+          "{workload_dir}/fake_trainer.sh", "{seed}"]
+quality: {key: eval_accuracy, target: 0.8}
+compliance: off
+YAML
+  if "$PERFLAB" run "$tmp/mpi/two.workload.yaml" --seeds 2 --out "$tmp/mpi/out" >/dev/null 2>"$tmp/mpi.err" &&
+      "$PYTHON" -c 'import json, sys; runs = json.load(open(sys.argv[1]))["runs"]
+assert len(runs) == 2 and all(r["status"] == "success" for r in runs), runs' "$(compgen -G "$tmp/mpi/out/two-*/result.json" | head -n 1)"; then
+    pass "a program under mpirun (2 ranks, started by its command): 2 seeds succeeded"
+  else
+    fail "mpirun program: $(cat "$tmp/mpi.err") $(cat "$tmp"/mpi/out/two-*/run_0.err 2>/dev/null)"
+  fi
+fi
+
 # --- one-line errors -----------------------------------------------------------
 expect 2 "maps no fused toggle" -- run "$here/fake.workload.yaml" --fused on --out "$tmp/x"
 expect 2 "nothing.workload.yaml: no such file" -- \
@@ -162,6 +202,9 @@ else
   fi
   grep -q "12 run(s), 12 run now, 0 reused from earlier, 0 missed the target" "$tmp/lr.out" &&
     pass "2 batch sizes x fused on/off x 3 seeds reached the target" || fail "example sweep: $(cat "$tmp/lr.out" "$tmp/lr.err")"
+  "$PERFLAB" sweep "$examples/logreg-sweep.yaml" --out "$tmp/lr" >"$tmp/lr-again.out" 2>&1 &&
+    grep -q "12 run(s), 0 run now, 12 reused from earlier" "$tmp/lr-again.out" &&
+    pass "the example sweep again: every run reused" || fail "example sweep again: $(cat "$tmp/lr-again.out")"
   if "$PYTHON" - "$tmp/lr/logreg-sweep" "$schema" <<'PY'; then
 import glob, json, sys
 import jsonschema
