@@ -79,9 +79,10 @@ ComplianceOutcome check_compliance(const ProgramLaunch& launch, const ProgramVer
   }
   // mlperf_logging's checker looks for the rules of the log's
   // submission_benchmark and fails to open them when it is not one of
-  // MLPerf's: the log cannot be checked by the official rules, which says
-  // nothing against it.
-  if (output.find("FileNotFoundError") != std::string::npos && output.find(".yaml") != std::string::npos) {
+  // MLPerf's: unless it found something before, the log cannot be checked
+  // by the official rules, which says nothing against it.
+  const bool findings = output.find("WARNING") != std::string::npos || output.find("ERROR -") != std::string::npos;
+  if (!findings && output.find("FileNotFoundError") != std::string::npos && output.find(".yaml") != std::string::npos) {
     return {"not checked", "the official rules have no file for this log's submission_benchmark (not an MLPerf "
                            "benchmark?): give the workload file compliance: {config: YOUR-RULES.yaml}, or "
                            "compliance: off"};

@@ -78,20 +78,27 @@ crash=$(grep -l '"crash"' "$dir"/runs/*/result.json | head -n 1)
   pass "the program's output is kept beside its log" || fail "no run_0.out / run_0.err for the crash"
 
 # The default compliance check on a log of a benchmark MLPerf has no rules
-# for: not checked, with the reason, and the run stands.
-if "$PYTHON" -c 'import mlperf_logging' 2>/dev/null; then
+# for (the example trainer's, without its own rules): not checked, with the
+# reason, and the run stands. The fake trainer's log, which misses keys the
+# common rules require, fails the same check.
+if "$PYTHON" -c 'import mlperf_logging, numpy' 2>/dev/null; then
   mkdir -p "$tmp/cc"
-  cp "$here/fake_trainer.sh" "$tmp/cc/"
+  cp "$here/fake_trainer.sh" "$examples/logreg_train.py" "$tmp/cc/"
+  grep -v '^compliance:' "$examples/logreg.workload.yaml" >"$tmp/cc/logreg.workload.yaml"
   grep -v '^compliance:' "$here/fake.workload.yaml" >"$tmp/cc/fake.workload.yaml"
-  "$PERFLAB" run "$tmp/cc/fake.workload.yaml" --out "$tmp/cc/out" >/dev/null 2>"$tmp/cc.err"
-  if "$PYTHON" - "$(compgen -G "$tmp/cc/out/fake-*/result.json" | head -n 1)" <<'PY'; then
-import json, sys
-run = json.load(open(sys.argv[1]))["runs"][0]
-assert run["status"] == "success", run["reason"]
-c = run["program"]["compliance"]
+  "$PERFLAB" run "$tmp/cc/logreg.workload.yaml" --out "$tmp/cc/out" >/dev/null 2>"$tmp/cc.err"
+  "$PERFLAB" run "$tmp/cc/fake.workload.yaml" --out "$tmp/cc/out" >/dev/null 2>>"$tmp/cc.err"
+  if "$PYTHON" - "$tmp/cc/out" <<'PY'; then
+import glob, json, sys
+(logreg,) = [json.load(open(p))["runs"][0] for p in glob.glob(sys.argv[1] + "/logreg-*/result.json")]
+assert logreg["status"] == "success", logreg["reason"]
+c = logreg["program"]["compliance"]
 assert c["status"] == "not checked" and "no file for this log's submission_benchmark" in c["detail"], c
+(fake,) = [json.load(open(p))["runs"][0] for p in glob.glob(sys.argv[1] + "/fake-*/result.json")]
+assert fake["status"] == "aborted" and fake["program"]["compliance"]["status"] == "failed", fake["program"]
+assert fake["reason"].startswith("its log failed the compliance check: WARNING"), fake["reason"]
 PY
-    pass "the official checker on a non-MLPerf benchmark: not checked, with the reason"
+    pass "the official checker: a non-MLPerf benchmark is not checked (with the reason), a log missing keys fails"
   else
     fail "default compliance: $(cat "$tmp/cc.err")"
   fi
