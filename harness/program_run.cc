@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -34,20 +35,26 @@ std::string mllog_lines(const fs::path& path) {
 }
 
 /// The checker's first finding: its first WARNING or ERROR line other than
-/// the verdict ("ERROR - FAILED"), else its last non-empty line.
+/// the verdict ("ERROR - FAILED"), with the line after it when it ends in
+/// ':' (the checker prints the failed check there); else its last
+/// non-empty line.
 std::string finding(const std::string& text) {
+  std::vector<std::string> lines;
   std::istringstream in(text);
-  std::string line, last, first;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    last = line;
+  for (std::string line; std::getline(in, line);) {
+    const size_t from = line.find_first_not_of(" \t\r");
+    const size_t to = line.find_last_not_of(" \t\r");
+    if (from != std::string::npos) lines.push_back(line.substr(from, to - from + 1));
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
     const bool flagged = line.find("WARNING") != std::string::npos || line.find("ERROR") != std::string::npos;
     const bool verdict = line.find("FAILED") != std::string::npos && line.size() < 24;
-    if (first.empty() && flagged && !verdict) first = line;
+    if (!flagged || verdict) continue;
+    if (line.back() == ':' && i + 1 < lines.size()) return line + " " + lines[i + 1];
+    return line;
   }
-  const std::string& found = first.empty() ? last : first;
-  const size_t from = found.find_first_not_of(" \t");
-  return from == std::string::npos ? "" : found.substr(from);
+  return lines.empty() ? "" : lines.back();
 }
 
 std::string read_small(const fs::path& path) {
