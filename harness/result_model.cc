@@ -4,6 +4,7 @@
 // version-1 files lack them (kind, work, host timing, execution).
 #include "harness/result_model.h"
 
+#include <cmath>
 #include <limits>
 
 #include <set>
@@ -410,7 +411,9 @@ json to_json(const ResultRun& r) {
   json curve = json::array();
   for (const ResultQualityPoint& q : r.quality_curve) {
     curve.push_back({{"epoch", q.epoch}, {"samples", q.samples}, {"value", q.value},
-                     {"train_loss", q.train_loss}, {"elapsed_s", q.elapsed_s}});
+                     // NaN: the log stated no training loss; null, which reads back as NaN
+                     {"train_loss", std::isnan(q.train_loss) ? json(nullptr) : json(q.train_loss)},
+                     {"elapsed_s", q.elapsed_s}});
   }
   return {{"seed", r.seed},
           {"status", r.status},

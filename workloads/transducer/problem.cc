@@ -122,6 +122,23 @@ ProblemData make_problem_data(const Problem& pr) {
   return d;
 }
 
+std::shared_ptr<const ProblemData> shared_problem_data(const Problem& pr) {
+  // What make_problem_data reads, and nothing else: layout and dtype only
+  // change how a run lays out and converts the same values.
+  const int64_t blank = pr.op == Op::kLoss ? kernels::cpu::rnnt_blank(pr.loss_shape(), pr.options) : -1;
+  const std::string key =
+      fmt::format("{} {} {} {} {} {} {} {} {} {}", pr.op == Op::kLoss ? "loss" : "joint", pr.batch, pr.max_time,
+                  pr.max_labels, pr.row_width(), blank, pr.length_sets, pr.min_length_fraction, pr.data_seed,
+                  pr.op == Op::kLoss ? pr.vocab : pr.hidden);
+  static std::string last_key;
+  static std::shared_ptr<const ProblemData> last;
+  if (last && last_key == key) return last;
+  last.reset();  // the previous problem's memory goes first (unless a live point still holds it)
+  last = std::make_shared<const ProblemData>(make_problem_data(pr));
+  last_key = key;
+  return last;
+}
+
 double bytes_floor_per_iteration(const Problem& pr, const ProblemData& data) {
   const double width = static_cast<double>(pr.row_width());
   const double value = pr.value_bytes();

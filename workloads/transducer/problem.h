@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,15 @@ struct ProblemData {
 /// generator (base/counter_random.h) on every core: the same values whatever
 /// the thread count.
 ProblemData make_problem_data(const Problem& problem);
+
+/// The inputs of `problem`, shared by the points of a sweep that need the
+/// same ones: points differing only in toggles, layout or dtype (the inputs
+/// depend on the op, the shapes, the length sets, the blank and data_seed).
+/// The last inputs made are kept until a point needs other ones, which
+/// releases them first (one problem's memory at a time), so a sweep over
+/// toggles makes them once. Points are prepared one at a time: not
+/// thread-safe.
+std::shared_ptr<const ProblemData> shared_problem_data(const Problem& problem);
 
 /// Minimum bytes one iteration moves, averaged over the length sets: the
 /// loss reads the valid logits once and writes the gradient once (every

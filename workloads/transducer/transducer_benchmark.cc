@@ -41,7 +41,7 @@ TransducerBenchmark::TransducerBenchmark(const RunContext& ctx)
     }
     check_host_memory("transducer: this problem on the cpu backend", cpu_bytes_needed(problem_), "reduce batch");
   }
-  data_ = make_problem_data(problem_);
+  data_ = shared_problem_data(problem_);
 
   plan_.batch_size = problem_.batch;
   plan_.sample_unit = "sequences";
@@ -51,8 +51,8 @@ TransducerBenchmark::TransducerBenchmark(const RunContext& ctx)
       {"perflab_transducer_layout", problem_.layout == Layout::kPacked ? "packed" : "padded"},
   };
   double mean_rows = 0;
-  for (const LengthSet& s : data_.sets) mean_rows += static_cast<double>(s.packed_rows);
-  mean_rows /= static_cast<double>(data_.sets.size());
+  for (const LengthSet& s : data_->sets) mean_rows += static_cast<double>(s.packed_rows);
+  mean_rows /= static_cast<double>(data_->sets.size());
   plan_.data = {{"batch", problem_.batch},
                 {"max_time", problem_.max_time},
                 {"max_labels", problem_.max_labels},
@@ -62,7 +62,7 @@ TransducerBenchmark::TransducerBenchmark(const RunContext& ctx)
                 {"length_sets", problem_.length_sets},
                 {"padded_rows", problem_.padded_rows()},
                 {"mean_valid_rows", mean_rows}};
-  plan_.work = iteration_work(problem_, data_);
+  plan_.work = iteration_work(problem_, *data_);
   if (backend_ == Backend::kCuda) {
     plan_.device_bytes = cuda_bytes_needed(problem_, toggles_[Toggle::kFused].in_effect);
     plan_.device_bytes_advice = "reduce batch, max_time, max_labels or vocab";
@@ -72,9 +72,9 @@ TransducerBenchmark::TransducerBenchmark(const RunContext& ctx)
 std::unique_ptr<TimedStep> TransducerBenchmark::start_step(uint64_t /*seed*/) {
   // The inputs are the invocation's (data_seed); seeds repeat the measurement.
 #ifdef PERFLAB_TRANSDUCER_CUDA
-  if (backend_ == Backend::kCuda) return make_cuda_run(problem_, data_, toggles_);
+  if (backend_ == Backend::kCuda) return make_cuda_run(problem_, *data_, toggles_);
 #endif
-  return make_cpu_run(problem_, data_);
+  return make_cpu_run(problem_, *data_);
 }
 
 }  // namespace perflab::transducer

@@ -21,7 +21,8 @@ class TransducerBenchmark final : public Benchmark {
   Backend backend_;
   ToggleSet toggles_;
   Problem problem_;
-  ProblemData data_;
+  /// Shared with the other points that need the same inputs (shared_problem_data).
+  std::shared_ptr<const ProblemData> data_;
   StepPlan plan_;
 };
 

@@ -52,6 +52,32 @@ TEST(TransducerProblem, TheSeedChoosesTheInputs) {
   EXPECT_EQ(a.values, make_problem_data(p).values);
 }
 
+TEST(TransducerProblem, PointsThatNeedTheSameInputsShareThem) {
+  Problem p = problem(Op::kLoss);
+  const std::shared_ptr<const ProblemData> first = shared_problem_data(p);
+  // Another layout or dtype (a toggle changes neither the problem): the same inputs, made once.
+  p.layout = Layout::kPacked;
+  p.dtype = "bf16";
+  EXPECT_EQ(shared_problem_data(p), first);
+  EXPECT_EQ(first->values, make_problem_data(p).values);
+  // Other inputs: made anew, and the kept ones released once nobody holds them.
+  const std::weak_ptr<const ProblemData> old = first;
+  p.data_seed = 2025;
+  const std::shared_ptr<const ProblemData> other = shared_problem_data(p);
+  EXPECT_NE(other, first);
+  EXPECT_EQ(other->values, make_problem_data(p).values);
+  EXPECT_FALSE(old.expired());  // `first` still holds them
+  p.data_seed = 2026;
+  const std::shared_ptr<const ProblemData> third = shared_problem_data(p);
+  EXPECT_EQ(other.use_count(), 1);  // the cache let go of the previous inputs before making these
+  EXPECT_NE(third, other);
+  // The joint's inputs are keyed by its own shapes.
+  Problem joint = problem(Op::kJoint);
+  EXPECT_EQ(shared_problem_data(joint)->f, make_problem_data(joint).f);
+  joint.hidden = 13;
+  EXPECT_EQ(shared_problem_data(joint)->f.size(), make_problem_data(joint).f.size());
+}
+
 TEST(TransducerProblem, JointValuesAreInTheirRange) {
   const ProblemData d = make_problem_data(problem(Op::kJoint));
   for (const std::vector<float>* v : {&d.values, &d.f, &d.g}) {
