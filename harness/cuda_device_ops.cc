@@ -1,5 +1,6 @@
-// DeviceOps on the CUDA runtime (see step_driver.h): graph capture in global
-// mode on the step's stream, one instantiated graph per step variant, the
+// DeviceOps on the CUDA runtime (see step_driver.h): graph capture in
+// thread-local mode (kernels/cuda/capture.h: NCCL's threads cannot invalidate
+// it) on the step's stream, one instantiated graph per step variant, the
 // counted host syncs of kernels/cuda/host_sync.h, CUDA-event timing, and
 // CUPTI's activity records (harness/cupti_activity.h).
 // Built with CUDA only.
@@ -8,6 +9,7 @@
 #include "harness/cuda_event_timer.h"
 #include "harness/cupti_activity.h"
 #include "harness/step_driver.h"
+#include "kernels/cuda/capture.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/host_sync.h"
 #include "kernels/cuda/raii.h"
@@ -23,7 +25,7 @@ class CudaDeviceOps final : public DeviceOps {
  public:
   int64_t host_sync_count() override { return kc::host_sync_count(); }
   void begin_capture(void* stream) override {
-    PERFLAB_CUDA_CHECK(cudaStreamBeginCapture(as_stream(stream), cudaStreamCaptureModeGlobal));
+    kc::begin_capture(as_stream(stream));
   }
   void end_capture(void* stream, int variant) override { graphs_[variant].end_capture(as_stream(stream)); }
   void abort_capture(void* stream) override {

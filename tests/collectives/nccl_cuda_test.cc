@@ -12,6 +12,7 @@
 
 #include "collectives/check.h"
 #include "collectives/nccl.h"
+#include "kernels/cuda/capture.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/raii.h"
@@ -44,7 +45,7 @@ std::vector<unsigned char> run_on_device(NcclFixture& f, const CollectiveCall& c
   unsigned char* out = layout.shared ? send.data() + layout.recv_offset * esize : recv.data();
   if (graph) {
     cudaGraph_t g = nullptr;
-    PERFLAB_CUDA_CHECK(cudaStreamBeginCapture(f.stream.get(), cudaStreamCaptureModeThreadLocal));
+    kernels::cuda::begin_capture(f.stream.get());
     run_collective(*f.nccl, call, send.data() + layout.send_offset * esize, out);
     PERFLAB_CUDA_CHECK(cudaStreamEndCapture(f.stream.get(), &g));
     cudaGraphExec_t exec = nullptr;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels/cpu/conv3d.h"
+#include "kernels/cuda/capture.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/raii.h"
@@ -152,7 +153,7 @@ void check_case(const CudnnHandle& handle, const Case& c, uint32_t seed, bool gr
     y_dev.upload(y.buffer());
     w_dev.upload(w);
     GraphExec exec;
-    PERFLAB_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+    kernels::cuda::begin_capture(stream.get());
     op.run(a, workspace.data(), stream.get());
     exec.end_capture(stream.get());
     exec.launch(stream.get());

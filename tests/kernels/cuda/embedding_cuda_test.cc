@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels/cpu/embedding.h"
+#include "kernels/cuda/capture.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/embedding.h"
@@ -391,7 +392,7 @@ TEST(EmbeddingCudaBackward, SyncFreeRunReplaysInAGraphWithTheCurrentLearningRate
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   const int64_t syncs_before = host_sync_count();
-  PERFLAB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  kernels::cuda::begin_capture(stream);
   EmbeddingBackwardSgd::run(dev.args, workspace.data(), stream);
   PERFLAB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   EXPECT_EQ(host_sync_count(), syncs_before);

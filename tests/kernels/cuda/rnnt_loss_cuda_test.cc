@@ -14,6 +14,7 @@
 //   padding rows of a padded gradient: exactly 0.
 // They skip without a device; rnnt_loss_cuda_host_test.cc has the checks
 // that need none (can_implement, workspace sizes).
+#include "kernels/cuda/capture.h"
 #include "kernels/cuda/rnnt_loss.h"
 
 #include <gtest/gtest.h>
@@ -422,7 +423,7 @@ TEST(RnntLossCuda, RunMakesNoHostSyncAndCanBeCapturedInAGraph) {
     PERFLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     const int64_t syncs_before = host_sync_count();
     cudaGraph_t graph = nullptr;
-    PERFLAB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    kernels::cuda::begin_capture(stream);
     const Status ran = RnntLoss().run(args, variant, workspace.data(), stream);
     PERFLAB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
     EXPECT_TRUE(ran.ok()) << ran.reason();

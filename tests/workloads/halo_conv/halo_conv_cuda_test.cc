@@ -17,6 +17,7 @@
 #ifdef PERFLAB_HALO_CONV_CUDA
 #include <cuda_runtime.h>
 
+#include "kernels/cuda/capture.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/host_sync.h"
 #include "tests/support/cuda_device.h"
@@ -93,7 +94,7 @@ TEST(HaloConvCuda, AStepCapturedInAGraphGivesTheEagerResults) {
   const SlabResults eager = layer.download();
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  PERFLAB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  kernels::cuda::begin_capture(stream);
   layer.enqueue();
   PERFLAB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   PERFLAB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
