@@ -45,6 +45,9 @@ class CudaDeviceOps final : public DeviceOps {
   void start_activity() override { cupti::start(); }
   ActivityLog stop_activity() override { return cupti::stop(); }
   uint64_t activity_clock_ns() override { return cupti::timestamp_ns(); }
+  void set_launch_checks(bool synchronous) override {
+    kc::set_synchronous_launch_checks(synchronous || kc::kDebugBuild);
+  }
 
  private:
   std::map<int, kc::GraphExec> graphs_;

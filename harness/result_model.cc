@@ -171,6 +171,7 @@ ResultSpec read_spec(const json& j, int version) {
   s.iterations = get_or<int>(j, "iterations", "spec", 0);
   s.profile = get_or<std::string>(j, "profile", "spec", "off");
   s.workload_file = get_or<std::string>(j, "workload_file", "spec", "");
+  s.check_launches = get_or<bool>(j, "check_launches", "spec", false);
   if (version >= 2) {
     s.batch_param = get_or<std::string>(j, "batch_param", "spec", "");
     s.learning_rate_param = get_or<std::string>(j, "learning_rate_param", "spec", "");
@@ -400,6 +401,8 @@ json to_json(const ResultSpec& s) {
   if (s.profile != "off") out["profile"] = s.profile;
   // Only external workloads have a file: built-in specs are as they were.
   if (!s.workload_file.empty()) out["workload_file"] = s.workload_file;
+  // Written only when on: other specs (and run keys) are as they were.
+  if (s.check_launches) out["check_launches"] = true;
   return out;
 }
 

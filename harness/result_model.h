@@ -69,6 +69,7 @@ struct ResultSpec {
   /// An external workload's file (absolute; harness/program.h), which
   /// `perflab rerun` and SLURM jobs load again; empty for a built-in one.
   std::string workload_file;
+  bool check_launches = false;  ///< --check-launches (written only when on).
 
   /// A parameter as a number, when present and numeric.
   std::optional<double> param_number(const std::string& name) const;

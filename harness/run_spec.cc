@@ -133,6 +133,7 @@ ResultSpec result_spec_of(const RunSpec& spec) {
   out.batch_param = spec.batch_param;
   out.learning_rate_param = spec.learning_rate_param;
   out.workload_file = spec.workload_file;
+  out.check_launches = spec.check_launches;
   out.profile = profile_mode_name(spec.profile);
   return out;
 }
@@ -242,6 +243,25 @@ RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
   check_count("--iterations", request.iterations, 1, kMaxIterations);
   spec.iterations = request.iterations;
   spec.profile = resolve_profile(request.profile, spec);
+  spec.check_launches = request.check_launches;
+  if (spec.check_launches) {
+    if (info.kind() == WorkloadKind::kProgram) {
+      throw UsageError(fmt::format("--check-launches: {} is an external program, whose kernels perflab does not "
+                                   "launch",
+                                   info.name));
+    }
+    if (spec.backend != Backend::kCuda) {
+      throw UsageError(fmt::format("--check-launches waits for the GPU after every kernel launch, and this run is on "
+                                   "the {} backend{}; run with --backend cuda on a machine with a GPU",
+                                   backend_name(spec.backend),
+                                   spec.backend_reason.empty() ? "" : " (" + spec.backend_reason + ")"));
+    }
+    ToggleState& graphs = spec.toggles[Toggle::kCudaGraphs];
+    if (graphs.in_effect) {
+      graphs.in_effect = false;
+      graphs.reason = "--check-launches waits for the device after every launch, which a captured graph cannot";
+    }
+  }
   spec.out_dir = request.out_dir;
   spec.batch_param = info.batch_param;
   spec.learning_rate_param = info.learning_rate_param;
@@ -300,6 +320,7 @@ RunRequest request_from_json(const nlohmann::json& spec) {
     r.mode = spec.value("mode", std::string("time-to-train"));
     if (spec.contains("iterations")) r.iterations = count("iterations");
     r.profile = spec.value("profile", std::string("off"));
+    if (spec.contains("check_launches")) r.check_launches = spec.at("check_launches").get<bool>();
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(std::string("result spec is malformed: ") + e.what());
   }

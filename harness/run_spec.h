@@ -49,6 +49,7 @@ struct RunRequest {
   int iterations = 100; ///< Throughput mode: timed iterations after warm-up.
   std::filesystem::path out_dir = "perflab-results";
   std::string profile = "off";  ///< --profile: off | kernels | trace
+  bool check_launches = false;  ///< --check-launches (GPU debugging)
 };
 
 /// A validated, fully resolved invocation.
@@ -74,6 +75,10 @@ struct RunSpec {
   /// --profile: kernels (the per-kernel table of a profiled window) or trace
   /// (the table and a Chrome trace); off by default (docs/profiling.md).
   ProfileMode profile = ProfileMode::kOff;
+  /// --check-launches: the device is waited for after every kernel launch,
+  /// so a fault names its kernel (kernels/cuda/check.h); CUDA graphs off,
+  /// times not comparable. The cuda backend only.
+  bool check_launches = false;
   std::filesystem::path out_dir;
   std::string batch_param;          ///< The workload's batch-size parameter (empty: none).
   std::string learning_rate_param;  ///< Its learning-rate parameter (empty: none).

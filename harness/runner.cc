@@ -347,6 +347,8 @@ PreparedBenchmark prepare_benchmark(const RunContext& ctx, const WorkloadInfo& i
     out.training = program_training_plan(*out.program);
     return out;
   }
+  // Before the workload launches anything (its setup runs kernels too).
+  if (ctx.spec.backend == Backend::kCuda) ctx.device_ops()->set_launch_checks(ctx.spec.check_launches);
   if (info.create_trainable) {
     std::unique_ptr<TrainableBenchmark> trainable = info.create_trainable(ctx);
     out.trainable = trainable.get();

@@ -76,6 +76,9 @@ class DeviceOps {
   /// The clock of the activity records, in nanoseconds (phase ranges are
   /// stamped with it so they line up with the device's records).
   virtual uint64_t activity_clock_ns();
+  /// Synchronous launch checks on or off for the process (--check-launches;
+  /// kernels/cuda/check.h: a debug build keeps them on).
+  virtual void set_launch_checks(bool /*synchronous*/) {}
 };
 
 /// The CUDA implementation; throws Error in a build without CUDA.

@@ -157,6 +157,8 @@ std::string run_key(const RunSpec& spec, uint64_t seed) {
   // One rank's keys predate ranks and stay as they were; a run on several
   // ranks is another run.
   if (spec.ranks > 1) identity["ranks"] = spec.ranks;
+  // Launches checked synchronously are other runs (other times).
+  if (spec.check_launches) identity["check_launches"] = true;
   // Time-to-train keys predate run modes and stay as they were.
   if (spec.mode == RunMode::kThroughput) {
     identity["mode"] = run_mode_name(spec.mode);

@@ -170,6 +170,10 @@ std::string render_setup_markdown(const Result& result) {
   }
   if (!spec.overrides.empty()) md += fmt::format("- overrides: `{}`\n", nlohmann::json(spec.overrides).dump());
   md += "- " + setup_time_text(result) + "\n";
+  if (spec.check_launches) {
+    md += "- **launch checks: synchronous** (--check-launches): the device was waited for after every kernel "
+          "launch, CUDA graphs off; these times are not comparable with other runs'\n";
+  }
   if (!result.interrupted.empty()) {
     md += fmt::format("- **interrupted by {}**: the runs so far are kept, the last ended as aborted; no score\n",
                       result.interrupted);

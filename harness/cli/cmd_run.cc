@@ -88,6 +88,9 @@ int run_command(const RunRequest& request, const std::optional<RanksToMatch>& ra
   for (const auto& line : split(spec.toggles.describe_differences(), '\n')) {
     if (!line.empty()) header.push_back(line);
   }
+  if (spec.check_launches) {
+    header.push_back("--check-launches: waiting for the device after every kernel launch (times not comparable)");
+  }
   // Only rank 0 speaks (and writes); the other ranks run silently.
   const bool writer = session.comm().rank() == 0;
   std::optional<Progress> progress;
@@ -155,6 +158,9 @@ Command add_run(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--out,-o", request->out_dir, "Folder for results (one subfolder per invocation)")
       ->capture_default_str();
+  sub->add_flag("--check-launches", request->check_launches,
+                "GPU debugging: wait for the device after every kernel launch, so a fault names the kernel that "
+                "made it (CUDA graphs off; times not comparable)");
   sub->add_option("--profile", request->profile,
                   "off | kernels | trace: a GPU throughput run also times --iterations under CUPTI and "
                   "records the per-kernel table (launches, time, share, x its floor); trace adds a Chrome "
@@ -215,6 +221,7 @@ Command add_run(CLI::App& app) {
             }
             // Only when on: the name of an unprofiled sweep stays what it was.
             if (r.profile != "off") definition["profile"] = r.profile;
+            if (r.check_launches) definition["check_launches"] = true;
             plan.definition = definition;
             // A workload file's sweep is named by its workload's name, not its path.
             plan.name = fmt::format("{}-sweep-{}", Registry::instance().get(r.workload).name,

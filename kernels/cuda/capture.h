@@ -20,7 +20,11 @@ namespace perflab::kernels::cuda {
 
 inline constexpr cudaStreamCaptureMode kCaptureMode = cudaStreamCaptureModeThreadLocal;
 
-/// Begins capturing `stream` in kCaptureMode.
-inline void begin_capture(cudaStream_t stream) { PERFLAB_CUDA_CHECK(cudaStreamBeginCapture(stream, kCaptureMode)); }
+/// Begins capturing `stream` in kCaptureMode (and notes it, so synchronous
+/// launch checks do not wait inside the capture: check.h).
+inline void begin_capture(cudaStream_t stream) {
+  PERFLAB_CUDA_CHECK(cudaStreamBeginCapture(stream, kCaptureMode));
+  note_capture_stream(stream);
+}
 
 }  // namespace perflab::kernels::cuda

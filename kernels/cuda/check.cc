@@ -1,5 +1,6 @@
 #include "kernels/cuda/check.h"
 
+#include <atomic>
 #include <string>
 
 #include <fmt/format.h>
@@ -24,8 +25,35 @@ void throw_cudnn_error(const char* description, const char* call, const char* fi
   throw CudaError("cuDNN", call, description, file, line);
 }
 
+namespace {
+
+std::atomic<bool> g_synchronous{kDebugBuild};
+thread_local cudaStream_t t_capture_stream = nullptr;
+
+/// Whether this thread has a capture open (the stream begin_capture noted).
+bool capturing() {
+  if (t_capture_stream == nullptr) return false;
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  // Safe during a capture; an error (a stream since destroyed) counts as none.
+  if (cudaStreamIsCapturing(t_capture_stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
+    return true;
+  }
+  t_capture_stream = nullptr;
+  return false;
+}
+
+}  // namespace
+
+void set_synchronous_launch_checks(bool on) { g_synchronous.store(on); }
+bool synchronous_launch_checks() { return g_synchronous.load(); }
+void note_capture_stream(cudaStream_t stream) { t_capture_stream = stream; }
+
 void check_launch(const char* kernel, const char* file, int line) {
   cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess) throw_cuda_error(status, kernel, file, line);
+  if (!g_synchronous.load() || capturing()) return;
+  // Only with synchronous launch checks (debug builds, --check-launches), whose times are not comparable.
+  status = cudaDeviceSynchronize();  // sync outside the iteration: a debugging mode, not a timed one
   if (status != cudaSuccess) throw_cuda_error(status, kernel, file, line);
 }
 

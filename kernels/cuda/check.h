@@ -26,9 +26,27 @@ class CudaError : public Error {
 /// call cuDNN include it, and only builds with cuDNN compile them).
 [[noreturn]] void throw_cudnn_error(const char* description, const char* call, const char* file, int line);
 
-/// Throws CudaError if the last kernel launch failed (launch configuration
-/// errors surface here; it never synchronises).
+/// Throws CudaError if the last kernel launch failed. Asynchronous checks
+/// (release builds' default) report a bad launch configuration at once and a
+/// fault inside a kernel at a later call, which then names the wrong kernel;
+/// synchronous checks (debug builds, and `perflab run --check-launches`)
+/// also wait for the device after each launch, so a fault names the kernel
+/// that made it. While this thread captures a graph (kernels/cuda/capture.h)
+/// no check waits: a capture cannot hold a synchronisation.
 void check_launch(const char* kernel, const char* file, int line);
+
+/// Whether this build checks launches synchronously by default (debug builds).
+#ifdef NDEBUG
+inline constexpr bool kDebugBuild = false;
+#else
+inline constexpr bool kDebugBuild = true;
+#endif
+/// Process-wide: synchronous launch checks on or off (default: kDebugBuild).
+void set_synchronous_launch_checks(bool on);
+bool synchronous_launch_checks();
+/// The stream this thread is capturing, recorded by begin_capture, so that
+/// a synchronous check can tell whether a capture is still open.
+void note_capture_stream(cudaStream_t stream);
 
 }  // namespace perflab::kernels::cuda
 

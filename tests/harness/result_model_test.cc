@@ -175,6 +175,7 @@ InvocationRecord full_record(RunMode mode) {
   rec.spec.mode = mode;
   rec.spec.iterations = 50;
   rec.spec.profile = mode == RunMode::kThroughput ? ProfileMode::kKernels : ProfileMode::kOff;
+  rec.spec.check_launches = mode == RunMode::kThroughput;
   rec.spec.batch_param = "batch_size";
   rec.toggles = rec.spec.toggles;
   rec.step.batch_size = 512;

@@ -268,5 +268,35 @@ TEST(RunSpecProfile, AnUnprofiledSpecIsWrittenAsBefore) {
   EXPECT_EQ(request_from_json(spec.to_json()).profile, "off");
 }
 
+TEST(RunSpecCheckLaunches, OnTheGpuItTurnsGraphsOffWithTheReasonAndIsRecorded) {
+  RunRequest r = request();
+  r.check_launches = true;
+  EXPECT_EQ(usage_error(r, toy({RunMode::kThroughput})),
+            "--check-launches waits for the GPU after every kernel launch, and this run is on the cpu backend; "
+            "run with --backend cuda on a machine with a GPU");
+  DeviceProbe gpu;
+  gpu.available = true;
+  WorkloadInfo info = toy({RunMode::kThroughput});
+  info.backends = {Backend::kCpu, Backend::kCuda};
+  ToggleRule graphs;
+  graphs.toggle = Toggle::kCudaGraphs;
+  graphs.backends = {Backend::kCuda};
+  graphs.needs_nothing = true;
+  info.toggle_rules = {graphs};
+  r.backend = "cuda";
+  r.toggles[Toggle::kCudaGraphs] = true;
+  const RunSpec spec = resolve_run_spec(r, info, gpu);
+  EXPECT_TRUE(spec.check_launches);
+  EXPECT_TRUE(spec.toggles[Toggle::kCudaGraphs].requested);
+  EXPECT_FALSE(spec.toggles[Toggle::kCudaGraphs].in_effect);
+  EXPECT_EQ(spec.toggles[Toggle::kCudaGraphs].reason,
+            "--check-launches waits for the device after every launch, which a captured graph cannot");
+  EXPECT_EQ(spec.to_json()["check_launches"], true);
+  EXPECT_TRUE(request_from_json(spec.to_json()).check_launches) << "rerun checks launches again";
+  // Off, the spec (and a sweep run's key) is what it was.
+  r.check_launches = false;
+  EXPECT_FALSE(resolve_run_spec(r, info, gpu).to_json().contains("check_launches"));
+}
+
 }  // namespace
 }  // namespace perflab

@@ -77,6 +77,7 @@ class FakeDeviceOps : public DeviceOps {
     return std::exchange(log, {});
   }
   uint64_t activity_clock_ns() override { return clock_ns += 1000; }
+  void set_launch_checks(bool synchronous) override { launch_checks.push_back(synchronous); }
   void ran() {
     if (!recording || capturing) return;  // a captured step runs nothing until replayed
     for (const char* name : {"_Z7forwardv", "_Z8backwardv", "sgd"}) {
@@ -85,6 +86,7 @@ class FakeDeviceOps : public DeviceOps {
     }
   }
   int captures = 0, launches = 0, recordings = 0;
+  std::vector<bool> launch_checks;  ///< What set_launch_checks was told, in order.
   bool recording = false;
   double recording_ms = 2.0;  ///< What an iteration takes while activity records.
   bool capturing = false;
@@ -184,6 +186,7 @@ InvocationRecord run_benchmark(const RunSpec& spec, const WorkloadInfo& info, co
         void start_activity() override { o_->start_activity(); }
         ActivityLog stop_activity() override { return o_->stop_activity(); }
         uint64_t activity_clock_ns() override { return o_->activity_clock_ns(); }
+        void set_launch_checks(bool synchronous) override { o_->set_launch_checks(synchronous); }
         FakeDeviceOps* o_;
       };
       return std::unique_ptr<DeviceOps>(std::make_unique<Forward>(ops));
@@ -394,6 +397,23 @@ TEST_F(RunnerTest, TheHarnessCapturesAndReplaysADeviceStepAndRecordsIt) {
   EXPECT_TRUE(run.correctness->passed) << run.correctness->detail;
   EXPECT_NE(run.correctness->detail.find("host syncs per iteration: 0"), std::string::npos)
       << run.correctness->detail;
+}
+
+TEST_F(RunnerTest, TheSpecsLaunchChecksAreSetBeforeTheWorkloadPrepares) {
+  Script s;
+  s.device = true;
+  for (bool check : {true, false}) {
+    FakeDeviceOps ops;
+    RunSpec spec = throughput_spec(1, 2);
+    spec.backend = Backend::kCuda;
+    spec.check_launches = check;
+    run_benchmark(spec, scripted(s), dir_, "test platform", &ops);
+    EXPECT_EQ(ops.launch_checks, std::vector<bool>{check});
+  }
+  // The cpu backend launches nothing: nothing is set.
+  FakeDeviceOps ops;
+  run_benchmark(throughput_spec(1, 2), scripted(s), dir_, "test platform", &ops);
+  EXPECT_TRUE(ops.launch_checks.empty());
 }
 
 TEST_F(RunnerTest, GraphsRequestedOnAStepThatSynchronisesAreRecordedAsNotInEffect) {
