@@ -1,8 +1,10 @@
 // One seed of an external program (see program_run.h).
 #include "harness/program_run.h"
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <limits>
 #include <sstream>
 #include <vector>
@@ -109,7 +111,8 @@ TrainingPlan program_training_plan(const Program& program) {
   return plan;
 }
 
-RunRecord run_program_seed(const Program& program, uint64_t seed, const fs::path& log_path) {
+RunRecord run_program_seed(const Program& program, uint64_t seed, const fs::path& log_path,
+                           const std::function<void(const RunRecord&)>& on_eval) {
   const fs::path work = log_path.parent_path();
   const std::string stem = log_path.stem().string();
   const ProgramPaths paths{work / stem, log_path};
@@ -122,6 +125,39 @@ RunRecord run_program_seed(const Program& program, uint64_t seed, const fs::path
   options.stderr_file = work / (stem + ".err");
   options.timeout_s = program.timeout_s();
   options.stop = [] { return interrupted(); };
+  // Progress: the quality values the log gains as the program writes it.
+  const ProgramQuality watched = program.quality();
+  FileTail tail(launch.writes_log_file ? log_path : options.stdout_file);
+  RunRecord live;
+  live.seed = seed;
+  std::optional<double> live_start_ms;
+  double live_loss = std::numeric_limits<double>::quiet_NaN();
+  auto last_look = std::chrono::steady_clock::now();
+  if (on_eval) {
+    options.on_poll = [&] {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_look < std::chrono::seconds(1)) return;
+      last_look = now;
+      std::string text;
+      for (const std::string& line : tail.new_lines()) text += line + "\n";
+      bool evaluated = false;
+      for (const MllogEvent& e : parse_mllog(text).events) {
+        if (e.key == "run_start" && !live_start_ms) live_start_ms = e.time_ms;
+        if (e.key == "train_loss" && e.value.is_number()) live_loss = e.value.get<double>();
+        if (e.key != watched.key || !e.value.is_number()) continue;
+        ResultQualityPoint q;
+        q.value = e.value.get<double>();
+        if (auto epoch = e.metadata.find("epoch_num"); epoch != e.metadata.end() && epoch->is_number()) {
+          q.epoch = epoch->get<double>();
+        }
+        q.train_loss = live_loss;
+        q.elapsed_s = live_start_ms ? (e.time_ms - *live_start_ms) / 1e3 : 0;
+        live.quality_curve.push_back(q);
+        evaluated = true;
+      }
+      if (evaluated) on_eval(live);
+    };
+  }
   const ProcessOutcome process = run_process(launch.argv, options);
 
   // The log: the file the program was to write, or the MLLOG lines of its

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 
 #include "harness/program.h"
 #include "harness/runner.h"
@@ -21,7 +22,11 @@ TrainingPlan program_training_plan(const Program& program);
 /// its output and run_<i>/ is its own folder ({out}). Never throws for what
 /// the program does (a crash, a hang, a bad log: a failed run with the
 /// reason); throws perflab::Error when the files cannot be made.
-RunRecord run_program_seed(const Program& program, uint64_t seed, const std::filesystem::path& log_path);
+/// `on_eval`, when set, sees the run so far each time the program's log
+/// gains a value of the quality key (read as the program writes it, about
+/// once a second): the progress display's evaluations.
+RunRecord run_program_seed(const Program& program, uint64_t seed, const std::filesystem::path& log_path,
+                           const std::function<void(const RunRecord&)>& on_eval = {});
 
 /// The plan's batch size, sample counts and precision as the runs' logs
 /// state them (the first run that states each), into `record`.

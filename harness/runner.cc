@@ -381,7 +381,7 @@ RunRecord run_seed(const RunContext& ctx, PreparedBenchmark& prepared, uint64_t 
                    const std::function<void(const RunRecord&)>& on_eval) {
   namespace k = mllog;
   const RunSpec& spec = ctx.spec;
-  if (prepared.program) return run_program_seed(*prepared.program, seed, log_path);
+  if (prepared.program) return run_program_seed(*prepared.program, seed, log_path, on_eval);
   omp_set_num_threads(spec.threads);
   RunRecord rec;
   rec.seed = seed;

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -78,6 +79,26 @@ int open_output(const std::filesystem::path& path) {
 
 }  // namespace
 
+std::vector<std::string> FileTail::new_lines() {
+  std::vector<std::string> lines;
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) return lines;
+  in.seekg(static_cast<std::streamoff>(offset_));
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    const auto n = static_cast<size_t>(in.gcount());
+    offset_ += n;
+    partial_.append(buf, n);
+  }
+  size_t start = 0;
+  for (size_t end = partial_.find('\n'); end != std::string::npos; end = partial_.find('\n', start)) {
+    lines.push_back(partial_.substr(start, end - start));
+    start = end + 1;
+  }
+  partial_.erase(0, start);
+  return lines;
+}
+
 std::string ProcessOutcome::describe() const {
   if (timed_out) return fmt::format("timed out after {:.0f} s and was stopped", wall_s);
   if (stopped) return "stopped: perflab was interrupted";
@@ -138,6 +159,7 @@ ProcessOutcome run_process(const std::vector<std::string>& argv, const ProcessOp
     } else if (now - *term_sent >= options.grace_s) {
       kill(-pid, SIGKILL);
     }
+    if (options.on_poll) options.on_poll();
     // Short waits first (most helpers exit at once), then 50 ms: a run
     // takes seconds to hours, and this loop must not take a core from it.
     std::this_thread::sleep_for(poll_interval);

@@ -3,6 +3,7 @@
 // under a timeout (run_process).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -38,6 +39,23 @@ struct ProcessOptions {
   double grace_s = 5;                 ///< SIGTERM, then SIGKILL after this long.
   /// Polled while it runs; true: stop it (perflab was interrupted).
   std::function<bool()> stop;
+  /// Called while it runs, about every 50 ms (after the first few
+  /// milliseconds): a caller's look at its output so far.
+  std::function<void()> on_poll;
+};
+
+/// The lines a growing file has gained since the last call: whole lines
+/// only (a line still being written waits for its end), read from where
+/// the last call stopped. A file not there yet has no lines.
+class FileTail {
+ public:
+  explicit FileTail(std::filesystem::path path) : path_(std::move(path)) {}
+  std::vector<std::string> new_lines();
+
+ private:
+  std::filesystem::path path_;
+  uint64_t offset_ = 0;
+  std::string partial_;
 };
 
 /// What a program run by run_process did.

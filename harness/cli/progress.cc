@@ -1,6 +1,8 @@
 // Progress display.
 #include "harness/cli/progress.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace perflab::cli {
@@ -43,8 +45,10 @@ void Progress::update(const ProgressEvent& e) {
       if (!tty_ || e.run->quality_curve.empty()) return;
       const QualityPoint& q = e.run->quality_curve.back();
       clear_line();
-      out_ << fmt::format("{} seed {}: epoch {:.2f}  quality {:.4f}  loss {:.4f}  {:.1f}s", run,
-                          e.run->seed, q.epoch, q.value, q.train_loss, q.elapsed_s);
+      // An external program's log may state no training loss (NaN).
+      const std::string loss = std::isnan(q.train_loss) ? "" : fmt::format("  loss {:.4f}", q.train_loss);
+      out_ << fmt::format("{} seed {}: epoch {:.2f}  quality {:.4f}{}  {:.1f}s", run, e.run->seed, q.epoch, q.value,
+                          loss, q.elapsed_s);
       line_open_ = true;
       break;
     }

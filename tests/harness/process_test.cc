@@ -99,6 +99,18 @@ TEST_F(Process, AStopRequestEndsIt) {
   EXPECT_EQ(p.describe(), "stopped: perflab was interrupted");
 }
 
+TEST_F(Process, ATailReadsWholeLinesAsTheFileGrows) {
+  const fs::path file = dir_ / "growing.txt";
+  FileTail tail(file);
+  EXPECT_TRUE(tail.new_lines().empty());  // not there yet
+  std::ofstream out(file);
+  out << "first\nsec" << std::flush;
+  EXPECT_EQ(tail.new_lines(), std::vector<std::string>{"first"});
+  EXPECT_TRUE(tail.new_lines().empty());  // "sec" waits for its end
+  out << "ond\nthird\n" << std::flush;
+  EXPECT_EQ(tail.new_lines(), (std::vector<std::string>{"second", "third"}));
+}
+
 TEST_F(Process, AMissingProgramIsAUsageError) {
   EXPECT_THROW(run_process({"no-such-program-anywhere"}, options_), UsageError);
   options_.stdout_file = dir_ / "missing" / "out.txt";
