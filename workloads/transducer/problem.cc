@@ -107,7 +107,7 @@ ProblemData make_problem_data(const Problem& pr) {
   // the MLPerf shape the logits are ~2.3e9 values, which one thread drawing
   // from one mt19937 took minutes to make. Each value is a function of
   // (data_seed, tensor, index) alone, so the thread count cannot change them.
-  const auto rows = static_cast<size_t>(pr.padded_rows());
+  const auto rows = static_cast<size_t>(stored_rows(pr, d.sets));
   const auto width = static_cast<size_t>(pr.row_width());
   d.values.resize(rows * width);
   if (pr.op == Op::kLoss) {
@@ -122,9 +122,16 @@ ProblemData make_problem_data(const Problem& pr) {
   return d;
 }
 
+int64_t stored_rows(const Problem& pr, const std::vector<LengthSet>& sets) {
+  if (pr.layout != Layout::kPacked) return pr.padded_rows();
+  int64_t rows = 0;
+  for (const LengthSet& s : sets) rows = std::max(rows, s.packed_rows);
+  return rows;
+}
+
 std::shared_ptr<const ProblemData> shared_problem_data(const Problem& pr) {
-  // What make_problem_data reads, and nothing else: layout and dtype only
-  // change how a run lays out and converts the same values.
+  // What make_problem_data reads, but the layout: dtype only changes how a
+  // run converts the values, and the layout only how many rows it needs.
   const int64_t blank = pr.op == Op::kLoss ? kernels::cpu::rnnt_blank(pr.loss_shape(), pr.options) : -1;
   const std::string key =
       fmt::format("{} {} {} {} {} {} {} {} {} {}", pr.op == Op::kLoss ? "loss" : "joint", pr.batch, pr.max_time,
@@ -132,7 +139,12 @@ std::shared_ptr<const ProblemData> shared_problem_data(const Problem& pr) {
                   pr.op == Op::kLoss ? pr.vocab : pr.hidden);
   static std::string last_key;
   static std::shared_ptr<const ProblemData> last;
-  if (last && last_key == key) return last;
+  // The kept values serve a point whose layout needs no more rows than
+  // they hold (a packed point after a padded one): the same values, first rows.
+  if (last && last_key == key &&
+      last->values.size() >= static_cast<size_t>(stored_rows(pr, last->sets) * pr.row_width())) {
+    return last;
+  }
   last.reset();  // the previous problem's memory goes first (unless a live point still holds it)
   last = std::make_shared<const ProblemData>(make_problem_data(pr));
   last_key = key;

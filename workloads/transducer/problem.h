@@ -63,7 +63,9 @@ struct LengthSet {
 /// Inputs prepared once per invocation (host copies; device backends upload them).
 struct ProblemData {
   std::vector<LengthSet> sets;
-  std::vector<float> values;  ///< loss: logits [padded_rows, V]; joint: dh [padded_rows, H]
+  /// loss: logits [stored_rows, V]; joint: dh [stored_rows, H]: the padded
+  /// layout's rows, or in the packed layout the most any length set packs.
+  std::vector<float> values;
   std::vector<float> f;       ///< joint: [B, T, H]
   std::vector<float> g;       ///< joint: [B, U+1, H]
 };
@@ -74,9 +76,16 @@ struct ProblemData {
 /// the thread count.
 ProblemData make_problem_data(const Problem& problem);
 
+/// The rows of `values` a layout needs: padded_rows, or for the packed
+/// layout the largest packed_rows of `sets` (about half at MLPerf's
+/// lengths). Each value is a function of its index alone, so the packed
+/// values are the padded ones' first rows.
+int64_t stored_rows(const Problem& problem, const std::vector<LengthSet>& sets);
+
 /// The inputs of `problem`, shared by the points of a sweep that need the
 /// same ones: points differing only in toggles, layout or dtype (the inputs
-/// depend on the op, the shapes, the length sets, the blank and data_seed).
+/// depend on the op, the shapes, the length sets, the blank and data_seed;
+/// a packed point takes the first rows of a padded point's values).
 /// The last inputs made are kept until a point needs other ones, which
 /// releases them first (one problem's memory at a time), so a sweep over
 /// toggles makes them once. Points are prepared one at a time: not

@@ -61,6 +61,7 @@ TransducerBenchmark::TransducerBenchmark(const RunContext& ctx)
                 {"dtype", problem_.dtype},
                 {"length_sets", problem_.length_sets},
                 {"padded_rows", problem_.padded_rows()},
+                {"stored_rows", stored_rows(problem_, data_->sets)},
                 {"mean_valid_rows", mean_rows}};
   plan_.work = iteration_work(problem_, *data_);
   if (backend_ == Backend::kCuda) {

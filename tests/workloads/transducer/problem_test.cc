@@ -4,6 +4,9 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <memory>
+
 #include <gtest/gtest.h>
 
 namespace perflab::transducer {
@@ -59,7 +62,8 @@ TEST(TransducerProblem, PointsThatNeedTheSameInputsShareThem) {
   p.layout = Layout::kPacked;
   p.dtype = "bf16";
   EXPECT_EQ(shared_problem_data(p), first);
-  EXPECT_EQ(first->values, make_problem_data(p).values);
+  const ProblemData own = make_problem_data(p);  // what the packed point alone would make: the first rows
+  EXPECT_TRUE(std::equal(own.values.begin(), own.values.end(), first->values.begin()));
   // Other inputs: made anew, and the kept ones released once nobody holds them.
   const std::weak_ptr<const ProblemData> old = first;
   p.data_seed = 2025;
@@ -76,6 +80,42 @@ TEST(TransducerProblem, PointsThatNeedTheSameInputsShareThem) {
   EXPECT_EQ(shared_problem_data(joint)->f, make_problem_data(joint).f);
   joint.hidden = 13;
   EXPECT_EQ(shared_problem_data(joint)->f.size(), make_problem_data(joint).f.size());
+}
+
+TEST(TransducerProblem, ThePackedLayoutStoresOnlyTheRowsItPacks) {
+  for (Op op : {Op::kLoss, Op::kJoint}) {
+    Problem padded = problem(op);
+    padded.min_length_fraction = 0.3;  // short sequences: far fewer packed rows than padded
+    Problem packed = padded;
+    packed.layout = Layout::kPacked;
+    const ProblemData a = make_problem_data(padded), b = make_problem_data(packed);
+    int64_t most = 0;
+    for (const LengthSet& s : b.sets) most = std::max(most, s.packed_rows);
+    EXPECT_EQ(stored_rows(packed, b.sets), most);
+    EXPECT_LT(most, packed.padded_rows());
+    ASSERT_EQ(b.values.size(), static_cast<size_t>(most * packed.row_width()));
+    // The same values: the padded layout's first rows.
+    EXPECT_TRUE(std::equal(b.values.begin(), b.values.end(), a.values.begin()));
+    EXPECT_EQ(b.f, a.f);
+    EXPECT_EQ(b.sets[1].offsets, a.sets[1].offsets);
+  }
+}
+
+TEST(TransducerProblem, APackedPointTakesAPaddedPointsValuesAndNotTheOtherWayRound) {
+  Problem padded = problem(Op::kLoss);
+  padded.data_seed = 31;
+  Problem packed = padded;
+  packed.layout = Layout::kPacked;
+  const std::shared_ptr<const ProblemData> full = shared_problem_data(padded);
+  EXPECT_EQ(shared_problem_data(packed), full);  // its first rows serve
+  Problem other = packed;
+  other.data_seed = 32;
+  const std::shared_ptr<const ProblemData> small = shared_problem_data(other);
+  EXPECT_EQ(small->values.size(), static_cast<size_t>(stored_rows(other, small->sets) * other.row_width()));
+  other.layout = Layout::kPadded;
+  const std::shared_ptr<const ProblemData> again = shared_problem_data(other);
+  EXPECT_NE(again, small);  // a padded point needs more rows than the packed values hold
+  EXPECT_EQ(again->values.size(), static_cast<size_t>(other.padded_rows() * other.row_width()));
 }
 
 TEST(TransducerProblem, JointValuesAreInTheirRange) {
