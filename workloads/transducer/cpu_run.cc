@@ -21,12 +21,13 @@ namespace cpu = kernels::cpu;
 class CpuRun final : public TimedStep {
  public:
   CpuRun(const Problem& problem, const ProblemData& data) : pr_(problem), data_(data) {
-    const auto rows = static_cast<size_t>(pr_.padded_rows());
+    // The rows the layout uses: padded, or the most a length set packs.
+    const int64_t stored = stored_rows(pr_, data_.sets);
     const auto width = static_cast<size_t>(pr_.row_width());
-    out_.resize(rows * width);
+    out_.resize(static_cast<size_t>(stored) * width);
     if (pr_.op == Op::kLoss) {
       costs_.resize(static_cast<size_t>(pr_.batch));
-      workspace_.resize(static_cast<size_t>(cpu::rnnt_workspace_elements(pr_.padded_rows())));
+      workspace_.resize(static_cast<size_t>(cpu::rnnt_workspace_elements(stored)));
     } else {
       df_.resize(data_.f.size());
       dg_.resize(data_.g.size());

@@ -106,7 +106,8 @@ class CudaRun final : public TimedStep, public DeviceStep {
     // iteration (host_lengths_, host_offsets_: pinned), uploaded here.
     naive_offsets_ = kc::DeviceBuffer<int64_t>(static_cast<size_t>(pr_.batch + 1));
 
-    const size_t rows = static_cast<size_t>(pr_.padded_rows());
+    // The rows the layout uses: padded, or the most a length set packs.
+    const size_t rows = static_cast<size_t>(stored_rows(pr_, data_.sets));
     const size_t width = static_cast<size_t>(pr_.row_width());
     if (pr_.op == Op::kLoss) {
       if (dtype_ == kc::RnntDType::kFloat32) {

@@ -14,11 +14,12 @@ double cpu_bytes_needed(const Problem& pr) {
   return values * 4.0 * 2.0 + (pr.op == Op::kLoss ? static_cast<double>(pr.padded_rows()) * 3 * 8 : 0);
 }
 
-/// Device memory of the CUDA run: inputs and outputs at their padded size,
-/// and the loss workspace (log-probabilities when unfused, five floats per
-/// row for the statistics and alpha/beta).
-double cuda_bytes_needed(const Problem& pr, bool fused) {
-  const auto rows = static_cast<double>(pr.padded_rows());
+/// Device memory of the CUDA run: inputs and outputs at the rows the layout
+/// stores (`stored`: padded, or the most a length set packs), and the loss
+/// workspace (log-probabilities when unfused, five floats per row for the
+/// statistics and alpha/beta).
+double cuda_bytes_needed(const Problem& pr, bool fused, int64_t stored) {
+  const auto rows = static_cast<double>(stored);
   if (pr.op == Op::kLoss) {
     const double value = pr.dtype == "fp32" ? 4 : 2;
     const auto v = static_cast<double>(pr.vocab);
@@ -65,7 +66,8 @@ TransducerBenchmark::TransducerBenchmark(const RunContext& ctx)
                 {"mean_valid_rows", mean_rows}};
   plan_.work = iteration_work(problem_, *data_);
   if (backend_ == Backend::kCuda) {
-    plan_.device_bytes = cuda_bytes_needed(problem_, toggles_[Toggle::kFused].in_effect);
+    plan_.device_bytes =
+        cuda_bytes_needed(problem_, toggles_[Toggle::kFused].in_effect, stored_rows(problem_, data_->sets));
     plan_.device_bytes_advice = "reduce batch, max_time, max_labels or vocab";
   }
 }
