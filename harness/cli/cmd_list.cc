@@ -76,6 +76,10 @@ int list_command(const std::vector<std::string>& names) {
   for (Toggle t : kAllToggles) out << fmt::format("  --{:<12} {}\n", toggle_flag(t), toggle_help(t));
 
   for (const WorkloadInfo* w : workloads) print_workload(out, *w);
+  if (names.empty()) {
+    out << "\nYour own program as a workload: a NAME.workload.yaml file (docs/external-workloads.md);\n"
+           "perflab list FILE shows its parameters and toggles.\n";
+  }
   return 0;
 }
 
