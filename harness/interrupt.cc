@@ -54,9 +54,8 @@ void request_interrupt(int sig) { on_signal(sig); }
 void clear_interrupt() { g_signal.store(0); }
 
 std::string signal_name(int sig) {
-  if (sig == SIGINT) return "SIGINT";
-  if (sig == SIGTERM) return "SIGTERM";
-  return fmt::format("signal {}", sig);
+  const char* name = sigabbrev_np(sig);  // "INT", "SEGV", ...; null for a number glibc does not name
+  return name ? fmt::format("SIG{}", name) : fmt::format("signal {}", sig);
 }
 
 std::string this_host() {

@@ -25,7 +25,7 @@ class InterruptGuard {
 int interrupt_signal();
 /// Whether a stop was asked.
 inline bool interrupted() { return interrupt_signal() != 0; }
-/// "SIGINT", "SIGTERM" (or "signal N").
+/// "SIGINT", "SIGTERM", "SIGSEGV", ... (or "signal N" for one glibc does not name).
 std::string signal_name(int sig);
 /// Asks to stop as `sig` would (tests; a handler calls the same).
 void request_interrupt(int sig);

@@ -13,7 +13,6 @@
 namespace perflab {
 namespace {
 
-constexpr std::string_view kToken = ":::MLLOG ";
 /// Longer event lines are bad lines (MLPerf's are well under a KiB).
 constexpr size_t kMaxLineBytes = size_t{1} << 20;
 
@@ -63,11 +62,11 @@ MllogFile parse_mllog(std::string_view text) {
     std::string_view line = text.substr(0, end);
     text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
     ++number;
-    const size_t at = line.find(kToken);
+    const size_t at = line.find(kMllogToken);
     if (at == std::string_view::npos) continue;
     MllogEvent e;
     std::string problem;
-    if (parse_line(line.substr(at + kToken.size()), number, e, problem)) {
+    if (parse_line(line.substr(at + kMllogToken.size()), number, e, problem)) {
       f.events.push_back(std::move(e));
     } else if (f.bad_lines++ == 0) {
       f.first_problem = fmt::format("line {}: {}", number, problem);

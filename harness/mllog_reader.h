@@ -17,6 +17,9 @@
 
 namespace perflab {
 
+/// What marks an MLLOG line (anything before it is dropped).
+inline constexpr std::string_view kMllogToken = ":::MLLOG ";
+
 struct MllogEvent {
   std::string key;
   double time_ms = 0;

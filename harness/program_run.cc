@@ -2,9 +2,7 @@
 #include "harness/program_run.h"
 
 #include <chrono>
-#include <cmath>
 #include <fstream>
-#include <optional>
 #include <limits>
 #include <sstream>
 #include <vector>
@@ -21,7 +19,6 @@ namespace perflab {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::string_view kToken = ":::MLLOG ";
 /// The compliance checker reads one log; it gets this long.
 constexpr double kComplianceTimeoutS = 600;
 
@@ -31,7 +28,7 @@ std::string mllog_lines(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::string out, line;
   while (std::getline(in, line)) {
-    if (line.find(kToken) != std::string::npos) out += line + "\n";
+    if (line.find(kMllogToken) != std::string::npos) out += line + "\n";
   }
   return out;
 }
@@ -125,37 +122,26 @@ RunRecord run_program_seed(const Program& program, uint64_t seed, const fs::path
   options.stderr_file = work / (stem + ".err");
   options.timeout_s = program.timeout_s();
   options.stop = [] { return interrupted(); };
-  // Progress: the quality values the log gains as the program writes it.
-  const ProgramQuality watched = program.quality();
+  const ProgramQuality quality = program.quality();
+  // Progress: the log's MLLOG lines so far, read as the program writes them
+  // (once a second), and the quality curve made of them as at the end.
   FileTail tail(launch.writes_log_file ? log_path : options.stdout_file);
+  std::string log_so_far;
   RunRecord live;
   live.seed = seed;
-  std::optional<double> live_start_ms;
-  double live_loss = std::numeric_limits<double>::quiet_NaN();
   auto last_look = std::chrono::steady_clock::now();
   if (on_eval) {
     options.on_poll = [&] {
       const auto now = std::chrono::steady_clock::now();
       if (now - last_look < std::chrono::seconds(1)) return;
       last_look = now;
-      std::string text;
-      for (const std::string& line : tail.new_lines()) text += line + "\n";
-      bool evaluated = false;
-      for (const MllogEvent& e : parse_mllog(text).events) {
-        if (e.key == "run_start" && !live_start_ms) live_start_ms = e.time_ms;
-        if (e.key == "train_loss" && e.value.is_number()) live_loss = e.value.get<double>();
-        if (e.key != watched.key || !e.value.is_number()) continue;
-        ResultQualityPoint q;
-        q.value = e.value.get<double>();
-        if (auto epoch = e.metadata.find("epoch_num"); epoch != e.metadata.end() && epoch->is_number()) {
-          q.epoch = epoch->get<double>();
-        }
-        q.train_loss = live_loss;
-        q.elapsed_s = live_start_ms ? (e.time_ms - *live_start_ms) / 1e3 : 0;
-        live.quality_curve.push_back(q);
-        evaluated = true;
+      for (const std::string& line : tail.new_lines()) {
+        if (line.find(kMllogToken) != std::string::npos) log_so_far += line + "\n";
       }
-      if (evaluated) on_eval(live);
+      std::vector<ResultQualityPoint> curve = program_log_facts(parse_mllog(log_so_far), quality.key).curve;
+      if (curve.size() == live.quality_curve.size()) return;
+      live.quality_curve = std::move(curve);
+      on_eval(live);
     };
   }
   const ProcessOutcome process = run_process(launch.argv, options);
@@ -163,7 +149,6 @@ RunRecord run_program_seed(const Program& program, uint64_t seed, const fs::path
   // The log: the file the program was to write, or the MLLOG lines of its
   // output, kept as run_<i>.log like a built-in workload's.
   ProgramLogFacts facts;
-  const ProgramQuality quality = program.quality();
   if (launch.writes_log_file) {
     if (fs::is_regular_file(log_path)) {
       facts = program_log_facts(parse_mllog(mllog_lines(log_path)), quality.key);
@@ -187,11 +172,11 @@ RunRecord run_program_seed(const Program& program, uint64_t seed, const fs::path
   if (process.stopped) rec.reason = fmt::format("interrupted by {}; {}", signal_name(interrupt_signal()), rec.reason);
   rec.init_s = verdict.init_s;
   rec.time_to_train_s = verdict.time_to_train_s;
-  rec.train_s = verdict.time_to_train_s;
+  // train_s, eval_s and measured_s stay 0: perflab does not time inside the
+  // program (its wall time is program.wall_s).
   rec.samples = verdict.samples;
   rec.epochs = verdict.epochs;
   rec.throughput = verdict.throughput;
-  rec.measured_s = process.wall_s;
   rec.quality_curve = facts.curve;
   rec.log_file = log_path.filename().string();
   // What the log says of the plan, for the result's plan (fill_program_plan).
@@ -204,10 +189,7 @@ RunRecord run_program_seed(const Program& program, uint64_t seed, const fs::path
   p.command = launch.argv;
   p.env = launch.env;
   if (process.signal == 0) p.exit_status = process.exit_status;
-  if (process.signal != 0) {
-    const char* name = sigabbrev_np(process.signal);
-    p.signal = name ? fmt::format("SIG{}", name) : std::to_string(process.signal);
-  }
+  if (process.signal != 0) p.signal = signal_name(process.signal);
   p.timed_out = process.timed_out;
   p.wall_s = process.wall_s;
   p.stdout_file = options.stdout_file.filename().string();

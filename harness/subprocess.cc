@@ -23,6 +23,7 @@
 
 #include "base/error.h"
 #include "base/text.h"
+#include "harness/interrupt.h"
 
 namespace perflab {
 namespace {
@@ -79,6 +80,12 @@ int open_output(const std::filesystem::path& path) {
 
 }  // namespace
 
+std::string this_executable() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("perflab") : self.string();
+}
+
 std::vector<std::string> FileTail::new_lines() {
   std::vector<std::string> lines;
   std::ifstream in(path_, std::ios::binary);
@@ -102,10 +109,7 @@ std::vector<std::string> FileTail::new_lines() {
 std::string ProcessOutcome::describe() const {
   if (timed_out) return fmt::format("timed out after {:.0f} s and was stopped", wall_s);
   if (stopped) return "stopped: perflab was interrupted";
-  if (signal != 0) {
-    const char* name = sigabbrev_np(signal);
-    return name ? fmt::format("was killed by SIG{}", name) : fmt::format("was killed by signal {}", signal);
-  }
+  if (signal != 0) return "was killed by " + signal_name(signal);
   return fmt::format("exited with status {}", exit_status);
 }
 

@@ -20,6 +20,10 @@ struct ProgramOutput {
   std::string err;      ///< Its standard error.
 };
 
+/// The path of the running executable (/proc/self/exe), "perflab" when it
+/// cannot be read.
+std::string this_executable();
+
 /// The full path of `name` found on PATH (a name with '/' is taken as a
 /// path), if it names an executable file.
 std::optional<std::string> find_program(const std::string& name);

@@ -169,7 +169,7 @@ SubmitOutcome submit_sweep(const std::vector<RunSpec>& specs, const fs::path& sw
   common.launcher = options.ntasks > 1 && programs == 0 ? rank_launcher() : "";
   common.partition = options.partition;
   common.time_limit = options.time_limit;
-  common.perflab = fs::read_symlink("/proc/self/exe").string();
+  common.perflab = this_executable();
 
   // Every run to submit, its run file written: neither done nor in SLURM's hands.
   std::vector<size_t> pending;

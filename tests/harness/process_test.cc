@@ -3,10 +3,12 @@
 // whole process group, and a stop request.
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -60,34 +62,57 @@ TEST_F(Process, ASignalIsReported) {
   EXPECT_EQ(p.describe(), "was killed by SIGSEGV");
 }
 
-TEST_F(Process, ATimeoutEndsTheWholeGroup) {
-  // The shell starts a grandchild that would outlive it; the group ends.
+TEST_F(Process, ATimeoutStopsIt) {
   options_.timeout_s = 0.2;
-  options_.grace_s = 60;  // SIGTERM ends the shell; a slow machine must not turn it into SIGKILL
-  const ProcessOutcome p =
-      run_process({"sh", "-c", "sleep 1000 & echo $! > " + (dir_ / "child").string() + "; wait"}, options_);
+  options_.grace_s = 60;  // SIGTERM ends it; a slow machine must not turn it into SIGKILL
+  const ProcessOutcome p = run_process({"sleep", "1000"}, options_);
   EXPECT_TRUE(p.timed_out);
   EXPECT_EQ(p.signal, 15);  // SIGTERM ended it within the grace period
   EXPECT_GE(p.wall_s, 0.2);
-  const std::string child = read("child");
-  ASSERT_FALSE(child.empty());
-  // The grandchild is gone (a zombie at most until init reaps it).
-  const fs::path status = fs::path("/proc") / child.substr(0, child.find('\n')) / "status";
-  std::string state;
-  if (fs::exists(status)) {
+  EXPECT_EQ(p.describe().rfind("timed out after", 0), 0u) << p.describe();
+}
+
+/// Whether process `pid` is gone (or a zombie, until init reaps it), waiting
+/// up to 60 s for a killed process to die: the verdict is not the wait's.
+bool ended(const std::string& pid) {
+  const fs::path status = fs::path("/proc") / pid / "status";
+  for (int i = 0; i < 600; ++i) {
+    std::string state;
     std::ifstream in(status);
     for (std::string l; std::getline(in, l);) {
       if (l.rfind("State:", 0) == 0) state = l;
     }
+    if (state.empty() || state.find('Z') != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_TRUE(state.empty() || state.find("Z") != std::string::npos) << state;
+  return false;
+}
+
+TEST_F(Process, StoppingItEndsTheWholeGroup) {
+  // The shell starts a grandchild that would outlive it and names it; the
+  // stop comes once it has (whenever that is), and the whole group ends.
+  const fs::path child_file = dir_ / "child";
+  options_.grace_s = 60;
+  options_.stop = [&] { return fs::exists(child_file) && fs::file_size(child_file) > 0; };
+  const ProcessOutcome p = run_process(
+      {"sh", "-c", "sleep 1000 & echo $! > " + (dir_ / "child.tmp").string() + " && mv " +
+                       (dir_ / "child.tmp").string() + " " + child_file.string() + "; wait"},
+      options_);
+  EXPECT_TRUE(p.stopped);
+  EXPECT_EQ(p.signal, 15);
+  const std::string child = read("child");
+  ASSERT_FALSE(child.empty());
+  EXPECT_TRUE(ended(child.substr(0, child.find('\n')))) << "the grandchild outlived its group";
 }
 
 TEST_F(Process, AProgramThatIgnoresSigtermIsKilled) {
-  options_.timeout_s = 0.1;
+  // Stopped once SIGTERM is ignored (the program says so), then killed after the grace.
+  const fs::path ready = dir_ / "ready";
   options_.grace_s = 0.2;
-  const ProcessOutcome p = run_process({"sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"}, options_);
-  EXPECT_TRUE(p.timed_out);
+  options_.stop = [&] { return fs::exists(ready); };
+  const ProcessOutcome p =
+      run_process({"sh", "-c", "trap '' TERM; : > " + ready.string() + "; while :; do sleep 0.05; done"}, options_);
+  EXPECT_TRUE(p.stopped);
   EXPECT_EQ(p.signal, 9);
 }
 

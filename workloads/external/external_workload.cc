@@ -18,12 +18,6 @@ namespace perflab::external {
 namespace fs = std::filesystem;
 namespace {
 
-std::string this_executable() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("perflab") : self.string();
-}
-
 /// A parameter's value as the program gets it: text as typed for strings,
 /// numbers as JSON writes them (shortest exact form).
 std::string param_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }

@@ -27,10 +27,24 @@ const std::vector<std::string> kTopKeys = {"name",    "summary",     "command", 
 /// Placeholders every command may use, beside the parameters.
 const std::vector<std::string> kBuiltinPlaceholders = {"seed",    "out",     "mllog",  "workload_dir",
                                                        "perflab", "backend", "threads"};
-/// The official checker on MLPerf's newest training rules (shared/MLLOG.md).
-const std::vector<std::string> kDefaultCompliance = {
-    "python3", "-m", "mlperf_logging.compliance_checker", "--usage", "training", "--ruleset", "6.1.0",
-    "--log_output", "{out}/compliance_checker.log", "{mllog}"};
+/// mlperf_logging's official checker on the log ({mllog}), with its own
+/// rules for `usage` and `ruleset`, or with the rules file `config` (an
+/// absolute path; empty: the official ones).
+std::vector<std::string> official_checker(const std::string& usage, const std::string& ruleset,
+                                          const std::string& config) {
+  std::vector<std::string> argv = {"python3",   "-m",    "mlperf_logging.compliance_checker",
+                                   "--usage",   usage,   "--ruleset",
+                                   ruleset,     "--log_output", "{out}/compliance_checker.log"};
+  if (!config.empty()) {
+    argv.push_back("--config");
+    argv.push_back(config);
+  }
+  argv.push_back("{mllog}");
+  return argv;
+}
+
+/// By default: MLPerf's newest training rules (shared/MLLOG.md).
+const std::vector<std::string> kDefaultCompliance = official_checker("training", "6.1.0", "");
 
 class Reader {
  public:
@@ -307,17 +321,12 @@ WorkloadFile parse_workload_file(const std::string& yaml, const fs::path& path) 
         f.compliance = r.list(c["command"], "compliance.command");
         if (f.compliance.empty()) r.fail(c["command"], "compliance.command is empty");
       } else {
-        f.compliance = {"python3", "-m", "mlperf_logging.compliance_checker",
-                        "--usage", c["usage"] ? r.text(c["usage"], "compliance.usage") : "training",
-                        "--ruleset", c["ruleset"] ? r.text(c["ruleset"], "compliance.ruleset") : "6.1.0",
-                        "--log_output", "{out}/compliance_checker.log"};
-        if (c["config"]) {
-          // Relative to the workload file; the checker wants absolute paths.
-          const fs::path config = f.path.parent_path() / r.text(c["config"], "compliance.config");
-          f.compliance.push_back("--config");
-          f.compliance.push_back(config.lexically_normal().string());
-        }
-        f.compliance.push_back("{mllog}");
+        // A config is relative to the workload file; the checker wants absolute paths.
+        const std::string config =
+            c["config"] ? (f.path.parent_path() / r.text(c["config"], "compliance.config")).lexically_normal().string()
+                        : "";
+        f.compliance = official_checker(c["usage"] ? r.text(c["usage"], "compliance.usage") : "training",
+                                        c["ruleset"] ? r.text(c["ruleset"], "compliance.ruleset") : "6.1.0", config);
       }
     }
   }
