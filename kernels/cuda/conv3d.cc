@@ -78,20 +78,47 @@ int to_int(int64_t v) { return static_cast<int>(v); }
 
 /// The first of cuDNN's ranked algorithms that ran its self-check, fits the
 /// math asked for (never fp16 conversion; no tensor cores for kFp32) and
-/// reports a workspace size for this configuration.
+/// reports a workspace size for this configuration. When none of the ranked
+/// ones does, every algorithm of the pass (`count` of them, ranked or not) is
+/// tried with the math asked for by its workspace query, which fails for a
+/// configuration the algorithm does not support (the tests compare every
+/// pass with the CPU kernel, so a wrong choice fails there). What cuDNN answered for each is appended to `tried`, so a
+/// shape with no algorithm says why (the first H200 run found none for any
+/// backward-data shape, 2026-11-26, with no more detail to go on).
 template <typename Perf, typename Algo, typename WorkspaceSize>
-bool choose_algorithm(const std::vector<Perf>& perf, int returned, Conv3dMath math, WorkspaceSize workspace_size,
-                      Algo* algo, size_t* bytes, cudnnMathType_t* math_type) {
+bool choose_algorithm(const std::vector<Perf>& perf, int returned, int count, Conv3dMath math,
+                      WorkspaceSize workspace_size, Algo* algo, size_t* bytes, cudnnMathType_t* math_type,
+                      std::string* tried) {
+  const cudnnMathType_t asked = math == Conv3dMath::kFp32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
   for (int i = 0; i < returned; ++i) {
     const Perf& candidate = perf[static_cast<size_t>(i)];
-    if (candidate.status != CUDNN_STATUS_SUCCESS) continue;
-    if (candidate.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
-    if (math == Conv3dMath::kFp32 && candidate.mathType == CUDNN_TENSOR_OP_MATH) continue;
+    *tried += fmt::format(" [algo {} ranked {}: {}, math {}", static_cast<int>(candidate.algo), i,
+                          cudnnGetErrorString(candidate.status), static_cast<int>(candidate.mathType));
+    if (candidate.status != CUDNN_STATUS_SUCCESS || candidate.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ||
+        (math == Conv3dMath::kFp32 && candidate.mathType == CUDNN_TENSOR_OP_MATH)) {
+      *tried += "]";
+      continue;
+    }
     size_t needed = 0;
-    if (workspace_size(candidate.algo, &needed) != CUDNN_STATUS_SUCCESS) continue;
+    const cudnnStatus_t ws = workspace_size(candidate.algo, &needed);
+    if (ws != CUDNN_STATUS_SUCCESS) {
+      *tried += fmt::format(", workspace {}]", cudnnGetErrorString(ws));
+      continue;
+    }
+    *tried += "]";
     *algo = candidate.algo;
     *bytes = needed;
     *math_type = math == Conv3dMath::kFp32 ? CUDNN_FMA_MATH : candidate.mathType;
+    return true;
+  }
+  for (int a = 0; a < count; ++a) {
+    size_t needed = 0;
+    const cudnnStatus_t ws = workspace_size(static_cast<Algo>(a), &needed);
+    *tried += fmt::format(" [algo {} by its workspace query: {}]", a, cudnnGetErrorString(ws));
+    if (ws != CUDNN_STATUS_SUCCESS) continue;
+    *algo = static_cast<Algo>(a);
+    *bytes = needed;
+    *math_type = asked;
     return true;
   }
   return false;
@@ -167,6 +194,7 @@ struct Conv3d::Plan {
   cudnnConvolutionFwdAlgo_t forward_algo{};
   cudnnConvolutionBwdDataAlgo_t data_algo{};
   cudnnConvolutionBwdFilterAlgo_t filter_algo{};
+  std::string tried;  ///< What cuDNN answered for each form built (for the no-algorithm message).
 
   Plan() = default;
   Plan(const Plan&) = delete;
@@ -188,6 +216,7 @@ struct Conv3d::Plan {
   bool build(bool stage) {
     destroy();
     staged = stage;
+    tried += stage ? " staged:" : " direct:";
     const cpu::Conv3dGeometry& g = shape.geometry;
     const int64_t r = g.k / 2, hw = g.height * g.width;
     const cpu::ConstPlaneView xv = x_side(shape), yv = y_side(shape);
@@ -234,11 +263,11 @@ struct Conv3d::Plan {
         PERFLAB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle, x_desc, w_desc, conv, y_desc, count,
                                                                    &returned, perf.data()));
         found = choose_algorithm(
-            perf, returned, shape.math,
+            perf, returned, count, shape.math,
             [&](cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
               return cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc, w_desc, conv, y_desc, algo, bytes);
             },
-            &forward_algo, &cudnn_bytes, &math_type);
+            &forward_algo, &cudnn_bytes, &math_type, &tried);
         break;
       }
       case Conv3dPass::kBackwardData: {
@@ -248,11 +277,11 @@ struct Conv3d::Plan {
         PERFLAB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, w_desc, y_desc, conv, x_desc, count,
                                                                         &returned, perf.data()));
         found = choose_algorithm(
-            perf, returned, shape.math,
+            perf, returned, count, shape.math,
             [&](cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
               return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, w_desc, y_desc, conv, x_desc, algo, bytes);
             },
-            &data_algo, &cudnn_bytes, &math_type);
+            &data_algo, &cudnn_bytes, &math_type, &tried);
         break;
       }
       case Conv3dPass::kBackwardFilter: {
@@ -262,12 +291,12 @@ struct Conv3d::Plan {
         PERFLAB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, x_desc, y_desc, conv, w_desc,
                                                                           count, &returned, perf.data()));
         found = choose_algorithm(
-            perf, returned, shape.math,
+            perf, returned, count, shape.math,
             [&](cudnnConvolutionBwdFilterAlgo_t algo, size_t* bytes) {
               return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, x_desc, y_desc, conv, w_desc, algo,
                                                                     bytes);
             },
-            &filter_algo, &cudnn_bytes, &math_type);
+            &filter_algo, &cudnn_bytes, &math_type, &tried);
         break;
       }
     }
@@ -302,7 +331,8 @@ Conv3d::Conv3d(const CudnnHandle& handle, const Conv3dArguments& shape) : plan_(
       "conv3d: cuDNN has no {} algorithm for N={} C_in={} C_out={} D {}->{} H={} W={} k={} ({})",
       conv3d_pass_name(shape.pass), shape.geometry.batch, shape.geometry.c_in, shape.geometry.c_out,
       x_side(shape).planes, y_side(shape).planes, shape.geometry.height, shape.geometry.width, shape.geometry.k,
-      shape.math == Conv3dMath::kFp32 ? "fp32" : "tf32"));
+      shape.math == Conv3dMath::kFp32 ? "fp32" : "tf32") + "; cuDNN " + std::to_string(cudnnGetVersion()) +
+      " answered" + p.tried);
 }
 
 Conv3d::~Conv3d() = default;

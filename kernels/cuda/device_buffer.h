@@ -44,19 +44,32 @@ class DeviceBuffer {
   size_t size() const { return count_; }
   size_t bytes() const { return count_ * sizeof(T); }
 
-  /// Synchronous copies (setup and tests only; never inside run()).
+  /// Copies that have landed when they return, for every stream (setup and
+  /// tests only; never inside run()). cudaMemcpy from pageable memory and
+  /// cudaMemset go on the legacy stream and may return before the DMA or
+  /// the fill lands, and a non-blocking stream does not wait for the legacy
+  /// stream: the first H200 run read stale input that way (NCCL test,
+  /// 2026-11-26). So upload and zero wait for the legacy stream, and
+  /// download waits for the whole device before it reads.
   void upload(const std::vector<T>& host) {
     if (!host.empty()) {
       PERFLAB_CUDA_CHECK(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));  // sync outside the iteration: setup
+      PERFLAB_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));  // sync outside the iteration: setup
     }
   }
   std::vector<T> download() const {
     std::vector<T> host(count_);
-    if (count_ > 0) PERFLAB_CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));  // sync outside the iteration: tests and read-back
+    if (count_ > 0) {
+      PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());  // sync outside the iteration: tests and read-back
+      PERFLAB_CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));  // sync outside the iteration: tests and read-back
+    }
     return host;
   }
   void zero() {
-    if (count_ > 0) PERFLAB_CUDA_CHECK(cudaMemset(data_, 0, bytes()));
+    if (count_ > 0) {
+      PERFLAB_CUDA_CHECK(cudaMemset(data_, 0, bytes()));
+      PERFLAB_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));  // sync outside the iteration: setup
+    }
   }
 
  private:

@@ -40,8 +40,11 @@ std::vector<unsigned char> run_on_device(NcclFixture& f, const CollectiveCall& c
   std::vector<unsigned char> input;
   fill_input(call, input);
   cu::DeviceBuffer<unsigned char> send(layout.send_elements * esize), recv(layout.shared ? 0 : layout.recv_elements * esize);
-  PERFLAB_CUDA_CHECK(cudaMemcpy(send.data() + layout.send_offset * esize, input.data(), input.size(),
-                                cudaMemcpyHostToDevice));
+  // On the stream NCCL runs on: a pageable cudaMemcpy on the legacy stream
+  // may return before its DMA lands, and NCCL's non-blocking stream would
+  // not wait for it (the first H200 run read stale input here, 2026-11-26).
+  PERFLAB_CUDA_CHECK(cudaMemcpyAsync(send.data() + layout.send_offset * esize, input.data(), input.size(),
+                                     cudaMemcpyHostToDevice, f.stream.get()));
   unsigned char* out = layout.shared ? send.data() + layout.recv_offset * esize : recv.data();
   if (graph) {
     cudaGraph_t g = nullptr;
