@@ -19,7 +19,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = int64_t{1} << 20;  // grid-stride loops cover the rest
 constexpr size_t kAlign = 256;
-constexpr int kUnroll = 8;                             // gradient rows loaded at once by the update
 constexpr int64_t kMaxRowsForKeys = int64_t{1} << 32;  // rows are uint32 sort keys
 
 using RowKey = uint32_t;  // global row id
@@ -137,50 +136,163 @@ __global__ void make_keys_kernel(const int64_t* __restrict__ row_offsets,
   }
 }
 
-/// For each distinct row r < *num_runs and column d: sum the gradients of
-/// its slots in slot order (the sort is stable), then
-/// row -= lr * sum, rounded as the CPU rounds (no fused multiply-add).
-/// Launched over at least num_runs * dim threads; the rest do nothing.
-__global__ void sgd_rows_kernel(const RowKey* __restrict__ unique_rows,
-                                const int32_t* __restrict__ run_offsets,
-                                const int32_t* __restrict__ run_counts,
-                                const Slot* __restrict__ sorted_slots,
-                                const int32_t* __restrict__ num_runs,
-                                const float* __restrict__ grad, const float* __restrict__ lr_device,
-                                int64_t dim, float* __restrict__ tables) {
-  const int64_t total = int64_t{*num_runs} * dim;
-  const float lr = *lr_device;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t run = i / dim;
-    const int64_t col = i - run * dim;
-    const int32_t begin = run_offsets[run];
-    const int32_t end = begin + run_counts[run];
-    float sum = 0.0f;
-    int32_t k = begin;
-    // Eight loads in flight per step (a hot row may have thousands of
-    // slots); the additions stay in slot order.
-    for (; end - k >= kUnroll; k += kUnroll) {
-      float g[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) g[u] = grad[int64_t{sorted_slots[k + u]} * dim + col];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) sum = __fadd_rn(sum, g[u]);
+/// Columns each lane accumulates per pass over a run: a warp covers
+/// 32 * kColsPerLane columns at once (DLRM's 128 in one pass).
+constexpr int kColsPerLane = 4;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+/// Slots per tile of the sorted order: enough tiles to give every SM
+/// several warps at small batches, few enough that combining a hot row's
+/// chunks stays short at large ones (B*T = 1.7M: 256, 6,656 tiles).
+int64_t tile_slots(int64_t num_slots) {
+  constexpr int64_t kTargetTiles = 4096;
+  return std::clamp<int64_t>((num_slots + kTargetTiles - 1) / kTargetTiles, 32, 256);
+}
+
+int64_t tiles_for(int64_t num_slots) {
+  const int64_t tile = tile_slots(num_slots);
+  return (num_slots + tile - 1) / tile;
+}
+
+/// The run holding sorted position x: the last r with run_offsets[r] <= x.
+/// Offsets past the last run equal num_slots (their counts are zero), so the
+/// search needs no run count.
+__device__ int64_t run_holding(const int32_t* __restrict__ run_offsets, int64_t num_slots, int64_t x) {
+  int64_t lo = 0, hi = num_slots;
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (run_offsets[mid] <= x) {
+      lo = mid;
+    } else {
+      hi = mid;
     }
-    for (; k < end; ++k) sum = __fadd_rn(sum, grad[int64_t{sorted_slots[k]} * dim + col]);
-    float* w = tables + int64_t{unique_rows[run]} * dim + col;
-    *w = __fsub_rn(*w, __fmul_rn(lr, sum));
+  }
+  return lo;
+}
+
+/// acc[i] += grad[slot, c0 + lane + 32 i] for the slots at sorted positions
+/// [begin, end), in order (warp-uniform arguments). Each lane loads one
+/// slot index of 32 and the warp broadcasts it, so a row's gradient is
+/// read in coalesced 128-byte pieces.
+__device__ void add_slots(const Slot* __restrict__ sorted_slots, const float* __restrict__ grad, int64_t dim,
+                          int64_t c0, int64_t begin, int64_t end, float (&acc)[kColsPerLane]) {
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  for (int64_t base = begin; base < end; base += 32) {
+    const int count = static_cast<int>(end - base < 32 ? end - base : 32);
+    const Slot mine = lane < count ? sorted_slots[base + lane] : 0;
+#pragma unroll 8
+    for (int u = 0; u < count; ++u) {
+      const float* __restrict__ row = grad + int64_t{__shfl_sync(kFullMask, mine, u)} * dim;
+#pragma unroll
+      for (int i = 0; i < kColsPerLane; ++i) {
+        const int64_t col = c0 + lane + 32 * i;
+        if (col < dim) acc[i] = __fadd_rn(acc[i], row[col]);
+      }
+    }
+  }
+}
+
+/// w -= lr * sum, rounded as the CPU rounds (no fused multiply-add).
+__device__ void apply_sgd(float* __restrict__ w, int64_t dim, int64_t c0, float lr,
+                          const float (&acc)[kColsPerLane]) {
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+#pragma unroll
+  for (int i = 0; i < kColsPerLane; ++i) {
+    const int64_t col = c0 + lane + 32 * i;
+    if (col < dim) w[col] = __fsub_rn(w[col], __fmul_rn(lr, acc[i]));
+  }
+}
+
+/// The sparse SGD of every distinct row, one warp per tile of `tile` sorted
+/// positions (so the grid follows B*T, never B*T*dim, and no warp waits on
+/// a hot row's thousands of slots):
+///  - a run of at most `tile` slots is summed in slot order and applied by
+///    the warp of the tile it starts in: the CPU's order, so such rows
+///    match the CPU bit for bit;
+///  - a longer run is cut into chunks of `tile` slots from its start; the
+///    warp of the tile a chunk starts in sums it into `partials` (slot
+///    2q + 1 for a run's first chunk, 2q for a later one: a tile holds at
+///    most one of each), and the warp that finishes the run's last chunk
+///    (counted in done[start / tile], zeroed before the launch) adds the
+///    chunks in chunk order and applies the row. The order is fixed, so the
+///    result is the same on every run; against the CPU's sequential sum it
+///    differs by rounding within the bound the tests state.
+__global__ void sgd_tiles_kernel(const RowKey* __restrict__ unique_rows, const int32_t* __restrict__ run_offsets,
+                                 const int32_t* __restrict__ run_counts, const Slot* __restrict__ sorted_slots,
+                                 int64_t num_slots, int64_t tile, int64_t num_tiles,
+                                 const float* __restrict__ grad, const float* __restrict__ lr_device, int64_t dim,
+                                 float* __restrict__ partials, unsigned* __restrict__ done,
+                                 float* __restrict__ tables) {
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const int64_t warp = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
+  const int64_t warps = (int64_t{gridDim.x} * blockDim.x) >> 5;
+  const float lr = *lr_device;
+  constexpr int64_t kPass = 32 * kColsPerLane;
+  for (int64_t q = warp; q < num_tiles; q += warps) {
+    const int64_t first = q * tile;
+    const int64_t last = first + tile < num_slots ? first + tile : num_slots;
+    for (int64_t r = run_holding(run_offsets, num_slots, first); r < num_slots; ++r) {
+      const int64_t start = run_offsets[r];
+      const int64_t count = run_counts[r];
+      if (start >= last || count == 0) break;
+      float* __restrict__ w = tables + int64_t{unique_rows[r]} * dim;
+      if (count <= tile) {
+        if (start < first) continue;  // the tile it starts in updates it
+        for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
+          float acc[kColsPerLane] = {};
+          add_slots(sorted_slots, grad, dim, c0, start, start + count, acc);
+          apply_sgd(w, dim, c0, lr, acc);
+        }
+        continue;
+      }
+      const int64_t chunks = (count + tile - 1) / tile;
+      const int64_t j = start >= first ? 0 : (first - start + tile - 1) / tile;
+      const int64_t from = start + j * tile;
+      if (j >= chunks || from >= last) continue;
+      const int64_t to = from + tile < start + count ? from + tile : start + count;
+      float* __restrict__ partial = partials + (2 * q + (j == 0 ? 1 : 0)) * dim;
+      for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
+        float acc[kColsPerLane] = {};
+        add_slots(sorted_slots, grad, dim, c0, from, to, acc);
+#pragma unroll
+        for (int i = 0; i < kColsPerLane; ++i) {
+          const int64_t col = c0 + lane + 32 * i;
+          if (col < dim) partial[col] = acc[i];
+        }
+      }
+      __threadfence();  // this chunk's partial is visible before it is counted
+      __syncwarp();
+      unsigned finished = 0;
+      if (lane == 0) finished = atomicAdd(done + start / tile, 1u) + 1u;
+      finished = __shfl_sync(kFullMask, finished, 0);
+      if (finished != static_cast<unsigned>(chunks)) continue;
+      __threadfence();
+      for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
+        float acc[kColsPerLane] = {};
+        for (int64_t k = 0; k < chunks; ++k) {
+          const int64_t qk = (start + k * tile) / tile;
+          const float* part = partials + (2 * qk + (k == 0 ? 1 : 0)) * dim;
+#pragma unroll
+          for (int i = 0; i < kColsPerLane; ++i) {
+            const int64_t col = c0 + lane + 32 * i;
+            if (col < dim) acc[i] = __fadd_rn(acc[i], __ldcg(part + col));  // L2: written by other SMs
+          }
+        }
+        apply_sgd(w, dim, c0, lr, acc);
+      }
+    }
   }
 }
 
 /// Where each buffer sits in the backward's workspace (byte offsets).
 struct BackwardLayout {
   size_t keys_in = 0, keys_out = 0, slots_in = 0, slots_out = 0;
-  size_t unique_rows = 0, run_counts = 0, run_offsets = 0, num_runs = 0;
+  size_t unique_rows = 0, run_counts = 0, done = 0, zeroed_bytes = 0, run_offsets = 0, num_runs = 0;
+  size_t partials = 0;
   size_t temp = 0, temp_bytes = 0, total = 0;
 };
 
-BackwardLayout backward_layout(int64_t num_slots, int key_bits) {
+BackwardLayout backward_layout(int64_t num_slots, int64_t dim, int key_bits) {
   const int n = static_cast<int>(num_slots);
   size_t sort_bytes = 0, encode_bytes = 0, scan_bytes = 0;
   PERFLAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
@@ -205,8 +317,14 @@ BackwardLayout backward_layout(int64_t num_slots, int key_bits) {
   l.slots_in = take(count * sizeof(Slot));
   l.slots_out = take(count * sizeof(Slot));
   l.unique_rows = take(count * sizeof(RowKey));
-  l.run_counts = take(count * sizeof(int32_t));
+  // The run counts and the long runs' done counters are one block: one
+  // memset zeroes both before each update.
+  const size_t tiles = static_cast<size_t>(tiles_for(num_slots));
+  l.zeroed_bytes = count * sizeof(int32_t) + tiles * sizeof(unsigned);
+  l.run_counts = take(l.zeroed_bytes);
+  l.done = l.run_counts + count * sizeof(int32_t);
   l.run_offsets = take(count * sizeof(int32_t));
+  l.partials = take(2 * tiles * static_cast<size_t>(dim) * sizeof(float));
   l.num_runs = take(sizeof(int32_t));
   l.temp_bytes = std::max({sort_bytes, encode_bytes, scan_bytes, size_t{1}});
   l.temp = take(l.temp_bytes);
@@ -271,7 +389,7 @@ LaunchList EmbeddingBackwardSgd::launches(const EmbeddingArguments& a) {
           {"DeviceReduceByKey", "CUB run-length encoding: distinct rows and their counts", "",
            {n * sizeof(RowKey) + 2 * n * sizeof(int32_t), 0, ""}},
           {"DeviceScan", "CUB exclusive scan: each row's first slot", "", {2 * n * sizeof(int32_t), 0, ""}},
-          {"sgd_rows_kernel", "sparse SGD of every distinct row", "",
+          {"sgd_tiles_kernel", "sparse SGD of every distinct row (a warp per tile of sorted slots)", "",
            {n * static_cast<double>(a.dim) * sizeof(float) + n * (sizeof(Slot) + 2 * sizeof(int32_t)),
             n * static_cast<double>(a.dim) * 2, "fp32"}}};
 }
@@ -296,14 +414,14 @@ Status EmbeddingBackwardSgd::can_implement(const EmbeddingArguments& args) {
 }
 
 size_t EmbeddingBackwardSgd::workspace_bytes(const EmbeddingArguments& args) {
-  return backward_layout(args.batch * args.num_tables, row_key_bits(args.total_rows)).total;
+  return backward_layout(args.batch * args.num_tables, args.dim, row_key_bits(args.total_rows)).total;
 }
 
 void EmbeddingBackwardSgd::run(const EmbeddingArguments& a, void* workspace, cudaStream_t stream) {
   const int64_t num_slots = a.batch * a.num_tables;
   const int n = static_cast<int>(num_slots);
   const int key_bits = row_key_bits(a.total_rows);
-  const BackwardLayout l = backward_layout(num_slots, key_bits);
+  const BackwardLayout l = backward_layout(num_slots, a.dim, key_bits);
   auto* keys_in = at_offset<RowKey>(workspace, l.keys_in);
   auto* keys_out = at_offset<RowKey>(workspace, l.keys_out);
   auto* slots_in = at_offset<Slot>(workspace, l.slots_in);
@@ -312,6 +430,8 @@ void EmbeddingBackwardSgd::run(const EmbeddingArguments& a, void* workspace, cud
   auto* run_counts = at_offset<int32_t>(workspace, l.run_counts);
   auto* run_offsets = at_offset<int32_t>(workspace, l.run_offsets);
   auto* num_runs = at_offset<int32_t>(workspace, l.num_runs);
+  auto* done = at_offset<unsigned>(workspace, l.done);
+  auto* partials = at_offset<float>(workspace, l.partials);
   void* temp = at_offset<void>(workspace, l.temp);
 
   make_keys_kernel<<<blocks_for(num_slots), kThreads, 0, stream>>>(
@@ -320,10 +440,10 @@ void EmbeddingBackwardSgd::run(const EmbeddingArguments& a, void* workspace, cud
   size_t temp_bytes = l.temp_bytes;
   PERFLAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, slots_in,
                                                      slots_out, n, 0, key_bits, stream));
-  // Counts past the number of runs are scanned but never used; zero them so
-  // the scan reads defined memory.
-  PERFLAB_CUDA_CHECK(
-      cudaMemsetAsync(run_counts, 0, static_cast<size_t>(num_slots) * sizeof(int32_t), stream));
+  // Counts past the number of runs are scanned (their offsets become B*T,
+  // which the update's search relies on); zero them, and the long runs'
+  // done counters with them.
+  PERFLAB_CUDA_CHECK(cudaMemsetAsync(run_counts, 0, l.zeroed_bytes, stream));
   temp_bytes = l.temp_bytes;
   PERFLAB_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(temp, temp_bytes, keys_out, unique_rows,
                                                         run_counts, num_runs, n, stream));
@@ -331,18 +451,23 @@ void EmbeddingBackwardSgd::run(const EmbeddingArguments& a, void* workspace, cud
   PERFLAB_CUDA_CHECK(
       cub::DeviceScan::ExclusiveSum(temp, temp_bytes, run_counts, run_offsets, n, stream));
 
-  // The update reads the run count on the device either way; the
-  // synchronising variant only sizes its launch to it.
-  int64_t update_work = num_slots * a.dim;
+  // The update's grid is the sorted order's tiles in both variants (every
+  // tile holds a run's or a chunk's start, whatever the data). The
+  // synchronising variant still reads the distinct-row count back first:
+  // the host sync a step without the sync-free toggle makes.
+  const int64_t tile = tile_slots(num_slots);
+  const int64_t tiles = tiles_for(num_slots);
   if (a.mode == EmbeddingUpdateMode::kSynchronising) {
     int32_t runs_host = 0;
     counted_copy_to_host(&runs_host, num_runs, sizeof(runs_host), stream);
-    update_work = int64_t{runs_host} * a.dim;
   }
-  sgd_rows_kernel<<<blocks_for(update_work), kThreads, 0, stream>>>(
-      unique_rows, run_offsets, run_counts, slots_out, num_runs, a.grad, a.lr_device, a.dim,
-      a.tables);
-  PERFLAB_CUDA_CHECK_LAUNCH("sgd_rows_kernel");
+  constexpr int64_t kWarpsPerBlock = kThreads / 32;
+  const auto blocks =
+      static_cast<unsigned>(std::clamp<int64_t>((tiles + kWarpsPerBlock - 1) / kWarpsPerBlock, 1, kMaxBlocks));
+  sgd_tiles_kernel<<<blocks, kThreads, 0, stream>>>(unique_rows, run_offsets, run_counts, slots_out, num_slots,
+                                                    tile, tiles, a.grad, a.lr_device, a.dim,
+                                                    partials, done, a.tables);
+  PERFLAB_CUDA_CHECK_LAUNCH("sgd_tiles_kernel");
 }
 
 }  // namespace perflab::kernels::cuda

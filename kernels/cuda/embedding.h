@@ -12,14 +12,16 @@
 //
 // The backward deduplicates with CUB (radix sort of global row ids paired
 // with their slot b*T+t, run-length encode, exclusive scan), then one update
-// per distinct row, its gradients summed in slot order. The CPU reference
-// applies each occurrence in turn (r -= lr*g1; r -= lr*g2; ...): equal in
-// exact arithmetic, so the two agree to rounding (bit for bit when a row is
-// read once). Two variants behind one Arguments type:
-//   kSyncFree       buffers sized for B*T slots; the update kernel covers
-//                   every slot and is masked by the device-side unique count.
-//   kSynchronising  reads the unique count back (counted_copy_to_host, one
-//                   host sync per run) and launches the update sized to it.
+// per distinct row: a warp per tile of sorted slots sums each row that
+// starts in its tile in slot order, the CPU's order (bit for bit with the
+// CPU); a row read more often than a tile holds (a hot row: ~36k slots at
+// DLE's batch 65,536) is summed in tile-sized chunks by many warps, and the
+// last to finish adds the chunks in a fixed order, so results are the same
+// on every run and agree with the CPU to rounding. Two variants behind one
+// Arguments type:
+//   kSyncFree       buffers sized for B*T slots; never synchronises.
+//   kSynchronising  reads the unique count back first (counted_copy_to_host,
+//                   one host sync per run); the update is the same.
 // run() never allocates; the sync-free variant never synchronises, so it
 // can be captured in a CUDA graph (the learning rate is read from device
 // memory, so a replay sees the current value).
