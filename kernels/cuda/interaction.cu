@@ -32,11 +32,15 @@ __device__ void pair_from_index(int64_t p, int64_t* i, int64_t* j) {
 
 /// Copies the sample's features into z [features, stride] (x first, then
 /// the embedding rows); also writes x through to `x_out` when not null.
-__device__ void load_features(const float* xb, const float* eb, int64_t features, int64_t dim,
-                              int64_t stride, float* z, float* x_out) {
-  for (int64_t k = threadIdx.x; k < features * dim; k += blockDim.x) {
-    const int64_t f = k / dim;
-    const int64_t d = k - f * dim;
+/// Indices within a sample are 32-bit: features * stride fits the block's
+/// shared memory (check() caps it at 48 KiB), and 64-bit division was a
+/// large part of the kernels' instructions.
+__device__ void load_features(const float* xb, const float* eb, int features, int dim, int stride, float* z,
+                              float* x_out) {
+  const int total = features * dim;
+  for (int k = static_cast<int>(threadIdx.x); k < total; k += static_cast<int>(blockDim.x)) {
+    const int f = k / dim;
+    const int d = k - f * dim;
     const float v = k < dim ? xb[k] : eb[k - dim];
     z[f * stride + d] = v;
     if (x_out != nullptr && k < dim) x_out[k] = v;
@@ -49,7 +53,8 @@ __global__ void interaction_forward_kernel(const float* __restrict__ x,
   extern __shared__ float z[];  // [features, stride]
   const int64_t b = blockIdx.x;
   float* ob = out + b * width;
-  load_features(x + b * dim, emb + b * (features - 1) * dim, features, dim, stride, z, ob);
+  load_features(x + b * dim, emb + b * (features - 1) * dim, features, static_cast<int>(dim),
+                static_cast<int>(stride), z, ob);
   __syncthreads();
   const int64_t pairs = pair_count(features);
   for (int64_t p = threadIdx.x; p < pairs; p += blockDim.x) {
@@ -65,31 +70,39 @@ __global__ void interaction_forward_kernel(const float* __restrict__ x,
 }
 
 /// Thread k of the sample owns feature f = k / dim, column d: it sums
-/// g_fj * z_j[d] over j != f in ascending j, the CPU's order.
+/// g_fj * z_j[d] over j != f in ascending j, the CPU's order. The pair
+/// index of (f, j) is f(f-1)/2 + j below f (consecutive in j) and
+/// j(j-1)/2 + f above it (growing by j per step): no branch and no
+/// multiplication in the inner loops.
 __global__ void interaction_backward_kernel(const float* __restrict__ x,
                                             const float* __restrict__ emb,
                                             const float* __restrict__ dout, int features,
-                                            int64_t dim, int64_t stride, int64_t width,
+                                            int64_t dim64, int64_t stride64, int64_t width,
                                             float* __restrict__ dx, float* __restrict__ demb) {
   extern __shared__ float smem[];
+  const int dim = static_cast<int>(dim64);
+  const int stride = static_cast<int>(stride64);
   float* z = smem;                      // [features, stride]
   float* g = smem + features * stride;  // [pairs]
   const int64_t b = blockIdx.x;
   const float* db = dout + b * width;
-  load_features(x + b * dim, emb + b * (features - 1) * dim, features, dim, stride, z, nullptr);
-  const int64_t pairs = pair_count(features);
-  for (int64_t p = threadIdx.x; p < pairs; p += blockDim.x) g[p] = db[dim + p];
+  load_features(x + b * dim64, emb + b * (features - 1) * dim64, features, dim, stride, z, nullptr);
+  const int pairs = static_cast<int>(pair_count(features));
+  for (int p = static_cast<int>(threadIdx.x); p < pairs; p += static_cast<int>(blockDim.x)) g[p] = db[dim + p];
   __syncthreads();
-  float* dxb = dx + b * dim;
-  float* deb = demb + b * (features - 1) * dim;
-  for (int64_t k = threadIdx.x; k < features * dim; k += blockDim.x) {
-    const int64_t f = k / dim;
-    const int64_t d = k - f * dim;
+  float* dxb = dx + b * dim64;
+  float* deb = demb + b * (features - 1) * dim64;
+  const int total = features * dim;
+  for (int k = static_cast<int>(threadIdx.x); k < total; k += static_cast<int>(blockDim.x)) {
+    const int f = k / dim;
+    const int d = k - f * dim;
     float acc = f == 0 ? db[d] : 0.0f;
-    for (int64_t j = 0; j < features; ++j) {
-      if (j == f) continue;
-      const float gij = g[f > j ? f * (f - 1) / 2 + j : j * (j - 1) / 2 + f];
-      acc = __fadd_rn(acc, __fmul_rn(gij, z[j * stride + d]));
+    const float* below = g + f * (f - 1) / 2;
+    for (int j = 0; j < f; ++j) acc = __fadd_rn(acc, __fmul_rn(below[j], z[j * stride + d]));
+    int above = (f + 1) * f / 2 + f;  // the pair (f + 1, f)
+    for (int j = f + 1; j < features; ++j) {
+      acc = __fadd_rn(acc, __fmul_rn(g[above], z[j * stride + d]));
+      above += j;
     }
     if (f == 0) {
       dxb[d] = acc;
