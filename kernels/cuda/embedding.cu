@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_run_length_encode.cuh>
-#include <cub/device/device_scan.cuh>
 #include <limits>
 #include <string>
 
@@ -125,14 +123,18 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 // ---- backward --------------------------------------------------------------
 
-/// keys[slot] = global row of ids[slot]; slots[slot] = slot.
+/// keys[slot] = global row of ids[slot]; slots[slot] = slot. Also zeroes
+/// the update's done counters (`tiles` of them), which run before it on the
+/// same stream: no memset launch.
 __global__ void make_keys_kernel(const int64_t* __restrict__ row_offsets,
                                  const int32_t* __restrict__ ids, int num_tables, int64_t num_slots,
-                                 RowKey* __restrict__ keys, Slot* __restrict__ slots) {
+                                 RowKey* __restrict__ keys, Slot* __restrict__ slots,
+                                 unsigned* __restrict__ done, int64_t tiles) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < num_slots;
        i += int64_t{gridDim.x} * blockDim.x) {
     keys[i] = static_cast<RowKey>(row_offsets[i % num_tables] + ids[i]);
     slots[i] = static_cast<Slot>(i);
+    if (i < tiles) done[i] = 0;
   }
 }
 
@@ -154,20 +156,44 @@ int64_t tiles_for(int64_t num_slots) {
   return (num_slots + tile - 1) / tile;
 }
 
-/// The run holding sorted position x: the last r with run_offsets[r] <= x.
-/// Offsets past the last run equal num_slots (their counts are zero), so the
-/// search needs no run count.
-__device__ int64_t run_holding(const int32_t* __restrict__ run_offsets, int64_t num_slots, int64_t x) {
-  int64_t lo = 0, hi = num_slots;
+/// The first sorted position in [0, x] whose key is keys[x]: where the run
+/// holding x starts (binary search; keys are sorted).
+__device__ int64_t run_start(const RowKey* __restrict__ keys, int64_t x) {
+  const RowKey key = keys[x];
+  int64_t lo = -1, hi = x;  // keys[lo] < key (lo = -1: none), keys[hi] == key
   while (hi - lo > 1) {
     const int64_t mid = lo + (hi - lo) / 2;
-    if (run_offsets[mid] <= x) {
+    if (keys[mid] < key) {
       lo = mid;
     } else {
       hi = mid;
     }
   }
-  return lo;
+  return hi;
+}
+
+/// One past the last sorted position whose key is keys[start]: where the
+/// run from `start` ends. Galloping from `start`, then a binary search, so a
+/// run of c slots costs about 2 log2(c) reads (a hot row's ~36k: ~30).
+__device__ int64_t run_end(const RowKey* __restrict__ keys, int64_t num_slots, int64_t start) {
+  const RowKey key = keys[start];
+  int64_t lo = start, step = 1;  // keys[lo] == key
+  int64_t hi = start + 1;        // first candidate past the run
+  while (hi < num_slots && keys[hi] == key) {
+    lo = hi;
+    step *= 2;
+    hi = start + step;
+  }
+  if (hi > num_slots) hi = num_slots;
+  while (hi - lo > 1) {  // keys[lo] == key; hi == num_slots or keys[hi] != key
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (keys[mid] == key) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return hi;
 }
 
 /// acc[i] += grad[slot, c0 + lane + 32 i] for the slots at sorted positions
@@ -205,7 +231,8 @@ __device__ void apply_sgd(float* __restrict__ w, int64_t dim, int64_t c0, float 
 
 /// The sparse SGD of every distinct row, one warp per tile of `tile` sorted
 /// positions (so the grid follows B*T, never B*T*dim, and no warp waits on
-/// a hot row's thousands of slots):
+/// a hot row's thousands of slots). A row's run of slots is found in the
+/// sorted keys (run_start, run_end):
 ///  - a run of at most `tile` slots is summed in slot order and applied by
 ///    the warp of the tile it starts in: the CPU's order, so such rows
 ///    match the CPU bit for bit;
@@ -213,12 +240,11 @@ __device__ void apply_sgd(float* __restrict__ w, int64_t dim, int64_t c0, float 
 ///    warp of the tile a chunk starts in sums it into `partials` (slot
 ///    2q + 1 for a run's first chunk, 2q for a later one: a tile holds at
 ///    most one of each), and the warp that finishes the run's last chunk
-///    (counted in done[start / tile], zeroed before the launch) adds the
+///    (counted in done[start / tile], zeroed by make_keys_kernel) adds the
 ///    chunks in chunk order and applies the row. The order is fixed, so the
 ///    result is the same on every run; against the CPU's sequential sum it
 ///    differs by rounding within the bound the tests state.
-__global__ void sgd_tiles_kernel(const RowKey* __restrict__ unique_rows, const int32_t* __restrict__ run_offsets,
-                                 const int32_t* __restrict__ run_counts, const Slot* __restrict__ sorted_slots,
+__global__ void sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const Slot* __restrict__ sorted_slots,
                                  int64_t num_slots, int64_t tile, int64_t num_tiles,
                                  const float* __restrict__ grad, const float* __restrict__ lr_device, int64_t dim,
                                  float* __restrict__ partials, unsigned* __restrict__ done,
@@ -231,11 +257,12 @@ __global__ void sgd_tiles_kernel(const RowKey* __restrict__ unique_rows, const i
   for (int64_t q = warp; q < num_tiles; q += warps) {
     const int64_t first = q * tile;
     const int64_t last = first + tile < num_slots ? first + tile : num_slots;
-    for (int64_t r = run_holding(run_offsets, num_slots, first); r < num_slots; ++r) {
-      const int64_t start = run_offsets[r];
-      const int64_t count = run_counts[r];
-      if (start >= last || count == 0) break;
-      float* __restrict__ w = tables + int64_t{unique_rows[r]} * dim;
+    int64_t next = run_start(sorted_keys, first);
+    while (next < last) {  // every run that starts in or reaches into this tile
+      const int64_t start = next;
+      next = run_end(sorted_keys, num_slots, start);
+      const int64_t count = next - start;
+      float* __restrict__ w = tables + int64_t{sorted_keys[start]} * dim;
       if (count <= tile) {
         if (start < first) continue;  // the tile it starts in updates it
         for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
@@ -287,23 +314,16 @@ __global__ void sgd_tiles_kernel(const RowKey* __restrict__ unique_rows, const i
 /// Where each buffer sits in the backward's workspace (byte offsets).
 struct BackwardLayout {
   size_t keys_in = 0, keys_out = 0, slots_in = 0, slots_out = 0;
-  size_t unique_rows = 0, run_counts = 0, done = 0, zeroed_bytes = 0, run_offsets = 0, num_runs = 0;
-  size_t partials = 0;
+  size_t done = 0, partials = 0;
   size_t temp = 0, temp_bytes = 0, total = 0;
 };
 
 BackwardLayout backward_layout(int64_t num_slots, int64_t dim, int key_bits) {
   const int n = static_cast<int>(num_slots);
-  size_t sort_bytes = 0, encode_bytes = 0, scan_bytes = 0;
+  size_t sort_bytes = 0;
   PERFLAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
       nullptr, sort_bytes, static_cast<const RowKey*>(nullptr), static_cast<RowKey*>(nullptr),
       static_cast<const Slot*>(nullptr), static_cast<Slot*>(nullptr), n, 0, key_bits));
-  PERFLAB_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(
-      nullptr, encode_bytes, static_cast<const RowKey*>(nullptr), static_cast<RowKey*>(nullptr),
-      static_cast<int32_t*>(nullptr), static_cast<int32_t*>(nullptr), n));
-  PERFLAB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes,
-                                                   static_cast<const int32_t*>(nullptr),
-                                                   static_cast<int32_t*>(nullptr), n));
   BackwardLayout l;
   size_t at = 0;
   auto take = [&at](size_t bytes) {
@@ -312,21 +332,14 @@ BackwardLayout backward_layout(int64_t num_slots, int64_t dim, int key_bits) {
     return offset;
   };
   const size_t count = static_cast<size_t>(num_slots);
+  const size_t tiles = static_cast<size_t>(tiles_for(num_slots));
   l.keys_in = take(count * sizeof(RowKey));
   l.keys_out = take(count * sizeof(RowKey));
   l.slots_in = take(count * sizeof(Slot));
   l.slots_out = take(count * sizeof(Slot));
-  l.unique_rows = take(count * sizeof(RowKey));
-  // The run counts and the long runs' done counters are one block: one
-  // memset zeroes both before each update.
-  const size_t tiles = static_cast<size_t>(tiles_for(num_slots));
-  l.zeroed_bytes = count * sizeof(int32_t) + tiles * sizeof(unsigned);
-  l.run_counts = take(l.zeroed_bytes);
-  l.done = l.run_counts + count * sizeof(int32_t);
-  l.run_offsets = take(count * sizeof(int32_t));
+  l.done = take(tiles * sizeof(unsigned));
   l.partials = take(2 * tiles * static_cast<size_t>(dim) * sizeof(float));
-  l.num_runs = take(sizeof(int32_t));
-  l.temp_bytes = std::max({sort_bytes, encode_bytes, scan_bytes, size_t{1}});
+  l.temp_bytes = std::max(sort_bytes, size_t{1});
   l.temp = take(l.temp_bytes);
   l.total = at;
   return l;
@@ -386,12 +399,8 @@ LaunchList EmbeddingBackwardSgd::launches(const EmbeddingArguments& a) {
   const double pair = sizeof(RowKey) + sizeof(Slot);
   return {{"make_keys_kernel", "sort keys (global rows) and slots", "", {n * sizeof(int32_t) + n * pair, 0, ""}},
           {"DeviceRadixSort", "CUB radix sort of (row, slot) pairs", "", {2 * n * pair, 0, ""}},
-          {"DeviceReduceByKey", "CUB run-length encoding: distinct rows and their counts", "",
-           {n * sizeof(RowKey) + 2 * n * sizeof(int32_t), 0, ""}},
-          {"DeviceScan", "CUB exclusive scan: each row's first slot", "", {2 * n * sizeof(int32_t), 0, ""}},
           {"sgd_tiles_kernel", "sparse SGD of every distinct row (a warp per tile of sorted slots)", "",
-           {n * static_cast<double>(a.dim) * sizeof(float) + n * (sizeof(Slot) + 2 * sizeof(int32_t)),
-            n * static_cast<double>(a.dim) * 2, "fp32"}}};
+           {n * static_cast<double>(a.dim) * sizeof(float) + n * pair, n * static_cast<double>(a.dim) * 2, "fp32"}}};
 }
 
 Status EmbeddingBackwardSgd::can_implement(const EmbeddingArguments& args) {
@@ -426,47 +435,30 @@ void EmbeddingBackwardSgd::run(const EmbeddingArguments& a, void* workspace, cud
   auto* keys_out = at_offset<RowKey>(workspace, l.keys_out);
   auto* slots_in = at_offset<Slot>(workspace, l.slots_in);
   auto* slots_out = at_offset<Slot>(workspace, l.slots_out);
-  auto* unique_rows = at_offset<RowKey>(workspace, l.unique_rows);
-  auto* run_counts = at_offset<int32_t>(workspace, l.run_counts);
-  auto* run_offsets = at_offset<int32_t>(workspace, l.run_offsets);
-  auto* num_runs = at_offset<int32_t>(workspace, l.num_runs);
   auto* done = at_offset<unsigned>(workspace, l.done);
   auto* partials = at_offset<float>(workspace, l.partials);
   void* temp = at_offset<void>(workspace, l.temp);
+  const int64_t tile = tile_slots(num_slots);
+  const int64_t tiles = tiles_for(num_slots);
 
   make_keys_kernel<<<blocks_for(num_slots), kThreads, 0, stream>>>(
-      a.table_row_offsets, a.ids, a.num_tables, num_slots, keys_in, slots_in);
+      a.table_row_offsets, a.ids, a.num_tables, num_slots, keys_in, slots_in, done, tiles);
   PERFLAB_CUDA_CHECK_LAUNCH("make_keys_kernel");
   size_t temp_bytes = l.temp_bytes;
   PERFLAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, slots_in,
                                                      slots_out, n, 0, key_bits, stream));
-  // Counts past the number of runs are scanned (their offsets become B*T,
-  // which the update's search relies on); zero them, and the long runs'
-  // done counters with them.
-  PERFLAB_CUDA_CHECK(cudaMemsetAsync(run_counts, 0, l.zeroed_bytes, stream));
-  temp_bytes = l.temp_bytes;
-  PERFLAB_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(temp, temp_bytes, keys_out, unique_rows,
-                                                        run_counts, num_runs, n, stream));
-  temp_bytes = l.temp_bytes;
-  PERFLAB_CUDA_CHECK(
-      cub::DeviceScan::ExclusiveSum(temp, temp_bytes, run_counts, run_offsets, n, stream));
-
-  // The update's grid is the sorted order's tiles in both variants (every
-  // tile holds a run's or a chunk's start, whatever the data). The
-  // synchronising variant still reads the distinct-row count back first:
-  // the host sync a step without the sync-free toggle makes.
-  const int64_t tile = tile_slots(num_slots);
-  const int64_t tiles = tiles_for(num_slots);
-  if (a.mode == EmbeddingUpdateMode::kSynchronising) {
-    int32_t runs_host = 0;
-    counted_copy_to_host(&runs_host, num_runs, sizeof(runs_host), stream);
-  }
+  // The update finds each row's run in the sorted keys itself (no
+  // run-length encoding, scan or memset), and its grid is the sorted
+  // order's tiles in both variants: every tile holds a run's or a chunk's
+  // start, whatever the data. The synchronising variant waits on the host
+  // for the sort first: the host synchronisation a step without the
+  // sync-free toggle makes.
+  if (a.mode == EmbeddingUpdateMode::kSynchronising) counted_stream_synchronize(stream);
   constexpr int64_t kWarpsPerBlock = kThreads / 32;
   const auto blocks =
       static_cast<unsigned>(std::clamp<int64_t>((tiles + kWarpsPerBlock - 1) / kWarpsPerBlock, 1, kMaxBlocks));
-  sgd_tiles_kernel<<<blocks, kThreads, 0, stream>>>(unique_rows, run_offsets, run_counts, slots_out, num_slots,
-                                                    tile, tiles, a.grad, a.lr_device, a.dim,
-                                                    partials, done, a.tables);
+  sgd_tiles_kernel<<<blocks, kThreads, 0, stream>>>(keys_out, slots_out, num_slots, tile, tiles, a.grad,
+                                                    a.lr_device, a.dim, partials, done, a.tables);
   PERFLAB_CUDA_CHECK_LAUNCH("sgd_tiles_kernel");
 }
 

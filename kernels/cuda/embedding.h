@@ -10,9 +10,9 @@
 //   EmbeddingBackwardSgd   for every distinct row r touched by the batch:
 //                            r -= lr_device[0] * (sum of grad[b, t, :] over the slots that read r)
 //
-// The backward deduplicates with CUB (radix sort of global row ids paired
-// with their slot b*T+t, run-length encode, exclusive scan), then one update
-// per distinct row: a warp per tile of sorted slots sums each row that
+// The backward sorts global row ids paired with their slot b*T+t (CUB radix
+// sort), then makes one update per distinct row, finding each row's run of
+// slots in the sorted keys: a warp per tile of sorted slots sums each row that
 // starts in its tile in slot order, the CPU's order (bit for bit with the
 // CPU); a row read more often than a tile holds (a hot row: ~36k slots at
 // DLE's batch 65,536) is summed in tile-sized chunks by many warps, and the
@@ -20,8 +20,9 @@
 // on every run and agree with the CPU to rounding. Two variants behind one
 // Arguments type:
 //   kSyncFree       buffers sized for B*T slots; never synchronises.
-//   kSynchronising  reads the unique count back first (counted_copy_to_host,
-//                   one host sync per run); the update is the same.
+//   kSynchronising  waits on the host for the sort before the update
+//                   (counted_stream_synchronize, one host sync per run);
+//                   the update is the same.
 // run() never allocates; the sync-free variant never synchronises, so it
 // can be captured in a CUDA graph (the learning rate is read from device
 // memory, so a replay sees the current value).
@@ -83,20 +84,20 @@ class EmbeddingBackwardSgd {
   /// Checks the shape (B*T below 2^31, total_rows at most 2^32) and that
   /// tables, table_row_offsets, ids, grad and lr_device are set.
   static Status can_implement(const EmbeddingArguments& args);
-  /// Sort/unique buffers for B*T slots plus CUB's temporary storage (asked
+  /// Sort buffers for B*T slots, the update's per-tile partial sums and
+  /// done counters, plus CUB's temporary storage (asked
   /// of CUB here; it depends only on B*T, the bits of total_rows - 1 and
   /// the current device's architecture). Allocates nothing; throws
   /// CudaError when CUB cannot answer (no device).
   static size_t workspace_bytes(const EmbeddingArguments& args);
-  /// Runs the sort, dedup and update on `stream`. `workspace` holds
+  /// Runs the keys, sort and update on `stream`. `workspace` holds
   /// workspace_bytes(args) bytes, 256-byte aligned (cudaMalloc's alignment).
   /// kSyncFree never synchronises; kSynchronising makes exactly one counted
   /// host sync.
   static void run(const EmbeddingArguments& args, void* workspace, cudaStream_t stream);
-  /// What run() launches: the keys, CUB's radix sort, run-length encoding
-  /// and scan (library calls: several kernels each), and the row update;
-  /// the memset of the run counts is a memset, not a kernel. The update's
-  /// bytes count the gradient it reads, not the table rows it updates (how
+  /// What run() launches: the keys, CUB's radix sort (a library call:
+  /// several kernels) and the row update. The update's bytes count the
+  /// gradient and sorted pairs it reads, not the table rows it updates (how
   /// many are distinct depends on the data). Host-only.
   static LaunchList launches(const EmbeddingArguments& args);
 };
