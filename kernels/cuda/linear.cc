@@ -316,4 +316,42 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
   }
 }
 
+std::vector<GemmChoice> Linear::tune(const LinearArguments& args, void* workspace, cudaStream_t stream,
+                                     int repetitions) {
+  Plan& p = *plan_;
+  p.check_call(args, workspace);
+  require(args.x, "x");
+  require(args.w, "w");
+  require(args.y, "y");
+  require(args.dy, "dy");
+  require(args.dw, "dw");
+  std::vector<GemmChoice> choices;
+  // The pointers each GEMM's epilogue reads or writes, as forward() and
+  // backward() set them.
+  if (args.fused) {
+    require(args.b, "b");
+    p.forward.set_bias(args.b);
+    if (args.activation == Activation::kRelu) {
+      require(args.aux, "aux");
+      p.forward.set_aux(args.aux);
+    }
+  }
+  choices.push_back(p.forward.tune(p.handle, args.w, args.x, args.y, workspace, stream, repetitions));
+  if (args.fused && !args.dy_is_pre_activation) {
+    require(args.db, "db");
+    p.wgrad.set_bias(args.db);
+  }
+  choices.push_back(p.wgrad.tune(p.handle, args.x, args.dy, args.dw, workspace, stream, repetitions));
+  if (args.dx != nullptr) {
+    if (args.dx_applies_input_relu) {
+      require(args.input_aux, "input_aux");
+      require(args.input_db, "input_db");
+      p.dgrad.set_bias(args.input_db);
+      p.dgrad.set_aux(args.input_aux);
+    }
+    choices.push_back(p.dgrad.tune(p.handle, args.w, args.dy, args.dx, workspace, stream, repetitions));
+  }
+  return choices;
+}
+
 }  // namespace perflab::kernels::cuda

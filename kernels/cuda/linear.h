@@ -58,6 +58,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "kernels/cuda/status.h"
 #include "kernels/launch.h"
@@ -111,6 +113,15 @@ struct LinearArguments {
   void* input_db = nullptr;         ///< dx_applies_input_relu: the lower layer's db.
 };
 
+/// One GEMM's algorithm as Linear::tune chose it: the median time of each
+/// candidate cuBLASLt's heuristic returned, in its order (NaN: it would not
+/// run), and the index kept (0: the heuristic's first was fastest).
+struct GemmChoice {
+  std::string gemm;  ///< "forward", "dgrad" or "wgrad".
+  std::vector<double> median_ms;
+  int chosen = 0;
+};
+
 /// Forward and backward of one fully connected layer (see the file comment).
 class Linear {
  public:
@@ -156,6 +167,14 @@ class Linear {
   /// dx_applies_input_relu also input_db). Needs x, w, dy, dw, db, and y for
   /// ReLU layers with dy_is_pre_activation false.
   void backward(const LinearArguments& args, void* workspace, cudaStream_t stream) const;
+
+  /// Times each GEMM's heuristic candidates on args' buffers and keeps the
+  /// fastest (forward, wgrad, and dgrad when args.dx is set). Overwrites
+  /// what forward and backward write (y, aux, dx, dw, db, input_db), never
+  /// the weights; run it at setup, on inputs that are not all zeros.
+  /// Synchronises the host.
+  std::vector<GemmChoice> tune(const LinearArguments& args, void* workspace, cudaStream_t stream,
+                               int repetitions);
 
  private:
   struct Plan;

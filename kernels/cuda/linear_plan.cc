@@ -3,9 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <tuple>
 
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/raii.h"
 
 namespace perflab::kernels::cuda {
 namespace {
@@ -88,11 +92,11 @@ Status LtGemm::plan(cublasLtHandle_t handle, const GemmSpec& spec) {
                                                     sizeof(alignment));
     }
   }
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(kLinearAlgorithmCandidates);
   int found = 0;
   if (status == CUBLAS_STATUS_SUCCESS) {
-    status = cublasLtMatmulAlgoGetHeuristic(handle, desc_, a_, b_, d_, d_, preference, 1, &result,
-                                            &found);
+    status = cublasLtMatmulAlgoGetHeuristic(handle, desc_, a_, b_, d_, d_, preference, kLinearAlgorithmCandidates,
+                                            results.data(), &found);
   }
   cublasLtMatmulPreferenceDestroy(preference);
   if (status != CUBLAS_STATUS_SUCCESS || found == 0) {
@@ -103,8 +107,56 @@ Status LtGemm::plan(cublasLtHandle_t handle, const GemmSpec& spec) {
         epilogue_name(spec.epilogue),
         status != CUBLAS_STATUS_SUCCESS ? cublasLtGetStatusString(status) : "none found"));
   }
-  algo_ = result.algo;
+  candidates_.clear();
+  for (int i = 0; i < found; ++i) {
+    if (results[static_cast<size_t>(i)].state == CUBLAS_STATUS_SUCCESS) {
+      candidates_.push_back(results[static_cast<size_t>(i)].algo);
+    }
+  }
+  if (candidates_.empty()) candidates_.push_back(results[0].algo);
+  algo_ = candidates_.front();
+  name_ = spec.name;
   return Status::success();
+}
+
+GemmChoice LtGemm::tune(cublasLtHandle_t handle, const void* a, const void* b, void* d, void* workspace,
+                        cudaStream_t stream, int repetitions) {
+  GemmChoice choice;
+  choice.gemm = name_;
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+  Event start(true), stop(true);
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < candidates_.size(); ++i) {
+    std::vector<double> times;
+    for (int r = -1; r < repetitions; ++r) {  // r = -1: the warm-up
+      PERFLAB_CUDA_CHECK(cudaEventRecord(start.get(), stream));
+      const cublasStatus_t s = cublasLtMatmul(handle, desc_, &alpha, a, a_, b, b_, &beta, d, d_, d, d_,
+                                              &candidates_[i], workspace, kLinearCublasWorkspaceBytes, stream);
+      if (s != CUBLAS_STATUS_SUCCESS) {
+        times.clear();
+        break;
+      }
+      PERFLAB_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
+      PERFLAB_CUDA_CHECK(cudaEventSynchronize(stop.get()));  // sync outside the iteration: setup, tuning
+      float ms = 0;
+      PERFLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+      if (r >= 0) times.push_back(ms);
+    }
+    double median = std::numeric_limits<double>::quiet_NaN();
+    if (!times.empty()) {
+      std::sort(times.begin(), times.end());
+      const size_t n = times.size();
+      median = n % 2 == 1 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    }
+    choice.median_ms.push_back(median);
+    if (!std::isnan(median) && median < best) {
+      best = median;
+      choice.chosen = static_cast<int>(i);
+    }
+  }
+  algo_ = candidates_[static_cast<size_t>(choice.chosen)];
+  return choice;
 }
 
 void LtGemm::set_bias(const void* bias) const {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/cuda/linear.h"
 #include "kernels/cuda/status.h"
@@ -30,6 +31,10 @@ struct GemmSpec {
   cublasLtEpilogue_t epilogue;
   int64_t aux_ld_bits;  ///< ReLU bitmask leading dimension when the epilogue has aux.
 };
+
+/// Algorithms asked of cuBLASLt's heuristic per GEMM: the first is used
+/// unless tune() times them and keeps the fastest.
+inline constexpr int kLinearAlgorithmCandidates = 8;
 
 /// A planned cublasLtMatmul (move-only resource owner).
 class LtGemm {
@@ -55,10 +60,23 @@ class LtGemm {
   void run(cublasLtHandle_t handle, const void* a, const void* b, void* d, void* workspace,
            cudaStream_t stream) const;
 
+  /// Times every candidate the heuristic returned on these operands (one
+  /// warm-up, then `repetitions` runs, CUDA events, median) and keeps the
+  /// fastest for run(). A candidate cuBLASLt refuses to run is skipped
+  /// (NaN). Synchronises the host: setup only. Bias/aux pointers are the
+  /// ones set last.
+  GemmChoice tune(cublasLtHandle_t handle, const void* a, const void* b, void* d, void* workspace,
+                  cudaStream_t stream, int repetitions);
+
+  /// How many candidates the heuristic returned (at least 1 once planned).
+  int candidates() const { return static_cast<int>(candidates_.size()); }
+
  private:
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
+  std::vector<cublasLtMatmulAlgo_t> candidates_;
   cublasLtMatmulAlgo_t algo_{};
+  const char* name_ = "";
 };
 
 }  // namespace perflab::kernels::cuda

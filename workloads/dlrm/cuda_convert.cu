@@ -2,10 +2,15 @@
 #include "workloads/dlrm/cuda_convert.h"
 
 #include <cuda_bf16.h>
+#include <curand.h>
 
 #include <algorithm>
+#include <string>
 
+#include "base/error.h"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/sgd.h"
 
 namespace perflab::dlrm {
 namespace {
@@ -45,6 +50,36 @@ kernels::LaunchList set_device_float_launches() {
 void set_device_float(float* dst, float value, cudaStream_t stream) {
   set_float_kernel<<<1, 1, 0, stream>>>(dst, value);
   PERFLAB_CUDA_CHECK_LAUNCH("set_float_kernel");
+}
+
+namespace {
+
+void curand_check(curandStatus_t status, const char* what) {
+  if (status != CURAND_STATUS_SUCCESS) {
+    throw Error(std::string("dlrm: cuRAND ") + what + " failed (status " + std::to_string(status) + ")");
+  }
+}
+
+}  // namespace
+
+void fill_uniform(void* dst, int64_t n, bool bf16, uint64_t seed, cudaStream_t stream) {
+  if (n < 1) return;
+  curandGenerator_t gen = nullptr;
+  curand_check(curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10), "create");
+  struct Destroy {
+    curandGenerator_t g;
+    ~Destroy() { curandDestroyGenerator(g); }
+  } destroy{gen};
+  curand_check(curandSetPseudoRandomGeneratorSeed(gen, seed), "seed");
+  curand_check(curandSetStream(gen, stream), "stream");
+  if (!bf16) {
+    curand_check(curandGenerateUniform(gen, static_cast<float*>(dst), static_cast<size_t>(n)), "generate");
+    return;
+  }
+  kernels::cuda::DeviceBuffer<float> staging(static_cast<size_t>(n));
+  curand_check(curandGenerateUniform(gen, staging.data(), static_cast<size_t>(n)), "generate");
+  kernels::cuda::CastFloatToBf16::run({n, staging.data(), static_cast<__nv_bfloat16*>(dst)}, nullptr, stream);
+  PERFLAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // sync outside the iteration: setup, before staging is freed
 }
 
 }  // namespace perflab::dlrm

@@ -21,6 +21,13 @@ void cast_bf16_to_float(int64_t n, const void* src, float* dst, cudaStream_t str
 /// *dst = value (one thread; the value is a kernel argument).
 void set_device_float(float* dst, float value, cudaStream_t stream);
 
+/// Fills `n` elements of `dst` (fp32, or __nv_bfloat16 when `bf16`) with
+/// uniform values in (0, 1] from cuRAND's Philox generator, seeded by
+/// `seed`, on `stream`: operands for timing that are not all zeros (zeros
+/// can run faster than data). Creates a generator and, for bf16, a float
+/// staging buffer: setup only, never inside a step.
+void fill_uniform(void* dst, int64_t n, bool bf16, uint64_t seed, cudaStream_t stream);
+
 /// What cast_bf16_to_float launches for n elements, and set_device_float
 /// (kernels/launch.h). Host-only.
 kernels::LaunchList cast_bf16_to_float_launches(int64_t n);

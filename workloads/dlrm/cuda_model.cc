@@ -165,7 +165,48 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     kc::CastFloatToBf16::run({dense_count_, dense_.data(), as<__nv_bfloat16>(dense_bf16_)},
                              nullptr, nullptr);
   }
+  if (options_.tune_gemms) tune_gemms();
   kc::counted_stream_synchronize(nullptr);  // setup: the uploads and the cast are done
+}
+
+/// Random operands in every activation and gradient the GEMMs read (each
+/// layer's y and dy, the first layers' inputs), then each layer's GEMMs
+/// timed and their fastest kept. What the timing writes (activations,
+/// gradients, ReLU masks) every step writes again before reading; the
+/// weights are never written.
+void CudaModel::tune_gemms() {
+  constexpr int kRepetitions = 5;
+  const size_t element = bf16_ ? 2 : 4;
+  uint64_t seed = 1;
+  auto fill = [&](void* p, size_t bytes) { fill_uniform(p, static_cast<int64_t>(bytes / element), bf16_, seed++, nullptr); };
+  for (const auto* layers : {&bottom_, &top_}) {
+    for (const auto& layer : *layers) {
+      fill(layer->y.data(), layer->y.bytes());
+      fill(layer->dy.data(), layer->dy.bytes());
+    }
+  }
+  // The bottom MLP's input is the batch's (set per step): a stand-in here.
+  kc::DeviceBuffer<uint8_t> dense_in(bf16_ ? 0 : count(local_ * shape_.num_dense) * element);
+  if (!bf16_) fill(dense_in.data(), dense_in.bytes());
+  if (bf16_) fill(dense_in_bf16_.data(), dense_in_bf16_.bytes());
+  if (bf16_) {
+    fill(inter_bf16_.data(), inter_bf16_.bytes());
+  } else {
+    fill(inter_.data(), inter_.bytes());
+  }
+  for (bool bottom : {true, false}) {
+    auto& layers = bottom ? bottom_ : top_;
+    int64_t in = bottom ? shape_.num_dense : interaction_width_;
+    for (size_t l = 0; l < layers.size(); ++l) {
+      kc::LinearArguments a = layers[l]->args;
+      if (bottom && l == 0) a.x = bf16_ ? static_cast<const void*>(dense_in_bf16_.data()) : dense_in.data();
+      const std::string name = fmt::format("{} {} ({} -> {})", bottom ? "bottom" : "top", l, in, a.out_features);
+      for (kc::GemmChoice& c : layers[l]->linear->tune(a, workspace_.data(), nullptr, kRepetitions)) {
+        gemm_choices_.push_back({name, std::move(c)});
+      }
+      in = a.out_features;
+    }
+  }
 }
 
 CudaModel::~CudaModel() = default;

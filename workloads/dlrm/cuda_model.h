@@ -81,6 +81,16 @@ struct CudaModelOptions {
   /// (forward and backward) runs while the embeddings and their gradients
   /// travel. Off: everything in order on the step's stream.
   bool overlap = false;
+  /// Times each GEMM's cuBLASLt heuristic candidates at setup on random
+  /// operands and keeps the fastest (gemm_choices()); off: the heuristic's
+  /// first, the same algorithm on every run.
+  bool tune_gemms = false;
+};
+
+/// One GEMM's choice when CudaModelOptions::tune_gemms is on.
+struct GemmTuning {
+  std::string layer;  ///< "bottom 0 (13 -> 512)", ...
+  kernels::cuda::GemmChoice choice;
 };
 
 /// Elements a dense tensor of `size` takes in CudaModel's flat parameter
@@ -134,6 +144,9 @@ class CudaModel {
   /// This model's communicator (null without one).
   collectives::Communicator* communicator() const { return options_.comm; }
 
+  /// Every GEMM's timed candidates and choice (empty unless tune_gemms).
+  const std::vector<GemmTuning>& gemm_choices() const { return gemm_choices_; }
+
   /// The device float both SGD updates read as the learning rate.
   float* learning_rate() { return lr_.data(); }
 
@@ -174,6 +187,7 @@ class CudaModel {
   };
 
   void build_mlp(const std::vector<int>& widths, int64_t in, bool bottom, size_t first_slot);
+  void tune_gemms();
   void check_operators();
   const void* first_input(const DeviceBatch& batch) const;
   void forward(const DeviceBatch& batch, cudaStream_t stream);
@@ -224,6 +238,7 @@ class CudaModel {
                                    // bits), [3]: the loss kernel's block counter (uint32 bits, left 0)
 
   std::vector<std::unique_ptr<Layer>> bottom_, top_;
+  std::vector<GemmTuning> gemm_choices_;
 
   // Activations and gradients outside the Linear layers, fp32.
   Buffer<float> emb_, demb_;          // [B, T, D]

@@ -164,10 +164,22 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     return {{Toggle::kSharp, dlrm_sharp_outcome(nccl_)}};
   }
 
-  /// The NCCL path's facts (debug log, ranks, the all-reduce's algorithm).
+  /// The NCCL path's facts (debug log, ranks, the all-reduce's algorithm);
+  /// with gemm_algorithms=tuned, every GEMM's timed candidates and choice.
   nlohmann::json run_facts() override {
-    if (nccl_.comm == nullptr) return nlohmann::json::object();
-    return dlrm_nccl_facts(nccl_, count(model_->dense_count()) * sizeof(float));
+    nlohmann::json facts = nccl_.comm == nullptr ? nlohmann::json::object()
+                                                 : dlrm_nccl_facts(nccl_, count(model_->dense_count()) * sizeof(float));
+    if (!model_->gemm_choices().empty()) {
+      nlohmann::json gemms = nlohmann::json::array();
+      for (const GemmTuning& t : model_->gemm_choices()) {
+        nlohmann::json times = nlohmann::json::array();
+        for (double ms : t.choice.median_ms) times.push_back(std::isnan(ms) ? nlohmann::json() : nlohmann::json(ms));
+        gemms.push_back({{"layer", t.layer}, {"gemm", t.choice.gemm}, {"chosen", t.choice.chosen},
+                         {"candidate_median_ms", times}});
+      }
+      facts["gemm_algorithms"] = gemms;
+    }
+    return facts;
   }
 
   void end(int64_t iteration, int s) override {
@@ -276,6 +288,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     CudaModelOptions o;
     o.comm = nccl.comm;
     o.overlap = nccl.comm != nullptr && setup.sharding.overlap;
+    o.tune_gemms = setup.tune_gemms;
     o.batch = setup.batch_size;
     o.precision = setup.precision == "bf16" ? kc::Precision::kBf16 : kc::Precision::kTf32;
     o.fused = toggles[Toggle::kFused].in_effect;

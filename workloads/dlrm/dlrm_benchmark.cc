@@ -276,6 +276,11 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     throw UsageError("dlrm: exchange=nccl is the cuda backend's; the cpu backend exchanges over MPI (use "
                      "--backend cuda, or leave exchange at auto)");
   }
+  setup_.tune_gemms = p.get_string("gemm_algorithms") == "tuned";
+  if (backend_ == Backend::kCpu && setup_.tune_gemms) {
+    throw UsageError("dlrm: gemm_algorithms=tuned chooses cuBLASLt algorithms, on the cuda backend; the cpu "
+                     "backend's GEMMs are OpenBLAS's (leave gemm_algorithms at heuristic)");
+  }
   // The cuda backend across ranks: embeddings over NCCL (also on one rank when asked).
   nccl_ = backend_ == Backend::kCuda && (exchange == "nccl" || (exchange == "auto" && ctx.size() > 1));
   if (backend_ == Backend::kCuda && ctx.size() > 1 && !nccl_) {

@@ -41,6 +41,9 @@ struct DlrmSetup {
   /// embedding, the categories replicated on every rank) and whether the
   /// exchanges overlap compute.
   ShardingOptions sharding;
+  /// cuda backend: time cuBLASLt's candidates per GEMM at setup
+  /// (gemm_algorithms=tuned) instead of taking the heuristic's first.
+  bool tune_gemms = false;
 };
 
 class DlrmBenchmark final : public TrainableBenchmark {

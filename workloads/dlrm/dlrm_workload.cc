@@ -53,6 +53,11 @@ std::vector<ParamSpec> dlrm_params() {
        "cuda backend: nccl (tables placed on ranks, embeddings and gradients exchanged and MLP gradients "
        "all-reduced over NCCL, one GPU per rank; also on one rank) or none (the whole model on one GPU); auto: "
        "nccl with several ranks, none on one", {}, {}, {"auto", "nccl", "none"}},
+      {"gemm_algorithms", T::kString, "heuristic",
+       "cuda backend: heuristic (cuBLASLt's first choice for every GEMM: the same algorithm, so the same bits, "
+       "on every run) or tuned (each GEMM's heuristic candidates timed at setup on random operands and the "
+       "fastest kept; choices and times in the result's facts; the choice can differ between runs)",
+       {}, {}, {"heuristic", "tuned"}},
       {"precision", T::kString, "fp32",
        "fp32 (cuda: TF32 GEMMs) or bf16 (cuda: bf16 MLPs, fp32 master weights; cpu: bf16 numbers emulated, one rank)",
        {}, {},
@@ -96,8 +101,8 @@ std::vector<ToggleRule> dlrm_toggle_rules() {
       {Toggle::kFused, cuda, "the cpu backend has no fused kernels (bias and ReLU run separately)", {}, ""},
       {Toggle::kSyncFree, cuda, "the cpu backend has no host-device synchronisation to remove", {}, ""},
       {Toggle::kCudaGraphs, cuda, "the cpu backend launches no CUDA work to capture", {},
-       "graph capture needs the sync-free iteration: the synchronising embedding update reads "
-       "its unique-row count back to the host inside the iteration (add --sync-free on)"},
+       "graph capture needs the sync-free iteration: the synchronising embedding update waits on the "
+       "host inside the iteration (add --sync-free on)"},
       // SHARP offloads the MLP gradient all-reduce: on the cuda backend's
       // NCCL path it is requested from NCCL, and the step says from NCCL's
       // log whether it took effect (as the collectives workload does); the

@@ -112,6 +112,20 @@ TEST(DlrmCudaRegistration, CpuBackendRefusesTheNcclExchange) {
   }
 }
 
+TEST(DlrmCudaRegistration, CpuBackendRefusesTunedGemms) {
+  const WorkloadInfo& info = Registry::instance().get("dlrm");
+  perflab::testing::TestContext ctx(resolve_params("dlrm", info.params, info.find_preset("tiny"),
+                                                   {{"train_samples", "512"}, {"eval_samples", "64"},
+                                                    {"batch_size", "64"}, {"gemm_algorithms", "tuned"}}));
+  try {
+    DlrmBenchmark bench(ctx);
+    FAIL() << "the cpu backend accepted gemm_algorithms=tuned";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("gemm_algorithms=tuned chooses cuBLASLt algorithms"), std::string::npos)
+        << e.what();
+  }
+}
+
 // The NCCL exchange is model parallel only: the hybrid embedding is refused
 // in one line before anything touches a GPU or NCCL.
 TEST(DlrmCudaRegistration, NcclExchangeRefusesTheHybridEmbedding) {
@@ -213,6 +227,42 @@ INSTANTIATE_TEST_SUITE_P(AllModes, DlrmCudaStepTest,
                                             ::testing::Values(kc::Precision::kTf32, kc::Precision::kBf16),
                                             ::testing::Bool(), ::testing::Bool()),
                          step_name);
+
+// gemm_algorithms=tuned: every GEMM of every layer timed (forward and
+// wgrad always, dgrad where the layer has a data gradient), the kept
+// candidate one that ran, and the step still within the gate's tolerances.
+TEST(DlrmCudaStep, TunedGemmsChooseARunningCandidateAndStillMatchTheCpuModel) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const Dataset data = tiny_data(kBatch, 7);
+  for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
+    CudaModelOptions options;
+    options.batch = kBatch;
+    options.precision = precision;
+    options.tune_gemms = true;
+    const ModelShape shape = tiny_shape(16);
+    {
+      CpuModel init(shape, kSeed);
+      CudaModel model(init, options);
+      const size_t layers = shape.bottom_mlp.size() + shape.top_mlp.size();
+      // Every layer but the bottom's first computes dx.
+      EXPECT_EQ(model.gemm_choices().size(), 3 * layers - 1);
+      for (const GemmTuning& t : model.gemm_choices()) {
+        ASSERT_FALSE(t.choice.median_ms.empty()) << t.layer << " " << t.choice.gemm;
+        ASSERT_GE(t.choice.chosen, 0);
+        ASSERT_LT(static_cast<size_t>(t.choice.chosen), t.choice.median_ms.size());
+        const double chosen = t.choice.median_ms[static_cast<size_t>(t.choice.chosen)];
+        EXPECT_TRUE(std::isfinite(chosen) && chosen > 0) << t.layer << " " << t.choice.gemm;
+        for (double ms : t.choice.median_ms) {
+          if (std::isfinite(ms)) {
+            EXPECT_LE(chosen, ms) << t.layer << " " << t.choice.gemm;
+          }
+        }
+      }
+    }
+    const StepComparison c = compare_one_step(shape, kSeed, options, data.batch(0, kBatch), 0.5f);
+    EXPECT_TRUE(c.passed) << c.detail;
+  }
+}
 
 TEST(DlrmCudaCheck, FailsWhenTheGpuStepIsWrong) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
