@@ -99,31 +99,27 @@ TEST(DlrmCudaRegistration, CpuBackendEmulatesBf16) {
             std::string::npos);
 }
 
-TEST(DlrmCudaRegistration, CpuBackendRefusesTheNcclExchange) {
+/// The cpu backend refuses a tiny run with `extra` parameters in one line
+/// holding `message`.
+void expect_cpu_refuses(const std::pair<std::string, std::string>& extra, const std::string& message) {
   const WorkloadInfo& info = Registry::instance().get("dlrm");
   perflab::testing::TestContext ctx(resolve_params("dlrm", info.params, info.find_preset("tiny"),
                                                    {{"train_samples", "512"}, {"eval_samples", "64"},
-                                                    {"batch_size", "64"}, {"exchange", "nccl"}}));
+                                                    {"batch_size", "64"}, extra}));
   try {
     DlrmBenchmark bench(ctx);
-    FAIL() << "the cpu backend accepted exchange=nccl";
+    FAIL() << "the cpu backend accepted " << extra.first << "=" << extra.second;
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("exchange=nccl is the cuda backend's"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
   }
 }
 
+TEST(DlrmCudaRegistration, CpuBackendRefusesTheNcclExchange) {
+  expect_cpu_refuses({"exchange", "nccl"}, "exchange=nccl is the cuda backend's");
+}
+
 TEST(DlrmCudaRegistration, CpuBackendRefusesTunedGemms) {
-  const WorkloadInfo& info = Registry::instance().get("dlrm");
-  perflab::testing::TestContext ctx(resolve_params("dlrm", info.params, info.find_preset("tiny"),
-                                                   {{"train_samples", "512"}, {"eval_samples", "64"},
-                                                    {"batch_size", "64"}, {"gemm_algorithms", "tuned"}}));
-  try {
-    DlrmBenchmark bench(ctx);
-    FAIL() << "the cpu backend accepted gemm_algorithms=tuned";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("gemm_algorithms=tuned chooses cuBLASLt algorithms"), std::string::npos)
-        << e.what();
-  }
+  expect_cpu_refuses({"gemm_algorithms", "tuned"}, "gemm_algorithms=tuned chooses cuBLASLt algorithms");
 }
 
 // The NCCL exchange is model parallel only: the hybrid embedding is refused
