@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -35,8 +36,10 @@
 #include "kernels/cpu/auc.h"
 #include "harness/step_driver.h"
 #include "kernels/cuda/host_sync.h"
+#include "kernels/cuda/raii.h"
 #include "tests/support/cuda_device.h"
 #include "workloads/dlrm/cuda_compare.h"
+#include "workloads/dlrm/cuda_convert.h"
 #include "workloads/dlrm/cuda_run.h"
 #include "tests/workloads/dlrm/tiny_cuda_dlrm.h"
 #endif
@@ -257,6 +260,59 @@ TEST(DlrmCudaStep, TunedGemmsChooseARunningCandidateAndStillMatchTheCpuModel) {
     }
     const StepComparison c = compare_one_step(shape, kSeed, options, data.batch(0, kBatch), 0.5f);
     EXPECT_TRUE(c.passed) << c.detail;
+  }
+}
+
+// Same inputs, same bits: two models from one seed, trained on the same
+// batches, hold bit-identical parameters afterwards (every dense tensor and
+// every embedding row), in every mode. The embedding update's hot-row chunks
+// are combined in a fixed order and the GEMMs are the heuristic's, so
+// nothing may depend on which warp finishes first. Batches of 301 samples
+// from tiny tables repeat rows hundreds of times (several chunks per row).
+TEST(DlrmCudaDeterminism, TwoModelsFromOneSeedOnTheSameBatchesHoldTheSameBits) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  constexpr int64_t kSamples = 301;
+  constexpr int kSteps = 3;
+  const Dataset data = tiny_data(kSamples * kSteps, 11);
+  const ModelShape shape = tiny_shape(16);
+  for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
+    for (bool fused : {false, true}) {
+      CudaModelOptions options;
+      options.batch = kSamples;
+      options.precision = precision;
+      options.fused = fused;
+      std::vector<std::vector<float>> params[2];
+      for (int copy = 0; copy < 2; ++copy) {
+        CpuModel init(shape, kSeed);
+        CudaModel model(init, options);
+        kc::Stream stream;
+        set_device_float(model.learning_rate(), 0.5f, stream.get());
+        std::vector<kc::DeviceBuffer<float>> dense, labels;
+        std::vector<kc::DeviceBuffer<int32_t>> ids;
+        for (int step = 0; step < kSteps; ++step) {
+          const BatchView b = data.batch(step * kSamples, kSamples);
+          const auto n = static_cast<size_t>(kSamples);
+          dense.emplace_back(std::vector<float>(b.dense, b.dense + n * static_cast<size_t>(shape.num_dense)));
+          ids.emplace_back(std::vector<int32_t>(b.categorical, b.categorical + n * shape.table_sizes.size()));
+          labels.emplace_back(std::vector<float>(b.labels, b.labels + n));
+          model.train_step({dense.back().data(), ids.back().data(), labels.back().data()}, stream.get());
+        }
+        model.take_loss(stream.get());  // synchronises the stream
+        for (size_t i = 0; i < init.dense_parameters().size(); ++i) params[copy].push_back(model.dense_parameter(i));
+        for (int t = 0; t < static_cast<int>(shape.table_sizes.size()); ++t) {
+          for (int64_t row = 0; row < shape.table_sizes[static_cast<size_t>(t)]; ++row) {
+            params[copy].push_back(model.embedding_row(t, row));
+          }
+        }
+      }
+      ASSERT_EQ(params[0].size(), params[1].size());
+      for (size_t i = 0; i < params[0].size(); ++i) {
+        ASSERT_EQ(params[0][i].size(), params[1][i].size());
+        EXPECT_EQ(0, std::memcmp(params[0][i].data(), params[1][i].data(), params[0][i].size() * sizeof(float)))
+            << "tensor " << i << " differs between two identical runs ("
+            << (precision == kc::Precision::kBf16 ? "bf16" : "tf32") << (fused ? ", fused" : ", unfused") << ")";
+      }
+    }
   }
 }
 
