@@ -133,6 +133,11 @@ Status check(const InteractionArguments& a, bool backward) {
                            " (num_tables " + std::to_string(a.num_tables) + ", dim " +
                            std::to_string(a.dim) + ")");
   }
+  const int64_t width = cpu::interaction_output_width(a.num_tables, a.dim);
+  if (a.out_stride != 0 && a.out_stride < width) {
+    return Status::invalid(std::string(op) + "out_stride " + std::to_string(a.out_stride) +
+                           " is below the output width " + std::to_string(width));
+  }
   if (a.x == nullptr) return Status::invalid(std::string(op) + "x is null");
   if (a.emb == nullptr) return Status::invalid(std::string(op) + "emb is null");
   if (!backward && a.out == nullptr) return Status::invalid(std::string(op) + "out is null");
@@ -159,8 +164,17 @@ Status InteractionForward::can_implement(const InteractionArguments& args) {
 
 size_t InteractionForward::workspace_bytes(const InteractionArguments&) { return 0; }
 
+namespace {
+
+/// Elements between rows of out/dout.
+int64_t out_row_stride(const InteractionArguments& a) {
+  return a.out_stride != 0 ? a.out_stride : cpu::interaction_output_width(a.num_tables, a.dim);
+}
+
+}  // namespace
+
 void InteractionForward::run(const InteractionArguments& a, void*, cudaStream_t stream) {
-  const int64_t width = cpu::interaction_output_width(a.num_tables, a.dim);
+  const int64_t width = out_row_stride(a);
   interaction_forward_kernel<<<static_cast<unsigned>(a.batch), kThreads,
                                interaction_shared_bytes(a.num_tables, a.dim, false), stream>>>(
       a.x, a.emb, a.num_tables + 1, a.dim, row_stride(a.dim), width, a.out);
@@ -174,7 +188,7 @@ Status InteractionBackward::can_implement(const InteractionArguments& args) {
 size_t InteractionBackward::workspace_bytes(const InteractionArguments&) { return 0; }
 
 void InteractionBackward::run(const InteractionArguments& a, void*, cudaStream_t stream) {
-  const int64_t width = cpu::interaction_output_width(a.num_tables, a.dim);
+  const int64_t width = out_row_stride(a);
   interaction_backward_kernel<<<static_cast<unsigned>(a.batch), kThreads,
                                 interaction_shared_bytes(a.num_tables, a.dim, true), stream>>>(
       a.x, a.emb, a.dout, a.num_tables + 1, a.dim, row_stride(a.dim), width, a.dx, a.demb);

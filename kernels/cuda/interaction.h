@@ -40,6 +40,11 @@ struct InteractionArguments {
   const float* dout = nullptr;  ///< [batch, width]
   float* dx = nullptr;          ///< [batch, dim]
   float* demb = nullptr;        ///< [batch, num_tables, dim]
+
+  /// Elements from one sample's row of out (and dout) to the next; 0: the
+  /// width itself. A wider stride leaves the columns past the width
+  /// untouched: a row padded for the next layer's GEMM (DLRM: 479 -> 480).
+  int64_t out_stride = 0;
 };
 
 /// Bytes of shared memory a block needs: the forward's when `backward` is

@@ -43,6 +43,13 @@ void add_nccl(LaunchList& list, int ranks, const std::string& what, double bytes
 
 }  // namespace
 
+int64_t top_input_width(const ModelShape& shape) {
+  constexpr int64_t kAlign = 8;
+  const int64_t width =
+      kernels::cpu::interaction_output_width(static_cast<int>(shape.table_sizes.size()), shape.embed_dim);
+  return (width + kAlign - 1) / kAlign * kAlign;
+}
+
 std::vector<kc::LinearArguments> mlp_layer_modes(const std::vector<int>& widths, int64_t in,
                                                  bool bottom, int64_t batch,
                                                  const CudaModelOptions& options) {
@@ -77,7 +84,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   const int64_t local =
       sharded ? slice_first(o.batch, ranks, rank + 1) - slice_first(o.batch, ranks, rank) : o.batch;
   const auto b = static_cast<double>(local);
-  const int64_t width = kernels::cpu::interaction_output_width(tables, dim);
+  const int64_t width = top_input_width(shape);  // the interaction's rows, padded
   const std::vector<kc::LinearArguments> bottom =
       mlp_layer_modes(shape.bottom_mlp, shape.num_dense, true, local, o);
   const std::vector<kc::LinearArguments> top =
@@ -126,7 +133,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
     forward.push_back(
         {"move_kernel<false>", "unpack the received embeddings", "", {2 * exchanged, 0, ""}});
   }
-  kc::InteractionArguments inter{local, tables, dim};
+  kc::InteractionArguments inter{local, tables, dim};  // its work is the unpadded width's
   append_launches(forward, kc::interaction_launches(inter, false), "");
   if (bf16)
     append_launches(forward, cast_to_bf16(b * static_cast<double>(width), "interaction output"),

@@ -18,6 +18,15 @@
 
 namespace perflab::dlrm {
 
+/// The top MLP's input width on the GPU: the interaction's output width
+/// rounded up to 8 elements (16-byte rows in bf16), so that cuBLASLt can
+/// take its aligned kernels for the top MLP's first layer (DLE: 479 -> 480,
+/// as NVIDIA's DeepLearningExamples pads). The padding columns of the
+/// interaction output and of that layer's weight are zero and stay zero
+/// (their weight gradient is the zero input's), so the model is the
+/// unpadded one.
+int64_t top_input_width(const ModelShape& shape);
+
 /// Shape and modes (no pointers) of each layer of an MLP of `widths` fed
 /// `in` features over `batch` samples: ReLU on every bottom layer and on
 /// every top layer but the last; fused, the dReLU/bias-gradient chain of

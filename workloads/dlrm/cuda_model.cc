@@ -70,6 +70,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   bf16_ = options_.precision == kc::Precision::kBf16;
   num_tables_ = static_cast<int>(shape_.table_sizes.size());
   interaction_width_ = kernels::cpu::interaction_output_width(num_tables_, shape_.embed_dim);
+  top_in_ = top_input_width(shape_);
   const int64_t dim = shape_.embed_dim;
   local_ = options_.batch;
   if (options_.comm != nullptr) {
@@ -98,13 +99,28 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   // Dense parameters: CpuModel's order (bottom then top, weight then bias),
   // padded offsets, copied from the CPU model.
   std::vector<DenseParameter> params = init.dense_parameters();
-  for (const DenseParameter& p : params) {
-    slots_.push_back({dense_count_, p.size, p.name});
-    dense_count_ += dense_slot_elements(p.size);
-  }
-  std::vector<float> host(count(dense_count_), 0.0f);
+  const size_t top_weight = 2 * shape_.bottom_mlp.size();  // the top MLP's first weight
   for (size_t i = 0; i < params.size(); ++i) {
-    std::copy(params[i].value, params[i].value + params[i].size, host.begin() + slots_[i].offset);
+    const DenseParameter& p = params[i];
+    Slot slot{dense_count_, p.size, p.name, 1, p.size, p.size};
+    if (i == top_weight) {
+      slot.rows = shape_.top_mlp.front();
+      slot.cols = interaction_width_;
+      slot.ld = top_in_;
+      if (slot.rows * slot.cols != p.size) {
+        throw Error(fmt::format("dlrm cuda: {} holds {} values, not {} x {}", p.name, p.size, slot.rows, slot.cols));
+      }
+    }
+    slots_.push_back(slot);
+    dense_count_ += dense_slot_elements(slot.rows * slot.ld);
+  }
+  std::vector<float> host(count(dense_count_), 0.0f);  // the padding columns stay 0
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Slot& slot = slots_[i];
+    for (int64_t r = 0; r < slot.rows; ++r) {
+      std::copy(params[i].value + r * slot.cols, params[i].value + (r + 1) * slot.cols,
+                host.begin() + slot.offset + r * slot.ld);
+    }
   }
   dense_ = Buffer<float>(host);
   grad_ = Buffer<float>(count(dense_count_));
@@ -135,20 +151,23 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
 
   emb_ = Buffer<float>(count(batch * num_tables_ * dim));
   demb_ = Buffer<float>(count(batch * num_tables_ * dim));
-  inter_ = Buffer<float>(count(batch * interaction_width_));
-  dinter_ = Buffer<float>(count(batch * interaction_width_));
+  // The interaction writes the first interaction_width_ columns of each
+  // top_in_-wide row: the padding stays the zero written here.
+  inter_ = Buffer<float>(count(batch * top_in_));
+  inter_.zero();
+  dinter_ = Buffer<float>(count(batch * top_in_));
   if (bf16_) {
     dense_in_bf16_ = Buffer<uint16_t>(count(batch * shape_.num_dense));
     bottom_out_f32_ = Buffer<float>(count(batch * dim));
     bottom_dx_f32_ = Buffer<float>(count(batch * dim));
-    inter_bf16_ = Buffer<uint16_t>(count(batch * interaction_width_));
-    dinter_bf16_ = Buffer<uint16_t>(count(batch * interaction_width_));
+    inter_bf16_ = Buffer<uint16_t>(count(batch * top_in_));
+    dinter_bf16_ = Buffer<uint16_t>(count(batch * top_in_));
     logits_f32_ = Buffer<float>(count(batch));
     dlogit_f32_ = Buffer<float>(count(batch));
   }
 
   build_mlp(shape_.bottom_mlp, shape_.num_dense, /*bottom=*/true, 0);
-  build_mlp(shape_.top_mlp, interaction_width_, /*bottom=*/false, 2 * shape_.bottom_mlp.size());
+  build_mlp(shape_.top_mlp, top_in_, /*bottom=*/false, top_weight);
   // The top MLP's input is the interaction output (cast to bf16 in bf16).
   kc::LinearArguments& top0 = top_.front()->args;
   top0.x = bf16_ ? static_cast<void*>(inter_bf16_.data()) : inter_.data();
@@ -196,7 +215,7 @@ void CudaModel::tune_gemms() {
   }
   for (bool bottom : {true, false}) {
     auto& layers = bottom ? bottom_ : top_;
-    int64_t in = bottom ? shape_.num_dense : interaction_width_;
+    int64_t in = bottom ? shape_.num_dense : top_in_;
     for (size_t l = 0; l < layers.size(); ++l) {
       kc::LinearArguments a = layers[l]->args;
       if (bottom && l == 0) a.x = bf16_ ? static_cast<const void*>(dense_in_bf16_.data()) : dense_in.data();
@@ -278,7 +297,7 @@ void CudaModel::check_operators() {
   workspace = std::max(workspace, kc::EmbeddingBackwardSgd::workspace_bytes(emb));
 
   kc::InteractionArguments inter{batch,   num_tables_, shape_.embed_dim, x_f32_, emb_.data(),
-                                 inter_.data(), dinter_.data(), dx_f32_, demb_.data()};
+                                 inter_.data(), dinter_.data(), dx_f32_, demb_.data(), top_in_};
   require(kc::InteractionForward::can_implement(inter), "interaction forward");
   require(kc::InteractionBackward::can_implement(inter), "interaction backward");
 
@@ -354,13 +373,13 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
   {
     ScopedPhase range("interaction");
     kc::InteractionArguments a{b, num_tables_, shape_.embed_dim, x_f32_, emb_.data(), inter_.data(),
-                               nullptr, nullptr, nullptr};
+                               nullptr, nullptr, nullptr, top_in_};
     kc::InteractionForward::run(a, nullptr, stream);
   }
   {
     ScopedPhase range("top MLP");
     if (bf16_) {
-      kc::CastFloatToBf16::run({b * interaction_width_, inter_.data(), as<__nv_bfloat16>(inter_bf16_)},
+      kc::CastFloatToBf16::run({b * top_in_, inter_.data(), as<__nv_bfloat16>(inter_bf16_)},
                                nullptr, stream);
     }
     for (const auto& layer : top_) layer->linear->forward(layer->args, ws, stream);
@@ -377,9 +396,9 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
                              nullptr, stream);
   }
   for (size_t l = top_.size(); l-- > 0;) top_[l]->linear->backward(top_[l]->args, ws, stream);
-  if (bf16_) cast_bf16_to_float(b * interaction_width_, dinter_bf16_.data(), dinter_.data(), stream);
+  if (bf16_) cast_bf16_to_float(b * top_in_, dinter_bf16_.data(), dinter_.data(), stream);
   kc::InteractionArguments inter{b,       num_tables_,   shape_.embed_dim, x_f32_, emb_.data(),
-                                 nullptr, dinter_.data(), dx_f32_,          demb_.data()};
+                                 nullptr, dinter_.data(), dx_f32_,          demb_.data(), top_in_};
   kc::InteractionBackward::run(inter, nullptr, stream);
   if (options_.comm != nullptr) {
     // The embedding gradients go back to the tables' owners: with overlap on
@@ -477,8 +496,10 @@ std::string CudaModel::first_nonfinite_tensor() const {
 std::vector<float> CudaModel::dense_parameter(size_t index) const {
   const Slot& s = slots_.at(index);
   std::vector<float> out(count(s.size));
-  PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), dense_.data() + s.offset, out.size() * sizeof(float),  // sync outside the iteration: read-back for tests and the gate
-                                cudaMemcpyDeviceToHost));
+  // Rows `ld` apart on the device (the padded top weight), packed here.
+  PERFLAB_CUDA_CHECK(cudaMemcpy2D(out.data(), count(s.cols) * sizeof(float), dense_.data() + s.offset,  // sync outside the iteration: read-back for tests and the gate
+                                  count(s.ld) * sizeof(float), count(s.cols) * sizeof(float), count(s.rows),
+                                  cudaMemcpyDeviceToHost));
   return out;
 }
 

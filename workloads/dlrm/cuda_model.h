@@ -184,6 +184,9 @@ class CudaModel {
     int64_t offset = 0;
     int64_t size = 0;
     std::string name;  // CpuModel's ("bottom.0.weight", ...)
+    /// As a row-major matrix: rows of `cols` values `ld` apart. ld > cols
+    /// only for the top MLP's first weight (top_input_width: zero columns).
+    int64_t rows = 1, cols = 0, ld = 0;
   };
 
   void build_mlp(const std::vector<int>& widths, int64_t in, bool bottom, size_t first_slot);
@@ -210,7 +213,8 @@ class CudaModel {
   CudaModelOptions options_;
   bool bf16_ = false;
   int num_tables_ = 0;
-  int64_t interaction_width_ = 0;
+  int64_t interaction_width_ = 0;  // the interaction's output width (dim + pairs)
+  int64_t top_in_ = 0;             // its rows in the buffers, padded (top_input_width)
   int64_t total_rows_ = 0;  // rows of the tables on this GPU
   int64_t local_ = 0;       // samples of the MLPs: options.batch, or this rank's slice
   int64_t first_ = 0;       // the slice's first global sample

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -123,7 +124,13 @@ TEST(InteractionCudaCanImplement, AcceptsDleShapesAndRejectsBadOnesWithAReason) 
       {"dout is null", [](InteractionArguments& a) { a.dout = nullptr; }, false, true},
       {"dx is null", [](InteractionArguments& a) { a.dx = nullptr; }, false, true},
       {"demb is null", [](InteractionArguments& a) { a.demb = nullptr; }, false, true},
+      {"below the output width", [](InteractionArguments& a) { a.out_stride = 478; }, true, true},
   };
+  InteractionArguments padded = good;
+  padded.out_stride = 480;  // DLE's 479 columns in rows of 480
+  EXPECT_TRUE(InteractionForward::can_implement(padded).ok()) << InteractionForward::can_implement(padded).reason();
+  EXPECT_TRUE(InteractionBackward::can_implement(padded).ok())
+      << InteractionBackward::can_implement(padded).reason();
   for (const Case& c : cases) {
     InteractionArguments a = good;
     c.edit(a);
@@ -221,6 +228,63 @@ TEST(InteractionCuda, BackwardMatchesCpu) {
     EXPECT_TRUE(close(expected_dx, d_dx.download(), bound(magnitude_dx), "dx", p.dim, p));
     EXPECT_TRUE(close(expected_demb, d_demb.download(), bound(magnitude_demb), "demb",
                       p.num_tables * p.dim, p));
+  }
+}
+
+// Rows padded past the width (out_stride): the forward writes the same
+// values as into unpadded rows and leaves the padding as it found it; the
+// backward reads dout through the same stride and gives the unpadded dx
+// and demb bit for bit (same kernel, same order).
+TEST(InteractionCuda, PaddedRowsGiveTheUnpaddedResultsAndKeepThePadding) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (const Problem& p : problems()) {
+    const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
+    const int64_t stride = width + 3;
+    const auto x = test_support::random_vector(static_cast<size_t>(p.batch * p.dim), 6);
+    const auto emb = test_support::random_vector(static_cast<size_t>(p.batch * p.num_tables * p.dim), 7);
+    const auto dout = test_support::random_vector(static_cast<size_t>(p.batch * width), 8);
+    std::vector<float> dout_padded(static_cast<size_t>(p.batch * stride), -7.0f);
+    for (int64_t b = 0; b < p.batch; ++b) {
+      std::copy(dout.begin() + b * width, dout.begin() + (b + 1) * width, dout_padded.begin() + b * stride);
+    }
+    DeviceBuffer<float> d_x(x), d_emb(emb), out(static_cast<size_t>(p.batch * width)),
+        out_padded(std::vector<float>(static_cast<size_t>(p.batch * stride), -7.0f));
+    DeviceBuffer<float> d_dout(dout), d_dout_padded(dout_padded), dx(x.size()), demb(emb.size()), dx_padded(x.size()),
+        demb_padded(emb.size());
+    InteractionArguments a;
+    a.batch = p.batch;
+    a.num_tables = p.num_tables;
+    a.dim = p.dim;
+    a.x = d_x.data();
+    a.emb = d_emb.data();
+    a.out = out.data();
+    a.dout = d_dout.data();
+    a.dx = dx.data();
+    a.demb = demb.data();
+    InteractionArguments padded = a;
+    padded.out_stride = stride;
+    padded.out = out_padded.data();
+    padded.dout = d_dout_padded.data();
+    padded.dx = dx_padded.data();
+    padded.demb = demb_padded.data();
+    InteractionForward::run(a, nullptr, nullptr);
+    InteractionForward::run(padded, nullptr, nullptr);
+    InteractionBackward::run(a, nullptr, nullptr);
+    InteractionBackward::run(padded, nullptr, nullptr);
+    const auto plain = out.download();
+    const auto wide = out_padded.download();
+    for (int64_t b = 0; b < p.batch; ++b) {
+      for (int64_t c = 0; c < stride; ++c) {
+        const float got = wide[static_cast<size_t>(b * stride + c)];
+        if (c < width) {
+          ASSERT_EQ(got, plain[static_cast<size_t>(b * width + c)]) << "sample " << b << " column " << c;
+        } else {
+          ASSERT_EQ(got, -7.0f) << "padding written: sample " << b << " column " << c;
+        }
+      }
+    }
+    EXPECT_EQ(dx.download(), dx_padded.download());
+    EXPECT_EQ(demb.download(), demb_padded.download());
   }
 }
 

@@ -118,7 +118,10 @@ TEST(DlrmLaunches, EveryLaunchDeclaresItsWorkAndTheGemmsTheirFlops) {
     mlp += 2.0 * 16384 * static_cast<double>(in) * out;
     in = out;
   }
-  in = 128 + 27 * 26 / 2;  // the interaction's width: 479
+  // The interaction's width, 128 + 27 * 26 / 2 = 479, padded to 480 on the
+  // GPU (top_input_width): the GEMMs do the zero column's work too.
+  in = 480;
+  EXPECT_EQ(top_input_width(shape), in);
   for (int out : shape.top_mlp) {
     mlp += 2.0 * 16384 * static_cast<double>(in) * out;
     in = out;
