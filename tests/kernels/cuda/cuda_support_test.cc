@@ -61,5 +61,40 @@ TEST(DeviceBuffer, RoundTripsAndCountsSyncs) {
   EXPECT_EQ(host_sync_count(), before + 1);
 }
 
+// A stale read waiting to happen, caught: a large pageable upload, then at
+// once a copy on a non-blocking stream (which does not wait for the legacy
+// stream), and a fill that is then read on it. Without the waits in
+// DeviceBuffer::upload and zero, the copy may read the buffer before the
+// DMA lands (the first H200 run's NCCL test read stale input that way).
+// Several rounds with fresh values, so a stale buffer holds wrong ones.
+TEST(DeviceBuffer, AnUploadOrFillHasLandedForEveryStreamWhenItReturns) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  constexpr size_t kCount = size_t{64} << 20;  // 256 MiB of floats: many DMA chunks
+  cudaStream_t stream = nullptr;
+  PERFLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  DeviceBuffer<float> source(kCount), copy(kCount);
+  std::vector<float> host(kCount), back(kCount);
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < kCount; ++i) host[i] = static_cast<float>(round * 7 + 1) + static_cast<float>(i % 1021);
+    source.upload(host);
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(copy.data(), source.data(), kCount * sizeof(float), cudaMemcpyDeviceToDevice,
+                                       stream));
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(back.data(), copy.data(), kCount * sizeof(float), cudaMemcpyDeviceToHost,
+                                       stream));
+    PERFLAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // sync outside the iteration: test read-back
+    size_t wrong = 0;
+    for (size_t i = 0; i < kCount; ++i) wrong += back[i] != host[i];
+    EXPECT_EQ(wrong, 0u) << "round " << round << ": the non-blocking stream read a stale upload";
+    source.zero();
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(back.data(), source.data(), kCount * sizeof(float), cudaMemcpyDeviceToHost,
+                                       stream));
+    PERFLAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // sync outside the iteration: test read-back
+    wrong = 0;
+    for (size_t i = 0; i < kCount; ++i) wrong += back[i] != 0.0f;
+    EXPECT_EQ(wrong, 0u) << "round " << round << ": the non-blocking stream read before the fill landed";
+  }
+  cudaStreamDestroy(stream);
+}
+
 }  // namespace
 }  // namespace perflab::kernels::cuda
