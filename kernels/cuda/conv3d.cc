@@ -80,8 +80,9 @@ int to_int(int64_t v) { return static_cast<int>(v); }
 /// math asked for (never fp16 conversion; no tensor cores for kFp32) and
 /// reports a workspace size for this configuration. When none of the ranked
 /// ones does, every algorithm of the pass (`count` of them, ranked or not) is
-/// tried with the math asked for by its workspace query, which fails for a
-/// configuration the algorithm does not support (the tests compare every
+/// asked for its workspace with the math asked for (the query fails for a
+/// configuration the algorithm does not support), and the one needing the
+/// least, at most kFallbackWorkspaceBytes, is taken (the tests compare every
 /// pass with the CPU kernel, so a wrong choice fails there). What cuDNN answered for each is appended to `tried`, so a
 /// shape with no algorithm says why (the first H200 run found none for any
 /// backward-data shape, 2026-11-26, with no more detail to go on).
@@ -111,17 +112,20 @@ bool choose_algorithm(const std::vector<Perf>& perf, int returned, int count, Co
     *math_type = math == Conv3dMath::kFp32 ? CUDNN_FMA_MATH : candidate.mathType;
     return true;
   }
+  constexpr size_t kFallbackWorkspaceBytes = size_t{1} << 30;
+  bool found = false;
   for (int a = 0; a < count; ++a) {
     size_t needed = 0;
     const cudnnStatus_t ws = workspace_size(static_cast<Algo>(a), &needed);
-    *tried += fmt::format(" [algo {} by its workspace query: {}]", a, cudnnGetErrorString(ws));
-    if (ws != CUDNN_STATUS_SUCCESS) continue;
+    *tried += ws == CUDNN_STATUS_SUCCESS ? fmt::format(" [algo {} by its workspace query: {} bytes]", a, needed)
+                                         : fmt::format(" [algo {} by its workspace query: {}]", a, cudnnGetErrorString(ws));
+    if (ws != CUDNN_STATUS_SUCCESS || needed > kFallbackWorkspaceBytes || (found && needed >= *bytes)) continue;
     *algo = static_cast<Algo>(a);
     *bytes = needed;
     *math_type = asked;
-    return true;
+    found = true;
   }
-  return false;
+  return found;
 }
 
 }  // namespace

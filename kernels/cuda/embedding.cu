@@ -293,6 +293,7 @@ __global__ void sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const S
       if (lane == 0) finished = atomicAdd(done + start / tile, 1u) + 1u;
       finished = __shfl_sync(kFullMask, finished, 0);
       if (finished != static_cast<unsigned>(chunks)) continue;
+      __syncwarp();  // every lane past lane 0's atomic before any reads the partials
       __threadfence();
       for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
         float acc[kColsPerLane] = {};

@@ -8,6 +8,7 @@
 #include <limits>
 #include <tuple>
 
+#include "base/error.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/raii.h"
 
@@ -154,6 +155,10 @@ GemmChoice LtGemm::tune(cublasLtHandle_t handle, const void* a, const void* b, v
       best = median;
       choice.chosen = static_cast<int>(i);
     }
+  }
+  if (std::isinf(best)) {
+    throw Error(fmt::format("Linear: none of cuBLASLt's {} candidates for the {} GEMM would run", candidates_.size(),
+                            name_));
   }
   algo_ = candidates_[static_cast<size_t>(choice.chosen)];
   return choice;

@@ -204,14 +204,18 @@ void CudaModel::tune_gemms() {
       fill(layer->dy.data(), layer->dy.bytes());
     }
   }
-  // The bottom MLP's input is the batch's (set per step): a stand-in here.
+  // The bottom MLP's input is the batch's (set per step), and the fp32 top
+  // MLP's is the interaction output, whose padding columns must stay zero:
+  // stand-ins for both. In bf16 the layers read buffers every step rewrites
+  // whole from fp32 (the casts), so those are filled in place.
   kc::DeviceBuffer<uint8_t> dense_in(bf16_ ? 0 : count(local_ * shape_.num_dense) * element);
-  if (!bf16_) fill(dense_in.data(), dense_in.bytes());
-  if (bf16_) fill(dense_in_bf16_.data(), dense_in_bf16_.bytes());
+  kc::DeviceBuffer<uint8_t> top_in(bf16_ ? 0 : count(local_ * top_in_) * element);
   if (bf16_) {
+    fill(dense_in_bf16_.data(), dense_in_bf16_.bytes());
     fill(inter_bf16_.data(), inter_bf16_.bytes());
   } else {
-    fill(inter_.data(), inter_.bytes());
+    fill(dense_in.data(), dense_in.bytes());
+    fill(top_in.data(), top_in.bytes());
   }
   for (bool bottom : {true, false}) {
     auto& layers = bottom ? bottom_ : top_;
@@ -219,6 +223,7 @@ void CudaModel::tune_gemms() {
     for (size_t l = 0; l < layers.size(); ++l) {
       kc::LinearArguments a = layers[l]->args;
       if (bottom && l == 0) a.x = bf16_ ? static_cast<const void*>(dense_in_bf16_.data()) : dense_in.data();
+      if (!bottom && l == 0 && !bf16_) a.x = top_in.data();
       const std::string name = fmt::format("{} {} ({} -> {})", bottom ? "bottom" : "top", l, in, a.out_features);
       for (kc::GemmChoice& c : layers[l]->linear->tune(a, workspace_.data(), nullptr, kRepetitions)) {
         gemm_choices_.push_back({name, std::move(c)});

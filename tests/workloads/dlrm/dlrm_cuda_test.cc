@@ -334,6 +334,7 @@ TEST(DlrmCudaCheck, FailsWhenTheGpuStepIsWrong) {
 struct RunCase {
   bool fused, sync_free, graphs;
   std::string precision;
+  bool tuned = false;  ///< gemm_algorithms=tuned (the tuning's random operands must not leak into training).
 };
 
 class DlrmCudaRunTest : public ::testing::TestWithParam<RunCase> {};
@@ -343,9 +344,10 @@ class DlrmCudaRunTest : public ::testing::TestWithParam<RunCase> {};
 TEST_P(DlrmCudaRunTest, SeveralIterationsMatchTheCpuModelAndCountSyncs) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const RunCase rc = GetParam();
-  const std::string mode = mode_name(rc.fused, rc.sync_free, rc.graphs, rc.precision);
+  const std::string mode = mode_name(rc.fused, rc.sync_free, rc.graphs, rc.precision) + (rc.tuned ? ", tuned GEMMs" : "");
   const Dataset train = tiny_data(3 * kBatch, 11), eval = tiny_data(50, 12);
-  const DlrmSetup setup = tiny_setup(16, rc.precision, train, kBatch);
+  DlrmSetup setup = tiny_setup(16, rc.precision, train, kBatch);
+  setup.tune_gemms = rc.tuned;
   Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(rc.fused, rc.sync_free, rc.graphs)),
            rc.graphs && rc.sync_free);
   DlrmCudaRun* run = d.run.get();
@@ -407,6 +409,10 @@ std::vector<RunCase> run_cases() {
         if (sync_free) cases.push_back({fused, sync_free, true, precision});
       }
     }
+    // Tuned GEMMs: six steps would carry any operand the tuning left behind
+    // (the fp32 interaction output's zero padding column, for one).
+    cases.push_back({true, true, true, precision, true});
+    cases.push_back({false, true, false, precision, true});
   }
   return cases;
 }
@@ -414,7 +420,7 @@ std::vector<RunCase> run_cases() {
 std::string run_name(const ::testing::TestParamInfo<RunCase>& p) {
   const RunCase& c = p.param;
   return std::string(c.fused ? "fused" : "unfused") + (c.sync_free ? "_syncfree" : "_sync") +
-         (c.graphs ? "_graphs" : "") + "_" + c.precision;
+         (c.graphs ? "_graphs" : "") + "_" + c.precision + (c.tuned ? "_tuned" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DlrmCudaRunTest, ::testing::ValuesIn(run_cases()), run_name);
