@@ -68,16 +68,19 @@ std::optional<double> LoadgenOutcome::latency_at(double percentile) const {
 LoadgenOutcome read_loadgen_outcome(const std::filesystem::path& detail_log) {
   const MllogFile log = read_mllog(detail_log);
   const MllogEvent* validity = log.first("result_validity");
-  if (validity == nullptr || !validity->value.is_string()) {
+  const bool has_verdict = validity != nullptr && validity->value.is_string();
+  if (!has_verdict && log.first("power_end") == nullptr) {
     throw UsageError(detail_log.string() +
-                     ": no result_validity: LoadGen did not finish the test (a truncated or foreign log?)");
+                     ": no result_validity and no power_end: LoadGen did not finish the test (a truncated or "
+                     "foreign log?)");
   }
   LoadgenOutcome o;
   o.loadgen_version = text(log, "loadgen_version");
   o.scenario = text(log, "effective_scenario");
   o.mode = text(log, "effective_test_mode");
-  o.valid = validity->value.get<std::string>() == "VALID";
-  o.invalid_reason = o.valid ? "" : trimmed(text(log, "result_invalid_reason"));
+  o.verdict = has_verdict ? validity->value.get<std::string>() : "";
+  o.valid = o.verdict == "VALID";
+  o.invalid_reason = o.verdict == "INVALID" ? trimmed(text(log, "result_invalid_reason")) : "";
   o.min_duration_met = boolean(log, "result_min_duration_met");
   o.min_queries_met = boolean(log, "result_min_queries_met");
   o.early_stopping_met = boolean(log, "early_stopping_met");
@@ -114,13 +117,14 @@ nlohmann::json loadgen_outcome_to_json(const LoadgenOutcome& o) {
   nlohmann::json j = {{"loadgen_version", o.loadgen_version},
                       {"scenario", o.scenario},
                       {"mode", o.mode},
+                      {"verdict", o.verdict},
                       {"valid", o.valid},
                       {"query_count", o.query_count},
                       {"errors", o.errors},
                       {"min_latency_ns", o.min_latency_ns},
                       {"max_latency_ns", o.max_latency_ns},
                       {"mean_latency_ns", o.mean_latency_ns}};
-  if (!o.valid) j["invalid_reason"] = o.invalid_reason;
+  if (o.verdict == "INVALID") j["invalid_reason"] = o.invalid_reason;
   put(j, "min_duration_met", o.min_duration_met);
   put(j, "min_queries_met", o.min_queries_met);
   put(j, "early_stopping_met", o.early_stopping_met);

@@ -4,8 +4,10 @@
 // mlperf_log_summary.txt is the same facts for people. Read, never
 // recomputed: the verdict, the throughput and the latencies are LoadGen's.
 //
-// Outside input: a missing file or a log without LoadGen's verdict (a test
-// that did not finish) is a UsageError naming the file, never a crash.
+// Outside input: a missing file or a log of a test that did not finish (no
+// verdict, and no power_end, LoadGen's last line) is a UsageError naming
+// the file, never a crash. An AccuracyOnly test has no verdict: LoadGen
+// logs the responses (mlperf_log_accuracy.json), not a performance result.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +30,8 @@ struct LoadgenOutcome {
   std::string loadgen_version;  ///< "6.0.17 @ d6147c7eb7"
   std::string scenario;         ///< effective_scenario: Offline, Server, SingleStream, MultiStream.
   std::string mode;             ///< effective_test_mode: PerformanceOnly, AccuracyOnly, ...
-  bool valid = false;           ///< result_validity is VALID.
+  std::string verdict;          ///< result_validity: VALID or INVALID; "" for an AccuracyOnly test.
+  bool valid = false;           ///< verdict is VALID.
   std::string invalid_reason;   ///< LoadGen's recommendation when invalid ("" when valid).
   std::optional<bool> min_duration_met, min_queries_met, early_stopping_met;
   /// Server: whether the latency bound held at the target percentile.
@@ -56,7 +59,7 @@ struct LoadgenOutcome {
 };
 
 /// Reads LoadGen's detail log. UsageError "PATH: ..." when it cannot be read
-/// or holds no result_validity (the test did not finish).
+/// or the test did not finish.
 LoadgenOutcome read_loadgen_outcome(const std::filesystem::path& detail_log);
 
 /// The outcome as JSON (every field; absent optionals are omitted).

@@ -1,0 +1,247 @@
+#include "harness/inference_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "base/error.h"
+
+#if PERFLAB_HAVE_LOADGEN
+#include <loadgen.h>
+#include <query_sample_library.h>
+#include <system_under_test.h>
+#include <test_settings.h>
+#endif
+
+namespace perflab {
+
+std::string check_inference_settings(const InferenceSettings& s) {
+  if (s.scenario != "offline" && s.scenario != "server" && s.scenario != "singlestream") {
+    return fmt::format("inference: unknown scenario '{}' (offline, server, singlestream)", s.scenario);
+  }
+  if (s.mode != "performance" && s.mode != "accuracy") {
+    return fmt::format("inference: unknown mode '{}' (performance, accuracy)", s.mode);
+  }
+  if (!(s.target_qps > 0) || !std::isfinite(s.target_qps)) {
+    return fmt::format("inference: target_qps must be a positive number, got {}", s.target_qps);
+  }
+  if (!(s.latency_bound_ms > 0) || !std::isfinite(s.latency_bound_ms)) {
+    return fmt::format("inference: latency_bound_ms must be a positive number, got {}", s.latency_bound_ms);
+  }
+  if (s.min_duration_ms < 0) {
+    return fmt::format("inference: min_duration_ms must be at least 0, got {}", s.min_duration_ms);
+  }
+  if (s.min_query_count < 1) {
+    return fmt::format("inference: min_query_count must be at least 1, got {}", s.min_query_count);
+  }
+  if (s.max_batch < 1) return fmt::format("inference: max_batch must be at least 1, got {}", s.max_batch);
+  if (!(s.max_wait_ms >= 0) || !std::isfinite(s.max_wait_ms)) {
+    return fmt::format("inference: max_wait_ms must be at least 0, got {}", s.max_wait_ms);
+  }
+  return "";
+}
+
+#if PERFLAB_HAVE_LOADGEN
+
+bool loadgen_available() { return true; }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// LoadGen's system under test and sample library over one engine, with
+/// the batcher (see the header).
+class Adapter final : public mlperf::SystemUnderTest, public mlperf::QuerySampleLibrary {
+ public:
+  Adapter(InferenceEngine& engine, const InferenceSettings& settings)
+      : engine_(engine),
+        name_(engine.name()),
+        max_batch_(static_cast<size_t>(settings.max_batch)),
+        max_wait_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(
+            settings.max_wait_ms))) {
+    worker_ = std::thread([this] { work(); });
+  }
+  ~Adapter() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+  }
+  Adapter(const Adapter&) = delete;
+  Adapter& operator=(const Adapter&) = delete;
+
+  const std::string& Name() override { return name_; }
+
+  // The system under test: queue every sample; the worker answers.
+  void IssueQuery(const std::vector<mlperf::QuerySample>& samples) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const Clock::time_point now = Clock::now();
+      for (const mlperf::QuerySample& s : samples) queue_.push_back({s, now});
+    }
+    wake_.notify_one();
+  }
+  void FlushQueries() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      flushing_ = true;
+    }
+    wake_.notify_one();
+  }
+
+  // The sample library.
+  size_t TotalSampleCount() override { return engine_.total_samples(); }
+  size_t PerformanceSampleCount() override { return engine_.performance_samples(); }
+  void LoadSamplesToRam(const std::vector<mlperf::QuerySampleIndex>& samples) override {
+    engine_.load(std::vector<size_t>(samples.begin(), samples.end()));
+  }
+  void UnloadSamplesFromRam(const std::vector<mlperf::QuerySampleIndex>& samples) override {
+    engine_.unload(std::vector<size_t>(samples.begin(), samples.end()));
+  }
+
+  /// The batches so far; call after StartTest returned.
+  InferenceBatches batches() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return batches_;
+  }
+  /// An engine failure on the worker, rethrown here after the test.
+  void rethrow() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
+ private:
+  struct Queued {
+    mlperf::QuerySample sample;
+    Clock::time_point arrived;
+  };
+
+  void work() {
+    std::vector<mlperf::QuerySample> batch;
+    std::vector<size_t> indices;
+    std::vector<float> predictions;
+    std::vector<mlperf::QuerySampleResponse> responses;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+          if (stopping_ && queue_.empty()) return;
+          if (!queue_.empty()) {
+            const bool full = queue_.size() >= max_batch_;
+            const Clock::time_point deadline = queue_.front().arrived + max_wait_;
+            if (full || flushing_ || stopping_ || max_wait_ == Clock::duration::zero() || Clock::now() >= deadline) {
+              break;
+            }
+            wake_.wait_until(lock, deadline);
+          } else {
+            flushing_ = false;  // everything issued before the flush is answered
+            wake_.wait(lock);
+          }
+        }
+        const size_t n = std::min(max_batch_, queue_.size());
+        batch.clear();
+        for (size_t i = 0; i < n; ++i) {
+          batch.push_back(queue_.front().sample);
+          queue_.pop_front();
+        }
+        ++batches_.batches;
+        batches_.samples += static_cast<int64_t>(n);
+        batches_.largest = std::max(batches_.largest, static_cast<int>(n));
+      }
+      indices.clear();
+      for (const mlperf::QuerySample& s : batch) indices.push_back(s.index);
+      predictions.assign(batch.size(), 0.0f);
+      try {
+        engine_.predict(indices, predictions.data());
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!failure_) failure_ = std::current_exception();
+      }
+      // Every issued sample is answered, failed or not, so LoadGen finishes;
+      // a failure is rethrown after the test and the run reports it.
+      responses.clear();
+      for (size_t i = 0; i < batch.size(); ++i) {
+        responses.emplace_back(batch[i].id, reinterpret_cast<uintptr_t>(&predictions[i]), sizeof(float));
+      }
+      mlperf::QuerySamplesComplete(responses.data(), responses.size());
+    }
+  }
+
+  InferenceEngine& engine_;
+  std::string name_;
+  const size_t max_batch_;
+  const Clock::duration max_wait_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Queued> queue_;
+  bool flushing_ = false, stopping_ = false;
+  InferenceBatches batches_;
+  std::exception_ptr failure_;
+  std::thread worker_;
+};
+
+mlperf::TestSettings loadgen_settings(const InferenceSettings& s) {
+  mlperf::TestSettings t;
+  const auto latency_ns = static_cast<uint64_t>(std::llround(s.latency_bound_ms * 1e6));
+  if (s.scenario == "offline") {
+    t.scenario = mlperf::TestScenario::Offline;
+    t.offline_expected_qps = s.target_qps;
+  } else if (s.scenario == "server") {
+    t.scenario = mlperf::TestScenario::Server;
+    t.server_target_qps = s.target_qps;
+    t.server_target_latency_ns = latency_ns;
+  } else {
+    t.scenario = mlperf::TestScenario::SingleStream;
+    t.single_stream_expected_latency_ns = s.latency_bound_ms * 1e6;
+  }
+  t.mode = s.mode == "accuracy" ? mlperf::TestMode::AccuracyOnly : mlperf::TestMode::PerformanceOnly;
+  t.min_duration_ms = static_cast<uint64_t>(s.min_duration_ms);
+  t.min_query_count = static_cast<uint64_t>(s.min_query_count);
+  t.qsl_rng_seed = s.seed;
+  t.sample_index_rng_seed = s.seed;
+  t.schedule_rng_seed = s.seed;
+  return t;
+}
+
+}  // namespace
+
+InferenceRunOutcome run_inference(InferenceEngine& engine, const InferenceSettings& settings,
+                                  const std::filesystem::path& out_dir) {
+  if (const std::string problem = check_inference_settings(settings); !problem.empty()) throw UsageError(problem);
+  std::filesystem::create_directories(out_dir);
+  mlperf::LogSettings log;
+  log.log_output.outdir = out_dir.string();
+  log.log_output.copy_summary_to_stdout = false;
+  InferenceBatches batches;
+  {
+    Adapter adapter(engine, settings);
+    mlperf::StartTest(&adapter, &adapter, loadgen_settings(settings), log);
+    adapter.rethrow();
+    batches = adapter.batches();
+  }
+  InferenceRunOutcome out;
+  out.loadgen = read_loadgen_outcome(out_dir / "mlperf_log_detail.txt");
+  out.batches = batches;
+  return out;
+}
+
+#else
+
+bool loadgen_available() { return false; }
+
+InferenceRunOutcome run_inference(InferenceEngine&, const InferenceSettings& settings, const std::filesystem::path&) {
+  if (const std::string problem = check_inference_settings(settings); !problem.empty()) throw UsageError(problem);
+  throw UsageError("inference: this perflab was built without MLCommons LoadGen (run scripts/setup, then rebuild)");
+}
+
+#endif
+
+}  // namespace perflab
