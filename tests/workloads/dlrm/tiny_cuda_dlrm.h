@@ -16,36 +16,9 @@
 #include "workloads/dlrm/cuda_run.h"
 #include "workloads/dlrm/data/dataset.h"
 #include "workloads/dlrm/dlrm_benchmark.h"
+#include "tests/workloads/dlrm/tiny_dlrm.h"
 
 namespace perflab::dlrm {
-
-inline ModelShape tiny_shape(int dim) {
-  ModelShape s;
-  s.num_dense = 5;
-  s.table_sizes = {5, 7, 3};
-  s.embed_dim = dim;
-  s.bottom_mlp = {8, dim};
-  s.top_mlp = {6, 1};
-  return s;
-}
-
-/// `samples` samples for tiny_shape: dense in [-1, 1), ids inside their
-/// tables, labels 0 or 1, all from `seed`.
-inline Dataset tiny_data(int64_t samples, uint32_t seed) {
-  Dataset d;
-  d.num_dense = 5;
-  d.table_sizes = {5, 7, 3};
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  for (int64_t i = 0; i < samples; ++i) {
-    for (int f = 0; f < d.num_dense; ++f) d.dense.push_back(value(gen));
-    for (int64_t rows : d.table_sizes) {
-      d.categorical.push_back(static_cast<int32_t>(gen() % static_cast<uint32_t>(rows)));
-    }
-    d.labels.push_back(gen() % 2 == 0 ? 0.0f : 1.0f);
-  }
-  return d;
-}
 
 /// tiny_shape(dim) trained at `batch` with a learning rate that changes
 /// between iterations (warm-up of 2 steps).
