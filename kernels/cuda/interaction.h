@@ -48,7 +48,8 @@ struct InteractionArguments {
 };
 
 /// Bytes of shared memory a block needs: the forward's when `backward` is
-/// false, else the backward's (features plus the sample's pair gradients).
+/// false, else the backward's (features plus the sample's pair gradients
+/// as a padded F x padded(F) matrix).
 size_t interaction_shared_bytes(int num_tables, int64_t dim, bool backward);
 
 /// out = concat(x, pairwise dots).
