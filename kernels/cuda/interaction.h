@@ -9,9 +9,10 @@
 //   out  [batch, dim + F*(F-1)/2]   (kernels::cpu::interaction_output_width)
 // One thread block per sample; the sample's F x dim features sit in shared
 // memory. The backward sums each gradient row in the CPU's order (j
-// ascending) with the CPU's rounding (no fused multiply-add); the forward's
-// dot products accumulate in d order, which the CPU's vectorised reduction
-// may not. fp32 throughout. run() never allocates or synchronises.
+// ascending) with fused multiply-adds (one rounding where the CPU makes two:
+// within the tests' first-order bound, not bit-equal); the forward's dot
+// products accumulate in d order, which the CPU's vectorised reduction may
+// not. fp32 throughout. run() never allocates or synchronises.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -42,6 +42,7 @@ const std::vector<Problem>& problems() {
   static const std::vector<Problem> all = {
       {1, 1, 1},  {3, 3, 3},      {37, 26, 16},  {37, 26, 128},
       {3, 26, 1}, {2049, 3, 128}, {2049, 26, 3}, {1, 1, 128},
+      {5, 4, 33},  // F = 5: the backward's last block of four features holds one
   };
   return all;
 }
