@@ -11,8 +11,9 @@
 // memory. The backward sums each gradient row in the CPU's order (j
 // ascending) with fused multiply-adds (one rounding where the CPU makes two:
 // within the tests' first-order bound, not bit-equal); the forward's dot
-// products accumulate in d order, which the CPU's vectorised reduction may
-// not. fp32 throughout. run() never allocates or synchronises.
+// products accumulate in d order with fused multiply-adds, which the CPU's
+// vectorised reduction does not. fp32 throughout. run() never allocates or
+// synchronises.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -96,11 +96,12 @@ TEST(InteractionCudaCanImplement, AcceptsDleShapesAndRejectsBadOnesWithAReason) 
       << InteractionBackward::can_implement(good).reason();
   EXPECT_EQ(InteractionForward::workspace_bytes(good), 0u);
   EXPECT_EQ(InteractionBackward::workspace_bytes(good), 0u);
-  // 27 features, rows padded to 129 floats (rounded up to 4 floats in the
-  // backward), plus the backward's 27 x 28 pair-gradient matrix.
-  EXPECT_EQ(interaction_shared_bytes(26, 128, false), 27u * 129u * 4u);
+  // 27 features: the forward's rows of 128 + 4 floats (16-byte vectors);
+  // the backward's of 129 (odd), rounded up to 4 floats in all, plus its
+  // 27 x 28 pair-gradient matrix.
+  EXPECT_EQ(interaction_shared_bytes(26, 128, false), 27u * 132u * 4u);
   EXPECT_EQ(interaction_shared_bytes(26, 128, true), (3484u + 27u * 28u) * 4u);
-  EXPECT_EQ(interaction_shared_bytes(3, 3, false), 4u * 3u * 4u);
+  EXPECT_EQ(interaction_shared_bytes(3, 3, false), 4u * 8u * 4u);
 
   struct Case {
     const char* expect;
