@@ -17,10 +17,11 @@ constexpr size_t kMaxSharedBytes = 48 * 1024;  // without the opt-in attribute
 /// that threads reading column d of different rows hit different banks.
 int64_t row_stride(int64_t dim) { return dim % 2 == 1 ? dim : dim + 1; }
 
-/// Floats between feature rows in the forward's shared memory: a multiple
-/// of 4 (rows read as 16-byte vectors) plus 4, so that the rows of eight
-/// consecutive features start in eight different 16-byte bank groups.
-int64_t forward_row_stride(int64_t dim) { return (dim + 3) / 4 * 4 + 4; }
+/// Floats between feature rows in the forward's shared memory: an odd
+/// number of 16-byte vectors (rows are read as vectors), so that the rows
+/// of eight consecutive features start in eight different 16-byte bank
+/// groups whatever dim is.
+int64_t forward_row_stride(int64_t dim) { return 4 * (((dim + 3) / 4) | 1); }
 
 __host__ __device__ int64_t pair_count(int features) {
   return int64_t{features} * (features - 1) / 2;

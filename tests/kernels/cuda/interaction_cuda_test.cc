@@ -43,6 +43,7 @@ const std::vector<Problem>& problems() {
       {1, 1, 1},  {3, 3, 3},      {37, 26, 16},  {37, 26, 128},
       {3, 26, 1}, {2049, 3, 128}, {2049, 26, 3}, {1, 1, 128},
       {5, 4, 33},  // F = 5: the backward's last block of four features holds one
+      {7, 5, 30},  // dim % 4 == 2: the forward's two-float tail
   };
   return all;
 }
@@ -96,12 +97,14 @@ TEST(InteractionCudaCanImplement, AcceptsDleShapesAndRejectsBadOnesWithAReason) 
       << InteractionBackward::can_implement(good).reason();
   EXPECT_EQ(InteractionForward::workspace_bytes(good), 0u);
   EXPECT_EQ(InteractionBackward::workspace_bytes(good), 0u);
-  // 27 features: the forward's rows of 128 + 4 floats (16-byte vectors);
+  // 27 features: the forward's rows of 33 16-byte vectors (an odd number);
   // the backward's of 129 (odd), rounded up to 4 floats in all, plus its
   // 27 x 28 pair-gradient matrix.
   EXPECT_EQ(interaction_shared_bytes(26, 128, false), 27u * 132u * 4u);
   EXPECT_EQ(interaction_shared_bytes(26, 128, true), (3484u + 27u * 28u) * 4u);
-  EXPECT_EQ(interaction_shared_bytes(3, 3, false), 4u * 8u * 4u);
+  EXPECT_EQ(interaction_shared_bytes(3, 3, false), 4u * 4u * 4u);
+  EXPECT_EQ(interaction_shared_bytes(3, 28, false), 4u * 28u * 4u);  // 7 vectors: odd already
+  EXPECT_EQ(interaction_shared_bytes(3, 32, false), 4u * 36u * 4u);  // 8 vectors -> 9
 
   struct Case {
     const char* expect;
