@@ -9,6 +9,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 #include "base/error.h"
 
@@ -23,28 +24,59 @@ namespace perflab {
 
 std::string check_inference_settings(const InferenceSettings& s) {
   if (s.scenario != "offline" && s.scenario != "server" && s.scenario != "singlestream") {
-    return fmt::format("inference: unknown scenario '{}' (offline, server, singlestream)", s.scenario);
+    return fmt::format("--scenario: '{}' is not a valid value; valid values: offline, server, singlestream", s.scenario);
   }
   if (s.mode != "performance" && s.mode != "accuracy") {
-    return fmt::format("inference: unknown mode '{}' (performance, accuracy)", s.mode);
+    return fmt::format("--loadgen-mode: '{}' is not a valid value; valid values: performance, accuracy", s.mode);
   }
   if (!(s.target_qps > 0) || !std::isfinite(s.target_qps)) {
-    return fmt::format("inference: target_qps must be a positive number, got {}", s.target_qps);
+    return fmt::format("--target-qps must be a positive number, got {}", s.target_qps);
   }
   if (!(s.latency_bound_ms > 0) || !std::isfinite(s.latency_bound_ms)) {
-    return fmt::format("inference: latency_bound_ms must be a positive number, got {}", s.latency_bound_ms);
+    return fmt::format("--latency-bound-ms must be a positive number, got {}", s.latency_bound_ms);
   }
   if (s.min_duration_ms < 0) {
-    return fmt::format("inference: min_duration_ms must be at least 0, got {}", s.min_duration_ms);
+    return fmt::format("--min-duration-ms must be at least 0, got {}", s.min_duration_ms);
   }
   if (s.min_query_count < 1) {
-    return fmt::format("inference: min_query_count must be at least 1, got {}", s.min_query_count);
+    return fmt::format("--min-queries must be at least 1, got {}", s.min_query_count);
   }
-  if (s.max_batch < 1) return fmt::format("inference: max_batch must be at least 1, got {}", s.max_batch);
+  if (s.max_batch < 1) return fmt::format("--max-batch must be at least 1, got {}", s.max_batch);
   if (!(s.max_wait_ms >= 0) || !std::isfinite(s.max_wait_ms)) {
-    return fmt::format("inference: max_wait_ms must be at least 0, got {}", s.max_wait_ms);
+    return fmt::format("--max-wait-ms must be at least 0, got {}", s.max_wait_ms);
   }
   return "";
+}
+
+nlohmann::json inference_settings_to_json(const InferenceSettings& s) {
+  return {{"scenario", s.scenario},         {"mode", s.mode},
+          {"target_qps", s.target_qps},     {"latency_bound_ms", s.latency_bound_ms},
+          {"min_duration_ms", s.min_duration_ms}, {"min_query_count", s.min_query_count},
+          {"max_batch", s.max_batch},       {"max_wait_ms", s.max_wait_ms}};
+}
+
+InferenceSettings inference_settings_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw UsageError("inference settings are " + std::string(j.type_name()) + ", not an object");
+  InferenceSettings s;
+  auto take = [&](const char* key, auto& into) {
+    if (!j.contains(key)) return;
+    try {
+      into = j.at(key).get<std::remove_reference_t<decltype(into)>>();
+    } catch (const nlohmann::json::exception&) {
+      throw UsageError(fmt::format("inference settings: {} is {}, not a {}", key, j.at(key).dump(),
+                                   std::is_same_v<std::remove_reference_t<decltype(into)>, std::string> ? "text"
+                                                                                                       : "number"));
+    }
+  };
+  take("scenario", s.scenario);
+  take("mode", s.mode);
+  take("target_qps", s.target_qps);
+  take("latency_bound_ms", s.latency_bound_ms);
+  take("min_duration_ms", s.min_duration_ms);
+  take("min_query_count", s.min_query_count);
+  take("max_batch", s.max_batch);
+  take("max_wait_ms", s.max_wait_ms);
+  return s;
 }
 
 #if PERFLAB_HAVE_LOADGEN

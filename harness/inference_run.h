@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/loadgen_result.h"
 
 namespace perflab {
@@ -62,6 +64,11 @@ struct InferenceSettings {
 
 /// "" when `s` is one LoadGen can run, else one line saying what is wrong.
 std::string check_inference_settings(const InferenceSettings& s);
+
+/// The settings as results record them (every field but the seed, which is
+/// the run's), and back; UsageError naming the key for a malformed value.
+nlohmann::json inference_settings_to_json(const InferenceSettings& s);
+InferenceSettings inference_settings_from_json(const nlohmann::json& j);
 
 /// What the batcher did over the test.
 struct InferenceBatches {

@@ -18,10 +18,16 @@ const Preset* WorkloadInfo::find_preset(const std::string& preset) const {
 }
 
 std::vector<RunMode> WorkloadInfo::modes() const {
-  if (kind() == WorkloadKind::kTimedStep) return {RunMode::kThroughput};
   // A program trains to its target; perflab does not drive its iterations.
   if (kind() == WorkloadKind::kProgram) return {RunMode::kTimeToTrain};
-  return {RunMode::kTimeToTrain, RunMode::kThroughput};
+  std::vector<RunMode> modes;
+  if (kind() == WorkloadKind::kTimedStep) {
+    modes = {RunMode::kThroughput};
+  } else {
+    modes = {RunMode::kTimeToTrain, RunMode::kThroughput};
+  }
+  if (serves) modes.push_back(RunMode::kInference);
+  return modes;
 }
 
 const ToggleRule* WorkloadInfo::toggle_rule(Toggle toggle) const {

@@ -82,6 +82,9 @@ struct WorkloadInfo {
   /// Rules file for the compliance checker, per preset (relative to the
   /// source tree), empty when none is shipped.
   std::function<std::string(const std::string& preset)> rules_file;
+  /// Whether its Benchmark serves (Benchmark::start_inference): --mode
+  /// inference drives it with MLCommons LoadGen (harness/inference_run.h).
+  bool serves = false;
 
   /// Which factory it set.
   WorkloadKind kind() const {
@@ -89,7 +92,8 @@ struct WorkloadInfo {
     return create_trainable ? WorkloadKind::kTrainable : WorkloadKind::kTimedStep;
   }
   /// Run modes, the default first: time to train and throughput for a
-  /// trainable workload, throughput for a timed step.
+  /// trainable workload, throughput for a timed step; inference last when
+  /// it serves.
   std::vector<RunMode> modes() const;
   /// The rule of `toggle`, or null.
   const ToggleRule* toggle_rule(Toggle toggle) const;

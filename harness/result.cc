@@ -52,6 +52,7 @@ ResultRun run_of(const RunRecord& r) {
   out.log = r.log_file;
   out.parts = r.parts;
   out.program = r.program;
+  out.inference = r.inference;
   return out;
 }
 
@@ -106,7 +107,7 @@ ResultPlan plan_of(const InvocationRecord& rec) {
 }  // namespace
 
 Result result_of(const InvocationRecord& rec, const nlohmann::json& environment) {
-  const bool throughput = rec.spec.mode == RunMode::kThroughput;
+  const bool throughput = rec.spec.mode == RunMode::kThroughput || rec.spec.mode == RunMode::kInference;
   Result out;
   out.created = utc_now("%Y-%m-%dT%H:%M:%SZ");
   out.kind = rec.spec.mode;
@@ -120,7 +121,9 @@ Result result_of(const InvocationRecord& rec, const nlohmann::json& environment)
   out.work = work_of(rec.step.work, rec.runs);
   // Time to train: metric, target and ceiling. Throughput runs have no
   // quality target (their gate is the correctness check): target is null.
-  if (throughput || !rec.training) {
+  if (rec.spec.mode == RunMode::kInference) {
+    out.quality.metric = "LoadGen verdict";
+  } else if (throughput || !rec.training) {
     out.quality.metric = "correctness gate";
   } else {
     // A NaN target: the workload states none (an external program's

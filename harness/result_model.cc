@@ -166,12 +166,13 @@ ResultSpec read_spec(const json& j, int version) {
   // does not know is not read as one it does.
   const std::string mode = get_or<std::string>(j, "mode", "spec", "time-to-train");
   const std::optional<RunMode> parsed = parse_run_mode(mode);
-  if (!parsed) throw BadField(fmt::format("spec.mode is '{}', not time-to-train or throughput", mode));
+  if (!parsed) throw BadField(fmt::format("spec.mode is '{}', not time-to-train, throughput or inference", mode));
   s.mode = *parsed;
   s.iterations = get_or<int>(j, "iterations", "spec", 0);
   s.profile = get_or<std::string>(j, "profile", "spec", "off");
   s.workload_file = get_or<std::string>(j, "workload_file", "spec", "");
   s.check_launches = get_or<bool>(j, "check_launches", "spec", false);
+  if (const json& inference = field(j, "inference"); inference.is_object()) s.inference = inference;
   if (version >= 2) {
     s.batch_param = get_or<std::string>(j, "batch_param", "spec", "");
     s.learning_rate_param = get_or<std::string>(j, "learning_rate_param", "spec", "");
@@ -332,6 +333,7 @@ ResultRun read_run(const json& j) {
   }
   r.log = get_or<std::string>(j, "log", "run", "");
   if (const json& program = field(j, "program"); program.is_object()) r.program = read_program(program);
+  if (const json& inference = field(j, "inference"); inference.is_object()) r.inference = inference;
   const json& parts = field(j, "parts");
   if (parts.is_array()) {
     for (const json& p : parts) {
@@ -403,6 +405,8 @@ json to_json(const ResultSpec& s) {
   if (!s.workload_file.empty()) out["workload_file"] = s.workload_file;
   // Written only when on: other specs (and run keys) are as they were.
   if (s.check_launches) out["check_launches"] = true;
+  // Inference runs only: other specs (and run keys) are as they were.
+  if (s.inference.is_object()) out["inference"] = s.inference;
   return out;
 }
 
@@ -441,7 +445,8 @@ json to_json(const ResultRun& r) {
           {"quality_curve", curve},
           {"log", r.log},
           {"parts", parts},
-          {"program", r.program ? program_json(*r.program) : json(nullptr)}};
+          {"program", r.program ? program_json(*r.program) : json(nullptr)},
+          {"inference", r.inference ? *r.inference : json(nullptr)}};
 }
 
 json to_json(const Result& r) {
@@ -495,8 +500,8 @@ std::string validate_result(const json& result) {
       return "a run has status " + run["status"].dump();
     }
   }
-  if (result.contains("kind") && result["kind"] != "time_to_train" && result["kind"] != "throughput") {
-    return "kind " + result["kind"].dump() + " (expected time_to_train or throughput)";
+  if (result.contains("kind") && !(result["kind"].is_string() && mode_of_result_kind(result["kind"].get<std::string>()))) {
+    return "kind " + result["kind"].dump() + " (expected time_to_train, throughput or inference)";
   }
   const json& spec = result["spec"];
   if (!spec.is_object()) return "spec is not an object";

@@ -70,6 +70,9 @@ struct ResultSpec {
   /// `perflab rerun` and SLURM jobs load again; empty for a built-in one.
   std::string workload_file;
   bool check_launches = false;  ///< --check-launches (written only when on).
+  /// --mode inference: LoadGen's settings (inference_settings_to_json);
+  /// null otherwise, and then not written.
+  nlohmann::json inference;
 
   /// A parameter as a number, when present and numeric.
   std::optional<double> param_number(const std::string& name) const;
@@ -200,6 +203,9 @@ struct ResultRun {
   std::vector<ResultPart> parts;
   /// An external workload's program (absent for built-in workloads).
   std::optional<ResultProgram> program;
+  /// --mode inference: LoadGen's outcome (loadgen_outcome_to_json), the
+  /// batches the engine saw and the folder of LoadGen's own logs.
+  std::optional<nlohmann::json> inference;
 
   bool success() const { return status == "success"; }
   /// The part called `name`, or null.
@@ -229,7 +235,9 @@ struct Result {
   std::vector<ResultRun> runs;
   ResultScore score;
 
-  bool throughput() const { return kind == RunMode::kThroughput; }
+  /// Whether the score is a rate (samples/s): throughput and inference.
+  bool throughput() const { return kind == RunMode::kThroughput || kind == RunMode::kInference; }
+  bool inference() const { return kind == RunMode::kInference; }
   /// The score in its unit: seconds (time to train) or samples/s.
   std::optional<double> score_value() const { return throughput() ? score.throughput : score.time_to_train_s; }
   /// An environment field as text ("" when absent); `pointer` like "/cuda/devices/0/name".

@@ -135,6 +135,7 @@ ResultSpec result_spec_of(const RunSpec& spec) {
   out.workload_file = spec.workload_file;
   out.check_launches = spec.check_launches;
   out.profile = profile_mode_name(spec.profile);
+  if (spec.mode == RunMode::kInference) out.inference = inference_settings_to_json(spec.inference);
   return out;
 }
 
@@ -240,6 +241,17 @@ RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
   check_count("--warmup", request.warmup_iterations, 0, kMaxWarmupIterations);
   spec.warmup_iterations = request.warmup_iterations;
   spec.mode = resolve_mode(request.mode, info);
+  spec.inference = request.inference;
+  if (spec.mode == RunMode::kInference) {
+    if (const std::string problem = check_inference_settings(spec.inference); !problem.empty()) {
+      throw UsageError(problem);
+    }
+    if (spec.backend != Backend::kCpu) {
+      throw UsageError(fmt::format("--mode inference: {} serves on the cpu backend only so far (issue 28: the cuda "
+                                   "engine is not built yet); add --backend cpu",
+                                   info.name));
+    }
+  }
   check_count("--iterations", request.iterations, 1, kMaxIterations);
   spec.iterations = request.iterations;
   spec.profile = resolve_profile(request.profile, spec);
@@ -321,6 +333,7 @@ RunRequest request_from_json(const nlohmann::json& spec) {
     if (spec.contains("iterations")) r.iterations = count("iterations");
     r.profile = spec.value("profile", std::string("off"));
     if (spec.contains("check_launches")) r.check_launches = spec.at("check_launches").get<bool>();
+    if (spec.contains("inference")) r.inference = inference_settings_from_json(spec.at("inference"));
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(std::string("result spec is malformed: ") + e.what());
   }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/backend.h"
+#include "harness/inference_run.h"
 #include "harness/params.h"
 #include "harness/result_model.h"
 #include "harness/toggles.h"
@@ -50,6 +51,7 @@ struct RunRequest {
   std::filesystem::path out_dir = "perflab-results";
   std::string profile = "off";  ///< --profile: off | kernels | trace
   bool check_launches = false;  ///< --check-launches (GPU debugging)
+  InferenceSettings inference;  ///< --mode inference: LoadGen's scenario and settings (--scenario, ...)
 };
 
 /// A validated, fully resolved invocation.
@@ -79,6 +81,8 @@ struct RunSpec {
   /// so a fault names its kernel (kernels/cuda/check.h); CUDA graphs off,
   /// times not comparable. The cuda backend only.
   bool check_launches = false;
+  /// --mode inference: the LoadGen test each seed runs (its seed is the run's).
+  InferenceSettings inference;
   std::filesystem::path out_dir;
   std::string batch_param;          ///< The workload's batch-size parameter (empty: none).
   std::string learning_rate_param;  ///< Its learning-rate parameter (empty: none).

@@ -370,11 +370,56 @@ PreparedBenchmark prepare_benchmark(const RunContext& ctx, const WorkloadInfo& i
   if (out.training && (out.training->iterations_per_epoch < 1 || out.training->max_epochs < 1)) {
     throw Error(fmt::format("internal: {} produced an empty training plan", info.name));
   }
+  if (ctx.spec.mode == RunMode::kInference && ctx.size() > 1) {
+    throw UsageError("--mode inference runs on one process (LoadGen drives one system under test): run it without "
+                     "mpirun or srun");
+  }
   if (ctx.spec.mode == RunMode::kTimeToTrain && !out.training) {
     throw Error(fmt::format("internal: {} has no training plan for time-to-train", info.name));
   }
   return out;
 }
+
+namespace {
+
+/// One seed of --mode inference: the workload's engine for the seed, one
+/// LoadGen test of it into LOG_STEM_loadgen/ beside the run's log (LoadGen's
+/// own summary, detail, accuracy and trace files), and LoadGen's outcome as
+/// the run: its throughput the score, its verdict and latencies the record.
+/// No perflab MLLOG: LoadGen's detail log is the inference compliance log.
+RunRecord run_inference_seed(const RunContext& ctx, PreparedBenchmark& prepared, uint64_t seed,
+                             const std::filesystem::path& log_path) {
+  const RunSpec& spec = ctx.spec;
+  RunRecord rec;
+  rec.seed = seed;
+  auto init_t0 = Clock::now();
+  std::unique_ptr<InferenceEngine> engine = prepared.bench->start_inference(seed, spec.inference.max_batch);
+  if (!engine) throw Error(fmt::format("internal: {} has no inference engine", spec.workload));
+  rec.init_s = seconds_since(init_t0);
+  InferenceSettings settings = spec.inference;
+  settings.seed = seed;
+  const std::string folder = log_path.stem().string() + "_loadgen";
+  auto t0 = Clock::now();
+  const InferenceRunOutcome out = run_inference(*engine, settings, log_path.parent_path() / folder);
+  rec.measured_s = seconds_since(t0);
+  const LoadgenOutcome& lg = out.loadgen;
+  rec.samples = out.batches.samples;
+  rec.throughput = lg.samples_per_second.value_or(0);
+  rec.success = true;
+  rec.status = "success";
+  rec.reason = lg.verdict.empty() ? fmt::format("LoadGen {} {}: no performance verdict (accuracy run)", lg.scenario, lg.mode)
+                                  : fmt::format("LoadGen {} {}: {}{}", lg.scenario, lg.mode, lg.verdict,
+                                                lg.invalid_reason.empty() ? "" : " (" + lg.invalid_reason + ")");
+  nlohmann::json j = loadgen_outcome_to_json(lg);
+  j["batches"] = {{"batches", out.batches.batches}, {"samples", out.batches.samples}, {"largest", out.batches.largest}};
+  j["settings"] = inference_settings_to_json(settings);
+  j["loadgen_folder"] = folder;
+  rec.inference = std::move(j);
+  rec.log_file = folder + "/mlperf_log_detail.txt";
+  return rec;
+}
+
+}  // namespace
 
 RunRecord run_seed(const RunContext& ctx, PreparedBenchmark& prepared, uint64_t seed,
                    const std::filesystem::path& log_path, const std::string& platform,
@@ -382,6 +427,7 @@ RunRecord run_seed(const RunContext& ctx, PreparedBenchmark& prepared, uint64_t 
   namespace k = mllog;
   const RunSpec& spec = ctx.spec;
   if (prepared.program) return run_program_seed(*prepared.program, seed, log_path, on_eval);
+  if (spec.mode == RunMode::kInference) return run_inference_seed(ctx, prepared, seed, log_path);
   omp_set_num_threads(spec.threads);
   RunRecord rec;
   rec.seed = seed;

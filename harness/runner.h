@@ -77,6 +77,8 @@ struct RunRecord {
   std::optional<ActivityLog> activity;
   /// An external workload's program: what ran and how it ended.
   std::optional<ResultProgram> program;
+  /// --mode inference: LoadGen's outcome, the batches and LoadGen's folder.
+  std::optional<nlohmann::json> inference;
 
   /// What scoring needs (harness/scoring.h).
   RunOutcome outcome() const { return {seed, success, time_to_train_s, throughput, reason}; }

@@ -75,7 +75,8 @@ Score olympic_mean(const std::vector<std::optional<double>>& times) {
 }
 
 Score score_runs(const std::vector<RunOutcome>& runs, RunMode mode) {
-  if (mode == RunMode::kThroughput) return median_throughput(runs);
+  // Inference: LoadGen's samples per second, per seed, scored as throughput.
+  if (mode == RunMode::kThroughput || mode == RunMode::kInference) return median_throughput(runs);
   std::vector<std::optional<double>> times;
   for (const auto& r : runs) {
     times.push_back(r.success ? std::optional<double>(r.time_to_train_s) : std::nullopt);

@@ -164,6 +164,11 @@ std::string run_key(const RunSpec& spec, uint64_t seed) {
     identity["mode"] = run_mode_name(spec.mode);
     identity["iterations"] = spec.iterations;
   }
+  // An inference run is its LoadGen test: another scenario or setting is another run.
+  if (spec.mode == RunMode::kInference) {
+    identity["mode"] = run_mode_name(spec.mode);
+    identity["inference"] = inference_settings_to_json(spec.inference);
+  }
   return stable_hash(identity.dump());
 }
 

@@ -9,6 +9,7 @@
 //   seeds: 5                    # runs per point; first_seed: 1
 //   backend: auto               # threads: 2; warmup: 3
 //   mode: throughput            # or time-to-train (default: the workload's); iterations: 100
+//   inference: {scenario: server, target_qps: 3000, latency_bound_ms: 20}   # with mode: inference
 //   profile: kernels            # or trace (GPU, throughput mode; docs/profiling.md)
 //   ntasks: 2                   # ranks per run (mpirun -np 2 perflab sweep ..., or --launcher slurm)
 //   lr_rule: {rule: sqrt, base_batch_size: 256, base_learning_rate: 1.0, warmup_steps: 50}
@@ -39,7 +40,9 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kTopKeys = {"name", "out", "workload", "workloads", "preset",
                                            "presets", "params", "toggles", "seeds", "first_seed",
                                            "backend", "threads", "warmup", "lr_rule",
-                                           "mode", "iterations", "ntasks", "profile"};
+                                           "mode", "iterations", "ntasks", "profile", "inference"};
+const std::vector<std::string> kInferenceKeys = {"scenario", "mode", "target_qps", "latency_bound_ms",
+                                                 "min_duration_ms", "min_query_count", "max_batch", "max_wait_ms"};
 const std::vector<std::string> kLrKeys = {"rule", "base_batch_size", "base_learning_rate",
                                           "warmup_steps"};
 
@@ -220,6 +223,31 @@ class SweepFileReader {
       if (!parse_run_mode(base.mode)) {
         fail(root["mode"], fmt::format("mode '{}' is not valid; valid values: {}", base.mode, kRunModeNames));
       }
+    }
+    if (const YAML::Node inference = root["inference"]) {
+      if (!inference.IsMap()) fail(inference, "inference must be a mapping of LoadGen settings (scenario: server, ...)");
+      check_keys(inference, kInferenceKeys, "inference");
+      InferenceSettings& s = base.inference;
+      if (inference["scenario"]) s.scenario = scalar(inference["scenario"], "inference.scenario");
+      if (inference["mode"]) s.mode = scalar(inference["mode"], "inference.mode");
+      if (inference["target_qps"]) s.target_qps = number(inference["target_qps"], "inference.target_qps");
+      if (inference["latency_bound_ms"]) {
+        s.latency_bound_ms = number(inference["latency_bound_ms"], "inference.latency_bound_ms");
+      }
+      if (inference["min_duration_ms"]) {
+        s.min_duration_ms = integer(inference["min_duration_ms"], "inference.min_duration_ms", 0, int64_t{1} << 40);
+      }
+      if (inference["min_query_count"]) {
+        s.min_query_count = integer(inference["min_query_count"], "inference.min_query_count", 1, int64_t{1} << 40);
+      }
+      if (inference["max_batch"]) {
+        s.max_batch = static_cast<int>(integer(inference["max_batch"], "inference.max_batch", 1, 1 << 24));
+      }
+      if (inference["max_wait_ms"]) {
+        const YAML::Node& w = inference["max_wait_ms"];
+        s.max_wait_ms = scalar(w, "inference.max_wait_ms") == "0" ? 0.0 : number(w, "inference.max_wait_ms");
+      }
+      if (const std::string problem = check_inference_settings(s); !problem.empty()) fail(inference, problem);
     }
     if (root["profile"]) {
       base.profile = scalar(root["profile"], "profile");

@@ -19,6 +19,7 @@
 
 #include "harness/backend.h"
 #include "harness/device_step.h"
+#include "harness/inference_run.h"
 #include "harness/params.h"
 #include "harness/run_mode.h"
 #include "harness/toggles.h"
@@ -177,6 +178,9 @@ class Benchmark {
   virtual std::optional<TrainingPlan> training_plan() const { return std::nullopt; }
   /// Initialises one seed's step (untimed: between init_start/init_stop).
   virtual std::unique_ptr<TimedStep> start_step(uint64_t seed) = 0;
+  /// --mode inference (WorkloadInfo::serves): one seed's engine, for
+  /// batches of at most `max_batch` samples. Null: it does not serve.
+  virtual std::unique_ptr<InferenceEngine> start_inference(uint64_t /*seed*/, int /*max_batch*/) { return nullptr; }
 };
 
 /// A trainable workload's Benchmark: its seeds' steps are models.

@@ -3,6 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <vector>
+
+#include "harness/stats.h"
 #include "reports/render_format.h"
 #include "reports/workload_sections.h"
 
@@ -20,6 +24,42 @@ using detail::run_times;
 using detail::score_text;
 using detail::speedup_text;
 
+
+/// A run's LoadGen latency at `percentile`, in ms; empty when not reported.
+std::optional<double> loadgen_latency_ms(const RunEntry& e, double percentile) {
+  if (!e.inference.is_object() || !e.inference.contains("percentiles")) return std::nullopt;
+  for (const nlohmann::json& p : e.inference.at("percentiles")) {
+    const double at = p.value("percentile", -1.0);
+    if (at > percentile - 1e-9 && at < percentile + 1e-9) return p.value("latency_ns", 0.0) / 1e6;
+  }
+  return std::nullopt;
+}
+
+std::string inference_table(const SweepReport& r) {
+  std::string md =
+      "| point | scenario | runs | VALID | samples/s (median) | p50 (ms, median of runs) | p99 (ms, median of runs) "
+      "|\n|---|---|---|---|---|---|---|\n";
+  for (const Point& p : r.points) {
+    if (p.kind != RunMode::kInference) continue;
+    int valid = 0;
+    std::vector<double> p50, p99;
+    std::string scenario = "-";
+    for (const RunEntry& e : p.runs) {
+      if (!e.inference.is_object()) continue;
+      scenario = e.inference.value("scenario", std::string("-"));
+      if (e.inference.value("valid", false)) ++valid;
+      if (const auto v = loadgen_latency_ms(e, 50)) p50.push_back(*v);
+      if (const auto v = loadgen_latency_ms(e, 99)) p99.push_back(*v);
+    }
+    auto median_of = [](std::vector<double> v) -> std::optional<double> {
+      if (v.empty()) return std::nullopt;
+      return percentile(v, 50);
+    };
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", cell(p.label), cell(scenario), p.runs.size(), valid,
+                      fixed(p.median_throughput(), 0), fixed(median_of(p50), 3), fixed(median_of(p99), 3));
+  }
+  return md;
+}
 
 std::string throughput_table(const SweepReport& r) {
   std::string md =
@@ -39,7 +79,7 @@ std::string points_table(const SweepReport& r) {
       "last "
       "quality per run |\n|---|---|---|---|---|---|---|\n";
   for (const Point& p : r.points) {
-    if (p.kind == RunMode::kThroughput) continue;
+    if (p.kind != RunMode::kTimeToTrain) continue;
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} {} |\n", cell(p.label), p.runs.size(),
                       converged(p), cell(score_text(p.score())), run_times(p),
                       fixed(p.median_throughput(), 0), cell(p.metric), last_qualities(p));
@@ -102,8 +142,10 @@ std::string render_sweep_markdown(const SweepReport& r) {
   std::string md = fmt::format("# {}\n\n", r.title);
   md += fmt::format("{} result file(s), {} run(s), {} point(s); {} file(s) skipped.\n\n", r.results,
                     r.runs, r.points.size(), r.skipped.size());
-  bool any_ttt = false, any_throughput = false;
-  for (const Point& p : r.points) (p.kind != RunMode::kThroughput ? any_ttt : any_throughput) = true;
+  bool any_ttt = false, any_throughput = false, any_inference = false;
+  for (const Point& p : r.points) {
+    (p.kind == RunMode::kTimeToTrain ? any_ttt : p.kind == RunMode::kThroughput ? any_throughput : any_inference) = true;
+  }
   if (any_ttt) {
     md +=
         "Time to train is the olympic mean over a point's runs (an aborted run counts as the "
@@ -114,6 +156,11 @@ std::string render_sweep_markdown(const SweepReport& r) {
     md += "\n## Throughput per point\n\nThroughput runs time a fixed number of iterations; a run "
           "that fails its correctness gate is not counted.\n\n" +
           throughput_table(r);
+  }
+  if (any_inference) {
+    md += "\n## Inference per point\n\nMLPerf Inference scenarios run by MLCommons LoadGen (--mode inference): "
+          "samples/s and latencies are LoadGen's; VALID counts the runs LoadGen judged valid.\n\n" +
+          inference_table(r);
   }
   for (const ToggleMatrix& m : r.toggle_matrices) {
     md += fmt::format("\n## Toggle matrix: {}\n\n", m.title) + matrix_table(m);

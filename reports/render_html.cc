@@ -120,7 +120,7 @@ std::string sweep_chart(const BatchSweep& s) {
 std::string throughput_section(const SweepReport& r) {
   std::vector<std::vector<std::string>> rows;
   for (const Point& p : r.points) {
-    if (p.kind != RunMode::kThroughput) continue;
+    if (!scored_as_rate(p.kind)) continue;
     rows.push_back({p.label, std::to_string(p.runs.size()), std::to_string(converged(p)),
                     fixed(p.median_throughput(), 0), fixed(detail::mean_iteration_ms(p), 4)});
   }
@@ -134,7 +134,7 @@ std::string throughput_section(const SweepReport& r) {
 std::string points_section(const SweepReport& r) {
   std::vector<std::vector<std::string>> rows;
   for (const Point& p : r.points) {
-    if (p.kind == RunMode::kThroughput) continue;
+    if (scored_as_rate(p.kind)) continue;
     rows.push_back({p.label, std::to_string(p.runs.size()), std::to_string(converged(p)),
                     score_text(p.score()), run_times(p), fixed(p.median_throughput(), 0),
                     p.metric + " " + last_qualities(p)});
@@ -146,7 +146,7 @@ std::string points_section(const SweepReport& r) {
              rows, {0, 4, 6});
   h += "<div class=\"charts\">\n";
   for (const Point& p : r.points) {
-    if (p.kind != RunMode::kThroughput) h += quality_chart(p);
+    if (p.kind == RunMode::kTimeToTrain) h += quality_chart(p);
   }
   return h + "</div>\n";
 }

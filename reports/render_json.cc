@@ -48,7 +48,7 @@ json point_json(const Point& p) {
       {"sources", sources},
       {"score",
        {{"time_to_train_s", opt(p.kind == RunMode::kTimeToTrain ? s.value : std::nullopt)},
-        {"throughput_samples_per_s", opt(p.kind == RunMode::kThroughput ? s.value : std::nullopt)},
+        {"throughput_samples_per_s", opt(scored_as_rate(p.kind) ? s.value : std::nullopt)},
         {"method", s.method},
         {"reason", s.reason}}},
       {"median_throughput", opt(p.median_throughput())},

@@ -84,6 +84,7 @@ RunEntry run_entry(const ResultRun& r, const fs::path& result_path) {
   e.log = result_path.parent_path() / r.log;
   e.result = result_path;
   e.profile = r.profile;
+  if (r.inference) e.inference = *r.inference;
   return e;
 }
 
@@ -139,7 +140,7 @@ Score Point::score() const { return score_runs(outcomes_of(runs), kind); }
 json Point::key() const { return point_key(spec); }
 
 std::optional<double> Point::median_throughput() const {
-  if (kind == RunMode::kThroughput) return score().value;
+  if (scored_as_rate(kind)) return score().value;
   return median_passing_throughput(outcomes_of(runs));
 }
 

@@ -58,6 +58,8 @@ struct RunEntry {
   size_t iteration_ms_n = 0;  ///< Timed iterations behind the mean (0: none).
   Summary iteration_ms;       ///< The run's iteration-time summary (n == 0: none).
   std::vector<CurvePoint> quality_curve;
+  /// --mode inference: LoadGen's outcome of the run (ResultRun::inference); null otherwise.
+  nlohmann::json inference;
   std::filesystem::path log;     ///< MLLOG file, resolved against the result's folder.
   std::filesystem::path result;  ///< The result file this run came from.
   std::optional<KernelProfile> profile;  ///< --profile's per-kernel table, when profiled.

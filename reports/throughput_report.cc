@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/inference_report.h"
 #include "reports/kernel_table.h"
 #include "reports/report_sections.h"
 #include "reports/ttt_report.h"
@@ -92,11 +93,13 @@ std::string render_throughput_summary(const Result& result) {
 }
 
 std::string render_run_markdown(const Result& result) {
+  if (result.inference()) return render_inference_markdown(result);
   return (result.throughput() ? render_throughput_markdown(result) : render_ttt_markdown(result)) +
          render_placement_markdown(result) + render_projection_markdown(result);
 }
 
 std::string render_run_summary(const Result& result) {
+  if (result.inference()) return render_inference_summary(result);
   return render_placement_summary(result) +
          (result.throughput() ? render_throughput_summary(result) : render_ttt_summary(result));
 }

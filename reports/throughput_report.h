@@ -15,7 +15,7 @@ namespace perflab::reports {
 std::string render_throughput_markdown(const Result& result);
 /// A few plain lines for the console after a run.
 std::string render_throughput_summary(const Result& result);
-/// Dispatches on the result's kind (time_to_train or throughput).
+/// Dispatches on the result's kind (time_to_train, throughput or inference).
 std::string render_run_markdown(const Result& result);
 std::string render_run_summary(const Result& result);
 

@@ -37,7 +37,7 @@ ToggleMatrixRow make_row(const Point& p, bool time_to_train) {
     row.no_value_reason = s.reason;
   } else {
     row.value = p.median_throughput();
-    if (!row.value) row.no_value_reason = p.kind == RunMode::kThroughput ? s.reason : "no run passed";
+    if (!row.value) row.no_value_reason = scored_as_rate(p.kind) ? s.reason : "no run passed";
   }
   return row;
 }

@@ -114,7 +114,9 @@ int run_command(const RunRequest& request, const std::optional<RanksToMatch>& ra
   }
   std::cout << reports::render_run_summary(done.result);
   std::cout << reports::render_workload_terminal({parse_result(done.result)});
-  std::cout << fmt::format("result: {}\nreport: {}\nlogs:   {}/run_*.log\n",
+  const bool inference = done.result.value("kind", std::string()) == "inference";
+  std::cout << fmt::format(inference ? "result: {}\nreport: {}\nlogs:   {}/run_*_loadgen/ (LoadGen's)\n"
+                                     : "result: {}\nreport: {}\nlogs:   {}/run_*.log\n",
                            (done.dir / "result.json").string(), (done.dir / "report.md").string(),
                            done.dir.string());
   if (!done.record.interrupted.empty()) {
@@ -152,11 +154,33 @@ Command add_run(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--mode,-m", request->mode,
                   "time-to-train (train to the quality target) | throughput (timed iterations, "
-                  "then a correctness gate); default: the workload's first mode (perflab list)");
+                  "then a correctness gate) | inference (an MLPerf Inference scenario through MLCommons "
+                  "LoadGen); default: the workload's first mode (perflab list)");
   sub->add_option("--iterations,-i", request->iterations,
                   "Throughput mode: timed iterations after the --warmup ones")
       ->capture_default_str();
   sub->add_option("--out,-o", request->out_dir, "Folder for results (one subfolder per invocation)")
+      ->capture_default_str();
+  InferenceSettings& inf = request->inference;
+  sub->add_option("--scenario", inf.scenario,
+                  "Inference mode: the MLPerf Inference scenario LoadGen runs: offline | server | singlestream")
+      ->capture_default_str();
+  sub->add_option("--loadgen-mode", inf.mode, "Inference mode: performance | accuracy (LoadGen logs every response)")
+      ->capture_default_str();
+  sub->add_option("--target-qps", inf.target_qps,
+                  "Inference mode: offline's expected samples/s, server's target queries/s")
+      ->capture_default_str();
+  sub->add_option("--latency-bound-ms", inf.latency_bound_ms,
+                  "Inference mode: server's 99th-percentile latency bound; singlestream's expected latency")
+      ->capture_default_str();
+  sub->add_option("--min-duration-ms", inf.min_duration_ms, "Inference mode: LoadGen's minimum test duration")
+      ->capture_default_str();
+  sub->add_option("--min-queries", inf.min_query_count, "Inference mode: LoadGen's minimum query count")
+      ->capture_default_str();
+  sub->add_option("--max-batch", inf.max_batch, "Inference mode: the largest batch the engine is given")
+      ->capture_default_str();
+  sub->add_option("--max-wait-ms", inf.max_wait_ms,
+                  "Inference mode: how long the oldest queued sample may wait for a fuller batch (server)")
       ->capture_default_str();
   sub->add_flag("--check-launches", request->check_launches,
                 "GPU debugging: wait for the device after every kernel launch, so a fault names the kernel that "

@@ -54,8 +54,10 @@ void Progress::update(const ProgressEvent& e) {
     }
     case ProgressEvent::Kind::kRunFinished:
       clear_line();
+      // Time to train, or a throughput or inference run's measured time.
       out_ << fmt::format("{} seed {}: {} in {:.2f}s ({}) [{:.0f}s elapsed]\n", run, e.run->seed,
-                          e.run->status, e.run->time_to_train_s, e.run->reason, elapsed);
+                          e.run->status, e.run->time_to_train_s > 0 ? e.run->time_to_train_s : e.run->measured_s,
+                          e.run->reason, elapsed);
       break;
   }
   out_.flush();

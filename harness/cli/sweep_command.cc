@@ -66,7 +66,7 @@ int execute_sweep(const SweepPlan& plan, bool dry_run) {
         ++ran;
         if (tty) std::cerr << "\r\033[K";
         std::cerr << fmt::format("[{}/{}] {}: {} in {:.2f}s\n", e.done, e.total, e.label,
-                                 e.run->status, e.run->time_to_train_s);
+                                 e.run->status, e.run->time_to_train_s > 0 ? e.run->time_to_train_s : e.run->measured_s);
         break;
     }
     std::cerr.flush();

@@ -32,15 +32,15 @@ TEST(InferenceSettings, EachBadSettingIsOneLineNamingIt) {
     void (*edit)(InferenceSettings&);
     const char* expect;
   } cases[] = {
-      {[](InferenceSettings& s) { s.scenario = "multi"; }, "unknown scenario 'multi'"},
-      {[](InferenceSettings& s) { s.mode = "both"; }, "unknown mode 'both'"},
-      {[](InferenceSettings& s) { s.target_qps = 0; }, "target_qps must be a positive number"},
-      {[](InferenceSettings& s) { s.latency_bound_ms = 0; }, "latency_bound_ms must be a positive number"},
-      {[](InferenceSettings& s) { s.latency_bound_ms = -1; }, "latency_bound_ms must be a positive number"},
-      {[](InferenceSettings& s) { s.min_duration_ms = -1; }, "min_duration_ms must be at least 0"},
-      {[](InferenceSettings& s) { s.min_query_count = 0; }, "min_query_count must be at least 1"},
-      {[](InferenceSettings& s) { s.max_batch = 0; }, "max_batch must be at least 1"},
-      {[](InferenceSettings& s) { s.max_wait_ms = -0.5; }, "max_wait_ms must be at least 0"},
+      {[](InferenceSettings& s) { s.scenario = "multi"; }, "--scenario: 'multi' is not a valid value"},
+      {[](InferenceSettings& s) { s.mode = "both"; }, "--loadgen-mode: 'both' is not a valid value"},
+      {[](InferenceSettings& s) { s.target_qps = 0; }, "--target-qps must be a positive number"},
+      {[](InferenceSettings& s) { s.latency_bound_ms = 0; }, "--latency-bound-ms must be a positive number"},
+      {[](InferenceSettings& s) { s.latency_bound_ms = -1; }, "--latency-bound-ms must be a positive number"},
+      {[](InferenceSettings& s) { s.min_duration_ms = -1; }, "--min-duration-ms must be at least 0"},
+      {[](InferenceSettings& s) { s.min_query_count = 0; }, "--min-queries must be at least 1"},
+      {[](InferenceSettings& s) { s.max_batch = 0; }, "--max-batch must be at least 1"},
+      {[](InferenceSettings& s) { s.max_wait_ms = -0.5; }, "--max-wait-ms must be at least 0"},
   };
   for (const auto& c : cases) {
     InferenceSettings s;
@@ -193,7 +193,7 @@ TEST(LoadgenInference, BadSettingsAreRefusedBeforeAnythingRuns) {
     run_inference(engine, s, dir);
     FAIL() << "a latency bound of 0 was accepted";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("latency_bound_ms"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--latency-bound-ms"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(dir)) << "nothing written";
   EXPECT_EQ(engine.predicted, 0);

@@ -4,6 +4,8 @@
 // and malformed documents that get one line naming the file; the writer's
 // record read back as written, and what it writes checked against
 // docs/result.schema.json.
+#include "harness/inference_run.h"
+#include "harness/loadgen_result.h"
 #include "harness/result_model.h"
 
 #include <unistd.h>
@@ -115,9 +117,9 @@ TEST(ResultModel, MalformedDocumentsGetOneLineNamingTheFile) {
   bad_type["plan"]["global_batch_size"] = "many";
   EXPECT_EQ(error_of(bad_type), "/r/x/result.json: not a perflab result: plan.global_batch_size has the wrong type (string)");
   json future_mode = v2_throughput();
-  future_mode["spec"]["mode"] = "inference";  // not read as one this perflab knows
+  future_mode["spec"]["mode"] = "serving";  // not read as one this perflab knows
   EXPECT_EQ(error_of(future_mode),
-            "/r/x/result.json: not a perflab result: spec.mode is 'inference', not time-to-train or throughput");
+            "/r/x/result.json: not a perflab result: spec.mode is 'serving', not time-to-train, throughput or inference");
   json toggle = v2_throughput();
   toggle["spec"]["toggles_requested"]["fused"] = "yes";
   EXPECT_EQ(error_of(toggle),
@@ -251,6 +253,48 @@ InvocationRecord full_record(RunMode mode) {
     rec.runs.push_back(r);
   }
   rec.score = score_records(rec.runs, mode);
+  return rec;
+}
+
+/// An inference invocation (--mode inference): LoadGen's settings in the
+/// spec, each run LoadGen's outcome with every field it can have.
+InvocationRecord inference_record() {
+  InvocationRecord rec = full_record(RunMode::kInference);
+  rec.spec.profile = ProfileMode::kOff;
+  rec.spec.check_launches = false;
+  rec.spec.inference.scenario = "server";
+  rec.spec.inference.max_wait_ms = 1;
+  for (RunRecord& r : rec.runs) {
+    LoadgenOutcome o;
+    o.loadgen_version = "6.0.17 @ d6147c7eb7";
+    o.scenario = "Server";
+    o.mode = "PerformanceOnly";
+    o.verdict = r.success ? "VALID" : "INVALID";
+    o.valid = r.success;
+    o.invalid_reason = r.success ? "" : "Reduce target QPS to improve latency.";
+    o.min_duration_met = o.min_queries_met = o.early_stopping_met = true;
+    o.performance_constraints_met = r.success;
+    o.early_stopping_detail = "* Processed at least 64 queries (941).";
+    o.query_count = 941;
+    o.overlatency_query_count = r.success ? 0 : 40;
+    o.samples_per_second = 3129;
+    o.scheduled_samples_per_second = 3131;
+    o.early_stopping_latency_ss_ns = 1.2e6;
+    o.early_stopping_latency_ms_ns = 1.4e6;
+    o.target_qps = 3000;
+    o.target_latency_ns = 2e7;
+    o.target_latency_percentile = 0.99;
+    o.min_latency_ns = 5e5;
+    o.max_latency_ns = 3e6;
+    o.mean_latency_ns = 9e5;
+    o.percentiles = {{50, 8.4e5}, {99, 1.36e6}};
+    nlohmann::json j = loadgen_outcome_to_json(o);
+    j["batches"] = {{"batches", 214}, {"samples", 941}, {"largest", 10}};
+    j["settings"] = inference_settings_to_json(rec.spec.inference);
+    j["loadgen_folder"] = "run_0_loadgen";
+    r.inference = j;
+  }
+  rec.score = score_records(rec.runs, RunMode::kInference);
   return rec;
 }
 
@@ -415,6 +459,9 @@ sys.exit(1 if problems else 0)
   const std::filesystem::path program = dir / "program.json";
   std::ofstream(program) << result_to_json(program_record(), environment()).dump(2);
   argv.push_back(program.string());
+  const std::filesystem::path inference = dir / "inference.json";
+  std::ofstream(inference) << result_to_json(inference_record(), environment()).dump(2);
+  argv.push_back(inference.string());
   const ProgramOutput out = run_program(argv);
   std::filesystem::remove_all(dir);
   EXPECT_EQ(out.exit_status, 0) << out.out << out.err;

@@ -65,7 +65,7 @@ TEST(RunSpecMode, BadModesAndIterationsSayWhy) {
   EXPECT_EQ(usage_error(r, toy({RunMode::kThroughput})), "spectoy has no time-to-train mode; available: throughput");
   r.mode = "fast";
   EXPECT_EQ(usage_error(r, toy({RunMode::kThroughput})),
-            "--mode: 'fast' is not a valid value; valid values: time-to-train, throughput");
+            "--mode: 'fast' is not a valid value; valid values: time-to-train, throughput, inference");
   r = request();
   r.iterations = 0;
   EXPECT_EQ(usage_error(r, toy({RunMode::kThroughput})), "--iterations: must be in [1, 1000000000], got 0");

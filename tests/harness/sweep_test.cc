@@ -164,9 +164,9 @@ TEST(SweepFile, ErrorsNameTheLineAndTheReason) {
   EXPECT_EQ(sweep_error("workload: sweeptoy\nsedes: 3\n"),
             "2: unknown key 'sedes' in the sweep file; valid keys: name, out, workload, workloads, "
             "preset, presets, params, toggles, seeds, first_seed, backend, threads, warmup, lr_rule, "
-            "mode, iterations, ntasks, profile");
+            "mode, iterations, ntasks, profile, inference");
   EXPECT_EQ(sweep_error("workload: sweeptoy\nmode: fast\n"),
-            "2: mode 'fast' is not valid; valid values: time-to-train, throughput");
+            "2: mode 'fast' is not valid; valid values: time-to-train, throughput, inference");
   EXPECT_EQ(sweep_error("workload: sweeptoy\nseeds: many\n"), "2: seeds must be an integer, got 'many'");
   EXPECT_EQ(sweep_error("workload: sweeptoy\nparams:\n  batch_size: []\n"),
             "3: params.batch_size is an empty list: the sweep would run nothing");

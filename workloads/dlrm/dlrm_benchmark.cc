@@ -14,6 +14,7 @@
 #include "workloads/dlrm/data/binary_dataset.h"
 #include "workloads/dlrm/data/synthetic.h"
 #include "workloads/dlrm/projection.h"
+#include "workloads/dlrm/serve_engine.h"
 
 #ifdef PERFLAB_DLRM_CUDA
 #include "workloads/dlrm/cuda_run.h"
@@ -439,6 +440,15 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     step.data["nccl_debug_log"] = nccl_comm_.debug_log;
 #endif
   }
+}
+
+std::unique_ptr<InferenceEngine> DlrmBenchmark::start_inference(uint64_t seed, int max_batch) {
+  if (backend_ != Backend::kCpu) {
+    throw UsageError("dlrm: --mode inference serves on the cpu backend only so far (issue 28); add --backend cpu");
+  }
+  auto model = std::make_unique<CpuModel>(setup_.shape, seed, EmbeddingStorage::kTables,
+                                          setup_.precision == "bf16" ? CpuPrecision::kBf16 : CpuPrecision::kFp32);
+  return std::make_unique<DlrmCpuEngine>(std::move(model), eval_, max_batch);
 }
 
 std::unique_ptr<TrainableModel> DlrmBenchmark::start_model(uint64_t seed) {

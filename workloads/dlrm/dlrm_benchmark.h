@@ -54,6 +54,9 @@ class DlrmBenchmark final : public TrainableBenchmark {
   StepPlan step_plan() const override { return setup_.step; }
   TrainingPlan training() const override { return setup_.training; }
   std::unique_ptr<TrainableModel> start_model(uint64_t seed) override;
+  /// --mode inference: the model initialised from `seed` serving the
+  /// held-out samples on the cpu backend (workloads/dlrm/serve_engine.h).
+  std::unique_ptr<InferenceEngine> start_inference(uint64_t seed, int max_batch) override;
 
  private:
   collectives::Communicator& comm_;

@@ -132,6 +132,7 @@ WorkloadInfo dlrm_info() {
     return std::make_unique<DlrmBenchmark>(ctx);
   };
   info.rules_file = [](const std::string&) { return std::string("workloads/dlrm/rules/dlrm.yaml"); };
+  info.serves = true;  // --mode inference: the cpu backend's engine (workloads/dlrm/serve_engine.h)
   return info;
 }
 

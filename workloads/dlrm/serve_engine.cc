@@ -24,6 +24,11 @@ DlrmCpuEngine::DlrmCpuEngine(CpuModel& model, const Dataset& samples, int64_t ma
   model_.reserve_batch(max_batch);
 }
 
+DlrmCpuEngine::DlrmCpuEngine(std::unique_ptr<CpuModel> model, const Dataset& samples, int64_t max_batch)
+    : DlrmCpuEngine(*model, samples, max_batch) {
+  owned_ = std::move(model);
+}
+
 void DlrmCpuEngine::predict(const std::vector<size_t>& indices, float* out) {
   const auto n = static_cast<int64_t>(indices.size());
   if (n == 0) return;

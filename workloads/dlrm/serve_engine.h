@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ class DlrmCpuEngine final : public InferenceEngine {
   /// (reserved now: predict never allocates). Both must outlive the engine.
   /// UsageError, one line, when the dataset does not fit the model.
   DlrmCpuEngine(CpuModel& model, const Dataset& samples, int64_t max_batch);
+  /// The same, owning its model (one seed's run of --mode inference).
+  DlrmCpuEngine(std::unique_ptr<CpuModel> model, const Dataset& samples, int64_t max_batch);
 
   std::string name() const override { return "perflab-dlrm-cpu"; }
   size_t total_samples() const override { return static_cast<size_t>(samples_.size()); }
@@ -30,6 +33,7 @@ class DlrmCpuEngine final : public InferenceEngine {
   void predict(const std::vector<size_t>& indices, float* out) override;
 
  private:
+  std::unique_ptr<CpuModel> owned_;
   CpuModel& model_;
   const Dataset& samples_;
   int64_t max_batch_;

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# End-to-end: --mode inference (issue 28). DLRM served on the cpu backend
+# through MLCommons LoadGen: Offline and Server performance runs write
+# LoadGen's own logs beside the result, whose runs carry LoadGen's verdict,
+# throughput and latencies (the result validates against the schema); an
+# accuracy run logs a response per sample; the run's report, the sweep
+# report, rerun and a sweep file's `inference:` settings work on it; bad
+# settings, a workload that does not serve and ranks get one line and exit
+# 2 before anything runs. Short LoadGen tests (100-300 ms): what LoadGen
+# measures is not asserted, only that it measured and perflab kept it.
+set -uo pipefail
+: "${PERFLAB:?}" "${PERFLAB_SOURCE_DIR:?}"
+# shellcheck source=tests/cli/lib.bash
+source "$PERFLAB_SOURCE_DIR/tests/cli/lib.bash"
+schema="$PERFLAB_SOURCE_DIR/docs/result.schema.json"
+quick=(--backend cpu --min-duration-ms 100 --min-queries 32 --max-batch 64)
+
+if ! "$PERFLAB" run dlrm --mode inference "${quick[@]}" --scenario offline --target-qps 50000 \
+    --out "$tmp/offline" >"$tmp/offline.out" 2>"$tmp/offline.err"; then
+  if grep -q "built without MLCommons LoadGen" "$tmp/offline.err"; then
+    echo "skip: built without MLCommons LoadGen (scripts/setup fetches it)"
+    exit 77
+  fi
+  fail "an offline inference run failed: $(cat "$tmp/offline.err")"
+else
+  pass "an offline inference run"
+fi
+grep -q "logs:   .*run_\*_loadgen/ (LoadGen's)" "$tmp/offline.out" && pass "the terminal points at LoadGen's logs" ||
+  fail "no LoadGen log line: $(cat "$tmp/offline.out")"
+grep -q "LoadGen Offline PerformanceOnly" "$tmp/offline.out" && pass "the summary says LoadGen's scenario and mode" ||
+  fail "summary: $(cat "$tmp/offline.out")"
+offline=$(find "$tmp/offline" -name result.json | head -n 1)
+for f in mlperf_log_summary.txt mlperf_log_detail.txt mlperf_log_accuracy.json; do
+  [[ -s "$(dirname "$offline")/run_0_loadgen/$f" || $f == mlperf_log_accuracy.json ]] &&
+    pass "LoadGen wrote $f beside the result" || fail "no $f in $(dirname "$offline")/run_0_loadgen"
+done
+grep -q "## Runs" "$(dirname "$offline")/report.md" && grep -q "LoadGen verdict" "$(dirname "$offline")/report.md" &&
+  pass "the run's report has LoadGen's verdicts" || fail "report: $(cat "$(dirname "$offline")/report.md")"
+
+"$PERFLAB" run dlrm --mode inference "${quick[@]}" --scenario server --target-qps 2000 --latency-bound-ms 50 \
+  --max-wait-ms 1 --seeds 2 --out "$tmp/server" >"$tmp/server.out" 2>"$tmp/server.err" &&
+  pass "a server inference run, 2 seeds" || fail "server run: $(cat "$tmp/server.err")"
+server=$(find "$tmp/server" -name result.json | head -n 1)
+
+if "$PYTHON" - "$offline" "$server" "$schema" <<'PY'; then
+import json, sys
+import jsonschema
+schema = json.load(open(sys.argv[3]))
+for path, scenario, runs in ((sys.argv[1], "Offline", 1), (sys.argv[2], "Server", 2)):
+    d = json.load(open(path))
+    jsonschema.validate(d, schema)
+    assert d["kind"] == "inference", d["kind"]
+    assert d["spec"]["mode"] == "inference"
+    assert d["spec"]["inference"]["scenario"] == scenario.lower(), d["spec"]["inference"]
+    assert len(d["runs"]) == runs
+    for r in d["runs"]:
+        inf = r["inference"]
+        assert inf["scenario"] == scenario, inf["scenario"]
+        assert inf["mode"] == "PerformanceOnly"
+        assert inf["verdict"] in ("VALID", "INVALID")
+        assert inf["samples_per_second"] > 0
+        assert r["throughput_samples_per_s"] == inf["samples_per_second"]
+        assert inf["batches"]["largest"] <= 64, inf["batches"]
+        assert inf["batches"]["samples"] >= inf["query_count"] >= 1
+        assert [p["percentile"] for p in inf["percentiles"]] == [50, 90, 95, 97, 99, 99.9]
+        assert r["log"] == inf["loadgen_folder"] + "/mlperf_log_detail.txt"
+    assert d["score"]["throughput_samples_per_s"] > 0
+    if scenario == "Server":
+        assert d["runs"][0]["inference"]["settings"]["max_wait_ms"] == 1
+        assert "scheduled_samples_per_second" in d["runs"][0]["inference"]
+PY
+  pass "the results hold LoadGen's outcome per seed and validate"
+else
+  fail "inference results are wrong (above)"
+fi
+
+"$PERFLAB" run dlrm --mode inference "${quick[@]}" --scenario offline --loadgen-mode accuracy --target-qps 50000 \
+  --out "$tmp/accuracy" >"$tmp/accuracy.out" 2>&1 || fail "an accuracy run: $(cat "$tmp/accuracy.out")"
+accuracy=$(find "$tmp/accuracy" -name mlperf_log_accuracy.json | head -n 1)
+if "$PYTHON" - "$accuracy" <<'PY'; then
+import json, sys
+entries = json.load(open(sys.argv[1]))
+assert entries, "no response logged"
+assert all(len(e["data"]) == 8 for e in entries), "a response is not one float"
+assert len({e["qsl_idx"] for e in entries}) == len(entries), "a sample answered twice"
+PY
+  pass "an accuracy run logs one float per sample"
+else
+  fail "accuracy log: $(head -c 300 "$accuracy")"
+fi
+
+"$PERFLAB" report "$tmp/offline" "$tmp/server" --out "$tmp/report" >/dev/null 2>"$tmp/report.err" &&
+  grep -q "## Inference per point" "$tmp/report/report.md" && pass "the sweep report has an inference table" ||
+  fail "report: $(cat "$tmp/report.err") $(cat "$tmp/report/report.md")"
+
+if "$PERFLAB" rerun "$server" --out "$tmp/rerun" >"$tmp/rerun.out" 2>&1; then
+  rerun=$(find "$tmp/rerun" -name result.json | head -n 1)
+  "$PYTHON" -c 'import json,sys; a=json.load(open(sys.argv[1]))["spec"]; b=json.load(open(sys.argv[2]))["spec"]
+assert a["inference"] == b["inference"] and a["mode"] == b["mode"] == "inference", (a.get("inference"), b.get("inference"))' \
+    "$server" "$rerun" && pass "rerun runs the same LoadGen settings" || fail "rerun changed the settings"
+else
+  fail "rerun: $(cat "$tmp/rerun.out")"
+fi
+
+cat >"$tmp/inference.yaml" <<EOF
+name: serve
+workload: dlrm
+backend: cpu
+mode: inference
+inference: {scenario: server, target_qps: 2000, latency_bound_ms: 50, min_duration_ms: 100, min_query_count: 32,
+            max_batch: 32, max_wait_ms: 1}
+EOF
+"$PERFLAB" sweep "$tmp/inference.yaml" --out "$tmp/sweep" >"$tmp/sweep.out" 2>&1 &&
+  [[ -n "$(find "$tmp/sweep" -path '*run_0_loadgen/mlperf_log_detail.txt')" ]] &&
+  pass "a sweep file's inference settings run" || fail "sweep: $(cat "$tmp/sweep.out")"
+cat >"$tmp/bad.yaml" <<EOF
+workload: dlrm
+mode: inference
+inference: {scenario: server, latency_bound_ms: 0}
+EOF
+expect 2 "bad.yaml:3: inference.latency_bound_ms must be a positive finite number" -- sweep "$tmp/bad.yaml" --out "$tmp/never"
+
+expect 2 "--latency-bound-ms must be a positive number, got 0" -- run dlrm --mode inference --backend cpu \
+  --scenario server --latency-bound-ms 0 --out "$tmp/never"
+expect 2 "--scenario: 'multistream' is not a valid value" -- run dlrm --mode inference --backend cpu \
+  --scenario multistream --out "$tmp/never"
+expect 2 "--max-batch must be at least 1" -- run dlrm --mode inference --backend cpu --max-batch 0 --out "$tmp/never"
+expect 2 "transducer has no inference mode" -- run transducer --mode inference --out "$tmp/never"
+[[ ! -e "$tmp/never" ]] && pass "nothing written for refused runs" || fail "refused runs wrote $tmp/never"
+
+finish
