@@ -51,6 +51,10 @@ RunSpec Session::resolve(const RunRequest& request) const {
                                  info.name));
   }
   RunSpec spec = resolve_run_spec(request, info, device_.probe);
+  if (spec.mode == RunMode::kInference && comm_->size() > 1) {
+    throw UsageError("--mode inference runs on one process (LoadGen drives one system under test): run it without "
+                     "mpirun or srun");
+  }
   spec.ranks = comm_->size();
   return spec;
 }

@@ -5,8 +5,8 @@
 # throughput and latencies (the result validates against the schema); an
 # accuracy run logs a response per sample; the run's report, the sweep
 # report, rerun and a sweep file's `inference:` settings work on it; bad
-# settings, a workload that does not serve and ranks get one line and exit
-# 2 before anything runs. Short LoadGen tests (100-300 ms): what LoadGen
+# settings, a workload that does not serve and several ranks get one line
+# and exit 2 before anything runs. Short LoadGen tests (100-300 ms): what LoadGen
 # measures is not asserted, only that it measured and perflab kept it.
 set -uo pipefail
 : "${PERFLAB:?}" "${PERFLAB_SOURCE_DIR:?}"
@@ -126,6 +126,8 @@ expect 2 "--scenario: 'multistream' is not a valid value" -- run dlrm --mode inf
   --scenario multistream --out "$tmp/never"
 expect 2 "--max-batch must be at least 1" -- run dlrm --mode inference --backend cpu --max-batch 0 --out "$tmp/never"
 expect 2 "transducer has no inference mode" -- run transducer --mode inference --out "$tmp/never"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+expect_ranks 2 "--mode inference runs on one process" -- run dlrm --mode inference --backend cpu --out "$tmp/never"
 [[ ! -e "$tmp/never" ]] && pass "nothing written for refused runs" || fail "refused runs wrote $tmp/never"
 
 finish
