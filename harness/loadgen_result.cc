@@ -1,7 +1,11 @@
 #include "harness/loadgen_result.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <string_view>
 
 #include "base/error.h"
@@ -79,7 +83,6 @@ LoadgenOutcome read_loadgen_outcome(const std::filesystem::path& detail_log) {
   o.scenario = text(log, "effective_scenario");
   o.mode = text(log, "effective_test_mode");
   o.verdict = has_verdict ? validity->value.get<std::string>() : "";
-  o.valid = o.verdict == "VALID";
   o.invalid_reason = o.verdict == "INVALID" ? trimmed(text(log, "result_invalid_reason")) : "";
   o.min_duration_met = boolean(log, "result_min_duration_met");
   o.min_queries_met = boolean(log, "result_min_queries_met");
@@ -113,12 +116,49 @@ LoadgenOutcome read_loadgen_outcome(const std::filesystem::path& detail_log) {
   return o;
 }
 
+std::optional<float> LoadgenResponse::as_float() const {
+  if (data.size() != sizeof(float)) return std::nullopt;
+  float value = 0;
+  std::memcpy(&value, data.data(), sizeof(value));
+  return value;
+}
+
+std::vector<LoadgenResponse> read_loadgen_accuracy_log(const std::filesystem::path& path) {
+  using nlohmann::json;
+  std::ifstream in(path);
+  if (!in) throw UsageError(path.string() + ": cannot read LoadGen's accuracy log");
+  const json entries = json::parse(in, nullptr, false);
+  if (!entries.is_array()) throw UsageError(path.string() + ": not LoadGen's accuracy log (not a JSON array)");
+  std::vector<LoadgenResponse> out;
+  for (const json& e : entries) {
+    const json* index = e.is_object() && e.contains("qsl_idx") ? &e.at("qsl_idx") : nullptr;
+    const json* data = e.is_object() && e.contains("data") ? &e.at("data") : nullptr;
+    if (!index || !index->is_number_unsigned() || !data || !data->is_string() || data->get<std::string>().size() % 2) {
+      throw UsageError(fmt::format("{}: entry {} is not {{qsl_idx, data: hex bytes}}", path.string(), out.size()));
+    }
+    LoadgenResponse r;
+    r.sample = index->get<size_t>();
+    const std::string hex = data->get<std::string>();
+    for (size_t i = 0; i < hex.size(); i += 2) {
+      char* end = nullptr;
+      const std::string pair = hex.substr(i, 2);
+      const unsigned long byte = std::strtoul(pair.c_str(), &end, 16);
+      if (end != pair.c_str() + 2) {
+        throw UsageError(fmt::format("{}: entry {} has data that is not hex ('{}')", path.string(), out.size(), pair));
+      }
+      r.data.push_back(static_cast<unsigned char>(byte));
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 nlohmann::json loadgen_outcome_to_json(const LoadgenOutcome& o) {
   nlohmann::json j = {{"loadgen_version", o.loadgen_version},
                       {"scenario", o.scenario},
                       {"mode", o.mode},
                       {"verdict", o.verdict},
-                      {"valid", o.valid},
+                      {"valid", o.valid()},
                       {"query_count", o.query_count},
                       {"errors", o.errors},
                       {"min_latency_ns", o.min_latency_ns},

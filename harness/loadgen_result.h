@@ -31,7 +31,6 @@ struct LoadgenOutcome {
   std::string scenario;         ///< effective_scenario: Offline, Server, SingleStream, MultiStream.
   std::string mode;             ///< effective_test_mode: PerformanceOnly, AccuracyOnly, ...
   std::string verdict;          ///< result_validity: VALID or INVALID; "" for an AccuracyOnly test.
-  bool valid = false;           ///< verdict is VALID.
   std::string invalid_reason;   ///< LoadGen's recommendation when invalid ("" when valid).
   std::optional<bool> min_duration_met, min_queries_met, early_stopping_met;
   /// Server: whether the latency bound held at the target percentile.
@@ -54,6 +53,8 @@ struct LoadgenOutcome {
   double min_latency_ns = 0, max_latency_ns = 0, mean_latency_ns = 0;
   std::vector<LoadgenPercentile> percentiles;  ///< In LoadGen's order (ascending).
 
+  /// LoadGen judged the test valid.
+  bool valid() const { return verdict == "VALID"; }
   /// The latency at `percentile` (e.g. 99), if LoadGen reported it.
   std::optional<double> latency_at(double percentile) const;
 };
@@ -61,6 +62,19 @@ struct LoadgenOutcome {
 /// Reads LoadGen's detail log. UsageError "PATH: ..." when it cannot be read
 /// or the test did not finish.
 LoadgenOutcome read_loadgen_outcome(const std::filesystem::path& detail_log);
+
+/// One response LoadGen logged in an accuracy test (mlperf_log_accuracy.json):
+/// the library sample it answered and the response's bytes.
+struct LoadgenResponse {
+  size_t sample = 0;
+  std::vector<unsigned char> data;
+  /// The bytes as one float (what perflab's engines answer), when there are 4.
+  std::optional<float> as_float() const;
+};
+
+/// Reads LoadGen's accuracy log, in its order. UsageError "PATH: ..." when
+/// it cannot be read or an entry is not {qsl_idx, data: hex bytes}.
+std::vector<LoadgenResponse> read_loadgen_accuracy_log(const std::filesystem::path& path);
 
 /// The outcome as JSON (every field; absent optionals are omitted).
 nlohmann::json loadgen_outcome_to_json(const LoadgenOutcome& outcome);

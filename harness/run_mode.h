@@ -14,15 +14,21 @@ enum class RunMode {
   kInference,    ///< An MLPerf Inference scenario driven by MLCommons LoadGen (harness/inference_run.h).
 };
 
-/// "time-to-train", "throughput" or "inference" (as on the command line and in result specs).
+/// Each mode's names: on the command line and in result specs (`name`),
+/// and as the result document's `kind`.
+struct RunModeNames {
+  RunMode mode;
+  const char* name;
+  const char* kind;
+};
+inline constexpr RunModeNames kRunModes[] = {{RunMode::kTimeToTrain, "time-to-train", "time_to_train"},
+                                             {RunMode::kThroughput, "throughput", "throughput"},
+                                             {RunMode::kInference, "inference", "inference"}};
+
+/// "time-to-train", "throughput" or "inference".
 inline const char* run_mode_name(RunMode m) {
-  switch (m) {
-    case RunMode::kTimeToTrain:
-      return "time-to-train";
-    case RunMode::kThroughput:
-      return "throughput";
-    case RunMode::kInference:
-      return "inference";
+  for (const RunModeNames& n : kRunModes) {
+    if (n.mode == m) return n.name;
   }
   return "unknown";
 }
@@ -32,22 +38,17 @@ inline constexpr const char* kRunModeNames = "time-to-train, throughput, inferen
 
 /// The result document's `kind` for a mode: "time_to_train", "throughput" or "inference".
 inline const char* result_kind(RunMode m) {
-  switch (m) {
-    case RunMode::kTimeToTrain:
-      return "time_to_train";
-    case RunMode::kThroughput:
-      return "throughput";
-    case RunMode::kInference:
-      return "inference";
+  for (const RunModeNames& n : kRunModes) {
+    if (n.mode == m) return n.kind;
   }
   return "unknown";
 }
 
 /// The mode named by `text` ("time-to-train", "throughput", "inference"), if any.
 inline std::optional<RunMode> parse_run_mode(const std::string& text) {
-  if (text == "time-to-train") return RunMode::kTimeToTrain;
-  if (text == "throughput") return RunMode::kThroughput;
-  if (text == "inference") return RunMode::kInference;
+  for (const RunModeNames& n : kRunModes) {
+    if (text == n.name) return n.mode;
+  }
   return std::nullopt;
 }
 
@@ -57,9 +58,9 @@ inline bool scored_as_rate(RunMode m) { return m == RunMode::kThroughput || m ==
 
 /// The mode of a result document's `kind`, if it names one.
 inline std::optional<RunMode> mode_of_result_kind(const std::string& kind) {
-  if (kind == "time_to_train") return RunMode::kTimeToTrain;
-  if (kind == "throughput") return RunMode::kThroughput;
-  if (kind == "inference") return RunMode::kInference;
+  for (const RunModeNames& n : kRunModes) {
+    if (kind == n.kind) return n.mode;
+  }
   return std::nullopt;
 }
 

@@ -370,10 +370,6 @@ PreparedBenchmark prepare_benchmark(const RunContext& ctx, const WorkloadInfo& i
   if (out.training && (out.training->iterations_per_epoch < 1 || out.training->max_epochs < 1)) {
     throw Error(fmt::format("internal: {} produced an empty training plan", info.name));
   }
-  if (ctx.spec.mode == RunMode::kInference && ctx.size() > 1) {
-    throw UsageError("--mode inference runs on one process (LoadGen drives one system under test): run it without "
-                     "mpirun or srun");
-  }
   if (ctx.spec.mode == RunMode::kTimeToTrain && !out.training) {
     throw Error(fmt::format("internal: {} has no training plan for time-to-train", info.name));
   }

@@ -60,6 +60,8 @@ for path, scenario, runs in ((sys.argv[1], "Offline", 1), (sys.argv[2], "Server"
         assert inf["verdict"] in ("VALID", "INVALID")
         assert inf["samples_per_second"] > 0
         assert r["throughput_samples_per_s"] == inf["samples_per_second"]
+        assert r["samples"] == inf["batches"]["samples"], (r["samples"], inf["batches"])
+        assert r["measured_s"] > 0
         assert inf["batches"]["largest"] <= 64, inf["batches"]
         assert inf["batches"]["samples"] >= inf["query_count"] >= 1
         assert [p["percentile"] for p in inf["percentiles"]] == [50, 90, 95, 97, 99, 99.9]

@@ -9,14 +9,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "harness/inference_run.h"
@@ -119,21 +116,12 @@ TEST(LoadgenInference, EveryScenarioAnswersEachIssuedSampleOnceInBatchesNoLarger
   }
 }
 
-/// LoadGen's accuracy log: qsl_idx -> the response's bytes as a float.
+/// LoadGen's accuracy log: sample -> the responses logged for it, as floats.
 std::map<size_t, std::vector<float>> accuracy_log(const fs::path& path) {
-  std::ifstream in(path);
-  const nlohmann::json entries = nlohmann::json::parse(in);
   std::map<size_t, std::vector<float>> out;
-  for (const nlohmann::json& e : entries) {
-    const std::string hex = e.at("data").get<std::string>();
-    EXPECT_EQ(hex.size(), 8u) << e.dump();
-    unsigned char bytes[4] = {};
-    for (size_t i = 0; i < 4 && 2 * i + 1 < hex.size(); ++i) {
-      bytes[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
-    }
-    float value = 0;
-    std::memcpy(&value, bytes, sizeof(value));
-    out[e.at("qsl_idx").get<size_t>()].push_back(value);
+  for (const LoadgenResponse& r : read_loadgen_accuracy_log(path)) {
+    EXPECT_TRUE(r.as_float()) << "sample " << r.sample << ": " << r.data.size() << " bytes, not one float";
+    out[r.sample].push_back(r.as_float().value_or(0.0f));
   }
   return out;
 }

@@ -80,7 +80,7 @@ TEST(LoadgenResult, ServerLogGivesCompletedRateVerdictConstraintsAndPercentiles)
   EXPECT_EQ(o.loadgen_version, "6.0.17 @ d6147c7eb7");
   EXPECT_EQ(o.scenario, "Server");
   EXPECT_EQ(o.mode, "PerformanceOnly");
-  EXPECT_FALSE(o.valid);
+  EXPECT_FALSE(o.valid());
   EXPECT_EQ(o.verdict, "INVALID");
   EXPECT_EQ(o.performance_constraints_met, true);
   EXPECT_EQ(o.early_stopping_met, false);
@@ -110,7 +110,7 @@ TEST(LoadgenResult, OfflineAndSingleStreamTakeTheirOwnThroughputKeys) {
                      line("result_samples_per_second", "21020500") + line("result_query_count", "1") +
                      percentiles(7));
   const LoadgenOutcome o = read_loadgen_outcome(offline);
-  EXPECT_TRUE(o.valid);
+  EXPECT_TRUE(o.valid());
   EXPECT_EQ(o.invalid_reason, "");
   EXPECT_DOUBLE_EQ(o.samples_per_second.value_or(0), 21020500);
   EXPECT_FALSE(o.performance_constraints_met);
@@ -146,6 +146,29 @@ TEST(LoadgenResult, AMissingFileOrAnUnfinishedTestIsOneLineNamingTheFile) {
     EXPECT_NE(what.find("did not finish"), std::string::npos) << what;
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
   }
+}
+
+TEST(LoadgenResult, AnAccuracyLogGivesEachResponsesSampleAndBytesOrOneLine) {
+  const fs::path dir = fresh_dir("accuracy_log");
+  std::ofstream(dir / "ok.json") << R"([{ "seq_id" : 0, "qsl_idx" : 229, "data" : "0080E542" },
+{ "seq_id" : 1, "qsl_idx" : 3, "data" : "" }])";
+  const std::vector<LoadgenResponse> r = read_loadgen_accuracy_log(dir / "ok.json");
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].sample, 229u);
+  EXPECT_EQ(r[0].data, (std::vector<unsigned char>{0x00, 0x80, 0xE5, 0x42}));
+  EXPECT_EQ(r[0].as_float(), 114.75f);
+  EXPECT_FALSE(r[1].as_float());
+  for (const char* bad : {"{}", R"([{"qsl_idx": 1, "data": "0G"}])", R"([{"qsl_idx": -1, "data": "00"}])", "[1"}) {
+    std::ofstream(dir / "bad.json") << bad;
+    try {
+      read_loadgen_accuracy_log(dir / "bad.json");
+      FAIL() << "read: " << bad;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+  fs::remove_all(dir);
 }
 
 #if PERFLAB_HAVE_LOADGEN
@@ -230,7 +253,7 @@ TEST(LoadgenResult, ReadsWhatLoadGenItselfWroteInEachScenario) {
       EXPECT_GE(o.percentiles[i].latency_ns, o.percentiles[i - 1].latency_ns) << c.name;
     }
     EXPECT_LE(o.min_latency_ns, o.max_latency_ns) << c.name;
-    if (o.valid) {
+    if (o.valid()) {
       EXPECT_NE(o.min_duration_met, false) << c.name;
       EXPECT_NE(o.min_queries_met, false) << c.name;
       EXPECT_NE(o.early_stopping_met, false) << c.name;

@@ -270,7 +270,6 @@ InvocationRecord inference_record() {
     o.scenario = "Server";
     o.mode = "PerformanceOnly";
     o.verdict = r.success ? "VALID" : "INVALID";
-    o.valid = r.success;
     o.invalid_reason = r.success ? "" : "Reduce target QPS to improve latency.";
     o.min_duration_met = o.min_queries_met = o.early_stopping_met = true;
     o.performance_constraints_met = r.success;

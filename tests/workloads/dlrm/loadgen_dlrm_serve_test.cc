@@ -11,14 +11,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "harness/inference_run.h"
@@ -107,17 +104,10 @@ TEST(DlrmServe, AnAccuracyRunServesEverySampleAsTheModelPredictsIt) {
   const fs::path dir = fresh_dir("accuracy");
   const InferenceRunOutcome out = run_inference(engine, s, dir);
   EXPECT_EQ(out.loadgen.mode, "AccuracyOnly");
-  std::ifstream in(dir / "mlperf_log_accuracy.json");
-  const nlohmann::json entries = nlohmann::json::parse(in);
   std::map<size_t, float> served;
-  for (const nlohmann::json& e : entries) {
-    const std::string hex = e.at("data").get<std::string>();
-    ASSERT_EQ(hex.size(), 8u) << e.dump();
-    unsigned char bytes[4];
-    for (size_t i = 0; i < 4; ++i) bytes[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
-    float p = 0;
-    std::memcpy(&p, bytes, sizeof(p));
-    served[e.at("qsl_idx").get<size_t>()] = p;
+  for (const LoadgenResponse& r : read_loadgen_accuracy_log(dir / "mlperf_log_accuracy.json")) {
+    ASSERT_TRUE(r.as_float()) << "sample " << r.sample << ": " << r.data.size() << " bytes, not one float";
+    served[r.sample] = *r.as_float();
   }
   ASSERT_EQ(served.size(), static_cast<size_t>(kSamples));
   for (const auto& [index, p] : served) {
