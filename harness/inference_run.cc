@@ -255,13 +255,21 @@ InferenceRunOutcome run_inference(InferenceEngine& engine, const InferenceSettin
   InferenceBatches batches;
   {
     Adapter adapter(engine, settings);
-    mlperf::StartTest(&adapter, &adapter, loadgen_settings(settings), log);
+    engine.begin_test();
+    try {
+      mlperf::StartTest(&adapter, &adapter, loadgen_settings(settings), log);
+    } catch (...) {
+      engine.end_test();
+      throw;
+    }
+    engine.end_test();
     adapter.rethrow();
     batches = adapter.batches();
   }
   InferenceRunOutcome out;
   out.loadgen = read_loadgen_outcome(out_dir / "mlperf_log_detail.txt");
   out.batches = batches;
+  out.engine = engine.report();
   return out;
 }
 

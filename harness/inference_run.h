@@ -43,6 +43,15 @@ class InferenceEngine {
   /// One prediction per sample of `indices` into `out` (same order). Called
   /// from one worker thread only; `indices` holds at most max_batch samples.
   virtual void predict(const std::vector<size_t>& indices, float* out) = 0;
+  /// Around the LoadGen test (after the library is loaded, before the first
+  /// query; after the last answer): work the engine runs beside serving,
+  /// such as a stream of model updates, starts and stops here.
+  virtual void begin_test() {}
+  virtual void end_test() {}
+  /// What the engine measured over the test (placement, cache hit rates,
+  /// bytes, time per part), recorded in the run's result as `engine`;
+  /// null when it has nothing to say.
+  virtual nlohmann::json report() const { return nullptr; }
 };
 
 /// One LoadGen test's settings (LoadGen's TestSettings, the ones perflab sets).
@@ -80,6 +89,7 @@ struct InferenceBatches {
 struct InferenceRunOutcome {
   LoadgenOutcome loadgen;
   InferenceBatches batches;
+  nlohmann::json engine;  ///< InferenceEngine::report() after the test.
 };
 
 /// Whether this build has LoadGen (scripts/setup fetches it).

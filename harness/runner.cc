@@ -410,6 +410,7 @@ RunRecord run_inference_seed(const RunContext& ctx, PreparedBenchmark& prepared,
   j["batches"] = {{"batches", out.batches.batches}, {"samples", out.batches.samples}, {"largest", out.batches.largest}};
   j["settings"] = inference_settings_to_json(settings);
   j["loadgen_folder"] = folder;
+  if (!out.engine.is_null()) j["engine"] = out.engine;
   rec.inference = std::move(j);
   rec.log_file = folder + "/mlperf_log_detail.txt";
   return rec;

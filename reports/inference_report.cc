@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "reports/report_sections.h"
+#include "reports/workload_sections.h"
 
 namespace perflab::reports {
 namespace {
@@ -78,6 +79,7 @@ std::string render_inference_markdown(const Result& result) {
   md += "\nA run's verdict is LoadGen's: VALID needs its minimum duration and query count, early stopping and "
         "(server) the latency bound at its percentile; each seed's folder holds LoadGen's mlperf_log_summary.txt, "
         "mlperf_log_detail.txt (MLLOG) and mlperf_log_accuracy.json.\n";
+  md += render_workload_markdown({result});  // the workload's engine: placement, cache, bytes, time per part
   return md;
 }
 

@@ -115,6 +115,84 @@ EOF
 "$PERFLAB" sweep "$tmp/inference.yaml" --out "$tmp/sweep" >"$tmp/sweep.out" 2>&1 &&
   [[ -n "$(find "$tmp/sweep" -path '*run_0_loadgen/mlperf_log_detail.txt')" ]] &&
   pass "a sweep file's inference settings run" || fail "sweep: $(cat "$tmp/sweep.out")"
+# The hot-row cache (placement=hot_cache): a Server run with the cache on,
+# learning online (lru) while rows are updated, records the engine's
+# counters; a sweep over the cache's capacity gives the report's serving
+# table, one row per capacity, and its hit-rate chart.
+"$PERFLAB" run dlrm --mode inference "${quick[@]}" --scenario server --target-qps 2000 --latency-bound-ms 50 \
+  --max-wait-ms 1 --set placement=hot_cache --set cache_capacity=2% --set cache_policy=lru --set update_rate=2000 \
+  --out "$tmp/cached" >"$tmp/cached.out" 2>&1 && pass "a server run with the hot-row cache and updates" ||
+  fail "cached run: $(cat "$tmp/cached.out")"
+grep -q "^serving: hot_cache on cpu (.* rows, lru), hit rate .*%; .* updates applied" "$tmp/cached.out" &&
+  pass "the terminal says the cache's hit rate and the updates applied" || fail "terminal: $(cat "$tmp/cached.out")"
+cached=$(find "$tmp/cached" -name result.json | head -n 1)
+if "$PYTHON" - "$cached" "$offline" "$schema" <<'PY'; then
+import json, sys
+import jsonschema
+schema = json.load(open(sys.argv[3]))
+d = json.load(open(sys.argv[1]))
+jsonschema.validate(d, schema)
+assert d["spec"]["params"]["placement"] == "hot_cache"
+r = d["runs"][0]
+e = r["inference"]["engine"]
+c = e["counters"]
+assert e["placement"] == "hot_cache" and e["placement_in_effect"].startswith("cpu backend"), e
+assert e["cache"]["policy"] == "lru" and e["cache"]["ways"] == 32 and e["cache"]["rows"] <= e["cache"]["sets"] * 32, e
+assert e["cache"]["rows"] >= 1 and e["cache"]["prefilled"] <= e["cache"]["rows"], e["cache"]
+assert c["samples"] == r["samples"], (c["samples"], r["samples"])
+assert c["lookups"] == 26 * c["samples"], c
+assert 0 < c["hits"] < c["lookups"], c
+assert abs(c["hit_rate"] - c["hits"] / c["lookups"]) < 1e-12
+assert len(c["table_hit_rate"]) == 26
+misses = c["lookups"] - c["hits"]
+assert abs(c["host_embedding_bytes_per_sample"] * c["samples"] - misses * c["row_bytes"]) < 1e-6 * misses * c["row_bytes"]
+# Updates arrive at 2000 rows/s while LoadGen runs: never more than that rate allows.
+assert 0 <= c["updates"]["applied"] <= 2000 * r["measured_s"] + 1, (c["updates"], r["measured_s"])
+assert set(c["time_s"]) == {"updates", "copies", "lookup", "insert", "dense"}
+# Without a cache every row is read from the host tables.
+o = json.load(open(sys.argv[2]))["runs"][0]["inference"]["engine"]
+assert o["placement"] == "all_device" and o["counters"]["hits"] == 0
+assert o["counters"]["host_embedding_bytes_per_sample"] == 26 * o["counters"]["row_bytes"]
+PY
+  pass "the cached run's engine record adds up and validates"
+else
+  fail "engine record is wrong (above)"
+fi
+grep -q "## DLRM serving" "$(dirname "$cached")/report.md" && pass "the run's report has the serving section" ||
+  fail "no serving section: $(cat "$(dirname "$cached")/report.md")"
+
+cat >"$tmp/capacity.yaml" <<EOF
+name: capacity
+workload: dlrm
+backend: cpu
+mode: inference
+params: {placement: hot_cache, cache_policy: lfu, cache_capacity: ["0.5%", "2%", "8%"]}
+inference: {scenario: offline, target_qps: 50000, min_duration_ms: 100, min_query_count: 32, max_batch: 64}
+EOF
+if "$PERFLAB" sweep "$tmp/capacity.yaml" --out "$tmp/capacity" >"$tmp/capacity.out" 2>&1 &&
+  "$PERFLAB" report "$tmp/capacity" "$tmp/offline" --out "$tmp/capacity-report" >/dev/null 2>&1; then
+  md="$tmp/capacity-report/report.md"
+  [[ $(grep -c "^| cpu | offline | hot_cache | " "$md") == 3 ]] && grep -q "^| cpu | offline | all_device | " "$md" &&
+    pass "the sweep report's serving table has one row per capacity and the uncached point" ||
+    fail "serving table: $(grep -A8 "DLRM serving" "$md")"
+  [[ $(grep -cE "^\| cpu \| offline \| (hot_cache|all_device) \| .* \| [0-9]+\.[0-9]{2}x \|" "$md") == 4 ]] &&
+    pass "each point is compared with the cpu backend's all_device point" || fail "no comparison: $(grep "offline" "$md")"
+  grep -q "Hot-row cache: hit rate and p99 latency by capacity" "$tmp/capacity-report/report.html" &&
+    pass "the HTML report charts hit rate and p99 by capacity" || fail "no capacity chart in the HTML report"
+else
+  fail "capacity sweep: $(cat "$tmp/capacity.out")"
+fi
+
+# The workload checks its parameters after --out exists: it stays empty.
+expect 2 "dlrm: cache_capacity=0: not a positive number" -- run dlrm --mode inference --backend cpu \
+  --set placement=hot_cache --set cache_capacity=0 --out "$tmp/never-serve"
+expect 2 "parameter cache_policy=fifo: not a valid choice" -- run dlrm --mode inference --backend cpu \
+  --set placement=hot_cache --set cache_policy=fifo --out "$tmp/never-serve"
+expect 2 "dlrm: placement applies to --mode inference" -- run dlrm --backend cpu \
+  --set placement=host --out "$tmp/never-serve"
+[[ ! -e "$tmp/never-serve" || -z "$(ls -A "$tmp/never-serve")" ]] && pass "nothing written for refused serving parameters" ||
+  fail "refused serving parameters wrote $(ls -A "$tmp/never-serve")"
+
 cat >"$tmp/bad.yaml" <<EOF
 workload: dlrm
 mode: inference

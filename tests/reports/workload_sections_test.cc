@@ -17,7 +17,7 @@ TEST(WorkloadSections, OneEntryPerWorkloadWithEveryRenderer) {
     EXPECT_TRUE(seen.insert(s.workload).second) << s.workload << " listed twice";
     EXPECT_TRUE(s.terminal && s.markdown && s.html) << s.workload;
   }
-  EXPECT_EQ(seen, (std::set<std::string>{"collectives", "halo_conv", "triad"}));
+  EXPECT_EQ(seen, (std::set<std::string>{"collectives", "dlrm", "halo_conv", "triad"}));
 }
 
 TEST(WorkloadSections, AWorkloadWithoutASectionAddsNothing) {

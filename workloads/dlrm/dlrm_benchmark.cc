@@ -14,7 +14,7 @@
 #include "workloads/dlrm/data/binary_dataset.h"
 #include "workloads/dlrm/data/synthetic.h"
 #include "workloads/dlrm/projection.h"
-#include "workloads/dlrm/serve_engine.h"
+#include "workloads/dlrm/serve/serve_engine.h"
 
 #ifdef PERFLAB_DLRM_CUDA
 #include "workloads/dlrm/cuda_run.h"
@@ -344,6 +344,13 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                                  p.get_string("top_mlp")));
   }
 
+  setup_.serve = parse_serve_options(p, shape, ctx.spec.mode == RunMode::kInference);
+  if (setup_.serve.placement == Placement::kHotCache) {
+    check_host_memory(fmt::format("dlrm: a hot-row cache of {} rows", setup_.serve.cache_rows),
+                      static_cast<double>(setup_.serve.cache_rows) * shape.embed_dim * sizeof(float),
+                      "reduce cache_capacity");
+  }
+
   setup_.batch_size = p.get_int("batch_size");
   if (setup_.batch_size > train_.size()) {
     throw UsageError(fmt::format("dlrm: batch_size {} is larger than the training set ({} samples)",
@@ -448,7 +455,7 @@ std::unique_ptr<InferenceEngine> DlrmBenchmark::start_inference(uint64_t seed, i
   }
   auto model = std::make_unique<CpuModel>(setup_.shape, seed, EmbeddingStorage::kTables,
                                           setup_.precision == "bf16" ? CpuPrecision::kBf16 : CpuPrecision::kFp32);
-  return std::make_unique<DlrmCpuEngine>(std::move(model), eval_, max_batch);
+  return std::make_unique<DlrmCpuEngine>(std::move(model), eval_, train_, setup_.serve, max_batch, seed);
 }
 
 std::unique_ptr<TrainableModel> DlrmBenchmark::start_model(uint64_t seed) {

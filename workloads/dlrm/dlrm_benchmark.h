@@ -14,6 +14,7 @@
 #include "workloads/dlrm/model.h"
 #include "workloads/dlrm/hybrid_embedding.h"
 #include "workloads/dlrm/schedule.h"
+#include "workloads/dlrm/serve/serve_options.h"
 #include "workloads/dlrm/sharded_model.h"
 
 #ifdef PERFLAB_DLRM_CUDA
@@ -44,6 +45,8 @@ struct DlrmSetup {
   /// cuda backend: time cuBLASLt's candidates per GEMM at setup
   /// (gemm_algorithms=tuned) instead of taking the heuristic's first.
   bool tune_gemms = false;
+  /// --mode inference: placement, cache and updates (serve/serve_options.h).
+  ServeOptions serve;
 };
 
 class DlrmBenchmark final : public TrainableBenchmark {
@@ -54,8 +57,9 @@ class DlrmBenchmark final : public TrainableBenchmark {
   StepPlan step_plan() const override { return setup_.step; }
   TrainingPlan training() const override { return setup_.training; }
   std::unique_ptr<TrainableModel> start_model(uint64_t seed) override;
-  /// --mode inference: the model initialised from `seed` serving the
-  /// held-out samples on the cpu backend (workloads/dlrm/serve_engine.h).
+  /// --mode inference: the model initialised from `seed` (or loaded from
+  /// serve_model) serving the held-out samples, its embeddings placed as
+  /// the serving parameters say (workloads/dlrm/serve/).
   std::unique_ptr<InferenceEngine> start_inference(uint64_t seed, int max_batch) override;
 
  private:

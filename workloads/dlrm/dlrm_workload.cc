@@ -18,6 +18,7 @@
 // from NCCL's log whether it took effect.
 #include "harness/registry.h"
 #include "workloads/dlrm/dlrm_benchmark.h"
+#include "workloads/dlrm/serve/serve_options.h"
 
 namespace perflab::dlrm {
 namespace {
@@ -117,6 +118,7 @@ WorkloadInfo dlrm_info() {
   info.name = "dlrm";
   info.summary = "DLRM trained with SGD to a ROC AUC target (time to train)";
   info.params = dlrm_params();
+  for (ParamSpec& spec : serve_params()) info.params.push_back(std::move(spec));
   info.presets = dlrm_presets();
   info.default_preset = "tiny";
 #ifdef PERFLAB_DLRM_CUDA
@@ -132,7 +134,7 @@ WorkloadInfo dlrm_info() {
     return std::make_unique<DlrmBenchmark>(ctx);
   };
   info.rules_file = [](const std::string&) { return std::string("workloads/dlrm/rules/dlrm.yaml"); };
-  info.serves = true;  // --mode inference: the cpu backend's engine (workloads/dlrm/serve_engine.h)
+  info.serves = true;  // --mode inference: the cpu backend's engine (workloads/dlrm/serve/serve_engine.h)
   return info;
 }
 

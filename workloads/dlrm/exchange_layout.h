@@ -13,18 +13,14 @@
 // says where (b, t) sits in the segments; the gradients go back the same
 // way (the inverse mapping).
 //
-// Pure: standard headers only, so .cu files include it.
+// Pure: standard headers (and base/host_device.h) only, so .cu files include it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#if defined(__CUDACC__)
-#define PERFLAB_HOST_DEVICE __host__ __device__
-#else
-#define PERFLAB_HOST_DEVICE
-#endif
+#include "base/host_device.h"
 
 namespace perflab::dlrm {
 

@@ -1,4 +1,4 @@
-// DLRM served on the CPU (workloads/dlrm/serve_engine.h): a batch is the
+// DLRM served on the CPU (workloads/dlrm/serve/serve_engine.h): a batch is the
 // model's prediction of exactly the rows it names (duplicates and any
 // order), data that does not fit the model is refused in one line, and,
 // with LoadGen built, an AccuracyOnly test serves every sample of the
@@ -20,37 +20,30 @@
 #include "base/error.h"
 #include "harness/inference_run.h"
 #include "tests/workloads/dlrm/tiny_dlrm.h"
-#include "workloads/dlrm/serve_engine.h"
+#include "workloads/dlrm/serve/serve_engine.h"
 
 namespace perflab::dlrm {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// The model's predictions of `indices`, gathered as one batch here.
-std::vector<float> reference(CpuModel& model, const Dataset& d, const std::vector<size_t>& indices) {
-  std::vector<float> dense, out(indices.size());
-  std::vector<int32_t> ids;
-  for (size_t s : indices) {
-    dense.insert(dense.end(), d.dense.begin() + static_cast<std::ptrdiff_t>(s * 5),
-                 d.dense.begin() + static_cast<std::ptrdiff_t>((s + 1) * 5));
-    ids.insert(ids.end(), d.categorical.begin() + static_cast<std::ptrdiff_t>(s * 3),
-               d.categorical.begin() + static_cast<std::ptrdiff_t>((s + 1) * 3));
-  }
-  model.predict(BatchView{static_cast<int64_t>(indices.size()), dense.data(), ids.data(), nullptr}, out.data());
-  return out;
+/// An engine serving `data` with its own copy of tiny_shape(4) from seed 9
+/// (the tests' `model` is an identical one: initialisation is a function of the seed).
+DlrmCpuEngine engine_for(const Dataset& data, int64_t max_batch, const ServeOptions& options = {}) {
+  return DlrmCpuEngine(std::make_unique<CpuModel>(tiny_shape(4), 9), data, data, options, max_batch, 9);
 }
+
 
 TEST(DlrmServe, ABatchIsTheModelsPredictionOfExactlyTheRowsItNames) {
   CpuModel model(tiny_shape(4), 9);
   const Dataset data = tiny_data(50, 3);
-  DlrmCpuEngine engine(model, data, 8);
+  DlrmCpuEngine engine = engine_for(data, 8);
   EXPECT_EQ(engine.total_samples(), 50u);
   for (const std::vector<size_t>& batch : {std::vector<size_t>{7, 3, 3, 49, 0}, std::vector<size_t>{12},
                                            std::vector<size_t>{0, 1, 2, 3, 4, 5, 6, 7}}) {
     std::vector<float> got(batch.size());
     engine.predict(batch, got.data());
-    EXPECT_EQ(got, reference(model, data, batch));
+    EXPECT_EQ(got, tiny_predictions(model, data, batch));
     for (float p : got) EXPECT_TRUE(p > 0 && p < 1) << p;
   }
 }
@@ -66,7 +59,7 @@ TEST(DlrmServe, DataThatDoesNotFitTheModelIsRefusedInOneLine) {
   } cases[] = {{&other, 4, "do not fit the model"}};
   for (const auto& c : cases) {
     try {
-      DlrmCpuEngine engine(model, *c.data, c.max_batch);
+      DlrmCpuEngine engine = engine_for(*c.data, c.max_batch);
       FAIL() << "accepted: " << c.expect;
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos) << e.what();
@@ -74,8 +67,8 @@ TEST(DlrmServe, DataThatDoesNotFitTheModelIsRefusedInOneLine) {
     }
   }
   const Dataset data = tiny_data(10, 3);
-  EXPECT_THROW(DlrmCpuEngine(model, data, 0), UsageError);
-  DlrmCpuEngine engine(model, data, 2);
+  EXPECT_THROW(engine_for(data, 0), UsageError);
+  DlrmCpuEngine engine = engine_for(data, 2);
   std::vector<float> out(3);
   EXPECT_THROW(engine.predict({0, 1, 2}, out.data()), Error) << "a batch above max_batch";
   EXPECT_THROW(engine.predict({10}, out.data()), Error) << "a sample outside the library";
@@ -93,7 +86,7 @@ TEST(DlrmServe, AnAccuracyRunServesEverySampleAsTheModelPredictsIt) {
   constexpr int64_t kSamples = 120;
   CpuModel model(tiny_shape(4), 9);
   const Dataset data = tiny_data(kSamples, 5);
-  DlrmCpuEngine engine(model, data, 1);
+  DlrmCpuEngine engine = engine_for(data, 1);
   InferenceSettings s;
   s.scenario = "offline";
   s.mode = "accuracy";
@@ -111,7 +104,7 @@ TEST(DlrmServe, AnAccuracyRunServesEverySampleAsTheModelPredictsIt) {
   }
   ASSERT_EQ(served.size(), static_cast<size_t>(kSamples));
   for (const auto& [index, p] : served) {
-    EXPECT_EQ(p, reference(model, data, {index})[0]) << "sample " << index;
+    EXPECT_EQ(p, tiny_predictions(model, data, {index})[0]) << "sample " << index;
   }
   fs::remove_all(dir);
 }
@@ -119,7 +112,7 @@ TEST(DlrmServe, AnAccuracyRunServesEverySampleAsTheModelPredictsIt) {
 TEST(DlrmServe, AServerTestAnswersInBatchesNoLargerThanAsked) {
   CpuModel model(tiny_shape(4), 9);
   const Dataset data = tiny_data(256, 6);
-  DlrmCpuEngine engine(model, data, 16);
+  DlrmCpuEngine engine = engine_for(data, 16);
   InferenceSettings s;
   s.scenario = "server";
   s.target_qps = 2000;

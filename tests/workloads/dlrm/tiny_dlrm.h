@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "workloads/dlrm/data/dataset.h"
 #include "workloads/dlrm/model.h"
@@ -37,6 +38,20 @@ inline Dataset tiny_data(int64_t samples, uint32_t seed) {
     d.labels.push_back(gen() % 2 == 0 ? 0.0f : 1.0f);
   }
   return d;
+}
+
+/// `model`'s predictions of `indices` of `d` (tiny_shape data), gathered as one batch.
+inline std::vector<float> tiny_predictions(CpuModel& model, const Dataset& d, const std::vector<size_t>& indices) {
+  std::vector<float> dense, out(indices.size());
+  std::vector<int32_t> ids;
+  for (size_t s : indices) {
+    dense.insert(dense.end(), d.dense.begin() + static_cast<std::ptrdiff_t>(s * 5),
+                 d.dense.begin() + static_cast<std::ptrdiff_t>((s + 1) * 5));
+    ids.insert(ids.end(), d.categorical.begin() + static_cast<std::ptrdiff_t>(s * 3),
+               d.categorical.begin() + static_cast<std::ptrdiff_t>((s + 1) * 3));
+  }
+  model.predict(BatchView{static_cast<int64_t>(indices.size()), dense.data(), ids.data(), nullptr}, out.data());
+  return out;
 }
 
 }  // namespace perflab::dlrm

@@ -1,0 +1,228 @@
+// The dlrm workload's report section (reports/workload_sections.h) for its
+// serving runs (--mode inference, issue 28): one row per result with the
+// placement, the cache, LoadGen's throughput and p99, the hit rate, the
+// bytes read from host memory per sample, where a batch's time goes and the
+// updates applied; each result's throughput against the cpu backend's
+// all_device point of the same scenario and latency bound (the production
+// claim this benchmark checks: a GPU with a hot-row cache serves several
+// times what CPU serving does); in HTML, hit rate and p99 against the
+// cache's capacity. Training results have no serving engine: nothing shows.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "harness/stats.h"
+#include "reports/html_page.h"
+#include "reports/render_format.h"
+#include "reports/svg_chart.h"
+#include "reports/workload_sections.h"
+
+namespace perflab::reports {
+namespace {
+
+using nlohmann::json;
+
+struct ServingRow {
+  std::string backend, placement, policy, scenario;
+  int64_t cache_rows = 0;  ///< 0 without a cache.
+  double latency_bound_ms = 0;
+  double update_rate = 0;
+  std::optional<double> throughput;  ///< The result's score (samples/s).
+  std::optional<double> p99_ms;      ///< Median over runs of LoadGen's p99.
+  int runs = 0, valid = 0;
+  double hit_rate = 0;  ///< Over every run's lookups.
+  double host_bytes_per_sample = 0;
+  double lookup_ms = 0, insert_ms = 0, dense_ms = 0, copies_ms = 0;  ///< Per batch, mean of runs.
+  int64_t updates = 0;
+  double max_staleness_ms = 0;
+  std::optional<double> vs_cpu;  ///< throughput / the cpu backend's all_device point's.
+};
+
+double num(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+std::string str(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::optional<double> p99_of(const json& inference) {
+  for (const json& p : inference.value("percentiles", json::array())) {
+    if (std::abs(num(p, "percentile") - 99) < 1e-9) return num(p, "latency_ns") / 1e6;
+  }
+  return std::nullopt;
+}
+
+std::vector<ServingRow> serving_rows(const std::vector<Result>& results) {
+  std::vector<ServingRow> rows;
+  for (const Result& r : results) {
+    if (!r.inference()) continue;
+    ServingRow row;
+    row.backend = r.spec.backend;
+    row.scenario = str(r.spec.inference, "scenario");
+    row.latency_bound_ms = num(r.spec.inference, "latency_bound_ms");
+    row.throughput = r.score.throughput;
+    double lookups = 0, hits = 0, host_bytes = 0, samples = 0;
+    std::vector<double> p99;
+    for (const ResultRun& run : r.runs) {
+      if (!run.inference || !run.inference->contains("engine")) continue;
+      const json& inference = *run.inference;
+      const json& engine = inference.at("engine");
+      const json counters = engine.value("counters", json::object());
+      row.placement = str(engine, "placement");
+      if (const auto c = engine.find("cache"); c != engine.end() && c->is_object()) {
+        row.cache_rows = static_cast<int64_t>(num(*c, "rows"));
+        row.policy = str(*c, "policy");
+      }
+      row.update_rate = num(engine, "update_rate_rows_per_s");
+      ++row.runs;
+      if (inference.value("valid", false)) ++row.valid;
+      if (const auto v = p99_of(inference)) p99.push_back(*v);
+      lookups += num(counters, "lookups");
+      hits += num(counters, "hits");
+      samples += num(counters, "samples");
+      host_bytes += num(counters, "host_embedding_bytes_per_sample") * num(counters, "samples");
+      const json per_batch = counters.value("time_per_batch_ms", json::object());
+      row.lookup_ms += num(per_batch, "lookup");
+      row.insert_ms += num(per_batch, "insert");
+      row.dense_ms += num(per_batch, "dense");
+      row.copies_ms += num(per_batch, "copies");
+      const json updates = counters.value("updates", json::object());
+      row.updates += static_cast<int64_t>(num(updates, "applied"));
+      row.max_staleness_ms = std::max(row.max_staleness_ms, num(updates, "max_staleness_ms"));
+    }
+    if (row.runs == 0) continue;
+    const auto n = static_cast<double>(row.runs);
+    row.lookup_ms /= n;
+    row.insert_ms /= n;
+    row.dense_ms /= n;
+    row.copies_ms /= n;
+    row.hit_rate = lookups > 0 ? hits / lookups : 0.0;
+    row.host_bytes_per_sample = samples > 0 ? host_bytes / samples : 0.0;
+    if (!p99.empty()) row.p99_ms = percentile(p99, 50);
+    rows.push_back(row);
+  }
+  for (ServingRow& row : rows) {
+    for (const ServingRow& base : rows) {
+      if (base.backend == "cpu" && base.placement == "all_device" && base.scenario == row.scenario &&
+          base.latency_bound_ms == row.latency_bound_ms && base.update_rate == 0 && base.throughput &&
+          *base.throughput > 0 && row.throughput) {
+        row.vs_cpu = *row.throughput / *base.throughput;
+        break;
+      }
+    }
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const ServingRow& a, const ServingRow& b) {
+    return std::tie(a.backend, a.scenario, a.placement, a.policy, a.cache_rows, a.update_rate) <
+           std::tie(b.backend, b.scenario, b.placement, b.policy, b.cache_rows, b.update_rate);
+  });
+  return rows;
+}
+
+std::vector<std::string> header() {
+  return {"backend", "scenario", "placement", "cache rows", "policy", "updates/s", "samples/s", "vs cpu all_device",
+          "p99 (ms)", "VALID", "hit rate", "host bytes/sample", "lookup / insert / dense / copies (ms per batch)",
+          "updates applied (max staleness ms)"};
+}
+
+std::vector<std::vector<std::string>> cells(const std::vector<ServingRow>& rows) {
+  std::vector<std::vector<std::string>> out;
+  for (const ServingRow& r : rows) {
+    const bool cache = r.placement == "hot_cache";
+    out.push_back({r.backend, r.scenario, r.placement, cache ? std::to_string(r.cache_rows) : "-",
+                   cache ? r.policy : "-", fmt::format("{:g}", r.update_rate),
+                   r.throughput ? fmt::format("{:.0f}", *r.throughput) : "-",
+                   r.vs_cpu ? fmt::format("{:.2f}x", *r.vs_cpu) : "-",
+                   r.p99_ms ? fmt::format("{:.3f}", *r.p99_ms) : "-", fmt::format("{}/{}", r.valid, r.runs),
+                   cache ? fmt::format("{:.1f}%", 100 * r.hit_rate) : "-", fmt::format("{:.0f}", r.host_bytes_per_sample),
+                   fmt::format("{:.3f} / {:.3f} / {:.3f} / {:.3f}", r.lookup_ms, r.insert_ms, r.dense_ms, r.copies_ms),
+                   r.update_rate > 0 ? fmt::format("{} ({:.2f})", r.updates, r.max_staleness_ms) : "-"});
+  }
+  return out;
+}
+
+constexpr const char* kExplanation =
+    "LoadGen's throughput and p99 (median of runs); hit rate over every lookup of every run; host bytes: "
+    "embedding rows read from host memory per sample (on the cpu backend every placement is host memory: it "
+    "counts what a GPU would fetch over PCIe); time per batch from the engine's clocks; staleness: the longest "
+    "wait from an update's arrival to the batch that applied it.";
+
+/// Hit rate and p99 against capacity, one pair of lines per backend and policy.
+std::string capacity_chart(const std::vector<ServingRow>& rows) {
+  std::map<std::string, std::pair<Series, Series>> lines;
+  for (const ServingRow& r : rows) {
+    if (r.placement != "hot_cache" || r.update_rate > 0) continue;
+    const std::string name = fmt::format("{} {} {}", r.backend, r.scenario, r.policy);
+    auto& [hit, p99] = lines[name];
+    hit.name = name + ": hit rate";
+    hit.x.push_back(static_cast<double>(r.cache_rows));
+    hit.y.push_back(100 * r.hit_rate);
+    p99.name = name + ": p99";
+    p99.right_axis = true;
+    p99.dashed = true;
+    p99.x.push_back(static_cast<double>(r.cache_rows));
+    p99.y.push_back(r.p99_ms.value_or(NAN));
+  }
+  LineChart chart;
+  chart.title = "Hot-row cache: hit rate and p99 latency by capacity";
+  chart.x_label = "cache capacity (rows, log2)";
+  chart.y_label = "hit rate (%)";
+  chart.y_right_label = "p99 latency (ms)";
+  chart.log2_x = true;
+  for (auto& [name, pair] : lines) {
+    if (pair.first.x.size() < 2) continue;
+    chart.series.push_back(std::move(pair.first));
+    chart.series.push_back(std::move(pair.second));
+  }
+  return chart.series.empty() ? "" : render_line_chart(chart);
+}
+
+WorkloadSection dlrm_serving_section() {
+  WorkloadSection s;
+  s.workload = "dlrm";
+  s.terminal = [](const std::vector<Result>& results) -> std::string {
+    std::string out;
+    for (const ServingRow& r : serving_rows(results)) {
+      out += fmt::format("serving: {} on {}{}; host bytes/sample {:.0f}; per batch: lookup {:.3f} ms, insert {:.3f} ms, "
+                         "dense {:.3f} ms{}\n",
+                         r.placement, r.backend,
+                         r.placement == "hot_cache"
+                             ? fmt::format(" ({} rows, {}), hit rate {:.1f}%", r.cache_rows, r.policy, 100 * r.hit_rate)
+                             : "",
+                         r.host_bytes_per_sample, r.lookup_ms, r.insert_ms, r.dense_ms,
+                         r.update_rate > 0 ? fmt::format("; {} updates applied, staleness at most {:.2f} ms", r.updates,
+                                                         r.max_staleness_ms)
+                                           : "");
+    }
+    return out;
+  };
+  s.markdown = [](const std::vector<Result>& results) -> std::string {
+    const std::vector<ServingRow> rows = serving_rows(results);
+    if (rows.empty()) return "";
+    return fmt::format("\n## DLRM serving\n\n{}\n\n", kExplanation) + detail::markdown_table(header(), cells(rows));
+  };
+  s.html = [](const std::vector<Result>& results) -> std::string {
+    const std::vector<ServingRow> rows = serving_rows(results);
+    if (rows.empty()) return "";
+    const std::vector<std::vector<std::string>> c = cells(rows);
+    const std::string chart = capacity_chart(rows);
+    return fmt::format("<h2>DLRM serving</h2>\n<p>{}</p>\n", xml_escape(kExplanation)) +
+           html_table(header(), c, {0, 1, 2, 4, 12, 13}) +
+           (chart.empty() ? "" : "<div class=\"charts\">" + chart + "</div>\n");
+  };
+  return s;
+}
+
+}  // namespace
+
+PERFLAB_REGISTER_REPORT_SECTION(dlrm_serving_section());
+
+}  // namespace perflab::reports

@@ -1,0 +1,67 @@
+#include "workloads/dlrm/serve/row_updates.h"
+
+#include <cmath>
+#include <utility>
+
+#include "base/counter_random.h"
+
+namespace perflab::dlrm {
+
+namespace {
+constexpr uint64_t kDeltaStream = 0x0u;   // update_delta's draws
+constexpr uint64_t kPickStream = 0x1u;    // which rows the thread updates
+}  // namespace
+
+float update_delta(uint64_t seed, uint64_t sequence, int64_t column) {
+  const double u = counter_uniform(splitmix64(seed) ^ sequence, kDeltaStream, static_cast<uint64_t>(column));
+  return static_cast<float>(0.02 * u - 0.01);
+}
+
+RowUpdateStream::RowUpdateStream(double rows_per_second, uint64_t seed, std::function<int64_t(uint64_t)> pick)
+    : rate_(rows_per_second), seed_(seed), pick_(std::move(pick)) {}
+
+RowUpdateStream::~RowUpdateStream() { stop(); }
+
+void RowUpdateStream::start() {
+  if (thread_.joinable() || rate_ <= 0) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { run(); });
+}
+
+void RowUpdateStream::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void RowUpdateStream::take(std::vector<PendingUpdate>& out) {
+  out.clear();
+  std::lock_guard<std::mutex> lock(mutex_);
+  out.swap(queue_);
+}
+
+void RowUpdateStream::push(int64_t key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  queue_.push_back({key, next_++, std::chrono::steady_clock::now()});
+}
+
+void RowUpdateStream::run() {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0 = Clock::now();
+  uint64_t queued = 0;
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    const auto due = static_cast<uint64_t>(std::floor(rate_ * elapsed));
+    const Clock::time_point now = Clock::now();
+    for (; queued < due; ++queued) {
+      queue_.push_back({pick_(counter_bits(seed_, kPickStream, queued)), next_++, now});
+    }
+    wake_.wait_for(lock, std::chrono::milliseconds(1));
+  }
+}
+
+}  // namespace perflab::dlrm

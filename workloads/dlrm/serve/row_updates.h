@@ -1,0 +1,68 @@
+// Incremental embedding-row updates arriving while DLRM serves (issue 28):
+// a producer thread queues updates at a fixed rate (rows per second) while
+// a LoadGen test runs; the serving engine applies every queued update
+// before it serves its next batch, to its tables and to a cached copy.
+// Bound, tested: an update queued before a batch starts is in that batch's
+// predictions; its staleness is at most the time one batch takes to serve.
+//
+// An update is a key (global row, drawn as the served samples draw them:
+// a random sample's id in a random table, so hot rows are updated more
+// often) and a sequence number; the change it makes is a function of
+// (seed, sequence, column) alone (update_delta), so a test can recompute it.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace perflab::dlrm {
+
+struct PendingUpdate {
+  int64_t key = 0;
+  uint64_t sequence = 0;
+  std::chrono::steady_clock::time_point queued;
+};
+
+/// The change update `sequence` adds to column `column` of its row: uniform
+/// in [-0.01, 0.01), from (seed, sequence, column).
+float update_delta(uint64_t seed, uint64_t sequence, int64_t column);
+
+class RowUpdateStream {
+ public:
+  /// `pick(draw)` maps a uniform 64-bit draw to the key to update.
+  RowUpdateStream(double rows_per_second, uint64_t seed, std::function<int64_t(uint64_t)> pick);
+  ~RowUpdateStream();
+  RowUpdateStream(const RowUpdateStream&) = delete;
+  RowUpdateStream& operator=(const RowUpdateStream&) = delete;
+
+  /// Starts queueing (rows_per_second x elapsed time, topped up every
+  /// millisecond); stop() ends it. Both idempotent.
+  void start();
+  void stop();
+  /// Moves the queued updates into `out` (cleared first), oldest first.
+  void take(std::vector<PendingUpdate>& out);
+  /// Queues one update now (tests; the thread uses it too).
+  void push(int64_t key);
+
+  uint64_t seed() const { return seed_; }
+  double rate() const { return rate_; }
+
+ private:
+  void run();
+
+  double rate_ = 0;
+  uint64_t seed_ = 0;
+  std::function<int64_t(uint64_t)> pick_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<PendingUpdate> queue_;
+  uint64_t next_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace perflab::dlrm
