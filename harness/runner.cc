@@ -457,6 +457,7 @@ RunRecord run_seed(const RunContext& ctx, PreparedBenchmark& prepared, uint64_t 
           if (on_eval) on_eval(rec);
         });
   }
+  step->end_of_run();
   return rec;
 }
 

@@ -157,6 +157,10 @@ class TimedStep {
   /// Called on every rank after the gate (and at the end of a time-to-train
   /// run); none by default.
   virtual void time_parts(PartTimer& /*parts*/) {}
+  /// Once the seed's run has ended (untimed, after the last evaluation or
+  /// timed iteration): what the workload does with the finished step, such
+  /// as writing its trained model. A throw fails the run.
+  virtual void end_of_run() {}
 };
 
 /// One seed's model of a trainable workload (DLRM): a timed step (its

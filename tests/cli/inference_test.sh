@@ -183,6 +183,21 @@ else
   fail "capacity sweep: $(cat "$tmp/capacity.out")"
 fi
 
+# Serving what training produced: save_model writes each seed's model,
+# serve_model serves it; a checkpoint of another shape is refused.
+"$PERFLAB" run dlrm --backend cpu --set save_model="$tmp/models/dlrm-{seed}.ckpt" --out "$tmp/trained" \
+  >"$tmp/trained.out" 2>&1 && [[ -s "$tmp/models/dlrm-1.ckpt" ]] && pass "a training run saves its model" ||
+  fail "save_model: $(cat "$tmp/trained.out") $(ls "$tmp/models" 2>&1)"
+"$PERFLAB" run dlrm --mode inference "${quick[@]}" --scenario offline --target-qps 50000 \
+  --set serve_model="$tmp/models/dlrm-1.ckpt" --out "$tmp/served" >"$tmp/served.out" 2>&1 &&
+  "$PYTHON" -c 'import json,sys; e=json.load(open(sys.argv[1]))["runs"][0]["inference"]["engine"]
+assert e["model"] == sys.argv[2], e["model"]' "$(find "$tmp/served" -name result.json | head -n 1)" \
+    "$tmp/models/dlrm-1.ckpt" && pass "an inference run serves the saved model" ||
+  fail "serve_model: $(cat "$tmp/served.out")"
+expect 2 "serve_model=.*: the checkpoint's bottom_mlp is \\[64,32,16\\], this model's is \\[64,32,8\\]: it does not match" -- \
+  run dlrm --mode inference --backend cpu --set embed_dim=8 --set bottom_mlp=64-32-8 \
+  --set serve_model="$tmp/models/dlrm-1.ckpt" --out "$tmp/never-serve"
+
 # The workload checks its parameters after --out exists: it stays empty.
 expect 2 "dlrm: cache_capacity=0: not a positive number" -- run dlrm --mode inference --backend cpu \
   --set placement=hot_cache --set cache_capacity=0 --out "$tmp/never-serve"

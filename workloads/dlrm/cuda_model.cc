@@ -508,6 +508,24 @@ std::vector<float> CudaModel::dense_parameter(size_t index) const {
   return out;
 }
 
+void CudaModel::copy_to(CpuModel& out) const {
+  if (options_.comm != nullptr) throw std::logic_error("CudaModel::copy_to: a model across ranks holds only its own tables");
+  std::vector<DenseParameter> dense = out.dense_parameters();
+  for (size_t i = 0; i < dense.size(); ++i) {
+    const std::vector<float> values = dense_parameter(i);
+    std::copy(values.begin(), values.end(), dense[i].value);
+  }
+  out.dense_parameters_changed();
+  const std::vector<float> tables = tables_.download();  // synchronous: after training
+  int64_t row = 0;
+  for (int t : mine_) {
+    const int64_t floats = shape_.table_sizes[static_cast<size_t>(t)] * shape_.embed_dim;
+    const auto first = tables.begin() + static_cast<std::ptrdiff_t>(row * shape_.embed_dim);
+    std::copy(first, first + static_cast<std::ptrdiff_t>(floats), out.embedding_row(t, 0));
+    row += shape_.table_sizes[static_cast<size_t>(t)];
+  }
+}
+
 LaunchPlan CudaModel::step_launches() const {
   const collectives::Communicator* comm = options_.comm;
   return train_step_launches(shape_, options_, comm ? comm->size() : 0, comm ? comm->rank() : 0);

@@ -173,6 +173,11 @@ class CudaModel {
   /// Downloads row `row` of embedding table `table` (synchronous); across
   /// ranks only an own table's (std::out_of_range otherwise).
   std::vector<float> embedding_row(int table, int64_t row) const;
+  /// Downloads every parameter into `out` (a CpuModel of the same shape:
+  /// dense values and every table), synchronously: after training, to save
+  /// it. One GPU only (across ranks a model holds only its own tables:
+  /// std::logic_error).
+  void copy_to(CpuModel& out) const;
   /// The first parameter tensor (dense, in CpuModel::dense_parameters order,
   /// then embedding tables) holding a NaN or an infinity, by name; "" when
   /// none. Downloads them (synchronous: after a divergence, never in a step).

@@ -46,6 +46,7 @@
 #include "kernels/cuda/raii.h"
 #include "workloads/dlrm/cuda_compare.h"
 #include "workloads/dlrm/cuda_convert.h"
+#include "workloads/dlrm/checkpoint.h"
 #include "workloads/dlrm/cuda_model.h"
 
 #ifdef PERFLAB_HAVE_NCCL
@@ -271,6 +272,17 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     std::string detail = step.detail;
     if (passed != step.passed) detail = "another rank's comparison failed; this rank's: " + detail;
     return {passed, (passed ? "" : "MISMATCH: ") + detail};
+  }
+
+  /// save_model: the trained model, downloaded into a CpuModel, to its
+  /// checkpoint (one GPU: the setup refuses several ranks).
+  void end_of_run() override {
+    if (setup_.save_model.empty()) return;
+    wait();
+    CpuModel host(setup_.shape, seed_, EmbeddingStorage::kTables,
+                  setup_.precision == "bf16" ? CpuPrecision::kBf16 : CpuPrecision::kFp32);
+    model_->copy_to(host);
+    save_checkpoint(host, seed_, checkpoint_path(setup_.save_model, seed_));
   }
 
   std::vector<float> dense_parameter(size_t index) override {

@@ -11,6 +11,8 @@
 #include "base/error.h"
 #include "harness/host_memory.h"
 #include "kernels/cpu/auc.h"
+#include "harness/atomic_file.h"
+#include "workloads/dlrm/checkpoint.h"
 #include "workloads/dlrm/data/binary_dataset.h"
 #include "workloads/dlrm/data/synthetic.h"
 #include "workloads/dlrm/projection.h"
@@ -37,6 +39,10 @@ void reserve(CpuModel& m, int64_t batch) { m.reserve_batch(batch); }
 void reserve(ShardedModel& m, int64_t batch) { m.reserve_batch(batch); }
 std::vector<DenseParameter> dense_parameters(CpuModel& m) { return m.dense_parameters(); }
 std::vector<DenseParameter> dense_parameters(ShardedModel& m) { return m.dense().dense_parameters(); }
+void save_trained(CpuModel& m, uint64_t seed, const std::filesystem::path& path) { save_checkpoint(m, seed, path); }
+void save_trained(ShardedModel& /*m*/, uint64_t /*seed*/, const std::filesystem::path& /*path*/) {
+  throw Error("internal: save_model on several ranks passed the setup's check");
+}
 bool holds_table(const CpuModel& /*m*/, int /*table*/) { return true; }
 bool holds_table(const ShardedModel& m, int table) { return m.owns(table); }
 nlohmann::json step_facts(const CpuModel& /*m*/) { return nlohmann::json::object(); }
@@ -57,8 +63,9 @@ class HostRun final : public TrainableModel {
  public:
   template <typename... ModelArgs>
   HostRun(const DlrmSetup& setup, const Dataset& train, const Dataset& eval, collectives::Communicator& comm,
-          ModelArgs&&... model_args)
-      : setup_(setup), train_(train), eval_(eval), comm_(comm), model_(std::forward<ModelArgs>(model_args)...) {
+          uint64_t seed, ModelArgs&&... model_args)
+      : setup_(setup), train_(train), eval_(eval), comm_(comm), seed_(seed),
+        model_(std::forward<ModelArgs>(model_args)...) {
     reserve(model_, std::max(setup.batch_size, std::min(kEvalChunk, eval.size())));
     probabilities_.resize(static_cast<size_t>(eval.size()));
   }
@@ -115,6 +122,11 @@ class HostRun final : public TrainableModel {
   nlohmann::json run_facts() override { return step_facts(model_); }
   void time_parts(PartTimer& parts) override { time_step_parts(parts, model_); }
 
+  /// save_model: the trained model to its checkpoint (one rank only: see the constructor).
+  void end_of_run() override {
+    if (!setup_.save_model.empty()) save_trained(model_, seed_, checkpoint_path(setup_.save_model, seed_));
+  }
+
   /// Throughput mode's gate on the CPU (the reference itself): the model
   /// still predicts finite probabilities and ranks the held-out set (AUC
   /// is a number); a diverged model fails it.
@@ -148,6 +160,7 @@ class HostRun final : public TrainableModel {
   const Dataset& train_;
   const Dataset& eval_;
   collectives::Communicator& comm_;
+  uint64_t seed_;
   Model model_;
   std::vector<float> probabilities_;
   LossMean losses_;
@@ -345,6 +358,23 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
   }
 
   setup_.serve = parse_serve_options(p, shape, ctx.spec.mode == RunMode::kInference);
+  setup_.save_model = p.get_string("save_model");
+  if (!setup_.save_model.empty()) {
+    if (ctx.size() > 1 || nccl_) {
+      throw UsageError(fmt::format("dlrm: save_model writes one process's whole model, not {} ranks' shards; train "
+                                   "on one rank{} to save it", ctx.size(), nccl_ ? " with exchange=none" : ""));
+    }
+    if (ctx.spec.seeds.size() > 1 && setup_.save_model.find("{seed}") == std::string::npos) {
+      throw UsageError(fmt::format("dlrm: save_model={}: {} seeds would each overwrite it; put {{seed}} in the path",
+                                   setup_.save_model, ctx.spec.seeds.size()));
+    }
+    const std::filesystem::path first = checkpoint_path(setup_.save_model, ctx.spec.seeds.empty() ? 0 : ctx.spec.seeds[0]);
+    ensure_writable_directory(first.has_parent_path() ? first.parent_path() : std::filesystem::path("."));
+  }
+  if (!setup_.serve.model_path.empty()) {
+    check_checkpoint(setup_.serve.model_path, shape,
+                     p.get_string("precision") == "bf16" ? CpuPrecision::kBf16 : CpuPrecision::kFp32);
+  }
   if (setup_.serve.placement == Placement::kHotCache) {
     check_host_memory(fmt::format("dlrm: a hot-row cache of {} rows", setup_.serve.cache_rows),
                       static_cast<double>(setup_.serve.cache_rows) * shape.embed_dim * sizeof(float),
@@ -455,6 +485,7 @@ std::unique_ptr<InferenceEngine> DlrmBenchmark::start_inference(uint64_t seed, i
   }
   auto model = std::make_unique<CpuModel>(setup_.shape, seed, EmbeddingStorage::kTables,
                                           setup_.precision == "bf16" ? CpuPrecision::kBf16 : CpuPrecision::kFp32);
+  if (!setup_.serve.model_path.empty()) load_checkpoint(setup_.serve.model_path, *model);
   return std::make_unique<DlrmCpuEngine>(std::move(model), eval_, train_, setup_.serve, max_batch, seed);
 }
 
@@ -463,11 +494,11 @@ std::unique_ptr<TrainableModel> DlrmBenchmark::start_model(uint64_t seed) {
   if (backend_ == Backend::kCuda) return make_dlrm_cuda_run(setup_, train_, eval_, seed, toggles_, nccl_comm_);
 #endif
   if (comm_.size() > 1) {
-    return std::make_unique<HostRun<ShardedModel>>(setup_, train_, eval_, comm_, setup_.shape, seed, comm_,
+    return std::make_unique<HostRun<ShardedModel>>(setup_, train_, eval_, comm_, seed, setup_.shape, seed, comm_,
                                                    setup_.batch_size, setup_.sharding);
   }
   return std::make_unique<HostRun<CpuModel>>(
-      setup_, train_, eval_, comm_, setup_.shape, seed, EmbeddingStorage::kTables,
+      setup_, train_, eval_, comm_, seed, setup_.shape, seed, EmbeddingStorage::kTables,
       setup_.precision == "bf16" ? CpuPrecision::kBf16 : CpuPrecision::kFp32);
 }
 

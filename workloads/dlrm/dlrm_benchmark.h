@@ -47,6 +47,9 @@ struct DlrmSetup {
   bool tune_gemms = false;
   /// --mode inference: placement, cache and updates (serve/serve_options.h).
   ServeOptions serve;
+  /// Training: where each seed's trained model is written (checkpoint.h;
+  /// "{seed}" replaced); "" for nowhere.
+  std::string save_model;
 };
 
 class DlrmBenchmark final : public TrainableBenchmark {

@@ -352,6 +352,10 @@ void CpuModel::apply_dense_gradients(float learning_rate) {
   pending_batch_ = 0;
 }
 
+void CpuModel::dense_parameters_changed() {
+  if (bf16()) k::round_to_bf16(static_cast<int64_t>(dense_.size()), dense_.data(), dense_bf16_.data());
+}
+
 void CpuModel::predict_external(const BatchView& batch, float* probabilities) {
   if (batch.size < 1) throw UsageError("DLRM batch is empty");
   if (batch.size > capacity_) throw std::logic_error("CpuModel::predict_external: embeddings not filled");

@@ -183,6 +183,11 @@ class CpuModel {
   /// before bias. The pointers stay valid for the model's lifetime.
   std::vector<DenseParameter> dense_parameters();
 
+  /// After writing dense parameter values through dense_parameters() (a
+  /// loaded checkpoint): refreshes what is derived from them (bf16: the
+  /// rounded copies the GEMMs read).
+  void dense_parameters_changed();
+
   /// Row `row` of embedding table `table`: embed_dim floats, writable.
   float* embedding_row(int table, int64_t row);
 
