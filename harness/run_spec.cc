@@ -246,11 +246,6 @@ RunSpec resolve_run_spec(const RunRequest& request, const WorkloadInfo& info,
     if (const std::string problem = check_inference_settings(spec.inference); !problem.empty()) {
       throw UsageError(problem);
     }
-    if (spec.backend != Backend::kCpu) {
-      throw UsageError(fmt::format("--mode inference: {} serves on the cpu backend only so far (issue 28: the cuda "
-                                   "engine is not built yet); add --backend cpu",
-                                   info.name));
-    }
   }
   check_count("--iterations", request.iterations, 1, kMaxIterations);
   spec.iterations = request.iterations;

@@ -137,8 +137,11 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     offsets.push_back(total_rows_);
     total_rows_ += shape_.table_sizes[static_cast<size_t>(t)];
   }
-  tables_ = Buffer<float>(count(total_rows_ * dim));
-  for (size_t k = 0; k < mine_.size(); ++k) {
+  if (options_.external_embeddings && options_.comm != nullptr) {
+    throw UsageError("dlrm cuda: external embeddings (serving) run on one GPU, without a communicator");
+  }
+  if (!options_.external_embeddings) tables_ = Buffer<float>(count(total_rows_ * dim));
+  for (size_t k = 0; k < mine_.size() && !options_.external_embeddings; ++k) {
     const int t = mine_[k];
     const size_t bytes = count(shape_.table_sizes[static_cast<size_t>(t)] * dim) * sizeof(float);
     PERFLAB_CUDA_CHECK(cudaMemcpy(tables_.data() + offsets[k] * dim, init.embedding_row(t, 0), bytes,  // sync outside the iteration: setup: initial tables
@@ -372,7 +375,7 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
   }
   if (overlapped()) {
     join(stream);  // the embeddings have arrived
-  } else {
+  } else if (!options_.external_embeddings) {
     embeddings(batch, stream);
   }
   {
@@ -449,6 +452,7 @@ void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
 }
 
 void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
+  if (options_.external_embeddings) throw std::logic_error("CudaModel::train_step: a serving model (external embeddings) has no tables to train");
   forward(batch, stream);
   {
     ScopedPhase range("loss");

@@ -85,6 +85,11 @@ struct CudaModelOptions {
   /// operands and keeps the fastest (gemm_choices()); off: the heuristic's
   /// first, the same algorithm on every run.
   bool tune_gemms = false;
+  /// Serving (workloads/dlrm/serve/cuda_engine.h): no tables on this GPU;
+  /// the caller writes each batch's embeddings to embedding_input() and
+  /// forward_logits starts at the bottom MLP and the interaction. Forward
+  /// only: train_step refuses. One GPU (no comm).
+  bool external_embeddings = false;
 };
 
 /// One GEMM's choice when CudaModelOptions::tune_gemms is on.
@@ -162,6 +167,10 @@ class CudaModel {
   /// memory). Touches no parameter and no loss. Across ranks it exchanges
   /// embeddings: every rank calls it.
   void forward_logits(const DeviceBatch& batch, float* logits, cudaStream_t stream);
+
+  /// With CudaModelOptions::external_embeddings: the [batch, T, D] fp32
+  /// buffer the next forward_logits reads as the batch's embeddings.
+  float* embedding_input() { return emb_.data(); }
 
   /// Reads the loss accumulator, the non-finite flag and the step counter
   /// (one counted host sync on `stream`) and resets them.

@@ -20,6 +20,7 @@
 
 #ifdef PERFLAB_DLRM_CUDA
 #include "workloads/dlrm/cuda_run.h"
+#include "workloads/dlrm/serve/cuda_engine.h"
 #endif
 
 namespace perflab::dlrm {
@@ -462,6 +463,15 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
   if (backend_ == Backend::kCuda) {
     step.device_bytes = device_bytes_needed(shape, setup_.batch_size, eval_.size(), nccl_, ctx.size());
     step.device_bytes_advice = "reduce max_table_size, embed_dim, batch_size or eval_samples";
+#ifdef PERFLAB_DLRM_CUDA
+    if (ctx.spec.mode == RunMode::kInference) {
+      // Serving: the tables (all_device) or the cache on the GPU, not a training step's buffers.
+      step.device_bytes = dlrm_serving_device_bytes(shape, setup_.serve, ctx.spec.inference.max_batch);
+      step.device_bytes_advice = setup_.serve.placement == Placement::kHotCache
+                                     ? "reduce cache_capacity"
+                                     : "use placement=hot_cache or host (the tables in host memory)";
+    }
+#endif
     const bool bf16 = setup_.precision == "bf16";
     step.precision = bf16 ? "bf16" : "tf32";
     step.work.flops_precision = step.precision;
@@ -480,12 +490,17 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
 }
 
 std::unique_ptr<InferenceEngine> DlrmBenchmark::start_inference(uint64_t seed, int max_batch) {
-  if (backend_ != Backend::kCpu) {
-    throw UsageError("dlrm: --mode inference serves on the cpu backend only so far (issue 28); add --backend cpu");
-  }
   auto model = std::make_unique<CpuModel>(setup_.shape, seed, EmbeddingStorage::kTables,
                                           setup_.precision == "bf16" ? CpuPrecision::kBf16 : CpuPrecision::kFp32);
   if (!setup_.serve.model_path.empty()) load_checkpoint(setup_.serve.model_path, *model);
+#ifdef PERFLAB_DLRM_CUDA
+  if (backend_ == Backend::kCuda) {
+    CudaServeSettings settings;
+    settings.bf16 = setup_.precision == "bf16";
+    settings.fused = toggles_[Toggle::kFused].in_effect;
+    return make_dlrm_cuda_engine(std::move(model), eval_, train_, setup_.serve, max_batch, seed, settings);
+  }
+#endif
   return std::make_unique<DlrmCpuEngine>(std::move(model), eval_, train_, setup_.serve, max_batch, seed);
 }
 

@@ -48,7 +48,15 @@ struct ServeCounters {
 /// time per part (totals and per batch).
 nlohmann::json serve_counters_json(const ServeCounters& c, int64_t embed_dim);
 
-class DlrmCpuEngine final : public InferenceEngine {
+/// What both DLRM engines (this CPU one and cuda_engine.h's) offer beside
+/// LoadGen's interface.
+class DlrmServeEngine : public InferenceEngine {
+ public:
+  /// The update stream (null when update_rate is 0); tests push to it.
+  virtual RowUpdateStream* updates() = 0;
+};
+
+class DlrmCpuEngine final : public DlrmServeEngine {
  public:
   /// Serves `samples` (validated: ids inside the model's tables, the model's
   /// dense width) with `model`, in batches of at most `max_batch` samples
@@ -68,8 +76,7 @@ class DlrmCpuEngine final : public InferenceEngine {
   void end_test() override;
   nlohmann::json report() const override;
 
-  /// The update stream (null when update_rate is 0); tests push to it.
-  RowUpdateStream* updates() { return updates_.get(); }
+  RowUpdateStream* updates() override { return updates_.get(); }
   /// The cache (null unless hot_cache).
   const kernels::cpu::EmbeddingCache* cache() const { return cache_ ? &*cache_ : nullptr; }
   const ServeCounters& counters() const { return counters_; }

@@ -1,0 +1,353 @@
+#include "workloads/dlrm/serve/cuda_engine.h"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "base/error.h"
+#include "kernels/cpu/embedding_cache.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/embedding.h"
+#include "kernels/cuda/embedding_cache.h"
+#include "kernels/cuda/host_sync.h"
+#include "kernels/cuda/raii.h"
+#include "workloads/dlrm/cuda_model.h"
+#include "workloads/dlrm/serve/row_updates.h"
+#include "workloads/dlrm/serve/serve_engine.h"
+
+namespace perflab::dlrm {
+namespace {
+
+namespace kc = kernels::cuda;
+using Clock = std::chrono::steady_clock;
+
+size_t count(int64_t n) { return static_cast<size_t>(n); }
+
+float elapsed_ms(const kc::Event& from, const kc::Event& to) {
+  float ms = 0;
+  PERFLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, from.get(), to.get()));
+  return ms;
+}
+
+class DlrmCudaEngine final : public DlrmServeEngine {
+ public:
+  DlrmCudaEngine(std::unique_ptr<CpuModel> init, const Dataset& samples, const Dataset& train,
+                 const ServeOptions& options, int64_t max_batch, uint64_t seed, const CudaServeSettings& settings)
+      : samples_(samples),
+        options_(options),
+        shape_(init->shape()),
+        max_batch_(max_batch),
+        dim_(shape_.embed_dim),
+        tables_(static_cast<int>(shape_.table_sizes.size())) {
+    if (max_batch < 1) throw UsageError(fmt::format("dlrm serving: max_batch must be at least 1, got {}", max_batch));
+    if (samples.size() < 1) throw UsageError("dlrm serving: the sample library is empty");
+    if (samples.num_dense != shape_.num_dense || samples.table_sizes != shape_.table_sizes) {
+      throw UsageError("dlrm serving: the samples do not fit the model");
+    }
+    samples.validate();
+    offsets_ = table_row_offsets(shape_.table_sizes);
+    total_rows_ = offsets_.back() + shape_.table_sizes.back();
+
+    CudaModelOptions mo;
+    mo.batch = max_batch;
+    mo.precision = settings.bf16 ? kc::Precision::kBf16 : kc::Precision::kTf32;
+    mo.fused = settings.fused;
+    mo.external_embeddings = true;
+    model_ = std::make_unique<CudaModel>(*init, mo);
+
+    // The tables: on the GPU, or pinned (and mapped) in host memory.
+    const auto floats = count(total_rows_ * dim_);
+    host_tables_ = kc::PinnedBuffer<float>(floats);
+    for (int t = 0; t < tables_; ++t) {
+      std::memcpy(host_tables_.data() + offsets_[count(t)] * dim_, init->embedding_row(t, 0),
+                  count(shape_.table_sizes[count(t)] * dim_) * sizeof(float));
+    }
+    init.reset();  // the parameters live on the GPU and in pinned memory now
+    PERFLAB_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mapped_tables_), host_tables_.data(), 0));
+    if (options.placement == Placement::kAllDevice) {
+      device_tables_ = kc::DeviceBuffer<float>(floats);
+      PERFLAB_CUDA_CHECK(cudaMemcpy(device_tables_.data(), host_tables_.data(), floats * sizeof(float),  // sync outside the iteration: setup
+                                    cudaMemcpyHostToDevice));
+    }
+    offsets_dev_ = kc::DeviceBuffer<int64_t>(offsets_);
+    dense_host_ = kc::PinnedBuffer<float>(count(max_batch * shape_.num_dense));
+    ids_host_ = kc::PinnedBuffer<int32_t>(count(max_batch * tables_));
+    logits_host_ = kc::PinnedBuffer<float>(count(max_batch));
+    dense_dev_ = kc::DeviceBuffer<float>(count(max_batch * shape_.num_dense));
+    dense_dev_.zero();  // padding rows: finite inputs whose outputs are dropped
+    ids_dev_ = kc::DeviceBuffer<int32_t>(count(max_batch * tables_));
+    ids_dev_.zero();
+    logits_dev_ = kc::DeviceBuffer<float>(count(max_batch));
+    table_hits_dev_ = kc::DeviceBuffer<uint64_t>(count(tables_));
+    table_hits_dev_.zero();
+    counters_.table_lookups.assign(count(tables_), 0);
+    counters_.table_hits.assign(count(tables_), 0);
+
+    if (options.placement == Placement::kHotCache) make_cache(train);
+    if (options.update_rate > 0) {
+      const auto n = static_cast<uint64_t>(samples.categorical.size());
+      const auto t = static_cast<uint64_t>(tables_);
+      updates_ = std::make_unique<RowUpdateStream>(options.update_rate, seed, [this, n, t](uint64_t draw) {
+        const uint64_t i = draw % n;
+        return offsets_[i % t] + samples_.categorical[i];
+      });
+      update_keys_host_ = kc::PinnedBuffer<int64_t>(kUpdateChunk);
+      update_keys_dev_ = kc::DeviceBuffer<int64_t>(kUpdateChunk);
+    }
+    kc::counted_stream_synchronize(nullptr);  // setup: the uploads on the legacy stream are done
+  }
+
+  ~DlrmCudaEngine() override {
+    cudaStreamSynchronize(side_.get());     // sync outside the iteration: destructor
+    cudaStreamSynchronize(compute_.get());  // sync outside the iteration: destructor
+  }
+
+  std::string name() const override { return "perflab-dlrm-cuda"; }
+  size_t total_samples() const override { return static_cast<size_t>(samples_.size()); }
+  size_t performance_samples() const override { return static_cast<size_t>(samples_.size()); }
+  RowUpdateStream* updates() override { return updates_.get(); }
+  void begin_test() override {
+    if (updates_) updates_->start();
+  }
+  void end_test() override {
+    if (updates_) updates_->stop();
+  }
+
+  void predict(const std::vector<size_t>& indices, float* out) override {
+    const auto n = static_cast<int64_t>(indices.size());
+    if (n == 0) return;
+    if (n > max_batch_) throw Error(fmt::format("dlrm serving: a batch of {} samples, above max_batch {}", n, max_batch_));
+    cudaStream_t s = compute_.get();
+    if (insert_pending_) {
+      // The previous batch's insert (off its critical path) must finish
+      // before this lookup; its time is read here.
+      PERFLAB_CUDA_CHECK(cudaEventSynchronize(insert_end_.get()));  // sync outside the iteration: the serving engine answers each batch synchronously
+      counters_.insert_s += elapsed_ms(insert_start_, insert_end_) / 1e3;
+      insert_pending_ = false;
+    }
+    auto t0 = Clock::now();
+    apply_updates();
+    counters_.updates_s += std::chrono::duration<double>(Clock::now() - t0).count();
+
+    const auto dense = count(shape_.num_dense);
+    const auto tables = count(tables_);
+    for (size_t i = 0; i < indices.size(); ++i) {
+      const size_t smp = indices[i];
+      if (smp >= static_cast<size_t>(samples_.size())) {
+        throw Error(fmt::format("dlrm serving: sample {} is outside the library of {}", smp, samples_.size()));
+      }
+      std::memcpy(dense_host_.data() + i * dense, samples_.dense.data() + smp * dense, dense * sizeof(float));
+      std::memcpy(ids_host_.data() + i * tables, samples_.categorical.data() + smp * tables, tables * sizeof(int32_t));
+      for (size_t t = 0; t < tables; ++t) ++counters_.table_lookups[t];
+    }
+    PERFLAB_CUDA_CHECK(cudaEventRecord(ev_[0].get(), s));
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(dense_dev_.data(), dense_host_.data(), count(n) * dense * sizeof(float),
+                                       cudaMemcpyHostToDevice, s));
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(ids_dev_.data(), ids_host_.data(), count(n) * tables * sizeof(int32_t),
+                                       cudaMemcpyHostToDevice, s));
+    PERFLAB_CUDA_CHECK(cudaEventRecord(ev_[1].get(), s));
+    lookup(n, s);
+    PERFLAB_CUDA_CHECK(cudaEventRecord(ev_[2].get(), s));
+    if (cache_) {
+      // Inserts on the side stream, overlapping the dense network: they read
+      // the lookup's output, which the next lookup rewrites after waiting.
+      PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(side_.get(), ev_[2].get(), 0));
+      PERFLAB_CUDA_CHECK(cudaEventRecord(insert_start_.get(), side_.get()));
+      kc::EmbeddingCache::insert(cache_args(n), cache_workspace_.data(), side_.get());
+      PERFLAB_CUDA_CHECK(cudaEventRecord(insert_end_.get(), side_.get()));
+      insert_pending_ = true;  // the next predict waits for insert_end_ before its lookup
+    }
+    model_->forward_logits(DeviceBatch{dense_dev_.data(), ids_dev_.data(), nullptr}, logits_dev_.data(), s);
+    PERFLAB_CUDA_CHECK(cudaEventRecord(ev_[3].get(), s));
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(logits_host_.data(), logits_dev_.data(), count(n) * sizeof(float),
+                                       cudaMemcpyDeviceToHost, s));
+    PERFLAB_CUDA_CHECK(cudaEventRecord(ev_[4].get(), s));
+    PERFLAB_CUDA_CHECK(cudaEventSynchronize(ev_[4].get()));  // sync outside the iteration: the answer of this request
+    for (int64_t i = 0; i < n; ++i) out[i] = 1.0f / (1.0f + std::exp(-logits_host_.data()[i]));
+    counters_.copies_s += (elapsed_ms(ev_[0], ev_[1]) + elapsed_ms(ev_[3], ev_[4])) / 1e3;
+    counters_.lookup_s += elapsed_ms(ev_[1], ev_[2]) / 1e3;
+    counters_.dense_s += elapsed_ms(ev_[2], ev_[3]) / 1e3;
+    counters_.input_bytes += static_cast<double>(n) * static_cast<double>(dense * sizeof(float) + tables * sizeof(int32_t));
+    counters_.lookups += n * tables_;
+    ++counters_.batches;
+    counters_.samples += n;
+  }
+
+  nlohmann::json report() const override {
+    ServeCounters c = counters_;
+    const std::vector<uint64_t> hits = table_hits_dev_.download();  // after the test
+    c.hits = 0;
+    for (size_t t = 0; t < hits.size(); ++t) {
+      c.table_hits[t] = static_cast<int64_t>(hits[t]);
+      c.hits += c.table_hits[t];
+    }
+    const double row = static_cast<double>(dim_) * sizeof(float);
+    c.host_embedding_bytes = options_.placement == Placement::kAllDevice ? 0.0 : static_cast<double>(c.lookups - c.hits) * row;
+    nlohmann::json j = serve_options_json(options_, Backend::kCuda);
+    j["counters"] = serve_counters_json(c, dim_);
+    j["counters"]["batches_padded_to"] = max_batch_;
+    if (cache_) {
+      j["cache"]["prefilled"] = prefilled_;
+    }
+    return j;
+  }
+
+ private:
+  static constexpr int64_t kUpdateChunk = 4096;
+
+  void make_cache(const Dataset& train) {
+    // The prefill is the CPU reference's (the same geometry and order), uploaded.
+    kernels::cpu::EmbeddingCache ref(options_.cache_rows, dim_, options_.policy);
+    if (options_.warm) {
+      const RowFrequency hot = most_frequent_rows(train, 2 * ref.geometry().slots());
+      prefilled_ = ref.prefill(hot.keys, hot.counts,
+                               [this](int64_t key) { return static_cast<const float*>(host_tables_.data() + key * dim_); });
+    }
+    cache_keys_ = kc::DeviceBuffer<int64_t>(ref.keys());
+    cache_stamps_ = kc::DeviceBuffer<uint32_t>(ref.stamps());
+    cache_counts_ = kc::DeviceBuffer<uint64_t>(ref.counts());
+    cache_values_ = kc::DeviceBuffer<float>(ref.values());
+    cache_ = kc::CacheState{ref.geometry(), options_.policy, cache_keys_.data(), cache_stamps_.data(),
+                            cache_counts_.data(), cache_values_.data()};
+    const kc::EmbeddingCacheArguments a = cache_args(max_batch_);
+    if (const kc::Status st = kc::EmbeddingCache::can_implement(a); !st) throw UsageError("dlrm serving: " + st.reason());
+    cache_workspace_ = kc::DeviceBuffer<unsigned char>(kc::EmbeddingCache::workspace_bytes(a));
+  }
+
+  kc::EmbeddingCacheArguments cache_args(int64_t n) {
+    kc::EmbeddingCacheArguments a;
+    a.batch = n;
+    a.num_tables = tables_;
+    a.dim = dim_;
+    a.total_rows = total_rows_;
+    a.table_row_offsets = offsets_dev_.data();
+    a.ids = ids_dev_.data();
+    a.backing = mapped_tables_;
+    a.cache = *cache_;
+    a.clock = clock_;
+    a.out = model_->embedding_input();
+    a.table_hits = table_hits_dev_.data();
+    return a;
+  }
+
+  void lookup(int64_t n, cudaStream_t s) {
+    if (cache_) {
+      ++clock_;
+      kc::EmbeddingCache::lookup(cache_args(n), cache_workspace_.data(), s);
+      return;
+    }
+    kc::EmbeddingArguments a;
+    a.batch = n;
+    a.num_tables = tables_;
+    a.dim = dim_;
+    a.total_rows = total_rows_;
+    a.tables = options_.placement == Placement::kAllDevice ? device_tables_.data() : mapped_tables_;
+    a.table_row_offsets = offsets_dev_.data();
+    a.ids = ids_dev_.data();
+    a.out = model_->embedding_input();
+    kc::EmbeddingForward::run(a, nullptr, s);
+  }
+
+  /// Writes the queued updates to the host tables and to the GPU's copies.
+  /// Runs between batches: no kernel of this engine reads the tables then.
+  void apply_updates() {
+    if (!updates_) return;
+    updates_->take(pending_);
+    cudaStream_t s = compute_.get();
+    for (size_t first = 0; first < pending_.size(); first += kUpdateChunk) {
+      const size_t n = std::min(pending_.size() - first, static_cast<size_t>(kUpdateChunk));
+      // The previous chunk's refresh reads update_keys_host_: wait for it.
+      if (first > 0) PERFLAB_CUDA_CHECK(cudaStreamSynchronize(s));  // sync outside the iteration: between requests, more than 4096 updates queued
+      for (size_t k = 0; k < n; ++k) {
+        const PendingUpdate& u = pending_[first + k];
+        float* row = host_tables_.data() + u.key * dim_;
+        for (int64_t c = 0; c < dim_; ++c) row[c] += update_delta(updates_->seed(), u.sequence, c);
+        update_keys_host_.data()[k] = u.key;
+        if (options_.placement == Placement::kAllDevice) {
+          PERFLAB_CUDA_CHECK(cudaMemcpyAsync(device_tables_.data() + u.key * dim_, row, count(dim_) * sizeof(float),
+                                             cudaMemcpyHostToDevice, s));
+        }
+        counters_.max_update_staleness_s = std::max(
+            counters_.max_update_staleness_s, std::chrono::duration<double>(Clock::now() - u.queued).count());
+      }
+      if (cache_) {
+        PERFLAB_CUDA_CHECK(cudaMemcpyAsync(update_keys_dev_.data(), update_keys_host_.data(), n * sizeof(int64_t),
+                                           cudaMemcpyHostToDevice, s));
+        kc::EmbeddingCache::refresh(cache_args(0), update_keys_dev_.data(), static_cast<int64_t>(n), s);
+      }
+    }
+    counters_.updates += static_cast<int64_t>(pending_.size());
+  }
+
+  const Dataset& samples_;
+  ServeOptions options_;
+  ModelShape shape_;
+  int64_t max_batch_;
+  int64_t dim_;
+  int tables_;
+  std::vector<int64_t> offsets_;
+  int64_t total_rows_ = 0;
+  std::unique_ptr<CudaModel> model_;
+  kc::PinnedBuffer<float> host_tables_;
+  float* mapped_tables_ = nullptr;
+  kc::DeviceBuffer<float> device_tables_;
+  kc::DeviceBuffer<int64_t> offsets_dev_;
+  kc::PinnedBuffer<float> dense_host_;
+  kc::PinnedBuffer<int32_t> ids_host_;
+  kc::PinnedBuffer<float> logits_host_;
+  kc::DeviceBuffer<float> dense_dev_;
+  kc::DeviceBuffer<int32_t> ids_dev_;
+  kc::DeviceBuffer<float> logits_dev_;
+  kc::DeviceBuffer<uint64_t> table_hits_dev_;
+  std::optional<kc::CacheState> cache_;
+  kc::DeviceBuffer<int64_t> cache_keys_;
+  kc::DeviceBuffer<uint32_t> cache_stamps_;
+  kc::DeviceBuffer<uint64_t> cache_counts_;
+  kc::DeviceBuffer<float> cache_values_;
+  kc::DeviceBuffer<unsigned char> cache_workspace_;
+  int64_t prefilled_ = 0;
+  uint32_t clock_ = 0;
+  std::unique_ptr<RowUpdateStream> updates_;
+  std::vector<PendingUpdate> pending_;
+  kc::PinnedBuffer<int64_t> update_keys_host_;
+  kc::DeviceBuffer<int64_t> update_keys_dev_;
+  kc::Stream compute_, side_;
+  kc::Event ev_[5] = {kc::Event(true), kc::Event(true), kc::Event(true), kc::Event(true), kc::Event(true)};
+  kc::Event insert_start_{true}, insert_end_{true};
+  bool insert_pending_ = false;
+  ServeCounters counters_;
+};
+
+}  // namespace
+
+std::unique_ptr<DlrmServeEngine> make_dlrm_cuda_engine(std::unique_ptr<CpuModel> model, const Dataset& samples,
+                                                       const Dataset& train, const ServeOptions& options,
+                                                       int64_t max_batch, uint64_t seed,
+                                                       const CudaServeSettings& settings) {
+  return std::make_unique<DlrmCudaEngine>(std::move(model), samples, train, options, max_batch, seed, settings);
+}
+
+double dlrm_serving_device_bytes(const ModelShape& shape, const ServeOptions& options, int64_t max_batch) {
+  double rows = 0;
+  for (int64_t r : shape.table_sizes) rows += static_cast<double>(r);
+  const double row_bytes = static_cast<double>(shape.embed_dim) * sizeof(float);
+  const auto tables = static_cast<double>(shape.table_sizes.size());
+  double bytes = 2.0 * static_cast<double>(dense_parameter_count(shape)) * sizeof(float);  // values and gradients
+  bytes += static_cast<double>(max_batch) * tables * row_bytes * 2;                        // embeddings and their gradient
+  bytes += static_cast<double>(max_batch) * 64 * 1024;  // activations of the MLPs (generous)
+  if (options.placement == Placement::kAllDevice) bytes += rows * row_bytes;
+  if (options.placement == Placement::kHotCache) {
+    const double slots = static_cast<double>(kernels::cache_geometry(options.cache_rows).slots());
+    bytes += slots * (row_bytes + sizeof(int64_t) + sizeof(uint32_t) + sizeof(uint64_t));
+    bytes += static_cast<double>(max_batch) * tables * 64;  // the insert's workspace
+  }
+  return bytes;
+}
+
+}  // namespace perflab::dlrm
