@@ -33,6 +33,7 @@ struct ServingRow {
   int64_t cache_rows = 0;  ///< 0 without a cache.
   double latency_bound_ms = 0;
   double update_rate = 0;
+  double zipf = 0;  ///< The synthetic ids' skew (zipf_exponent); NaN for other data.
   std::optional<double> throughput;  ///< The result's score (samples/s).
   std::optional<double> p99_ms;      ///< Median over runs of LoadGen's p99.
   int runs = 0, valid = 0;
@@ -42,6 +43,8 @@ struct ServingRow {
   int64_t updates = 0;
   double max_staleness_ms = 0;
   std::optional<double> vs_cpu;  ///< throughput / the cpu backend's all_device point's.
+  /// With updates: p99 / p99 of the same point without them (their latency cost).
+  std::optional<double> p99_vs_no_updates;
 };
 
 double num(const json& j, const char* key) {
@@ -70,6 +73,7 @@ std::vector<ServingRow> serving_rows(const std::vector<Result>& results) {
     row.scenario = str(r.spec.inference, "scenario");
     row.latency_bound_ms = num(r.spec.inference, "latency_bound_ms");
     row.throughput = r.score.throughput;
+    row.zipf = r.spec.param_number("zipf_exponent").value_or(NAN);
     double lookups = 0, hits = 0, host_bytes = 0, samples = 0;
     std::vector<double> p99;
     for (const ResultRun& run : r.runs) {
@@ -110,8 +114,22 @@ std::vector<ServingRow> serving_rows(const std::vector<Result>& results) {
     if (!p99.empty()) row.p99_ms = percentile(p99, 50);
     rows.push_back(row);
   }
+  auto same_point = [](const ServingRow& a, const ServingRow& b) {
+    return a.backend == b.backend && a.scenario == b.scenario && a.placement == b.placement && a.policy == b.policy &&
+           a.cache_rows == b.cache_rows && a.latency_bound_ms == b.latency_bound_ms &&
+           (a.zipf == b.zipf || (std::isnan(a.zipf) && std::isnan(b.zipf)));
+  };
   for (ServingRow& row : rows) {
+    if (row.update_rate > 0 && row.p99_ms) {
+      for (const ServingRow& quiet : rows) {
+        if (quiet.update_rate == 0 && same_point(row, quiet) && quiet.p99_ms && *quiet.p99_ms > 0) {
+          row.p99_vs_no_updates = *row.p99_ms / *quiet.p99_ms;
+          break;
+        }
+      }
+    }
     for (const ServingRow& base : rows) {
+      if (!(base.zipf == row.zipf || (std::isnan(base.zipf) && std::isnan(row.zipf)))) continue;
       if (base.backend == "cpu" && base.placement == "all_device" && base.scenario == row.scenario &&
           base.latency_bound_ms == row.latency_bound_ms && base.update_rate == 0 && base.throughput &&
           *base.throughput > 0 && row.throughput) {
@@ -121,30 +139,33 @@ std::vector<ServingRow> serving_rows(const std::vector<Result>& results) {
     }
   }
   std::stable_sort(rows.begin(), rows.end(), [](const ServingRow& a, const ServingRow& b) {
-    return std::tie(a.backend, a.scenario, a.placement, a.policy, a.cache_rows, a.update_rate) <
-           std::tie(b.backend, b.scenario, b.placement, b.policy, b.cache_rows, b.update_rate);
+    return std::tie(a.backend, a.scenario, a.zipf, a.placement, a.policy, a.cache_rows, a.update_rate) <
+           std::tie(b.backend, b.scenario, b.zipf, b.placement, b.policy, b.cache_rows, b.update_rate);
   });
   return rows;
 }
 
 std::vector<std::string> header() {
-  return {"backend", "scenario", "placement", "cache rows", "policy", "updates/s", "samples/s", "vs cpu all_device",
-          "p99 (ms)", "VALID", "hit rate", "host bytes/sample", "lookup / insert / dense / copies (ms per batch)",
-          "updates applied (max staleness ms)"};
+  return {"backend", "scenario", "zipf", "placement", "cache rows", "policy", "updates/s", "samples/s",
+          "vs cpu all_device", "p99 (ms)", "VALID", "hit rate", "host bytes/sample",
+          "lookup / insert / dense / copies (ms per batch)", "updates applied (max staleness ms; p99 vs none)"};
 }
 
 std::vector<std::vector<std::string>> cells(const std::vector<ServingRow>& rows) {
   std::vector<std::vector<std::string>> out;
   for (const ServingRow& r : rows) {
     const bool cache = r.placement == "hot_cache";
-    out.push_back({r.backend, r.scenario, r.placement, cache ? std::to_string(r.cache_rows) : "-",
+    out.push_back({r.backend, r.scenario, std::isnan(r.zipf) ? "-" : fmt::format("{:g}", r.zipf), r.placement,
+                   cache ? std::to_string(r.cache_rows) : "-",
                    cache ? r.policy : "-", fmt::format("{:g}", r.update_rate),
                    r.throughput ? fmt::format("{:.0f}", *r.throughput) : "-",
                    r.vs_cpu ? fmt::format("{:.2f}x", *r.vs_cpu) : "-",
                    r.p99_ms ? fmt::format("{:.3f}", *r.p99_ms) : "-", fmt::format("{}/{}", r.valid, r.runs),
                    cache ? fmt::format("{:.1f}%", 100 * r.hit_rate) : "-", fmt::format("{:.0f}", r.host_bytes_per_sample),
                    fmt::format("{:.3f} / {:.3f} / {:.3f} / {:.3f}", r.lookup_ms, r.insert_ms, r.dense_ms, r.copies_ms),
-                   r.update_rate > 0 ? fmt::format("{} ({:.2f})", r.updates, r.max_staleness_ms) : "-"});
+                   r.update_rate > 0 ? fmt::format("{} ({:.2f}; {})", r.updates, r.max_staleness_ms,
+                                                   r.p99_vs_no_updates ? fmt::format("{:.2f}x", *r.p99_vs_no_updates) : "-")
+                                     : "-"});
   }
   return out;
 }
@@ -153,7 +174,8 @@ constexpr const char* kExplanation =
     "LoadGen's throughput and p99 (median of runs); hit rate over every lookup of every run; host bytes: "
     "embedding rows read from host memory per sample (on the cpu backend every placement is host memory: it "
     "counts what a GPU would fetch over PCIe); time per batch from the engine's clocks; staleness: the longest "
-    "wait from an update's arrival to the batch that applied it.";
+    "wait from an update's arrival to the batch that applied it, and p99 against the same point without updates "
+    "(their latency cost).";
 
 /// Hit rate and p99 against capacity, one pair of lines per backend and policy.
 std::string capacity_chart(const std::vector<ServingRow>& rows) {
@@ -215,7 +237,7 @@ WorkloadSection dlrm_serving_section() {
     const std::vector<std::vector<std::string>> c = cells(rows);
     const std::string chart = capacity_chart(rows);
     return fmt::format("<h2>DLRM serving</h2>\n<p>{}</p>\n", xml_escape(kExplanation)) +
-           html_table(header(), c, {0, 1, 2, 4, 12, 13}) +
+           html_table(header(), c, {0, 1, 3, 5, 13, 14}) +
            (chart.empty() ? "" : "<div class=\"charts\">" + chart + "</div>\n");
   };
   return s;

@@ -23,12 +23,17 @@ using nlohmann::json;
 json point_key(const ResultSpec& spec) {
   json toggles = json::object();
   for (const auto& [name, on] : spec.toggles_requested) toggles[name] = on;
-  return {{"workload", spec.workload},
-          {"preset", spec.preset},
-          {"params", spec.params},
-          {"backend", spec.backend},
-          {"threads", spec.threads ? json(*spec.threads) : json()},
-          {"toggles_requested", toggles}};
+  json key = {{"workload", spec.workload},
+              {"preset", spec.preset},
+              {"params", spec.params},
+              {"backend", spec.backend},
+              {"threads", spec.threads ? json(*spec.threads) : json()},
+              {"toggles_requested", toggles}};
+  // --mode inference: LoadGen's settings tell points apart too (an Offline
+  // and a Server run of one spec are two points). Absent otherwise, so other
+  // points keep their keys (and the history its ids).
+  if (spec.inference.is_object()) key["inference"] = spec.inference;
+  return key;
 }
 
 std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -44,6 +49,9 @@ std::vector<std::pair<std::string, std::string>> label_candidates(const ResultSp
   out.emplace_back("threads", "threads=" + threads_text(spec));
   for (const auto& [k, v] : spec.params.items()) out.emplace_back(k, k + "=" + value_text(v));
   for (const auto& [k, on] : spec.toggles_requested) out.emplace_back(k, k + "=" + on_off(on));
+  if (spec.inference.is_object()) {
+    for (const auto& [k, v] : spec.inference.items()) out.emplace_back("inference." + k, k + "=" + value_text(v));
+  }
   return out;
 }
 

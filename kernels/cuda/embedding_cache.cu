@@ -99,7 +99,7 @@ __global__ void cache_insert_kernel(const Key* __restrict__ set_keys, const int3
                                     const int32_t* __restrict__ run_offsets, const int32_t* __restrict__ sorted_pos,
                                     int64_t n, int64_t sets, int ways, int policy, uint32_t clock, int64_t dim,
                                     const float* __restrict__ out, int64_t* cache_keys, uint32_t* stamps,
-                                    uint64_t* counts, float* values) {
+                                    uint64_t* counts, float* values, Count* inserted) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const Key set = set_keys[i];
@@ -116,6 +116,7 @@ __global__ void cache_insert_kernel(const Key* __restrict__ set_keys, const int3
       counts[slot] = static_cast<uint64_t>(run_counts[r]);
       const float* src = out + static_cast<int64_t>(sorted_pos[run_offsets[r]]) * dim;
       for (int64_t c = 0; c < dim; ++c) values[slot * dim + c] = src[c];
+      if (inserted != nullptr) atomicAdd(inserted, Count{1});
     }
   }
 }
@@ -180,8 +181,11 @@ Layout layout(int64_t slots, int key_bits, int set_bits) {
   return l;
 }
 
+/// The workspace's layout: for the batch it was sized for, so a short batch
+/// finds its buffers where workspace_bytes put them.
 Layout layout_for(const EmbeddingCacheArguments& a) {
-  return layout(a.batch * a.num_tables, bits_for(a.total_rows), bits_for(a.cache.geometry.sets));
+  return layout(std::max(a.batch, a.workspace_batch) * a.num_tables, bits_for(a.total_rows),
+                bits_for(a.cache.geometry.sets));
 }
 
 template <typename T>
@@ -266,7 +270,8 @@ void EmbeddingCache::insert(const EmbeddingCacheArguments& a, void* workspace, c
                                                      sorted_run_index, n, 0, bits_for(c.geometry.sets), stream));
   cache_insert_kernel<<<blocks_for(slots, kThreads), kThreads, 0, stream>>>(
       sorted_set_keys, sorted_run_index, unique, run_counts, run_offsets, sorted_pos, slots, c.geometry.sets,
-      c.geometry.ways, static_cast<int>(c.policy), a.clock, a.dim, a.out, c.keys, c.stamps, c.counts, c.values);
+      c.geometry.ways, static_cast<int>(c.policy), a.clock, a.dim, a.out, c.keys, c.stamps, c.counts, c.values,
+      reinterpret_cast<Count*>(a.inserted));
   PERFLAB_CUDA_CHECK_LAUNCH("cache_insert_kernel");
 }
 

@@ -60,6 +60,10 @@ struct EmbeddingCacheArguments {
   uint32_t clock = 0;              ///< This batch's clock (the first batch is 1).
   float* out = nullptr;            ///< [B, T, D]
   uint64_t* table_hits = nullptr;  ///< Device [T], hits added (optional).
+  uint64_t* inserted = nullptr;    ///< Device counter, rows inserted added (optional).
+  /// The batch the workspace was sized for (workspace_bytes), when larger
+  /// than `batch` (a short batch in a workspace made for the longest); 0: batch.
+  int64_t workspace_batch = 0;
 };
 
 class EmbeddingCache {

@@ -172,10 +172,11 @@ EOF
 if "$PERFLAB" sweep "$tmp/capacity.yaml" --out "$tmp/capacity" >"$tmp/capacity.out" 2>&1 &&
   "$PERFLAB" report "$tmp/capacity" "$tmp/offline" --out "$tmp/capacity-report" >/dev/null 2>&1; then
   md="$tmp/capacity-report/report.md"
-  [[ $(grep -c "^| cpu | offline | hot_cache | " "$md") == 3 ]] && grep -q "^| cpu | offline | all_device | " "$md" &&
+  [[ $(grep -c "^| cpu | offline | 1.05 | hot_cache | " "$md") == 3 ]] &&
+    grep -q "^| cpu | offline | 1.05 | all_device | " "$md" &&
     pass "the sweep report's serving table has one row per capacity and the uncached point" ||
     fail "serving table: $(grep -A8 "DLRM serving" "$md")"
-  [[ $(grep -cE "^\| cpu \| offline \| (hot_cache|all_device) \| .* \| [0-9]+\.[0-9]{2}x \|" "$md") == 4 ]] &&
+  [[ $(grep -cE "^\| cpu \| offline \| 1.05 \| (hot_cache|all_device) \| .* \| [0-9]+\.[0-9]{2}x \|" "$md") == 4 ]] &&
     pass "each point is compared with the cpu backend's all_device point" || fail "no comparison: $(grep "offline" "$md")"
   grep -q "Hot-row cache: hit rate and p99 latency by capacity" "$tmp/capacity-report/report.html" &&
     pass "the HTML report charts hit rate and p99 by capacity" || fail "no capacity chart in the HTML report"
@@ -203,6 +204,8 @@ expect 2 "dlrm: cache_capacity=0: not a positive number" -- run dlrm --mode infe
   --set placement=hot_cache --set cache_capacity=0 --out "$tmp/never-serve"
 expect 2 "parameter cache_policy=fifo: not a valid choice" -- run dlrm --mode inference --backend cpu \
   --set placement=hot_cache --set cache_policy=fifo --out "$tmp/never-serve"
+expect 2 "dlrm: a hot-row cache of 17179869184 rows needs about .* GB of host memory, more than 75% of the .* GB here; reduce cache_capacity" -- \
+  run dlrm --mode inference --backend cpu --set placement=hot_cache --set cache_capacity=1TiB --out "$tmp/never-serve"
 expect 2 "dlrm: placement applies to --mode inference" -- run dlrm --backend cpu \
   --set placement=host --out "$tmp/never-serve"
 [[ ! -e "$tmp/never-serve" || -z "$(ls -A "$tmp/never-serve")" ]] && pass "nothing written for refused serving parameters" ||

@@ -153,6 +153,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   loss_state_.zero();
 
   emb_ = Buffer<float>(count(batch * num_tables_ * dim));
+  if (options_.external_embeddings) emb_.zero();  // rows a short batch leaves unwritten stay finite
   demb_ = Buffer<float>(count(batch * num_tables_ * dim));
   // The interaction writes the first interaction_width_ columns of each
   // top_in_-wide row: the padding stays the zero written here.
@@ -298,11 +299,13 @@ void CudaModel::check_operators() {
       workspace = std::max(workspace, kc::Linear::workspace_bytes(layer->args));
     }
   }
-  // any non-null ids pointer: checked per call
-  const kc::EmbeddingArguments emb = embedding_arguments(reinterpret_cast<const int32_t*>(emb_.data()));
-  require(kc::EmbeddingForward::can_implement(emb), "embedding forward");
-  require(kc::EmbeddingBackwardSgd::can_implement(emb), "embedding update");
-  workspace = std::max(workspace, kc::EmbeddingBackwardSgd::workspace_bytes(emb));
+  if (!options_.external_embeddings) {  // serving: no tables here, the caller fills emb_
+    // any non-null ids pointer: checked per call
+    const kc::EmbeddingArguments emb = embedding_arguments(reinterpret_cast<const int32_t*>(emb_.data()));
+    require(kc::EmbeddingForward::can_implement(emb), "embedding forward");
+    require(kc::EmbeddingBackwardSgd::can_implement(emb), "embedding update");
+    workspace = std::max(workspace, kc::EmbeddingBackwardSgd::workspace_bytes(emb));
+  }
 
   kc::InteractionArguments inter{batch,   num_tables_, shape_.embed_dim, x_f32_, emb_.data(),
                                  inter_.data(), dinter_.data(), dx_f32_, demb_.data(), top_in_};
@@ -513,6 +516,7 @@ std::vector<float> CudaModel::dense_parameter(size_t index) const {
 }
 
 void CudaModel::copy_to(CpuModel& out) const {
+  if (options_.external_embeddings) throw std::logic_error("CudaModel::copy_to: a serving model holds no tables");
   if (options_.comm != nullptr) throw std::logic_error("CudaModel::copy_to: a model across ranks holds only its own tables");
   std::vector<DenseParameter> dense = out.dense_parameters();
   for (size_t i = 0; i < dense.size(); ++i) {
@@ -603,6 +607,7 @@ void CudaModel::setup_exchange() {
 }
 
 std::vector<float> CudaModel::embedding_row(int table, int64_t row) const {
+  if (options_.external_embeddings) throw std::logic_error("CudaModel::embedding_row: a serving model holds no tables");
   const int64_t first = own_first_row(table);
   std::vector<float> out(count(shape_.embed_dim));
   PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), tables_.data() + (first + row) * shape_.embed_dim,  // sync outside the iteration: read-back for tests and the gate

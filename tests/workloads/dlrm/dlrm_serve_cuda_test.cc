@@ -99,6 +99,7 @@ TEST(DlrmServeCuda, EveryPlacementPredictsTheSameBitsAndHitsAsTheCpuCache) {
     EXPECT_EQ(g["lookups"], c["lookups"]);
     EXPECT_EQ(g["hits"], c["hits"]);
     EXPECT_EQ(g["table_hit_rate"], c["table_hit_rate"]);
+    EXPECT_EQ(g["inserted"], c["inserted"]);
     if (options.placement == Placement::kAllDevice) {
       EXPECT_EQ(g["host_embedding_bytes_per_sample"], 0.0);
     }

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/embedding_cache.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
@@ -86,6 +87,9 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     logits_dev_ = kc::DeviceBuffer<float>(count(max_batch));
     table_hits_dev_ = kc::DeviceBuffer<uint64_t>(count(tables_));
     table_hits_dev_.zero();
+    inserted_dev_ = kc::DeviceBuffer<uint64_t>(1);
+    inserted_dev_.zero();
+    bf16_ = settings.bf16;
     counters_.table_lookups.assign(count(tables_), 0);
     counters_.table_hits.assign(count(tables_), 0);
 
@@ -117,6 +121,7 @@ class DlrmCudaEngine final : public DlrmServeEngine {
   }
   void end_test() override {
     if (updates_) updates_->stop();
+    drain_insert();  // the last batch's insert, so its time is counted
   }
 
   void predict(const std::vector<size_t>& indices, float* out) override {
@@ -124,15 +129,13 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     if (n == 0) return;
     if (n > max_batch_) throw Error(fmt::format("dlrm serving: a batch of {} samples, above max_batch {}", n, max_batch_));
     cudaStream_t s = compute_.get();
-    if (insert_pending_) {
-      // The previous batch's insert (off its critical path) must finish
-      // before this lookup; its time is read here.
-      PERFLAB_CUDA_CHECK(cudaEventSynchronize(insert_end_.get()));  // sync outside the iteration: the serving engine answers each batch synchronously
-      counters_.insert_s += elapsed_ms(insert_start_, insert_end_) / 1e3;
-      insert_pending_ = false;
-    }
+    // The previous batch's insert (off its critical path) must finish
+    // before this batch's updates and lookup.
+    drain_insert();
     auto t0 = Clock::now();
-    apply_updates();
+    PERFLAB_CUDA_CHECK(cudaEventRecord(update_start_.get(), s));
+    const bool updated = apply_updates();
+    PERFLAB_CUDA_CHECK(cudaEventRecord(update_end_.get(), s));
     counters_.updates_s += std::chrono::duration<double>(Clock::now() - t0).count();
 
     const auto dense = count(shape_.num_dense);
@@ -171,6 +174,7 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     PERFLAB_CUDA_CHECK(cudaEventSynchronize(ev_[4].get()));  // sync outside the iteration: the answer of this request
     for (int64_t i = 0; i < n; ++i) out[i] = 1.0f / (1.0f + std::exp(-logits_host_.data()[i]));
     counters_.copies_s += (elapsed_ms(ev_[0], ev_[1]) + elapsed_ms(ev_[3], ev_[4])) / 1e3;
+    if (updated) counters_.updates_s += elapsed_ms(update_start_, update_end_) / 1e3;  // their copies on the GPU
     counters_.lookup_s += elapsed_ms(ev_[1], ev_[2]) / 1e3;
     counters_.dense_s += elapsed_ms(ev_[2], ev_[3]) / 1e3;
     counters_.input_bytes += static_cast<double>(n) * static_cast<double>(dense * sizeof(float) + tables * sizeof(int32_t));
@@ -183,6 +187,7 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     ServeCounters c = counters_;
     const std::vector<uint64_t> hits = table_hits_dev_.download();  // after the test
     c.hits = 0;
+    c.inserted = static_cast<int64_t>(inserted_dev_.download().at(0));
     for (size_t t = 0; t < hits.size(); ++t) {
       c.table_hits[t] = static_cast<int64_t>(hits[t]);
       c.hits += c.table_hits[t];
@@ -194,6 +199,9 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     j["counters"]["batches_padded_to"] = max_batch_;
     if (cache_) {
       j["cache"]["prefilled"] = prefilled_;
+      const std::vector<int64_t> keys = cache_keys_.download();
+      j["cache"]["occupied_at_end"] =
+          std::count_if(keys.begin(), keys.end(), [](int64_t k) { return k != kernels::kCacheEmpty; });
     }
     return j;
   }
@@ -233,6 +241,8 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     a.clock = clock_;
     a.out = model_->embedding_input();
     a.table_hits = table_hits_dev_.data();
+    a.inserted = inserted_dev_.data();
+    a.workspace_batch = max_batch_;
     return a;
   }
 
@@ -254,20 +264,29 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     kc::EmbeddingForward::run(a, nullptr, s);
   }
 
-  /// Writes the queued updates to the host tables and to the GPU's copies.
-  /// Runs between batches: no kernel of this engine reads the tables then.
-  void apply_updates() {
-    if (!updates_) return;
+  void drain_insert() {
+    if (!insert_pending_) return;
+    PERFLAB_CUDA_CHECK(cudaEventSynchronize(insert_end_.get()));  // sync outside the iteration: between requests (the next lookup needs the insert done)
+    counters_.insert_s += elapsed_ms(insert_start_, insert_end_) / 1e3;
+    insert_pending_ = false;
+  }
+
+  /// Writes the queued updates to the host tables and to the GPU's copies;
+  /// whether there were any. Runs between batches: no kernel of this engine
+  /// reads the tables then.
+  bool apply_updates() {
+    if (!updates_) return false;
     updates_->take(pending_);
     cudaStream_t s = compute_.get();
     for (size_t first = 0; first < pending_.size(); first += kUpdateChunk) {
       const size_t n = std::min(pending_.size() - first, static_cast<size_t>(kUpdateChunk));
       // The previous chunk's refresh reads update_keys_host_: wait for it.
-      if (first > 0) PERFLAB_CUDA_CHECK(cudaStreamSynchronize(s));  // sync outside the iteration: between requests, more than 4096 updates queued
+      if (first > 0 && cache_) PERFLAB_CUDA_CHECK(cudaStreamSynchronize(s));  // sync outside the iteration: between requests, more than 4096 updates queued
       for (size_t k = 0; k < n; ++k) {
         const PendingUpdate& u = pending_[first + k];
         float* row = host_tables_.data() + u.key * dim_;
         for (int64_t c = 0; c < dim_; ++c) row[c] += update_delta(updates_->seed(), u.sequence, c);
+        if (bf16_) kernels::cpu::round_to_bf16(dim_, row, row);  // the tables hold bf16 values, as on the CPU
         update_keys_host_.data()[k] = u.key;
         if (options_.placement == Placement::kAllDevice) {
           PERFLAB_CUDA_CHECK(cudaMemcpyAsync(device_tables_.data() + u.key * dim_, row, count(dim_) * sizeof(float),
@@ -283,6 +302,7 @@ class DlrmCudaEngine final : public DlrmServeEngine {
       }
     }
     counters_.updates += static_cast<int64_t>(pending_.size());
+    return !pending_.empty();
   }
 
   const Dataset& samples_;
@@ -305,6 +325,8 @@ class DlrmCudaEngine final : public DlrmServeEngine {
   kc::DeviceBuffer<int32_t> ids_dev_;
   kc::DeviceBuffer<float> logits_dev_;
   kc::DeviceBuffer<uint64_t> table_hits_dev_;
+  kc::DeviceBuffer<uint64_t> inserted_dev_;
+  bool bf16_ = false;
   std::optional<kc::CacheState> cache_;
   kc::DeviceBuffer<int64_t> cache_keys_;
   kc::DeviceBuffer<uint32_t> cache_stamps_;
@@ -319,7 +341,7 @@ class DlrmCudaEngine final : public DlrmServeEngine {
   kc::DeviceBuffer<int64_t> update_keys_dev_;
   kc::Stream compute_, side_;
   kc::Event ev_[5] = {kc::Event(true), kc::Event(true), kc::Event(true), kc::Event(true), kc::Event(true)};
-  kc::Event insert_start_{true}, insert_end_{true};
+  kc::Event insert_start_{true}, insert_end_{true}, update_start_{true}, update_end_{true};
   bool insert_pending_ = false;
   ServeCounters counters_;
 };
@@ -345,7 +367,9 @@ double dlrm_serving_device_bytes(const ModelShape& shape, const ServeOptions& op
   if (options.placement == Placement::kHotCache) {
     const double slots = static_cast<double>(kernels::cache_geometry(options.cache_rows).slots());
     bytes += slots * (row_bytes + sizeof(int64_t) + sizeof(uint32_t) + sizeof(uint64_t));
-    bytes += static_cast<double>(max_batch) * tables * 64;  // the insert's workspace
+    // The insert's workspace: eleven per-slot arrays (64 B) and CUB's
+    // temporary storage (double buffers of the sorted pairs), with slack.
+    bytes += static_cast<double>(max_batch) * tables * 128 + (1 << 20);
   }
   return bytes;
 }
