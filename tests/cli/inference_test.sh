@@ -34,6 +34,8 @@ for f in mlperf_log_summary.txt mlperf_log_detail.txt mlperf_log_accuracy.json; 
   [[ -s "$(dirname "$offline")/run_0_loadgen/$f" || $f == mlperf_log_accuracy.json ]] &&
     pass "LoadGen wrote $f beside the result" || fail "no $f in $(dirname "$offline")/run_0_loadgen"
 done
+[[ ! -e "$(dirname "$offline")/run_0_loadgen/mlperf_log_trace.json" ]] &&
+  pass "LoadGen's per-sample trace is off" || fail "LoadGen wrote its per-sample trace"
 grep -q "## Runs" "$(dirname "$offline")/report.md" && grep -q "LoadGen verdict" "$(dirname "$offline")/report.md" &&
   pass "the run's report has LoadGen's verdicts" || fail "report: $(cat "$(dirname "$offline")/report.md")"
 
