@@ -44,15 +44,6 @@
 
 namespace perflab::kernels::cuda {
 
-/// Element type of logits and gradient.
-enum class RnntDType { kFloat32, kFloat16, kBFloat16 };
-
-/// Bytes of one element of `dtype`.
-size_t rnnt_dtype_bytes(RnntDType dtype);
-
-/// "fp32", "fp16" or "bf16".
-const char* rnnt_dtype_name(RnntDType dtype);
-
 /// One RNN-T loss problem; every pointer is device memory.
 struct RnntLossArguments {
   cpu::RnntShape shape;      ///< B, T, U, V (padded dimensions).

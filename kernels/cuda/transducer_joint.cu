@@ -7,6 +7,9 @@
 //   dg_kernel       one block per label position (b, u): threads over H, sum over t
 #include "kernels/cuda/transducer_joint.h"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -53,12 +56,21 @@ __device__ Sequence load_sequence(const JointProblem& p, const int64_t* offsets,
   return s;
 }
 
+/// Element loads and stores: fp32 in registers, dtype in memory (stores
+/// round to nearest even).
+__device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
+__device__ __forceinline__ float load(const __nv_bfloat16* p, int64_t i) { return __bfloat162float(p[i]); }
+__device__ __forceinline__ float load(const __half* p, int64_t i) { return __half2float(p[i]); }
+__device__ __forceinline__ void store(float* p, int64_t i, float v) { p[i] = v; }
+__device__ __forceinline__ void store(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+__device__ __forceinline__ void store(__half* p, int64_t i, float v) { p[i] = __float2half_rn(v); }
+
 /// std::max(x, 0) exactly as the CPU reference computes it.
 __device__ __forceinline__ float activate(bool relu, float x) { return relu && x < 0.0f ? 0.0f : x; }
 
 /// Rows (b, t, 0..) of h for the block's frame, in the layout of `offsets`.
-__global__ void forward_kernel(JointProblem p, const int64_t* offsets, const float* f,
-                               const float* g, float* h) {
+template <typename T>
+__global__ void forward_kernel(JointProblem p, const int64_t* offsets, const T* f, const T* g, T* h) {
   const int64_t b = static_cast<int64_t>(blockIdx.x) / p.max_time;
   const int64_t t = static_cast<int64_t>(blockIdx.x) % p.max_time;
   const Sequence s = load_sequence(p, offsets, b);
@@ -66,40 +78,43 @@ __global__ void forward_kernel(JointProblem p, const int64_t* offsets, const flo
   if (packed && (!s.valid || t >= s.frames)) return;
   const int64_t hidden = p.hidden;
   const int64_t positions = packed ? s.labels + 1 : p.max_labels + 1;
-  const float* f_row = f + (b * p.max_time + t) * hidden;
-  const float* g_rows = g + b * (p.max_labels + 1) * hidden;
-  float* out = h + (s.base + t * s.stride) * hidden;  // rows of one frame are contiguous
+  const T* f_row = f + (b * p.max_time + t) * hidden;
+  const T* g_rows = g + b * (p.max_labels + 1) * hidden;
+  T* out = h + (s.base + t * s.stride) * hidden;  // rows of one frame are contiguous
   for (int64_t i = threadIdx.x; i < positions * hidden; i += blockDim.x) {
     const int64_t u = i / hidden;
     const int64_t k = i - u * hidden;
     if (!s.valid) {
-      out[i] = NAN;
+      store(out, i, NAN);
     } else if (t >= s.frames || u > s.labels) {
-      out[i] = 0.0f;
+      store(out, i, 0.0f);
     } else {
-      out[i] = activate(p.relu, f_row[k] + g_rows[u * hidden + k]);
+      store(out, i, activate(p.relu, load(f_row, k) + load(g_rows, u * hidden + k)));
     }
   }
 }
 
 /// Valid rows of frame (b, t) from padded `from` into packed `to`.
-__global__ void pack_kernel(JointProblem p, const float* from, float* to) {
+template <typename T>
+__global__ void pack_kernel(JointProblem p, const T* from, T* to) {
   const int64_t b = static_cast<int64_t>(blockIdx.x) / p.max_time;
   const int64_t t = static_cast<int64_t>(blockIdx.x) % p.max_time;
   const Sequence s = load_sequence(p, p.offsets, b);
   if (!s.valid || t >= s.frames) return;
   const int64_t count = (s.labels + 1) * p.hidden;
-  const float* src = from + (b * p.max_time + t) * (p.max_labels + 1) * p.hidden;
-  float* dst = to + (s.base + t * s.stride) * p.hidden;
+  const T* src = from + (b * p.max_time + t) * (p.max_labels + 1) * p.hidden;
+  T* dst = to + (s.base + t * s.stride) * p.hidden;
   for (int64_t i = threadIdx.x; i < count; i += blockDim.x) dst[i] = src[i];
 }
 
-__device__ __forceinline__ float masked(bool relu, const float* h, const float* dh, int64_t i) {
-  return relu ? (h[i] > 0.0f ? dh[i] : 0.0f) : dh[i];
+template <typename T>
+__device__ __forceinline__ float masked(bool relu, const T* h, const T* dh, int64_t i) {
+  return relu ? (load(h, i) > 0.0f ? load(dh, i) : 0.0f) : load(dh, i);
 }
 
 /// df[b, t, :] = Σ_u dh'[row(b, t, u), :], u ascending.
-__global__ void df_kernel(JointProblem p, const float* h, const float* dh, float* df) {
+template <typename T>
+__global__ void df_kernel(JointProblem p, const T* h, const T* dh, float* df) {
   const int64_t b = static_cast<int64_t>(blockIdx.x) / p.max_time;
   const int64_t t = static_cast<int64_t>(blockIdx.x) % p.max_time;
   const Sequence s = load_sequence(p, p.offsets, b);
@@ -116,7 +131,8 @@ __global__ void df_kernel(JointProblem p, const float* h, const float* dh, float
 }
 
 /// dg[b, u, :] = Σ_t dh'[row(b, t, u), :], t ascending.
-__global__ void dg_kernel(JointProblem p, const float* h, const float* dh, float* dg) {
+template <typename T>
+__global__ void dg_kernel(JointProblem p, const T* h, const T* dh, float* dg) {
   const int64_t positions = p.max_labels + 1;
   const int64_t b = static_cast<int64_t>(blockIdx.x) / positions;
   const int64_t u = static_cast<int64_t>(blockIdx.x) % positions;
@@ -142,6 +158,39 @@ int64_t padded_elements(const cpu::JointShape& s) {
   return s.batch * s.max_time * (s.max_labels + 1) * s.hidden;
 }
 
+/// The passes on elements of type T (see run()).
+template <typename T>
+void launch(const TransducerJointArguments& args, TransducerJoint::Variant variant, JointPass pass,
+            const JointProblem& p, void* workspace, cudaStream_t stream) {
+  const cpu::JointShape& s = args.shape;
+  const auto frame_blocks = static_cast<unsigned>(s.batch * s.max_time);
+  const auto label_blocks = static_cast<unsigned>(s.batch * (s.max_labels + 1));
+  const T* f = static_cast<const T*>(args.f);
+  const T* g = static_cast<const T*>(args.g);
+  T* h = static_cast<T*>(args.h);
+  const T* dh = static_cast<const T*>(args.dh);
+  if (pass == JointPass::kForward) {
+    if (frame_blocks == 0) return;
+    if (p.offsets != nullptr && variant == TransducerJoint::Variant::kUnfused) {
+      T* padded = static_cast<T*>(workspace);
+      forward_kernel<T><<<frame_blocks, kThreads, 0, stream>>>(p, nullptr, f, g, padded);
+      PERFLAB_CUDA_CHECK_LAUNCH("transducer_joint forward_kernel");
+      pack_kernel<T><<<frame_blocks, kThreads, 0, stream>>>(p, padded, h);
+      PERFLAB_CUDA_CHECK_LAUNCH("transducer_joint pack_kernel");
+    } else {
+      forward_kernel<T><<<frame_blocks, kThreads, 0, stream>>>(p, p.offsets, f, g, h);
+      PERFLAB_CUDA_CHECK_LAUNCH("transducer_joint forward_kernel");
+    }
+    return;
+  }
+  if (frame_blocks > 0) {
+    df_kernel<T><<<frame_blocks, kThreads, 0, stream>>>(p, h, dh, args.df);
+    PERFLAB_CUDA_CHECK_LAUNCH("transducer_joint df_kernel");
+  }
+  dg_kernel<T><<<label_blocks, kThreads, 0, stream>>>(p, h, dh, args.dg);
+  PERFLAB_CUDA_CHECK_LAUNCH("transducer_joint dg_kernel");
+}
+
 }  // namespace
 
 Status TransducerJoint::can_implement(const TransducerJointArguments& args, Variant variant,
@@ -163,6 +212,9 @@ Status TransducerJoint::can_implement(const TransducerJointArguments& args, Vari
       args.activation != cpu::JointActivation::kRelu) {
     return Status::invalid(where + "unknown activation");
   }
+  if (args.dtype != RnntDType::kFloat32 && args.dtype != RnntDType::kBFloat16 && args.dtype != RnntDType::kFloat16) {
+    return Status::invalid(where + "unknown dtype");
+  }
   if (variant != Variant::kUnfused && variant != Variant::kFused) {
     return Status::invalid(where + "unknown variant");
   }
@@ -182,7 +234,9 @@ Status TransducerJoint::can_implement(const TransducerJointArguments& args, Vari
     if (args.f == nullptr || args.g == nullptr || args.h == nullptr) {
       return Status::invalid(where + "forward needs f, g and h");
     }
-    if (args.h == args.f || args.h == args.g) return Status::invalid(where + "h must not alias f or g");
+    if (static_cast<const void*>(args.h) == args.f || static_cast<const void*>(args.h) == args.g) {
+      return Status::invalid(where + "h must not alias f or g");
+    }
   } else {
     if (args.dh == nullptr || args.df == nullptr || args.dg == nullptr) {
       return Status::invalid(where + "backward needs dh, df and dg");
@@ -190,8 +244,8 @@ Status TransducerJoint::can_implement(const TransducerJointArguments& args, Vari
     if (args.activation == cpu::JointActivation::kRelu && args.h == nullptr) {
       return Status::invalid(where + "backward through ReLU needs the forward output h");
     }
-    if (args.df == args.dg || static_cast<const float*>(args.df) == args.dh ||
-        static_cast<const float*>(args.dg) == args.dh) {
+    if (args.df == args.dg || static_cast<const void*>(args.df) == args.dh ||
+        static_cast<const void*>(args.dg) == args.dh) {
       return Status::invalid(where + "df and dg must not alias each other or dh");
     }
   }
@@ -203,7 +257,7 @@ size_t TransducerJoint::workspace_bytes(const TransducerJointArguments& args, Va
   if (!can_implement(args, variant, pass)) return 0;
   const bool unfused_pack = variant == Variant::kUnfused && pass == JointPass::kForward &&
                             args.layout == TransducerLayout::kPacked;
-  return unfused_pack ? static_cast<size_t>(padded_elements(args.shape)) * sizeof(float) : 0;
+  return unfused_pack ? static_cast<size_t>(padded_elements(args.shape)) * rnnt_dtype_bytes(args.dtype) : 0;
 }
 
 Status TransducerJoint::run(const TransducerJointArguments& args, Variant variant, JointPass pass,
@@ -226,42 +280,35 @@ Status TransducerJoint::run(const TransducerJointArguments& args, Variant varian
   const bool packed = args.layout == TransducerLayout::kPacked;
   p.offsets = packed ? args.packed_offsets : nullptr;
   p.packed_rows = args.packed_rows;
-  const unsigned frame_blocks = static_cast<unsigned>(s.batch * s.max_time);
-  const unsigned label_blocks = static_cast<unsigned>(s.batch * (s.max_labels + 1));
-
-  if (pass == JointPass::kForward) {
-    if (frame_blocks == 0) return Status::success();
-    if (packed && variant == Variant::kUnfused) {
-      float* padded = static_cast<float*>(workspace);
-      forward_kernel<<<frame_blocks, kThreads, 0, stream>>>(p, nullptr, args.f, args.g, padded);
-      PERFLAB_CUDA_CHECK_LAUNCH("transducer_joint forward_kernel");
-      pack_kernel<<<frame_blocks, kThreads, 0, stream>>>(p, padded, args.h);
-      PERFLAB_CUDA_CHECK_LAUNCH("transducer_joint pack_kernel");
-    } else {
-      forward_kernel<<<frame_blocks, kThreads, 0, stream>>>(p, p.offsets, args.f, args.g, args.h);
-      PERFLAB_CUDA_CHECK_LAUNCH("transducer_joint forward_kernel");
-    }
-    return Status::success();
+  switch (args.dtype) {
+    case RnntDType::kFloat32:
+      launch<float>(args, variant, pass, p, workspace, stream);
+      break;
+    case RnntDType::kBFloat16:
+      launch<__nv_bfloat16>(args, variant, pass, p, workspace, stream);
+      break;
+    case RnntDType::kFloat16:
+      launch<__half>(args, variant, pass, p, workspace, stream);
+      break;
   }
-  if (frame_blocks > 0) {
-    df_kernel<<<frame_blocks, kThreads, 0, stream>>>(p, args.h, args.dh, args.df);
-    PERFLAB_CUDA_CHECK_LAUNCH("transducer_joint df_kernel");
-  }
-  dg_kernel<<<label_blocks, kThreads, 0, stream>>>(p, args.h, args.dh, args.dg);
-  PERFLAB_CUDA_CHECK_LAUNCH("transducer_joint dg_kernel");
   return Status::success();
 }
 
 LaunchList TransducerJoint::launches(const TransducerJointArguments& args, Variant variant, JointPass pass) {
   const cpu::JointShape& s = args.shape;
   if (s.batch == 0 || s.hidden == 0) return {};
+  // Activations in dtype; df and dg fp32 (the backward's frames/labels
+  // terms count the fp32 write, the forward's the dtype read).
+  const double e = static_cast<double>(rnnt_dtype_bytes(args.dtype));
   constexpr double f = sizeof(float);
   const double h = static_cast<double>(s.hidden);
+  const double frames_in = static_cast<double>(s.batch * s.max_time) * h * e;
+  const double labels_in = static_cast<double>(s.batch * (s.max_labels + 1)) * h * e;
   const double frames = static_cast<double>(s.batch * s.max_time) * h * f;
   const double labels = static_cast<double>(s.batch * (s.max_labels + 1)) * h * f;
-  const double padded = static_cast<double>(s.batch * s.max_time * (s.max_labels + 1)) * h * f;
+  const double padded = static_cast<double>(s.batch * s.max_time * (s.max_labels + 1)) * h * e;
   const bool packed = args.layout == TransducerLayout::kPacked;
-  const double rows = packed ? static_cast<double>(args.packed_rows) * h * f : padded;
+  const double rows = packed ? static_cast<double>(args.packed_rows) * h * e : padded;
   const bool frames_exist = s.batch * s.max_time > 0;  // run() skips the frame kernels otherwise
   if (!frames_exist) {
     if (pass == JointPass::kForward) return {};
@@ -269,10 +316,10 @@ LaunchList TransducerJoint::launches(const TransducerJointArguments& args, Varia
   }
   if (pass == JointPass::kForward) {
     if (packed && variant == Variant::kUnfused) {
-      return {{"forward_kernel", "joint forward into the padded layout", "", {frames + labels + padded, 0, ""}},
+      return {{"forward_kernel", "joint forward into the padded layout", "", {frames_in + labels_in + padded, 0, ""}},
               {"pack_kernel", "pack the padded rows", "", {2 * rows, 0, ""}}};
     }
-    return {{"forward_kernel", "joint forward", "", {frames + labels + rows, 0, ""}}};
+    return {{"forward_kernel", "joint forward", "", {frames_in + labels_in + rows, 0, ""}}};
   }
   const double relu = args.activation == cpu::JointActivation::kRelu ? rows : 0;
   return {{"df_kernel", "joint backward: df", "", {rows + relu + frames, 0, ""}},

@@ -1,5 +1,10 @@
 // RNN-T joint on a CUDA device: the twin of kernels/cpu/transducer_joint.h
-// (same formulas, layouts, activation, and summation order), fp32 only.
+// (same formulas, layouts, activation, and summation order). Activations
+// (f, g, h, dh) are fp32, bf16 or fp16 (`dtype`); every sum is fp32 and h is
+// rounded to dtype once (nearest even), so the loss reads it as its logits
+// (RnntLossArguments with the same dtype and layout); df and dg are fp32.
+// On inputs already of dtype, results equal the CPU reference's on those
+// values with h rounded to dtype (and its rounded h as the ReLU mask).
 //   forward:  h[b,t,u,:] = act(f[b,t,:] + g[b,u,:])   for t < T_b, u <= U_b
 //   backward: df[b,t,:] = Σ_{u<=U_b} dh'[b,t,u,:],  dg[b,u,:] = Σ_{t<T_b} dh'[b,t,u,:]
 //             with dh' = dh * [h > 0] for ReLU (h is read only then).
@@ -45,12 +50,13 @@ struct TransducerJointArguments {
   const int32_t* label_lengths = nullptr;   ///< [B]: U_b.
   const int64_t* packed_offsets = nullptr;  ///< [B+1] from cpu::rnnt_packed_offsets (packed only).
   int64_t packed_rows = 0;                  ///< offsets[B] as computed on the host (packed only).
-  const float* f = nullptr;   ///< Forward in: [B, T, H].
-  const float* g = nullptr;   ///< Forward in: [B, U+1, H].
-  float* h = nullptr;         ///< Forward out; backward in (ReLU only): [B,T,U+1,H] or [R,H].
-  const float* dh = nullptr;  ///< Backward in: like h.
-  float* df = nullptr;        ///< Backward out: [B, T, H].
-  float* dg = nullptr;        ///< Backward out: [B, U+1, H].
+  RnntDType dtype = RnntDType::kFloat32;  ///< Of f, g, h and dh.
+  const void* f = nullptr;   ///< Forward in: [B, T, H].
+  const void* g = nullptr;   ///< Forward in: [B, U+1, H].
+  void* h = nullptr;         ///< Forward out; backward in (ReLU only): [B,T,U+1,H] or [R,H].
+  const void* dh = nullptr;  ///< Backward in: like h.
+  float* df = nullptr;       ///< Backward out: [B, T, H], fp32.
+  float* dg = nullptr;       ///< Backward out: [B, U+1, H], fp32.
 };
 
 /// Which half of the joint a run computes.
@@ -66,8 +72,8 @@ class TransducerJoint {
   static Status can_implement(const TransducerJointArguments& args, Variant variant,
                               JointPass pass);
 
-  /// Workspace run() needs: B*T*(U+1)*H floats for an unfused packed
-  /// forward, otherwise 0.
+  /// Workspace run() needs: B*T*(U+1)*H elements of dtype for an unfused
+  /// packed forward, otherwise 0.
   static size_t workspace_bytes(const TransducerJointArguments& args, Variant variant,
                                 JointPass pass);
 

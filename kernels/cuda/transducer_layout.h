@@ -1,13 +1,24 @@
-// Row layouts shared by the CUDA transducer joint and RNN-T loss: the joint's
-// output rows are the loss's logit rows. Host-only.
+// Row layouts and element types shared by the CUDA transducer joint and
+// RNN-T loss: the joint's output rows are the loss's logit rows. Host-only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "kernels/cuda/status.h"
 
 namespace perflab::kernels::cuda {
+
+/// Element type of the loss's logits and gradient and of the joint's
+/// activations (f, g, h and dh): the joint's h is the loss's logits.
+enum class RnntDType { kFloat32, kFloat16, kBFloat16 };
+
+/// Bytes of one element of `dtype`.
+size_t rnnt_dtype_bytes(RnntDType dtype);
+
+/// "fp32", "fp16" or "bf16".
+const char* rnnt_dtype_name(RnntDType dtype);
 
 /// How the rows (b, t, u) of a transducer tensor [.., width] are stored.
 ///   kPadded: [B, T, U+1, width], row (b, t, u) = (b*T + t)*(U+1) + u; rows

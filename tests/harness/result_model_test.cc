@@ -291,6 +291,20 @@ InvocationRecord inference_record() {
     j["batches"] = {{"batches", 214}, {"samples", 941}, {"largest", 10}};
     j["settings"] = inference_settings_to_json(rec.spec.inference);
     j["loadgen_folder"] = "run_0_loadgen";
+    // The engine's record as dlrm's serving engine writes it (workloads/dlrm/serve/serve_engine.cc).
+    j["engine"] = {
+        {"placement", "hot_cache"},
+        {"placement_in_effect", "cpu backend: host memory behind the cache's lookups and inserts"},
+        {"cache", {{"capacity", "5%"}, {"rows", 64}, {"sets", 2}, {"ways", 32}, {"policy", "lfu"}, {"warm", "frequency"},
+                   {"prefilled", 60}, {"occupied_at_end", 64}}},
+        {"update_rate_rows_per_s", 100.0},
+        {"model", "initialised from the seed"},
+        {"counters",
+         {{"batches", 214}, {"samples", 941}, {"lookups", 24466}, {"hits", 20000}, {"hit_rate", 20000.0 / 24466},
+          {"table_hit_rate", {0.5, 0.9}}, {"inserted", 300}, {"host_embedding_bytes_per_sample", 303.9},
+          {"input_bytes_per_sample", 156.0}, {"row_bytes", 64}, {"updates", {{"applied", 80}, {"max_staleness_ms", 2.5}}},
+          {"time_s", {{"updates", 0.001}, {"copies", 0.01}, {"lookup", 0.02}, {"insert", 0.01}, {"dense", 0.2}}},
+          {"time_per_batch_ms", {{"updates", 0.005}, {"copies", 0.05}, {"lookup", 0.09}, {"insert", 0.05}, {"dense", 0.9}}}}}};
     r.inference = j;
   }
   rec.score = score_records(rec.runs, RunMode::kInference);

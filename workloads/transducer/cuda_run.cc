@@ -87,6 +87,19 @@ void upload_as_bf16(const std::vector<float>& values, kc::DeviceBuffer<unsigned 
   PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());  // sync outside the iteration: setup, before staging is freed
 }
 
+float decode_one(const unsigned char* p, kc::RnntDType dtype);
+
+/// The first `count` of `v` as the device holds them in `dtype` (each
+/// rounded to nearest even and widened back).
+std::vector<float> rounded(const std::vector<float>& v, size_t count, kc::RnntDType dtype) {
+  std::vector<float> head(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(count, v.size())));
+  if (dtype == kc::RnntDType::kFloat32) return head;
+  const std::vector<unsigned char> bytes = encode(head, dtype);
+  const size_t e = kc::rnnt_dtype_bytes(dtype);
+  for (size_t i = 0; i < head.size(); ++i) head[i] = decode_one(bytes.data() + i * e, dtype);
+  return head;
+}
+
 float decode_one(const unsigned char* p, kc::RnntDType dtype) {
   if (dtype == kc::RnntDType::kFloat32) {
     float f;
@@ -156,13 +169,11 @@ class CudaRun final : public TimedStep, public DeviceStep {
         if (!st) throw UsageError("transducer: the cuda loss cannot run this problem: " + st.reason());
       }
     } else {
-      if (dtype_ != kc::RnntDType::kFloat32) {
-        throw UsageError("transducer: the cuda joint computes fp32 only (set dtype=fp32)");
-      }
-      f_ = kc::DeviceBuffer<float>(data_.f);
-      g_ = kc::DeviceBuffer<float>(data_.g);
-      dh_ = kc::DeviceBuffer<float>(data_.values);
-      h_ = kc::DeviceBuffer<float>(rows * width);
+      // Activations in dtype (rounded to nearest even here); df, dg fp32.
+      f_ = kc::DeviceBuffer<unsigned char>(encode(data_.f, dtype_));
+      g_ = kc::DeviceBuffer<unsigned char>(encode(data_.g, dtype_));
+      dh_ = kc::DeviceBuffer<unsigned char>(encode(data_.values, dtype_));
+      h_ = kc::DeviceBuffer<unsigned char>(rows * width * kc::rnnt_dtype_bytes(dtype_));
       df_ = kc::DeviceBuffer<float>(data_.f.size());
       dg_ = kc::DeviceBuffer<float>(data_.g.size());
       size_t ws = 0;
@@ -284,6 +295,7 @@ class CudaRun final : public TimedStep, public DeviceStep {
     a.label_lengths = sets_[set].label_lengths.data();
     a.packed_offsets = offsets;
     a.packed_rows = data_.sets[set].packed_rows;
+    a.dtype = dtype_;
     a.f = f_.data();
     a.g = g_.data();
     a.h = h_.data();
@@ -331,7 +343,8 @@ class CudaRun final : public TimedStep, public DeviceStep {
   kc::DeviceBuffer<int64_t> naive_offsets_;
   kc::DeviceBuffer<unsigned char> logits_, grad_, workspace_;
   kc::DeviceBuffer<float> costs_, loss_;
-  kc::DeviceBuffer<float> f_, g_, dh_, h_, df_, dg_;
+  kc::DeviceBuffer<unsigned char> f_, g_, dh_, h_;  // joint activations, in dtype
+  kc::DeviceBuffer<float> df_, dg_;
   size_t last_set_ = 0;
 };
 
@@ -416,31 +429,38 @@ CorrectnessReport CudaRun::check_joint() {
   const auto nh = static_cast<size_t>(rows * H);
   const auto nf = static_cast<size_t>(k * pr_.max_time * H);
   const auto ng = static_cast<size_t>(k * (pr_.max_labels + 1) * H);
-  std::vector<float> dev_h = download(h_.data(), nh, kc::RnntDType::kFloat32);
+  std::vector<float> dev_h = download(h_.data(), nh, dtype_);
   std::vector<float> dev_df = download(df_.data(), nf, kc::RnntDType::kFloat32);
   std::vector<float> dev_dg = download(dg_.data(), ng, kc::RnntDType::kFloat32);
   cpu::JointShape shape{k, pr_.max_time, pr_.max_labels, H};
   std::vector<float> h(nh), df(nf), dg(ng);
   const auto act = cpu::JointActivation::kRelu;
+  // The CPU sees the device's inputs (rounded to dtype), computes h in fp32,
+  // rounds it to dtype as the device stores it, and masks the backward with
+  // that rounded h: the same arithmetic, so the same values.
+  const std::vector<float> f = rounded(data_.f, nf, dtype_), g = rounded(data_.g, ng, dtype_);
+  const std::vector<float> dh = rounded(data_.values, nh, dtype_);
   if (pr_.layout == Layout::kPacked) {
-    cpu::transducer_joint_forward_packed(shape, act, data_.f.data(), data_.g.data(), s.frames.data(),
-                                         s.label_lengths.data(), s.offsets.data(), h.data());
-    cpu::transducer_joint_backward_packed(shape, act, h.data(), data_.values.data(), s.frames.data(),
-                                          s.label_lengths.data(), s.offsets.data(), df.data(), dg.data());
+    cpu::transducer_joint_forward_packed(shape, act, f.data(), g.data(), s.frames.data(), s.label_lengths.data(),
+                                         s.offsets.data(), h.data());
+    h = rounded(h, nh, dtype_);
+    cpu::transducer_joint_backward_packed(shape, act, h.data(), dh.data(), s.frames.data(), s.label_lengths.data(),
+                                          s.offsets.data(), df.data(), dg.data());
   } else {
-    cpu::transducer_joint_forward(shape, act, data_.f.data(), data_.g.data(), s.frames.data(),
-                                  s.label_lengths.data(), h.data());
-    cpu::transducer_joint_backward(shape, act, h.data(), data_.values.data(), s.frames.data(),
-                                   s.label_lengths.data(), df.data(), dg.data());
+    cpu::transducer_joint_forward(shape, act, f.data(), g.data(), s.frames.data(), s.label_lengths.data(), h.data());
+    h = rounded(h, nh, dtype_);
+    cpu::transducer_joint_backward(shape, act, h.data(), dh.data(), s.frames.data(), s.label_lengths.data(),
+                                   df.data(), dg.data());
   }
   auto widen = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
   Worst wh = compare(dev_h, widen(h), 1e-6, 1e-7);
   Worst wf = compare(dev_df, widen(df), 1e-5, 1e-6);
   Worst wg = compare(dev_dg, widen(dg), 1e-5, 1e-6);
   const bool ok = wh.ratio <= 1 && wf.ratio <= 1 && wg.ratio <= 1;
-  return {ok, fmt::format("{} joint, {} sequences vs the CPU reference: h within 1e-6 relative (worst {:.2g} of it), "
+  return {ok, fmt::format("{} {} joint, {} sequences vs the CPU reference: h within 1e-6 relative (worst {:.2g} of it), "
                           "df and dg within 1e-5 relative (worst {:.2g} and {:.2g} of it; df at {}: {} vs {})",
-                          fused_ ? "fused" : "unfused", k, wh.ratio, wf.ratio, wg.ratio, wf.index, wf.got, wf.want)};
+                          fused_ ? "fused" : "unfused", kc::rnnt_dtype_name(dtype_), k, wh.ratio, wf.ratio, wg.ratio,
+                          wf.index, wf.got, wf.want)};
 }
 
 }  // namespace

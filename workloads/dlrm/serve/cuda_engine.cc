@@ -196,7 +196,6 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     c.host_embedding_bytes = options_.placement == Placement::kAllDevice ? 0.0 : static_cast<double>(c.lookups - c.hits) * row;
     nlohmann::json j = serve_options_json(options_, Backend::kCuda);
     j["counters"] = serve_counters_json(c, dim_);
-    j["counters"]["batches_padded_to"] = max_batch_;
     if (cache_) {
       j["cache"]["prefilled"] = prefilled_;
       const std::vector<int64_t> keys = cache_keys_.download();
