@@ -82,19 +82,21 @@ void EmbeddingCache::store(int64_t slot, int64_t key, uint32_t stamp, uint64_t c
 }
 
 const std::vector<std::pair<int64_t, uint64_t>>& EmbeddingCache::order_misses() {
+  // Distinct misses with their counts (one sort of the keys), then those
+  // ordered by (set, key): each key's set is hashed once, not per comparison.
   std::sort(misses_.begin(), misses_.end());
-  order_.clear();
+  by_set_.clear();
   for (size_t i = 0; i < misses_.size();) {
     size_t j = i;
     while (j < misses_.size() && misses_[j] == misses_[i]) ++j;
-    order_.emplace_back(misses_[i], static_cast<uint64_t>(j - i));
+    by_set_.push_back({cache_set(misses_[i], geometry_.sets), misses_[i], static_cast<uint64_t>(j - i)});
     i = j;
   }
-  // By set; a stable sort keeps each set's keys ascending.
-  const int64_t sets = geometry_.sets;
-  std::stable_sort(order_.begin(), order_.end(), [sets](const auto& a, const auto& b) {
-    return cache_set(a.first, sets) < cache_set(b.first, sets);
+  std::sort(by_set_.begin(), by_set_.end(), [](const SetKey& a, const SetKey& b) {
+    return a.set != b.set ? a.set < b.set : a.key < b.key;
   });
+  order_.clear();
+  for (const SetKey& k : by_set_) order_.emplace_back(k.key, k.count);
   return order_;
 }
 

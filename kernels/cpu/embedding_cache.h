@@ -197,6 +197,11 @@ class EmbeddingCache {
   std::vector<uint64_t> counts_;
   std::vector<float> values_;
   std::vector<int64_t> misses_;
+  struct SetKey {
+    int64_t set, key;
+    uint64_t count;
+  };
+  std::vector<SetKey> by_set_;
   std::vector<std::pair<int64_t, uint64_t>> order_;
 };
 
