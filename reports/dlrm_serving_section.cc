@@ -175,7 +175,9 @@ constexpr const char* kExplanation =
     "embedding rows read from host memory per sample (on the cpu backend every placement is host memory: it "
     "counts what a GPU would fetch over PCIe); time per batch from the engine's clocks; staleness: the longest "
     "wait from an update's arrival to the batch that applied it, and p99 against the same point without updates "
-    "(their latency cost).";
+    "(their latency cost). In Server, LoadGen issues queries at the target rate, so a VALID run's samples/s is "
+    "that target: compare Server points by the highest target that stays VALID (a sweep over target_qps), and "
+    "Offline points by samples/s.";
 
 /// Hit rate and p99 against capacity, one pair of lines per backend and policy.
 std::string capacity_chart(const std::vector<ServingRow>& rows) {
