@@ -114,6 +114,9 @@ class Adapter final : public mlperf::SystemUnderTest, public mlperf::QuerySample
 
   // The system under test: queue every sample; the worker answers.
   void IssueQuery(const std::vector<mlperf::QuerySample>& samples) override {
+    // The test starts with its first query (LoadGen has loaded the library
+    // and set up by then): the engine's side work starts here, once.
+    std::call_once(began_, [this] { engine_.begin_test(); });
     {
       std::lock_guard<std::mutex> lock(mutex_);
       const Clock::time_point now = Clock::now();
@@ -217,6 +220,7 @@ class Adapter final : public mlperf::SystemUnderTest, public mlperf::QuerySample
   bool flushing_ = false, stopping_ = false;
   InferenceBatches batches_;
   std::exception_ptr failure_;
+  std::once_flag began_;
   std::thread worker_;
 };
 
@@ -258,12 +262,14 @@ InferenceRunOutcome run_inference(InferenceEngine& engine, const InferenceSettin
   log.enable_trace = false;
   InferenceBatches batches;
   {
-    Adapter adapter(engine, settings);
-    engine.begin_test();
+    Adapter adapter(engine, settings);  // calls engine.begin_test() with the first query
     try {
       mlperf::StartTest(&adapter, &adapter, loadgen_settings(settings), log);
     } catch (...) {
-      engine.end_test();
+      try {
+        engine.end_test();
+      } catch (...) {  // the test's own failure is the one to report
+      }
       throw;
     }
     engine.end_test();

@@ -43,9 +43,10 @@ class InferenceEngine {
   /// One prediction per sample of `indices` into `out` (same order). Called
   /// from one worker thread only; `indices` holds at most max_batch samples.
   virtual void predict(const std::vector<size_t>& indices, float* out) = 0;
-  /// Around the LoadGen test (after the library is loaded, before the first
-  /// query; after the last answer): work the engine runs beside serving,
-  /// such as a stream of model updates, starts and stops here.
+  /// Around the LoadGen test (begin_test: as the first query arrives, once
+  /// LoadGen has loaded the library; end_test: after the last answer):
+  /// work the engine runs beside serving, such as a stream of model
+  /// updates, starts and stops here.
   virtual void begin_test() {}
   virtual void end_test() {}
   /// What the engine measured over the test (placement, cache hit rates,

@@ -380,7 +380,7 @@ namespace {
 
 /// One seed of --mode inference: the workload's engine for the seed, one
 /// LoadGen test of it into LOG_STEM_loadgen/ beside the run's log (LoadGen's
-/// own summary, detail, accuracy and trace files), and LoadGen's outcome as
+/// own summary, detail and accuracy files; its trace is off), and LoadGen's outcome as
 /// the run: its throughput the score, its verdict and latencies the record.
 /// No perflab MLLOG: LoadGen's detail log is the inference compliance log.
 RunRecord run_inference_seed(const RunContext& ctx, PreparedBenchmark& prepared, uint64_t seed,

@@ -3,7 +3,8 @@
 // placement, the cache, LoadGen's throughput and p99, the hit rate, the
 // bytes read from host memory per sample, where a batch's time goes and the
 // updates applied; each result's throughput against the cpu backend's
-// all_device point of the same scenario and latency bound (the production
+// all_device point of the same setting (preset, other parameters, LoadGen's
+// settings; only placement, cache and update rate may differ) (the production
 // claim this benchmark checks: a GPU with a hot-row cache serves several
 // times what CPU serving does); in HTML, hit rate and p99 against the
 // cache's capacity. Training results have no serving engine: nothing shows.
@@ -34,6 +35,11 @@ struct ServingRow {
   double latency_bound_ms = 0;
   double update_rate = 0;
   double zipf = 0;  ///< The synthetic ids' skew (zipf_exponent); NaN for other data.
+  double target_qps = 0;
+  /// Everything else of the spec that could change the figures (preset,
+  /// the other parameters, LoadGen's settings), as text: rows compare only
+  /// with rows of the same setting.
+  std::string setting;
   std::optional<double> throughput;  ///< The result's score (samples/s).
   std::optional<double> p99_ms;      ///< Median over runs of LoadGen's p99.
   int runs = 0, valid = 0;
@@ -73,7 +79,14 @@ std::vector<ServingRow> serving_rows(const std::vector<Result>& results) {
     row.scenario = str(r.spec.inference, "scenario");
     row.latency_bound_ms = num(r.spec.inference, "latency_bound_ms");
     row.throughput = r.score.throughput;
-    row.zipf = r.spec.param_number("zipf_exponent").value_or(NAN);
+    const bool synthetic = r.spec.params.value("data", std::string("synthetic")) == "synthetic";
+    row.zipf = synthetic ? r.spec.param_number("zipf_exponent").value_or(NAN) : NAN;
+    row.target_qps = num(r.spec.inference, "target_qps");
+    json setting = {{"preset", r.spec.preset}, {"params", r.spec.params}, {"inference", r.spec.inference}};
+    for (const char* serving : {"placement", "cache_capacity", "cache_policy", "cache_warm", "update_rate"}) {
+      setting["params"].erase(serving);
+    }
+    row.setting = setting.dump();
     double lookups = 0, hits = 0, host_bytes = 0, samples = 0;
     std::vector<double> p99;
     for (const ResultRun& run : r.runs) {
@@ -115,9 +128,8 @@ std::vector<ServingRow> serving_rows(const std::vector<Result>& results) {
     rows.push_back(row);
   }
   auto same_point = [](const ServingRow& a, const ServingRow& b) {
-    return a.backend == b.backend && a.scenario == b.scenario && a.placement == b.placement && a.policy == b.policy &&
-           a.cache_rows == b.cache_rows && a.latency_bound_ms == b.latency_bound_ms &&
-           (a.zipf == b.zipf || (std::isnan(a.zipf) && std::isnan(b.zipf)));
+    return a.backend == b.backend && a.setting == b.setting && a.placement == b.placement && a.policy == b.policy &&
+           a.cache_rows == b.cache_rows;
   };
   for (ServingRow& row : rows) {
     if (row.update_rate > 0 && row.p99_ms) {
@@ -129,9 +141,8 @@ std::vector<ServingRow> serving_rows(const std::vector<Result>& results) {
       }
     }
     for (const ServingRow& base : rows) {
-      if (!(base.zipf == row.zipf || (std::isnan(base.zipf) && std::isnan(row.zipf)))) continue;
-      if (base.backend == "cpu" && base.placement == "all_device" && base.scenario == row.scenario &&
-          base.latency_bound_ms == row.latency_bound_ms && base.update_rate == 0 && base.throughput &&
+      if (base.backend == "cpu" && base.placement == "all_device" && base.setting == row.setting &&
+          base.update_rate == 0 && base.throughput &&
           *base.throughput > 0 && row.throughput) {
         row.vs_cpu = *row.throughput / *base.throughput;
         break;
@@ -139,14 +150,18 @@ std::vector<ServingRow> serving_rows(const std::vector<Result>& results) {
     }
   }
   std::stable_sort(rows.begin(), rows.end(), [](const ServingRow& a, const ServingRow& b) {
-    return std::tie(a.backend, a.scenario, a.zipf, a.placement, a.policy, a.cache_rows, a.update_rate) <
-           std::tie(b.backend, b.scenario, b.zipf, b.placement, b.policy, b.cache_rows, b.update_rate);
+    // NaN (not synthetic data) compares as a value of its own: a strict weak order.
+    const bool an = std::isnan(a.zipf), bn = std::isnan(b.zipf);
+    const double az = an ? 0.0 : a.zipf, bz = bn ? 0.0 : b.zipf;
+    return std::tie(a.backend, a.scenario, an, az, a.target_qps, a.setting, a.placement, a.policy, a.cache_rows,
+                    a.update_rate) < std::tie(b.backend, b.scenario, bn, bz, b.target_qps, b.setting, b.placement,
+                                              b.policy, b.cache_rows, b.update_rate);
   });
   return rows;
 }
 
 std::vector<std::string> header() {
-  return {"backend", "scenario", "zipf", "placement", "cache rows", "policy", "updates/s", "samples/s",
+  return {"backend", "scenario", "zipf", "target qps", "placement", "cache rows", "policy", "updates/s", "samples/s",
           "vs cpu all_device", "p99 (ms)", "VALID", "hit rate", "host bytes/sample",
           "lookup / insert / dense / copies (ms per batch)", "updates applied (max staleness ms; p99 vs none)"};
 }
@@ -155,7 +170,8 @@ std::vector<std::vector<std::string>> cells(const std::vector<ServingRow>& rows)
   std::vector<std::vector<std::string>> out;
   for (const ServingRow& r : rows) {
     const bool cache = r.placement == "hot_cache";
-    out.push_back({r.backend, r.scenario, std::isnan(r.zipf) ? "-" : fmt::format("{:g}", r.zipf), r.placement,
+    out.push_back({r.backend, r.scenario, std::isnan(r.zipf) ? "-" : fmt::format("{:g}", r.zipf),
+                   fmt::format("{:g}", r.target_qps), r.placement,
                    cache ? std::to_string(r.cache_rows) : "-",
                    cache ? r.policy : "-", fmt::format("{:g}", r.update_rate),
                    r.throughput ? fmt::format("{:.0f}", *r.throughput) : "-",
@@ -184,7 +200,7 @@ std::string capacity_chart(const std::vector<ServingRow>& rows) {
   std::map<std::string, std::pair<Series, Series>> lines;
   for (const ServingRow& r : rows) {
     if (r.placement != "hot_cache" || r.update_rate > 0) continue;
-    const std::string name = fmt::format("{} {} {}", r.backend, r.scenario, r.policy);
+    const std::string name = fmt::format("{} {} {} at {:g}/s", r.backend, r.scenario, r.policy, r.target_qps);
     auto& [hit, p99] = lines[name];
     hit.name = name + ": hit rate";
     hit.x.push_back(static_cast<double>(r.cache_rows));
@@ -239,7 +255,7 @@ WorkloadSection dlrm_serving_section() {
     const std::vector<std::vector<std::string>> c = cells(rows);
     const std::string chart = capacity_chart(rows);
     return fmt::format("<h2>DLRM serving</h2>\n<p>{}</p>\n", xml_escape(kExplanation)) +
-           html_table(header(), c, {0, 1, 3, 5, 13, 14}) +
+           html_table(header(), c, {0, 1, 4, 6, 14, 15}) +
            (chart.empty() ? "" : "<div class=\"charts\">" + chart + "</div>\n");
   };
   return s;

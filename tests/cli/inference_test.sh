@@ -174,11 +174,11 @@ EOF
 if "$PERFLAB" sweep "$tmp/capacity.yaml" --out "$tmp/capacity" >"$tmp/capacity.out" 2>&1 &&
   "$PERFLAB" report "$tmp/capacity" "$tmp/offline" --out "$tmp/capacity-report" >/dev/null 2>&1; then
   md="$tmp/capacity-report/report.md"
-  [[ $(grep -c "^| cpu | offline | 1.05 | hot_cache | " "$md") == 3 ]] &&
-    grep -q "^| cpu | offline | 1.05 | all_device | " "$md" &&
+  [[ $(grep -c "^| cpu | offline | 1.05 | 50000 | hot_cache | " "$md") == 3 ]] &&
+    grep -q "^| cpu | offline | 1.05 | 50000 | all_device | " "$md" &&
     pass "the sweep report's serving table has one row per capacity and the uncached point" ||
     fail "serving table: $(grep -A8 "DLRM serving" "$md")"
-  [[ $(grep -cE "^\| cpu \| offline \| 1.05 \| (hot_cache|all_device) \| .* \| [0-9]+\.[0-9]{2}x \|" "$md") == 4 ]] &&
+  [[ $(grep -cE "^\| cpu \| offline \| 1.05 \| 50000 \| (hot_cache|all_device) \| .* \| [0-9]+\.[0-9]{2}x \|" "$md") == 4 ]] &&
     pass "each point is compared with the cpu backend's all_device point" || fail "no comparison: $(grep "offline" "$md")"
   grep -q "Hot-row cache: hit rate and p99 latency by capacity" "$tmp/capacity-report/report.html" &&
     pass "the HTML report charts hit rate and p99 by capacity" || fail "no capacity chart in the HTML report"

@@ -106,6 +106,13 @@ std::ifstream open_checkpoint(const std::filesystem::path& path, const ModelShap
       header.value("table_floats", nlohmann::json(-1)) != table_floats(shape)) {
     throw bad_checkpoint(path, "its parameter counts do not match the model");
   }
+  // Its length too, so a cut-short file is refused when the run is set up.
+  std::error_code ec;
+  const auto size = static_cast<double>(std::filesystem::file_size(path, ec));
+  const double expected =
+      static_cast<double>(in.tellg()) + static_cast<double>(dense_floats + table_floats(shape)) * sizeof(float);
+  if (!ec && size < expected) throw bad_checkpoint(path, "cut short (fewer parameters than its header says)");
+  if (!ec && size > expected) throw bad_checkpoint(path, "longer than its header says");
   return in;
 }
 

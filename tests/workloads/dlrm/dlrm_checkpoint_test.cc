@@ -99,6 +99,10 @@ TEST(DlrmCheckpoint, AFileThatIsNotThisModelsCheckpointIsRefusedInOneLine) {
   ModelShape other = tiny_shape(5);
   other.table_sizes = {5, 7, 4};
   EXPECT_THROW(check_checkpoint(good, other, CpuPrecision::kFp32), UsageError);
+  // The setup's check reads the header and the length only: a cut-short file is refused there already.
+  EXPECT_THROW(check_checkpoint(dir / "short.ckpt", tiny_shape(5), CpuPrecision::kFp32), UsageError);
+  EXPECT_THROW(check_checkpoint(dir / "long.ckpt", tiny_shape(5), CpuPrecision::kFp32), UsageError);
+  EXPECT_NO_THROW(check_checkpoint(good, tiny_shape(5), CpuPrecision::kFp32));
   fs::remove_all(dir);
 }
 

@@ -134,6 +134,7 @@ TEST(DlrmServePlacement, AnUpdateQueuedBeforeABatchIsInItsPredictions) {
 
 TEST(DlrmServePlacement, TheUpdateStreamQueuesAtItsRate) {
   RowUpdateStream stream(1e6, 3, [](uint64_t draw) { return static_cast<int64_t>(draw % 10); });
+  const auto t0 = std::chrono::steady_clock::now();
   stream.start();
   std::vector<PendingUpdate> got;
   for (int i = 0; i < 2000 && got.empty(); ++i) {
@@ -141,7 +142,12 @@ TEST(DlrmServePlacement, TheUpdateStreamQueuesAtItsRate) {
     stream.take(got);
   }
   stream.stop();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_FALSE(got.empty()) << "no update in 2 s at a million rows per second";
+  EXPECT_LE(static_cast<double>(got.size()), 1e6 * elapsed + 1) << "more updates than the rate allows";
+  for (const PendingUpdate& u : got) {
+    EXPECT_GE(u.queued, t0) << "stamped with the time it was due, never before the start";
+  }
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(got[i].sequence, i);
     EXPECT_GE(got[i].key, 0);
@@ -185,6 +191,13 @@ TEST(DlrmServePlacement, BadServingParametersAreRefusedInOneLine) {
       {{{"placement", "host"}}, false, "placement applies to --mode inference"},
       {{{"update_rate", "10"}}, false, "update_rate applies to --mode inference"},
       {{{"save_model", "/tmp/x"}}, true, "save_model writes a trained model"},
+      {{{"placement", "host"}, {"cache_capacity", "10%"}}, true, "cache_capacity applies to placement=hot_cache, not host"},
+      {{{"cache_policy", "lru"}}, true, "cache_policy applies to placement=hot_cache, not all_device"},
+      {{{"placement", "hot_cache"}, {"cache_capacity", " 7"}}, true, "not a positive number"},
+      {{{"placement", "hot_cache"}, {"cache_capacity", "+7"}}, true, "not a positive number"},
+      {{{"placement", "hot_cache"}, {"cache_capacity", "0x10"}}, true, "not a decimal number"},
+      {{{"placement", "hot_cache"}, {"cache_capacity", "1e400"}}, true, "too large"},
+      {{{"placement", "hot_cache"}, {"cache_capacity", "nan"}}, true, "not a positive number"},
   };
   for (const auto& c : cases) {
     try {

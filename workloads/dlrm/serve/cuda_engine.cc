@@ -120,7 +120,10 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     if (updates_) updates_->start();
   }
   void end_test() override {
-    if (updates_) updates_->stop();
+    if (updates_) {
+      updates_->stop();
+      counters_.updates_left = static_cast<int64_t>(updates_->queued());  // arrived after the last batch
+    }
     drain_insert();  // the last batch's insert, so its time is counted
   }
 
@@ -283,6 +286,10 @@ class DlrmCudaEngine final : public DlrmServeEngine {
       if (first > 0 && cache_) PERFLAB_CUDA_CHECK(cudaStreamSynchronize(s));  // sync outside the iteration: between requests, more than 4096 updates queued
       for (size_t k = 0; k < n; ++k) {
         const PendingUpdate& u = pending_[first + k];
+        if (u.key < 0 || u.key >= total_rows_) {
+          throw Error(fmt::format("dlrm serving: an update of row {}, outside the {} rows of the tables", u.key,
+                                  total_rows_));
+        }
         float* row = host_tables_.data() + u.key * dim_;
         for (int64_t c = 0; c < dim_; ++c) row[c] += update_delta(updates_->seed(), u.sequence, c);
         if (bf16_) kernels::cpu::round_to_bf16(dim_, row, row);  // the tables hold bf16 values, as on the CPU

@@ -43,6 +43,11 @@ void RowUpdateStream::take(std::vector<PendingUpdate>& out) {
   out.swap(queue_);
 }
 
+size_t RowUpdateStream::queued() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queue_.size();
+}
+
 void RowUpdateStream::push(int64_t key) {
   std::lock_guard<std::mutex> lock(mutex_);
   queue_.push_back({key, next_++, std::chrono::steady_clock::now()});
@@ -56,9 +61,11 @@ void RowUpdateStream::run() {
   while (!stopping_) {
     const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
     const auto due = static_cast<uint64_t>(std::floor(rate_ * elapsed));
-    const Clock::time_point now = Clock::now();
     for (; queued < due; ++queued) {
-      queue_.push_back({pick_(counter_bits(seed_, kPickStream, queued)), next_++, now});
+      // Stamped when it was due, not when this thread got to it.
+      const auto at = t0 + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(static_cast<double>(queued) / rate_));
+      queue_.push_back({pick_(counter_bits(seed_, kPickStream, queued)), next_++, at});
     }
     wake_.wait_for(lock, std::chrono::milliseconds(1));
   }

@@ -3,7 +3,10 @@
 // a LoadGen test runs; the serving engine applies every queued update
 // before it serves its next batch, to its tables and to a cached copy.
 // Bound, tested: an update queued before a batch starts is in that batch's
-// predictions; its staleness is at most the time one batch takes to serve.
+// predictions. Its staleness is the wait for the next batch to start: the
+// batch in progress, then (Server) the next query's arrival and the
+// batcher's wait. Each update is stamped with the time it was due, so a
+// producer that fell behind does not hide its lateness.
 //
 // An update is a key (global row, drawn as the served samples draw them:
 // a random sample's id in a random table, so hot rows are updated more
@@ -45,6 +48,8 @@ class RowUpdateStream {
   void stop();
   /// Moves the queued updates into `out` (cleared first), oldest first.
   void take(std::vector<PendingUpdate>& out);
+  /// Updates queued and not taken (after stop: those no batch applied).
+  size_t queued();
   /// Queues one update now (tests; the thread uses it too).
   void push(int64_t key);
 

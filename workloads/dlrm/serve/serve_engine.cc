@@ -39,7 +39,9 @@ nlohmann::json serve_counters_json(const ServeCounters& c, int64_t embed_dim) {
   j["host_embedding_bytes_per_sample"] = ratio(c.host_embedding_bytes, samples);
   j["input_bytes_per_sample"] = ratio(c.input_bytes, samples);
   j["row_bytes"] = embed_dim * static_cast<int64_t>(sizeof(float));
-  j["updates"] = {{"applied", c.updates}, {"max_staleness_ms", c.max_update_staleness_s * 1e3}};
+  j["updates"] = {{"applied", c.updates},
+                  {"max_staleness_ms", c.max_update_staleness_s * 1e3},
+                  {"left_unapplied", c.updates_left}};
   const std::pair<const char*, double> parts[] = {
       {"updates", c.updates_s}, {"copies", c.copies_s}, {"lookup", c.lookup_s},
       {"insert", c.insert_s},   {"dense", c.dense_s}};
@@ -65,6 +67,9 @@ DlrmCpuEngine::DlrmCpuEngine(std::unique_ptr<CpuModel> model, const Dataset& sam
         samples.num_dense, samples.num_tables(), shape.num_dense, shape.table_sizes.size()));
   }
   samples.validate();
+  if (options.placement == Placement::kHotCache && options.warm && train.table_sizes != shape.table_sizes) {
+    throw UsageError("dlrm serving: the training data (the cache's prefill) does not fit the model's tables");
+  }
   const auto tables = shape.table_sizes.size();
   offsets_ = table_row_offsets(shape.table_sizes);
   for (size_t t = 0; t < tables; ++t) tables_.push_back(model_->embedding_row(static_cast<int>(t), 0));
@@ -107,7 +112,9 @@ void DlrmCpuEngine::begin_test() {
 }
 
 void DlrmCpuEngine::end_test() {
-  if (updates_) updates_->stop();
+  if (!updates_) return;
+  updates_->stop();
+  counters_.updates_left = static_cast<int64_t>(updates_->queued());  // arrived after the last batch
 }
 
 void DlrmCpuEngine::apply_updates() {
@@ -116,7 +123,11 @@ void DlrmCpuEngine::apply_updates() {
   if (pending_.empty()) return;
   const int64_t dim = model_->shape().embed_dim;
   const bool bf16 = model_->precision() == CpuPrecision::kBf16;
+  const int64_t total_rows = offsets_.back() + model_->shape().table_sizes.back();
   for (const PendingUpdate& u : pending_) {
+    if (u.key < 0 || u.key >= total_rows) {
+      throw Error(fmt::format("dlrm serving: an update of row {}, outside the {} rows of the tables", u.key, total_rows));
+    }
     float* r = row(u.key);
     for (int64_t c = 0; c < dim; ++c) r[c] += update_delta(updates_->seed(), u.sequence, c);
     if (bf16) kernels::cpu::round_to_bf16(dim, r, r);  // the tables hold bf16 values

@@ -40,6 +40,7 @@ struct ServeCounters {
   double host_embedding_bytes = 0;    ///< Embedding bytes read from the host tables.
   double input_bytes = 0;             ///< Dense features and ids copied per batch.
   int64_t updates = 0;                ///< Row updates applied.
+  int64_t updates_left = 0;           ///< Queued after the last batch began: never applied.
   double max_update_staleness_s = 0;  ///< Longest wait from queued to applied.
   double updates_s = 0, copies_s = 0, lookup_s = 0, insert_s = 0, dense_s = 0;
 };
@@ -66,6 +67,11 @@ class DlrmCpuEngine final : public DlrmServeEngine {
   /// UsageError, one line, when the dataset does not fit the model.
   DlrmCpuEngine(std::unique_ptr<CpuModel> model, const Dataset& samples, const Dataset& train,
                 const ServeOptions& options, int64_t max_batch, uint64_t seed);
+  // The update stream's picker holds `this`: the engine stays where it was made.
+  DlrmCpuEngine(const DlrmCpuEngine&) = delete;
+  DlrmCpuEngine& operator=(const DlrmCpuEngine&) = delete;
+  DlrmCpuEngine(DlrmCpuEngine&&) = delete;
+  DlrmCpuEngine& operator=(DlrmCpuEngine&&) = delete;
 
   std::string name() const override { return "perflab-dlrm-cpu"; }
   size_t total_samples() const override { return static_cast<size_t>(samples_.size()); }

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
@@ -41,7 +43,7 @@ std::vector<ParamSpec> serve_params() {
        "--mode inference, hot_cache: frequency (prefilled with the training data's most frequent rows) or empty",
        {}, {}, {"frequency", "empty"}},
       {"update_rate", T::kFloat, "0",
-       "--mode inference: embedding rows updated per second while serving (0: none)", 0, 1e9},
+       "--mode inference: embedding rows updated per second while serving (0: none)", 0, 1e7},
       {"serve_model", T::kString, "",
        "--mode inference: a checkpoint written by save_model to serve (default: the model initialised from the "
        "seed)"},
@@ -60,9 +62,14 @@ int64_t capacity_rows(const std::string& text, const ModelShape& shape) {
         text, why));
   };
   if (text.empty()) throw bad("empty");
+  // Digits first, as every other parameter: no blanks, sign or hex, which strtod would take.
+  if (!std::isdigit(static_cast<unsigned char>(text.front())) && text.front() != '.') throw bad("not a positive number");
+  if (text.size() > 1 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) throw bad("not a decimal number");
   char* end = nullptr;
+  errno = 0;
   const double value = std::strtod(text.c_str(), &end);
   const std::string unit(end);
+  if (errno == ERANGE && std::isinf(value)) throw bad("too large");
   if (end == text.c_str() || !std::isfinite(value) || value <= 0) throw bad("not a positive number");
   const double row_bytes = static_cast<double>(shape.embed_dim) * sizeof(float);
   double total_rows = 0;
@@ -113,6 +120,14 @@ ServeOptions parse_serve_options(const ParamValues& p, const ModelShape& shape, 
   o.cache_capacity = p.get_string("cache_capacity");
   o.update_rate = p.get_float("update_rate");
   o.model_path = p.get_string("serve_model");
+  if (o.placement != Placement::kHotCache) {
+    // Said, not silently ignored (and no sweep point that differs in nothing that runs).
+    for (const ParamSpec& spec : serve_params()) {
+      if (spec.name.rfind("cache_", 0) == 0 && p.get_string(spec.name) != spec.default_value) {
+        throw UsageError(fmt::format("dlrm: {} applies to placement=hot_cache, not {}", spec.name, placement));
+      }
+    }
+  }
   if (o.placement == Placement::kHotCache) {
     o.cache_rows = capacity_rows(o.cache_capacity, shape);
     if (o.policy == kernels::CachePolicy::kStatic && !o.warm) {

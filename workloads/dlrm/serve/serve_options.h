@@ -5,7 +5,7 @@
 //
 // Placements:
 //   all_device  every table in the serving device's memory (cuda: GPU
-//               memory; cpu: the model's own tables, looked up by the model);
+//               memory; cpu: host memory, the same work as host);
 //   host        every table in host memory (cuda: pinned and mapped, rows
 //               gathered by the GPU over PCIe/C2C; cpu: gathered by the engine
 //               into the batch's embedding buffer);
@@ -14,7 +14,10 @@
 //               kernels/cuda/embedding_cache.h), filled by frequency from the
 //               training data (cache_warm=frequency) and, unless its policy is
 //               static, learnt online (lru, lfu): misses are read from the
-//               host tables in the same request and inserted after it.
+//               host tables in the same request and inserted (cuda: on a
+//               second stream beside the dense network; cpu: before it, on
+//               the request's path).
+// The cache_* parameters apply to hot_cache only (refused otherwise).
 // On the cpu backend every placement is host memory: they differ in the
 // work done per request (the cache's lookups and inserts run for real, its
 // hit rates are the ones a GPU cache of that capacity sees on the same
