@@ -60,7 +60,15 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     mo.precision = settings.bf16 ? kc::Precision::kBf16 : kc::Precision::kTf32;
     mo.fused = settings.fused;
     mo.external_embeddings = true;
-    model_ = std::make_unique<CudaModel>(*init, mo);
+    // One dense network per plan size (max_batch, then a quarter at a time
+    // down to 1): a batch runs on the smallest that holds it, so a Server
+    // batch of 3 does not pay for a full max_batch pass. They share nothing
+    // but their initial parameters (serving never changes them).
+    for (int64_t b = max_batch;; b = (b + 3) / 4) {
+      mo.batch = b;
+      models_.push_back(std::make_unique<CudaModel>(*init, mo));
+      if (b == 1) break;
+    }
 
     // The tables: on the GPU, or pinned (and mapped) in host memory.
     const auto floats = count(total_rows_ * dim_);
@@ -169,7 +177,7 @@ class DlrmCudaEngine final : public DlrmServeEngine {
       PERFLAB_CUDA_CHECK(cudaEventRecord(insert_end_.get(), side_.get()));
       insert_pending_ = true;  // the next predict waits for insert_end_ before its lookup
     }
-    model_->forward_logits(DeviceBatch{dense_dev_.data(), ids_dev_.data(), nullptr}, logits_dev_.data(), s);
+    model_for(n).forward_logits(DeviceBatch{dense_dev_.data(), ids_dev_.data(), nullptr}, logits_dev_.data(), s);
     PERFLAB_CUDA_CHECK(cudaEventRecord(ev_[3].get(), s));
     PERFLAB_CUDA_CHECK(cudaMemcpyAsync(logits_host_.data(), logits_dev_.data(), count(n) * sizeof(float),
                                        cudaMemcpyDeviceToHost, s));
@@ -241,7 +249,7 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     a.backing = mapped_tables_;
     a.cache = *cache_;
     a.clock = clock_;
-    a.out = model_->embedding_input();
+    a.out = model_for(n).embedding_input();
     a.table_hits = table_hits_dev_.data();
     a.inserted = inserted_dev_.data();
     a.workspace_batch = max_batch_;
@@ -262,7 +270,7 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     a.tables = options_.placement == Placement::kAllDevice ? device_tables_.data() : mapped_tables_;
     a.table_row_offsets = offsets_dev_.data();
     a.ids = ids_dev_.data();
-    a.out = model_->embedding_input();
+    a.out = model_for(n).embedding_input();
     kc::EmbeddingForward::run(a, nullptr, s);
   }
 
@@ -319,7 +327,16 @@ class DlrmCudaEngine final : public DlrmServeEngine {
   int tables_;
   std::vector<int64_t> offsets_;
   int64_t total_rows_ = 0;
-  std::unique_ptr<CudaModel> model_;
+  /// The dense network whose plan holds `n` samples: the smallest.
+  CudaModel& model_for(int64_t n) {
+    CudaModel* best = models_.front().get();
+    for (const auto& m : models_) {
+      if (m->options().batch >= n && m->options().batch < best->options().batch) best = m.get();
+    }
+    return *best;
+  }
+
+  std::vector<std::unique_ptr<CudaModel>> models_;  ///< Plans for max_batch, max_batch/4, ... 1.
   kc::PinnedBuffer<float> host_tables_;
   float* mapped_tables_ = nullptr;
   kc::DeviceBuffer<float> device_tables_;
@@ -366,9 +383,15 @@ double dlrm_serving_device_bytes(const ModelShape& shape, const ServeOptions& op
   for (int64_t r : shape.table_sizes) rows += static_cast<double>(r);
   const double row_bytes = static_cast<double>(shape.embed_dim) * sizeof(float);
   const auto tables = static_cast<double>(shape.table_sizes.size());
-  double bytes = 2.0 * static_cast<double>(dense_parameter_count(shape)) * sizeof(float);  // values and gradients
-  bytes += static_cast<double>(max_batch) * tables * row_bytes * 2;                        // embeddings and their gradient
-  bytes += static_cast<double>(max_batch) * 64 * 1024;  // activations of the MLPs (generous)
+  // One model per plan size (max_batch, a quarter of it, ... 1): each holds
+  // the dense parameters and their gradients; their batches add up to 4/3
+  // of max_batch.
+  int plans = 1;
+  for (int64_t b = max_batch; b > 1; b = (b + 3) / 4) ++plans;
+  const double batches = 4.0 / 3.0 * static_cast<double>(max_batch) + plans;
+  double bytes = plans * 2.0 * static_cast<double>(dense_parameter_count(shape)) * sizeof(float);
+  bytes += batches * tables * row_bytes * 2;  // embeddings and their gradient
+  bytes += batches * 64 * 1024;               // activations of the MLPs (generous)
   if (options.placement == Placement::kAllDevice) bytes += rows * row_bytes;
   if (options.placement == Placement::kHotCache) {
     const double slots = static_cast<double>(kernels::cache_geometry(options.cache_rows).slots());

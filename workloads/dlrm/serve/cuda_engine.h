@@ -1,7 +1,9 @@
 // DLRM serving on one GPU (issue 28): the engine LoadGen drives on the cuda
 // backend. The dense network runs as CudaModel's forward pass with external
-// embeddings (cuda_model.h), batches padded to max_batch (the cuBLASLt
-// plans are made for it; the padding rows' outputs are dropped). Each batch:
+// embeddings (cuda_model.h), one model per plan size (max_batch, a quarter
+// of it, ... down to 1: cuBLASLt plans are made for a batch size); a batch
+// runs on the smallest plan that holds it, padded to its size (the padding
+// rows' outputs are dropped). Each batch:
 //   1. queued row updates are written to the host tables (and to the GPU's
 //      copy: all_device tables, or cached rows re-read by the cache);
 //   2. dense features and ids are gathered into pinned buffers and copied
