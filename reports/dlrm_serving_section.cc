@@ -40,6 +40,7 @@ struct ServingRow {
   /// the other parameters, LoadGen's settings), as text: rows compare only
   /// with rows of the same setting.
   std::string setting;
+  std::string seeds;  ///< Of the result's runs, for the terminal ("1", "1,2").
   std::optional<double> throughput;  ///< The result's score (samples/s).
   std::optional<double> p99_ms;      ///< Median over runs of LoadGen's p99.
   int runs = 0, valid = 0;
@@ -101,6 +102,7 @@ std::vector<ServingRow> serving_rows(const std::vector<Result>& results) {
       }
       row.update_rate = num(engine, "update_rate_rows_per_s");
       ++row.runs;
+      row.seeds += (row.seeds.empty() ? "" : ",") + std::to_string(run.seed);
       if (inference.value("valid", false)) ++row.valid;
       if (const auto v = p99_of(inference)) p99.push_back(*v);
       lookups += num(counters, "lookups");
@@ -231,9 +233,9 @@ WorkloadSection dlrm_serving_section() {
   s.terminal = [](const std::vector<Result>& results) -> std::string {
     std::string out;
     for (const ServingRow& r : serving_rows(results)) {
-      out += fmt::format("serving: {} on {}{}; host bytes/sample {:.0f}; per batch: lookup {:.3f} ms, insert {:.3f} ms, "
-                         "dense {:.3f} ms{}\n",
-                         r.placement, r.backend,
+      out += fmt::format("serving (seed {}): {} on {}{}; host bytes/sample {:.0f}; per batch: lookup {:.3f} ms, "
+                         "insert {:.3f} ms, dense {:.3f} ms{}\n",
+                         r.seeds, r.placement, r.backend,
                          r.placement == "hot_cache"
                              ? fmt::format(" ({} rows, {}), hit rate {:.1f}%", r.cache_rows, r.policy, 100 * r.hit_rate)
                              : "",

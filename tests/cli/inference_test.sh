@@ -125,7 +125,7 @@ EOF
   --max-wait-ms 1 --set placement=hot_cache --set cache_capacity=2% --set cache_policy=lru --set update_rate=2000 \
   --out "$tmp/cached" >"$tmp/cached.out" 2>&1 && pass "a server run with the hot-row cache and updates" ||
   fail "cached run: $(cat "$tmp/cached.out")"
-grep -q "^serving: hot_cache on cpu (.* rows, lru), hit rate .*%; .* updates applied" "$tmp/cached.out" &&
+grep -q "^serving (seed 1): hot_cache on cpu (.* rows, lru), hit rate .*%; .* updates applied" "$tmp/cached.out" &&
   pass "the terminal says the cache's hit rate and the updates applied" || fail "terminal: $(cat "$tmp/cached.out")"
 cached=$(find "$tmp/cached" -name result.json | head -n 1)
 if "$PYTHON" - "$cached" "$offline" "$schema" <<'PY'; then
