@@ -1,4 +1,6 @@
 // DLRM dot interaction on the GPU: one thread block per sample.
+#include <mma.h>
+
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -172,6 +174,155 @@ __global__ void interaction_backward_kernel(const float* __restrict__ x,
   }
 }
 
+// ---- TF32 tensor cores (InteractionArguments::tensor_cores) ----------------
+
+constexpr int kTcRows = 32;            // features padded to two 16-row tiles
+constexpr int kTcSamplesPerBlock = 2;  // a warp each
+
+/// Floats between feature rows in the tensor-core kernels' shared memory:
+/// dim + 4 (a multiple of 4, as WMMA's ldm must be for float, and every
+/// 16-row tile 32-byte aligned).
+__host__ __device__ int64_t tc_row_stride(int64_t dim) { return dim + 4; }
+
+/// Floats one warp (one sample) uses: its features, the 32 x 32 pair matrix
+/// (forward: Z·Zᵀ; backward: G) and a 16 x 16 staging tile.
+__host__ __device__ int64_t tc_warp_floats(int64_t dim) { return kTcRows * tc_row_stride(dim) + kTcRows * kTcRows + 16 * 16; }
+
+size_t tc_shared_bytes(int64_t dim) {
+  return static_cast<size_t>(kTcSamplesPerBlock * tc_warp_floats(dim)) * sizeof(float);
+}
+
+/// Loads the sample's features into z [32, stride] (x, then the embedding
+/// rows, then zero rows up to 32), four floats at a time (dim % 16 == 0).
+__device__ void tc_load_features(const float* xb, const float* eb, int features, int dim, int stride, float* z,
+                                 int lane) {
+  const int vectors = dim / 4;
+  for (int k = lane; k < kTcRows * vectors; k += 32) {
+    const int f = k / vectors;
+    const int v = k - f * vectors;
+    float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (f == 0) {
+      value = reinterpret_cast<const float4*>(xb)[v];
+    } else if (f < features) {
+      value = reinterpret_cast<const float4*>(eb + static_cast<int64_t>(f - 1) * dim)[v];
+    }
+    *reinterpret_cast<float4*>(z + f * stride + 4 * v) = value;
+  }
+}
+
+template <typename Fragment>
+__device__ void to_tf32(Fragment& fragment) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  for (int t = 0; t < fragment.num_elements; ++t) fragment.x[t] = nvcuda::wmma::__float_to_tf32(fragment.x[t]);
+#endif
+}
+
+/// out = concat(x, z_i · z_j for i > j): a warp per sample, the lower
+/// triangle's 16 x 16 tiles of Z·Zᵀ on tensor cores.
+__global__ void interaction_forward_tc_kernel(const float* __restrict__ x, const float* __restrict__ emb,
+                                              int64_t batch, int features, int dim, int64_t width,
+                                              float* __restrict__ out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  namespace wmma = nvcuda::wmma;
+  extern __shared__ __align__(128) float tc_smem[];
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t b = static_cast<int64_t>(blockIdx.x) * kTcSamplesPerBlock + warp;
+  if (b >= batch) return;  // a whole warp leaves together
+  const int stride = dim + 4;
+  float* z = tc_smem + static_cast<int64_t>(warp) * tc_warp_floats(dim);
+  float* s = z + kTcRows * stride;  // [32, 32]: Z·Zᵀ's lower tiles
+  tc_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z, lane);
+  __syncwarp();
+  const int tiles = features > 16 ? 2 : 1;
+  for (int ti = 0; ti < tiles; ++ti) {
+    for (int tj = 0; tj <= ti; ++tj) {
+      wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
+      wmma::fill_fragment(acc, 0.0f);
+      for (int k = 0; k < dim; k += 8) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a;
+        wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> bt;
+        wmma::load_matrix_sync(a, z + ti * 16 * stride + k, stride);
+        wmma::load_matrix_sync(bt, z + tj * 16 * stride + k, stride);  // Zᵀ: rows of Z as columns
+        to_tf32(a);
+        to_tf32(bt);
+        wmma::mma_sync(acc, a, bt, acc);
+      }
+      wmma::store_matrix_sync(s + ti * 16 * kTcRows + tj * 16, acc, kTcRows, wmma::mem_row_major);
+    }
+  }
+  __syncwarp();
+  float* ob = out + b * width;
+  for (int d = lane; d < dim; d += 32) ob[d] = z[d];
+  const int pairs = features * (features - 1) / 2;
+  for (int p = lane; p < pairs; p += 32) {
+    int64_t i = 0, j = 0;
+    pair_from_index(p, &i, &j);
+    ob[dim + p] = s[i * kTcRows + j];
+  }
+#endif
+}
+
+/// dx = dout[:, :dim] + Σ_j g_0j z_j, demb[t] = Σ_j g_(t+1)j z_j: a warp per
+/// sample, dZ = G·Z on tensor cores (G symmetric, zero diagonal and padding).
+__global__ void interaction_backward_tc_kernel(const float* __restrict__ x, const float* __restrict__ emb,
+                                               const float* __restrict__ dout, int64_t batch, int features,
+                                               int dim, int64_t width, float* __restrict__ dx,
+                                               float* __restrict__ demb) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  namespace wmma = nvcuda::wmma;
+  extern __shared__ __align__(128) float tc_smem[];
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t b = static_cast<int64_t>(blockIdx.x) * kTcSamplesPerBlock + warp;
+  if (b >= batch) return;
+  const int stride = dim + 4;
+  float* z = tc_smem + static_cast<int64_t>(warp) * tc_warp_floats(dim);
+  float* g = z + kTcRows * stride;  // [32, 32]
+  float* tile = g + kTcRows * kTcRows;  // [16, 16] staging
+  tc_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z, lane);
+  for (int k = lane; k < kTcRows * kTcRows; k += 32) g[k] = 0.0f;
+  __syncwarp();
+  const float* db = dout + b * width;
+  const int pairs = features * (features - 1) / 2;
+  for (int p = lane; p < pairs; p += 32) {
+    int64_t i = 0, j = 0;
+    pair_from_index(p, &i, &j);
+    const float v = db[dim + p];
+    g[i * kTcRows + j] = v;
+    g[j * kTcRows + i] = v;
+  }
+  __syncwarp();
+  float* dxb = dx + b * dim;
+  float* deb = demb + b * static_cast<int64_t>(features - 1) * dim;
+  const int row_tiles = features > 16 ? 2 : 1;
+  for (int m = 0; m < row_tiles; ++m) {
+    for (int n = 0; n < dim; n += 16) {
+      wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
+      wmma::fill_fragment(acc, 0.0f);
+      for (int k = 0; k < kTcRows; k += 8) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a;
+        wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> bz;
+        wmma::load_matrix_sync(a, g + m * 16 * kTcRows + k, kTcRows);
+        wmma::load_matrix_sync(bz, z + k * stride + n, stride);
+        to_tf32(a);
+        to_tf32(bz);
+        wmma::mma_sync(acc, a, bz, acc);
+      }
+      wmma::store_matrix_sync(tile, acc, 16, wmma::mem_row_major);
+      __syncwarp();
+      for (int e = lane; e < 16 * 16; e += 32) {
+        const int f = m * 16 + e / 16, d = n + e % 16;
+        if (f == 0) {
+          dxb[d] = db[d] + tile[e];
+        } else if (f < features) {
+          deb[static_cast<int64_t>(f - 1) * dim + d] = tile[e];
+        }
+      }
+      __syncwarp();  // the tile is rewritten next
+    }
+  }
+#endif
+}
+
 Status check(const InteractionArguments& a, bool backward) {
   const char* op = backward ? "interaction backward: " : "interaction forward: ";
   if (a.batch < 1 || a.batch > std::numeric_limits<int32_t>::max()) {
@@ -186,7 +337,11 @@ Status check(const InteractionArguments& a, bool backward) {
     return Status::invalid(std::string(op) + "dim must be in [1, 2^20], got " +
                            std::to_string(a.dim));
   }
-  const size_t shared = interaction_shared_bytes(a.num_tables, a.dim, backward);
+  if (a.tensor_cores && !interaction_tensor_cores_fit(a.num_tables, a.dim)) {
+    return Status::invalid(std::string(op) + "the tensor-core kernels need num_tables + 1 <= 32 and dim a multiple "
+                           "of 16, got num_tables " + std::to_string(a.num_tables) + ", dim " + std::to_string(a.dim));
+  }
+  const size_t shared = a.tensor_cores ? tc_shared_bytes(a.dim) : interaction_shared_bytes(a.num_tables, a.dim, backward);
   if (shared > kMaxSharedBytes) {
     return Status::invalid(std::string(op) + "features need " + std::to_string(shared) +
                            " bytes of shared memory, more than " + std::to_string(kMaxSharedBytes) +
@@ -210,6 +365,11 @@ Status check(const InteractionArguments& a, bool backward) {
 }
 
 }  // namespace
+
+bool interaction_tensor_cores_fit(int num_tables, int64_t dim) {
+  return num_tables >= 1 && num_tables + 1 <= kTcRows && dim >= 16 && dim % 16 == 0 &&
+         tc_shared_bytes(dim) <= kMaxSharedBytes;
+}
 
 size_t interaction_shared_bytes(int num_tables, int64_t dim, bool backward) {
   const int features = num_tables + 1;
@@ -236,6 +396,13 @@ int64_t out_row_stride(const InteractionArguments& a) {
 
 void InteractionForward::run(const InteractionArguments& a, void*, cudaStream_t stream) {
   const int64_t width = out_row_stride(a);
+  if (a.tensor_cores) {
+    const auto blocks = static_cast<unsigned>((a.batch + kTcSamplesPerBlock - 1) / kTcSamplesPerBlock);
+    interaction_forward_tc_kernel<<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
+        a.x, a.emb, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, a.out);
+    PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_tc_kernel");
+    return;
+  }
   interaction_forward_kernel<<<static_cast<unsigned>(a.batch), kThreads,
                                interaction_shared_bytes(a.num_tables, a.dim, false), stream>>>(
       a.x, a.emb, a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, a.out);
@@ -250,6 +417,13 @@ size_t InteractionBackward::workspace_bytes(const InteractionArguments&) { retur
 
 void InteractionBackward::run(const InteractionArguments& a, void*, cudaStream_t stream) {
   const int64_t width = out_row_stride(a);
+  if (a.tensor_cores) {
+    const auto blocks = static_cast<unsigned>((a.batch + kTcSamplesPerBlock - 1) / kTcSamplesPerBlock);
+    interaction_backward_tc_kernel<<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
+        a.x, a.emb, a.dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, a.dx, a.demb);
+    PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_kernel");
+    return;
+  }
   interaction_backward_kernel<<<static_cast<unsigned>(a.batch), kThreads,
                                 interaction_shared_bytes(a.num_tables, a.dim, true), stream>>>(
       a.x, a.emb, a.dout, a.num_tables + 1, a.dim, row_stride(a.dim), width, a.dx, a.demb);
@@ -263,6 +437,16 @@ LaunchList interaction_launches(const InteractionArguments& a, bool backward) {
   const double inputs = b * features * d * sizeof(float);
   const double out = b * static_cast<double>(cpu::interaction_output_width(a.num_tables, a.dim)) * sizeof(float);
   const double flops = 2 * b * pairs * d;
+  if (a.tensor_cores) {
+    // The tensor cores' work as the arithmetic needs it (the pairs), not the
+    // padded tiles they compute.
+    if (backward) {
+      return {{"interaction_backward_tc_kernel", "interaction backward (TF32 tensor cores)", "",
+               {out + 2 * inputs, 2 * flops, "tf32"}}};
+    }
+    return {{"interaction_forward_tc_kernel", "interaction forward (TF32 tensor cores)", "",
+             {inputs + out, flops, "tf32"}}};
+  }
   if (backward) {
     return {{"interaction_backward_kernel", "interaction backward", "", {out + 2 * inputs, 2 * flops, "fp32"}}};
   }

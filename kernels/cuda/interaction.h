@@ -47,7 +47,19 @@ struct InteractionArguments {
   /// width itself. A wider stride leaves the columns past the width
   /// untouched: a row padded for the next layer's GEMM (DLRM: 479 -> 480).
   int64_t out_stride = 0;
+  /// TF32 tensor cores (WMMA m16n16k8, fp32 accumulate): a warp per sample
+  /// holds its F features padded to 32 rows in shared memory; the forward
+  /// is the lower-triangle tiles of Z·Zᵀ, the backward dZ = G·Z with G the
+  /// symmetric pair-gradient matrix (zero diagonal). Needs F = T + 1 <= 32,
+  /// dim a multiple of 16 and sm_80 or later. Products of inputs rounded to
+  /// TF32 (10-bit mantissas): each dot product within 2^-10 Σ|z_i z_j| plus
+  /// fp32 accumulation, where the CUDA-core kernels are within fp32's.
+  bool tensor_cores = false;
 };
+
+/// Whether the tensor-core kernels take this shape (F <= 32, dim % 16 == 0,
+/// two samples' features within 48 KiB of shared memory).
+bool interaction_tensor_cores_fit(int num_tables, int64_t dim);
 
 /// Bytes of shared memory a block needs: the forward's when `backward` is
 /// false, else the backward's (features plus the sample's pair gradients

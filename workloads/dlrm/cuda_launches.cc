@@ -134,6 +134,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
         {"move_kernel<false>", "unpack the received embeddings", "", {2 * exchanged, 0, ""}});
   }
   kc::InteractionArguments inter{local, tables, dim};  // its work is the unpadded width's
+  inter.tensor_cores = o.interaction_tensor_cores;
   append_launches(forward, kc::interaction_launches(inter, false), "");
   if (bf16)
     append_launches(forward, cast_to_bf16(b * static_cast<double>(width), "interaction output"),

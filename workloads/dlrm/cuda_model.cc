@@ -309,6 +309,7 @@ void CudaModel::check_operators() {
 
   kc::InteractionArguments inter{batch,   num_tables_, shape_.embed_dim, x_f32_, emb_.data(),
                                  inter_.data(), dinter_.data(), dx_f32_, demb_.data(), top_in_};
+  inter.tensor_cores = options_.interaction_tensor_cores;
   require(kc::InteractionForward::can_implement(inter), "interaction forward");
   require(kc::InteractionBackward::can_implement(inter), "interaction backward");
 
@@ -385,6 +386,7 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
     ScopedPhase range("interaction");
     kc::InteractionArguments a{b, num_tables_, shape_.embed_dim, x_f32_, emb_.data(), inter_.data(),
                                nullptr, nullptr, nullptr, top_in_};
+    a.tensor_cores = options_.interaction_tensor_cores;
     kc::InteractionForward::run(a, nullptr, stream);
   }
   {
@@ -410,6 +412,7 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   if (bf16_) cast_bf16_to_float(b * top_in_, dinter_bf16_.data(), dinter_.data(), stream);
   kc::InteractionArguments inter{b,       num_tables_,   shape_.embed_dim, x_f32_, emb_.data(),
                                  nullptr, dinter_.data(), dx_f32_,          demb_.data(), top_in_};
+  inter.tensor_cores = options_.interaction_tensor_cores;
   kc::InteractionBackward::run(inter, nullptr, stream);
   if (options_.comm != nullptr) {
     // The embedding gradients go back to the tables' owners: with overlap on

@@ -90,6 +90,10 @@ struct CudaModelOptions {
   /// forward_logits starts at the bottom MLP and the interaction. Forward
   /// only: train_step refuses. One GPU (no comm).
   bool external_embeddings = false;
+  /// The interaction on TF32 tensor cores (kernels/cuda/interaction.h:
+  /// InteractionArguments::tensor_cores; needs T + 1 <= 32 and dim % 16 == 0)
+  /// instead of fp32 CUDA cores.
+  bool interaction_tensor_cores = false;
 };
 
 /// One GEMM's choice when CudaModelOptions::tune_gemms is on.

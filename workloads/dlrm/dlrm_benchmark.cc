@@ -296,6 +296,11 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     throw UsageError("dlrm: gemm_algorithms=tuned chooses cuBLASLt algorithms, on the cuda backend; the cpu "
                      "backend's GEMMs are OpenBLAS's (leave gemm_algorithms at heuristic)");
   }
+  setup_.interaction_tensor_cores = p.get_string("interaction") == "tensor_cores";
+  if (backend_ == Backend::kCpu && setup_.interaction_tensor_cores) {
+    throw UsageError("dlrm: interaction=tensor_cores runs the interaction on a GPU's tensor cores, on the cuda "
+                     "backend (leave interaction at cuda_cores on the cpu backend)");
+  }
   // The cuda backend across ranks: embeddings over NCCL (also on one rank when asked).
   nccl_ = backend_ == Backend::kCuda && (exchange == "nccl" || (exchange == "auto" && ctx.size() > 1));
   if (backend_ == Backend::kCuda && ctx.size() > 1 && !nccl_) {
@@ -475,6 +480,8 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     const bool bf16 = setup_.precision == "bf16";
     step.precision = bf16 ? "bf16" : "tf32";
     step.work.flops_precision = step.precision;
+    step.hyperparameters["perflab_dlrm_interaction"] =
+        setup_.interaction_tensor_cores ? "TF32 tensor cores (WMMA), fp32 accumulate" : "fp32 CUDA cores";
     step.hyperparameters["perflab_dlrm_precision"] =
         bf16 ? "bf16 Linear layers (fp32 accumulate); fp32 master weights, SGD, embeddings, "
                "interaction and loss"
@@ -498,6 +505,7 @@ std::unique_ptr<InferenceEngine> DlrmBenchmark::start_inference(uint64_t seed, i
     CudaServeSettings settings;
     settings.bf16 = setup_.precision == "bf16";
     settings.fused = toggles_[Toggle::kFused].in_effect;
+    settings.interaction_tensor_cores = setup_.interaction_tensor_cores;
     return make_dlrm_cuda_engine(std::move(model), eval_, train_, setup_.serve, max_batch, seed, settings);
   }
 #endif

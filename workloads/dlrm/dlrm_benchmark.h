@@ -45,6 +45,8 @@ struct DlrmSetup {
   /// cuda backend: time cuBLASLt's candidates per GEMM at setup
   /// (gemm_algorithms=tuned) instead of taking the heuristic's first.
   bool tune_gemms = false;
+  /// cuda backend: the interaction on TF32 tensor cores (interaction=tensor_cores).
+  bool interaction_tensor_cores = false;
   /// --mode inference: placement, cache and updates (serve/serve_options.h).
   ServeOptions serve;
   /// Training: where each seed's trained model is written (checkpoint.h;

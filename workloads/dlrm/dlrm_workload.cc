@@ -59,6 +59,10 @@ std::vector<ParamSpec> dlrm_params() {
        "on every run) or tuned (each GEMM's heuristic candidates timed at setup on random operands and the "
        "fastest kept; choices and times in the result's facts; the choice can differ between runs)",
        {}, {}, {"heuristic", "tuned"}},
+      {"interaction", T::kString, "cuda_cores",
+       "cuda backend: the dot interaction on fp32 CUDA cores (cuda_cores) or on TF32 tensor cores (tensor_cores: "
+       "WMMA, products of TF32-rounded features; needs tables + 1 <= 32 and embed_dim a multiple of 16)",
+       {}, {}, {"cuda_cores", "tensor_cores"}},
       {"precision", T::kString, "fp32",
        "fp32 (cuda: TF32 GEMMs) or bf16 (cuda: bf16 MLPs, fp32 master weights; cpu: bf16 numbers emulated, one rank)",
        {}, {},

@@ -153,88 +153,96 @@ TEST(InteractionCudaCanImplement, AcceptsDleShapesAndRejectsBadOnesWithAReason) 
   }
 }
 
+/// The product and accumulation bound of the tolerance comment (CUDA cores),
+/// or tf32_bound (tensor cores).
+double fp32_bound(double n, double magnitude) { return 2.0 * (n + 1.0) * std::ldexp(1.0, -24) * magnitude; }
+double tf32_bound(double n, double magnitude);
+
+/// Forward on the device against the CPU, within the bound of its arithmetic.
+void check_forward(const Problem& p, bool tensor_cores, uint32_t seed) {
+  const cpu::InteractionShape shape{p.batch, p.num_tables, p.dim};
+  const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
+  const auto x = test_support::random_vector(static_cast<size_t>(p.batch * p.dim), seed);
+  const auto emb = test_support::random_vector(static_cast<size_t>(p.batch * p.num_tables * p.dim), seed + 1);
+  std::vector<float> expected(static_cast<size_t>(p.batch * width));
+  std::vector<float> magnitude(expected.size());
+  cpu::interaction_forward(shape, x.data(), emb.data(), expected.data());
+  const auto abs_x = absolute(x);
+  const auto abs_emb = absolute(emb);
+  cpu::interaction_forward(shape, abs_x.data(), abs_emb.data(), magnitude.data());
+
+  DeviceBuffer<float> dx(x), demb(emb), dout(expected.size());
+  PERFLAB_CUDA_CHECK(cudaMemset(dout.data(), 0xFF, dout.bytes()));  // NaN: every value must be written
+  InteractionArguments a;
+  a.batch = p.batch;
+  a.num_tables = p.num_tables;
+  a.dim = p.dim;
+  a.x = dx.data();
+  a.emb = demb.data();
+  a.out = dout.data();
+  a.tensor_cores = tensor_cores;
+  ASSERT_TRUE(InteractionForward::can_implement(a).ok()) << InteractionForward::can_implement(a).reason();
+  InteractionForward::run(a, nullptr, nullptr);
+  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const double n = static_cast<double>(p.dim);
+  EXPECT_TRUE(close(
+      expected, dout.download(),
+      [&](size_t i) {
+        const bool passthrough = static_cast<int64_t>(i) % width < p.dim;
+        return passthrough ? 0.0 : (tensor_cores ? tf32_bound(n, magnitude[i]) : fp32_bound(n, magnitude[i]));
+      },
+      tensor_cores ? "tensor-core forward out" : "forward out", width, p));
+}
+
+/// Backward on the device against the CPU, within the bound of its arithmetic.
+void check_backward(const Problem& p, bool tensor_cores, uint32_t seed) {
+  const cpu::InteractionShape shape{p.batch, p.num_tables, p.dim};
+  const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
+  const auto x = test_support::random_vector(static_cast<size_t>(p.batch * p.dim), seed);
+  const auto emb = test_support::random_vector(static_cast<size_t>(p.batch * p.num_tables * p.dim), seed + 1);
+  const auto dout = test_support::random_vector(static_cast<size_t>(p.batch * width), seed + 2);
+  std::vector<float> expected_dx(x.size()), expected_demb(emb.size());
+  std::vector<float> magnitude_dx(x.size()), magnitude_demb(emb.size());
+  cpu::interaction_backward(shape, x.data(), emb.data(), dout.data(), expected_dx.data(),
+                            expected_demb.data());
+  const auto abs_x = absolute(x);
+  const auto abs_emb = absolute(emb);
+  const auto abs_dout = absolute(dout);
+  cpu::interaction_backward(shape, abs_x.data(), abs_emb.data(), abs_dout.data(),
+                            magnitude_dx.data(), magnitude_demb.data());
+
+  DeviceBuffer<float> d_x(x), d_emb(emb), d_dout(dout), d_dx(x.size()), d_demb(emb.size());
+  InteractionArguments a;
+  a.batch = p.batch;
+  a.num_tables = p.num_tables;
+  a.dim = p.dim;
+  a.x = d_x.data();
+  a.emb = d_emb.data();
+  a.dout = d_dout.data();
+  a.dx = d_dx.data();
+  a.demb = d_demb.data();
+  a.tensor_cores = tensor_cores;
+  ASSERT_TRUE(InteractionBackward::can_implement(a).ok()) << InteractionBackward::can_implement(a).reason();
+  InteractionBackward::run(a, nullptr, nullptr);
+  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const double n = static_cast<double>(p.num_tables + 1);
+  auto bound = [n, tensor_cores](const std::vector<float>& magnitude) {
+    return [n, tensor_cores, &magnitude](size_t i) {
+      return tensor_cores ? tf32_bound(n, magnitude[i]) : fp32_bound(n, magnitude[i]);
+    };
+  };
+  EXPECT_TRUE(close(expected_dx, d_dx.download(), bound(magnitude_dx), "dx", p.dim, p));
+  EXPECT_TRUE(close(expected_demb, d_demb.download(), bound(magnitude_demb), "demb", p.num_tables * p.dim, p));
+}
+
 TEST(InteractionCuda, ForwardMatchesCpu) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  for (const Problem& p : problems()) {
-    const cpu::InteractionShape shape{p.batch, p.num_tables, p.dim};
-    const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
-    const auto x = test_support::random_vector(static_cast<size_t>(p.batch * p.dim), 1);
-    const auto emb =
-        test_support::random_vector(static_cast<size_t>(p.batch * p.num_tables * p.dim), 2);
-    std::vector<float> expected(static_cast<size_t>(p.batch * width));
-    std::vector<float> magnitude(expected.size());
-    cpu::interaction_forward(shape, x.data(), emb.data(), expected.data());
-    const auto abs_x = absolute(x);
-    const auto abs_emb = absolute(emb);
-    cpu::interaction_forward(shape, abs_x.data(), abs_emb.data(), magnitude.data());
-
-    DeviceBuffer<float> dx(x), demb(emb), dout(expected.size());
-    InteractionArguments a;
-    a.batch = p.batch;
-    a.num_tables = p.num_tables;
-    a.dim = p.dim;
-    a.x = dx.data();
-    a.emb = demb.data();
-    a.out = dout.data();
-    ASSERT_TRUE(InteractionForward::can_implement(a).ok())
-        << InteractionForward::can_implement(a).reason();
-    InteractionForward::run(a, nullptr, nullptr);
-    PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-    const auto actual = dout.download();
-    const double n = static_cast<double>(p.dim);
-    EXPECT_TRUE(close(
-        expected, actual,
-        [&](size_t i) {
-          const bool passthrough = static_cast<int64_t>(i) % width < p.dim;
-          return passthrough ? 0.0 : 2.0 * (n + 1.0) * std::ldexp(1.0, -24) * magnitude[i];
-        },
-        "forward out", width, p));
-  }
+  for (const Problem& p : problems()) check_forward(p, false, 1);
 }
 
 TEST(InteractionCuda, BackwardMatchesCpu) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  for (const Problem& p : problems()) {
-    const cpu::InteractionShape shape{p.batch, p.num_tables, p.dim};
-    const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
-    const auto x = test_support::random_vector(static_cast<size_t>(p.batch * p.dim), 3);
-    const auto emb =
-        test_support::random_vector(static_cast<size_t>(p.batch * p.num_tables * p.dim), 4);
-    const auto dout = test_support::random_vector(static_cast<size_t>(p.batch * width), 5);
-    std::vector<float> expected_dx(x.size()), expected_demb(emb.size());
-    std::vector<float> magnitude_dx(x.size()), magnitude_demb(emb.size());
-    cpu::interaction_backward(shape, x.data(), emb.data(), dout.data(), expected_dx.data(),
-                              expected_demb.data());
-    const auto abs_x = absolute(x);
-    const auto abs_emb = absolute(emb);
-    const auto abs_dout = absolute(dout);
-    cpu::interaction_backward(shape, abs_x.data(), abs_emb.data(), abs_dout.data(),
-                              magnitude_dx.data(), magnitude_demb.data());
-
-    DeviceBuffer<float> d_x(x), d_emb(emb), d_dout(dout), d_dx(x.size()), d_demb(emb.size());
-    InteractionArguments a;
-    a.batch = p.batch;
-    a.num_tables = p.num_tables;
-    a.dim = p.dim;
-    a.x = d_x.data();
-    a.emb = d_emb.data();
-    a.dout = d_dout.data();
-    a.dx = d_dx.data();
-    a.demb = d_demb.data();
-    ASSERT_TRUE(InteractionBackward::can_implement(a).ok())
-        << InteractionBackward::can_implement(a).reason();
-    InteractionBackward::run(a, nullptr, nullptr);
-    PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-    const double n = static_cast<double>(p.num_tables + 1);
-    auto bound = [n](const std::vector<float>& magnitude) {
-      return [n, &magnitude](size_t i) {
-        return 2.0 * (n + 1.0) * std::ldexp(1.0, -24) * magnitude[i];
-      };
-    };
-    EXPECT_TRUE(close(expected_dx, d_dx.download(), bound(magnitude_dx), "dx", p.dim, p));
-    EXPECT_TRUE(close(expected_demb, d_demb.download(), bound(magnitude_demb), "demb",
-                      p.num_tables * p.dim, p));
-  }
+  for (const Problem& p : problems()) check_backward(p, false, 3);
 }
 
 // Rows padded past the width (out_stride): the forward writes the same
@@ -292,6 +300,71 @@ TEST(InteractionCuda, PaddedRowsGiveTheUnpaddedResultsAndKeepThePadding) {
     EXPECT_EQ(dx.download(), dx_padded.download());
     EXPECT_EQ(demb.download(), demb_padded.download());
   }
+}
+
+// ---- TF32 tensor cores (InteractionArguments::tensor_cores) ----
+//
+// Tolerance: every product has both factors rounded to TF32 (10 explicit
+// mantissa bits: a relative error of at most 2^-11 each, 2^-10 + 2^-22 for
+// the product), then fp32 accumulation in the tensor cores' order (at most
+// n * 2^-24 relative over n terms, first order). So an element of n products
+// is within (2^-10 + (n + 2) * 2^-24) * m of exact arithmetic, m the same
+// sum over absolute values; the CPU adds its own fp32 bound, 2 (n + 1) 2^-24 m.
+// The x passthrough columns are copies (exact); the backward's dx adds the
+// passthrough gradient in fp32 (inside the bound: m counts it).
+
+double tf32_bound(double n, double magnitude) {
+  return (std::ldexp(1.0, -10) + (n + 2.0) * std::ldexp(1.0, -24) + 2.0 * (n + 1.0) * std::ldexp(1.0, -24)) *
+         magnitude;
+}
+
+TEST(InteractionCudaCanImplement, TensorCoresTakeUpTo32FeaturesAndDimsOf16) {
+  EXPECT_TRUE(interaction_tensor_cores_fit(26, 128));  // DLE
+  EXPECT_TRUE(interaction_tensor_cores_fit(31, 16));
+  EXPECT_TRUE(interaction_tensor_cores_fit(1, 16));
+  EXPECT_FALSE(interaction_tensor_cores_fit(32, 128)) << "33 features";
+  EXPECT_FALSE(interaction_tensor_cores_fit(26, 24)) << "dim not a multiple of 16";
+  EXPECT_FALSE(interaction_tensor_cores_fit(26, 8));
+  EXPECT_FALSE(interaction_tensor_cores_fit(26, 4096)) << "two samples' features beyond 48 KiB";
+  float anything = 0;
+  InteractionArguments a = valid_arguments(&anything);
+  a.tensor_cores = true;
+  EXPECT_TRUE(InteractionForward::can_implement(a).ok()) << InteractionForward::can_implement(a).reason();
+  EXPECT_TRUE(InteractionBackward::can_implement(a).ok());
+  a.dim = 24;
+  const Status s = InteractionForward::can_implement(a);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.reason().find("tensor-core kernels need"), std::string::npos) << s.reason();
+  const LaunchList l = interaction_launches(valid_arguments(&anything), false);
+  a = valid_arguments(&anything);
+  a.tensor_cores = true;
+  const LaunchList tc = interaction_launches(a, true);
+  ASSERT_EQ(l.size(), 1u);
+  ASSERT_EQ(tc.size(), 1u);
+  EXPECT_EQ(tc[0].kernel, "interaction_backward_tc_kernel");
+  EXPECT_EQ(tc[0].cost.precision, "tf32");
+}
+
+const std::vector<Problem>& tensor_core_problems() {
+  static const std::vector<Problem> all = {
+      {37, 26, 128},  // DLE: two row tiles, odd batch (the last block's second warp has no sample)
+      {3, 15, 16},    // F = 16: one tile exactly
+      {5, 16, 32},    // F = 17: the second tile holds one feature
+      {1, 1, 16},     // F = 2
+      {2049, 31, 48}, // F = 32: both tiles full
+  };
+  return all;
+}
+
+
+TEST(InteractionCuda, TensorCoreForwardMatchesCpuWithinTf32) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (const Problem& p : tensor_core_problems()) check_forward(p, true, 11);
+}
+
+TEST(InteractionCuda, TensorCoreBackwardMatchesCpuWithinTf32) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (const Problem& p : tensor_core_problems()) check_backward(p, true, 13);
 }
 
 }  // namespace

@@ -76,6 +76,26 @@ TEST(DlrmLaunches, Tf32FusedStep) {
 #endif
 }
 
+TEST(DlrmLaunches, TensorCoreInteractionKeepsTheCountsAndNamesItsKernels) {
+#if PERFLAB_DLRM_CUDA
+  CudaModelOptions o = options(kc::Precision::kTf32, true);
+  o.interaction_tensor_cores = true;
+  const LaunchPlan plan = train_step_launches(dle_shape(), o);
+  expect_launches(plan, {{"forward", 10}, {"loss", 1}, {"backward", 17}, {"optimizer", 4}}, 32);
+  int tc = 0;
+  for (const auto& k : plan) {
+    if (k.kernel.find("interaction_") == 0) {
+      EXPECT_NE(k.kernel.find("_tc_kernel"), std::string::npos) << k.kernel;
+      EXPECT_EQ(k.cost.precision, "tf32") << k.label;
+      ++tc;
+    }
+  }
+  EXPECT_EQ(tc, 2) << "the forward and the backward";
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
 TEST(DlrmLaunches, Tf32UnfusedStepAddsTheBiasAndReluKernels) {
 #if PERFLAB_DLRM_CUDA
   expect_launches(train_step_launches(dle_shape(), options(kc::Precision::kTf32, false)),

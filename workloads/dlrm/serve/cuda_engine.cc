@@ -60,6 +60,7 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     mo.precision = settings.bf16 ? kc::Precision::kBf16 : kc::Precision::kTf32;
     mo.fused = settings.fused;
     mo.external_embeddings = true;
+    mo.interaction_tensor_cores = settings.interaction_tensor_cores;
     // One dense network per plan size (max_batch, then a quarter at a time
     // down to 1): a batch runs on the smallest that holds it, so a Server
     // batch of 3 does not pay for a full max_batch pass. They share nothing

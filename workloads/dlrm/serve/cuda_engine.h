@@ -41,6 +41,7 @@ namespace perflab::dlrm {
 struct CudaServeSettings {
   bool bf16 = false;   ///< bf16 Linear layers (fp32 master weights): precision=bf16.
   bool fused = true;   ///< cuBLASLt epilogues (the fused toggle).
+  bool interaction_tensor_cores = false;  ///< interaction=tensor_cores.
 };
 
 /// Builds the engine on the current device from `model` (its parameters and
