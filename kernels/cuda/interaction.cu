@@ -178,6 +178,10 @@ __global__ void interaction_backward_kernel(const float* __restrict__ x,
 
 constexpr int kTcRows = 32;            // features padded to two 16-row tiles
 constexpr int kTcSamplesPerBlock = 2;  // a warp each
+/// Floats between rows of the 32 x 32 pair matrix (forward Z·Zᵀ, backward
+/// G): 36, not 32, so a tile's eight rows start in different banks (and
+/// every 16-row tile stays 32-byte aligned: 16 * 36 * 4 bytes).
+constexpr int kTcPairStride = 36;
 
 /// Floats between feature rows in the tensor-core kernels' shared memory:
 /// dim + 4 (a multiple of 4, as WMMA's ldm must be for float, and every
@@ -186,7 +190,9 @@ __host__ __device__ int64_t tc_row_stride(int64_t dim) { return dim + 4; }
 
 /// Floats one warp (one sample) uses: its features, the 32 x 32 pair matrix
 /// (forward: Z·Zᵀ; backward: G) and a 16 x 16 staging tile.
-__host__ __device__ int64_t tc_warp_floats(int64_t dim) { return kTcRows * tc_row_stride(dim) + kTcRows * kTcRows + 16 * 16; }
+__host__ __device__ int64_t tc_warp_floats(int64_t dim) {
+  return kTcRows * tc_row_stride(dim) + kTcRows * kTcPairStride + 16 * 16;
+}
 
 size_t tc_shared_bytes(int64_t dim) {
   return static_cast<size_t>(kTcSamplesPerBlock * tc_warp_floats(dim)) * sizeof(float);
@@ -228,9 +234,9 @@ __global__ void interaction_forward_tc_kernel(const float* __restrict__ x, const
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
   const int64_t b = static_cast<int64_t>(blockIdx.x) * kTcSamplesPerBlock + warp;
   if (b >= batch) return;  // a whole warp leaves together
-  const int stride = dim + 4;
+  const auto stride = static_cast<int>(tc_row_stride(dim));
   float* z = tc_smem + static_cast<int64_t>(warp) * tc_warp_floats(dim);
-  float* s = z + kTcRows * stride;  // [32, 32]: Z·Zᵀ's lower tiles
+  float* s = z + kTcRows * stride;  // [32, kTcPairStride]: Z·Zᵀ's lower tiles
   tc_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z, lane);
   __syncwarp();
   const int tiles = features > 16 ? 2 : 1;
@@ -247,7 +253,7 @@ __global__ void interaction_forward_tc_kernel(const float* __restrict__ x, const
         to_tf32(bt);
         wmma::mma_sync(acc, a, bt, acc);
       }
-      wmma::store_matrix_sync(s + ti * 16 * kTcRows + tj * 16, acc, kTcRows, wmma::mem_row_major);
+      wmma::store_matrix_sync(s + ti * 16 * kTcPairStride + tj * 16, acc, kTcPairStride, wmma::mem_row_major);
     }
   }
   __syncwarp();
@@ -257,8 +263,10 @@ __global__ void interaction_forward_tc_kernel(const float* __restrict__ x, const
   for (int p = lane; p < pairs; p += 32) {
     int64_t i = 0, j = 0;
     pair_from_index(p, &i, &j);
-    ob[dim + p] = s[i * kTcRows + j];
+    ob[dim + p] = s[i * kTcPairStride + j];
   }
+#elif defined(__CUDA_ARCH__)
+  __trap();  // built for a GPU without TF32 tensor cores: fail loudly, never leave out unwritten
 #endif
 }
 
@@ -274,12 +282,12 @@ __global__ void interaction_backward_tc_kernel(const float* __restrict__ x, cons
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
   const int64_t b = static_cast<int64_t>(blockIdx.x) * kTcSamplesPerBlock + warp;
   if (b >= batch) return;
-  const int stride = dim + 4;
+  const auto stride = static_cast<int>(tc_row_stride(dim));
   float* z = tc_smem + static_cast<int64_t>(warp) * tc_warp_floats(dim);
-  float* g = z + kTcRows * stride;  // [32, 32]
-  float* tile = g + kTcRows * kTcRows;  // [16, 16] staging
+  float* g = z + kTcRows * stride;            // [32, kTcPairStride]
+  float* tile = g + kTcRows * kTcPairStride;  // [16, 16] staging
   tc_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z, lane);
-  for (int k = lane; k < kTcRows * kTcRows; k += 32) g[k] = 0.0f;
+  for (int k = lane; k < kTcRows * kTcPairStride; k += 32) g[k] = 0.0f;
   __syncwarp();
   const float* db = dout + b * width;
   const int pairs = features * (features - 1) / 2;
@@ -287,21 +295,22 @@ __global__ void interaction_backward_tc_kernel(const float* __restrict__ x, cons
     int64_t i = 0, j = 0;
     pair_from_index(p, &i, &j);
     const float v = db[dim + p];
-    g[i * kTcRows + j] = v;
-    g[j * kTcRows + i] = v;
+    g[i * kTcPairStride + j] = v;
+    g[j * kTcPairStride + i] = v;
   }
   __syncwarp();
   float* dxb = dx + b * dim;
   float* deb = demb + b * static_cast<int64_t>(features - 1) * dim;
   const int row_tiles = features > 16 ? 2 : 1;
+  const int k_end = (features + 7) / 8 * 8;  // G's columns and Z's rows past F are zero
   for (int m = 0; m < row_tiles; ++m) {
     for (int n = 0; n < dim; n += 16) {
       wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
       wmma::fill_fragment(acc, 0.0f);
-      for (int k = 0; k < kTcRows; k += 8) {
+      for (int k = 0; k < k_end; k += 8) {
         wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a;
         wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> bz;
-        wmma::load_matrix_sync(a, g + m * 16 * kTcRows + k, kTcRows);
+        wmma::load_matrix_sync(a, g + m * 16 * kTcPairStride + k, kTcPairStride);
         wmma::load_matrix_sync(bz, z + k * stride + n, stride);
         to_tf32(a);
         to_tf32(bz);
@@ -320,6 +329,8 @@ __global__ void interaction_backward_tc_kernel(const float* __restrict__ x, cons
       __syncwarp();  // the tile is rewritten next
     }
   }
+#elif defined(__CUDA_ARCH__)
+  __trap();  // built for a GPU without TF32 tensor cores: fail loudly, never leave dx and demb unwritten
 #endif
 }
 
@@ -339,7 +350,13 @@ Status check(const InteractionArguments& a, bool backward) {
   }
   if (a.tensor_cores && !interaction_tensor_cores_fit(a.num_tables, a.dim)) {
     return Status::invalid(std::string(op) + "the tensor-core kernels need num_tables + 1 <= 32 and dim a multiple "
-                           "of 16, got num_tables " + std::to_string(a.num_tables) + ", dim " + std::to_string(a.dim));
+                           "of 16 up to 144 (two samples' features and pair matrices within 48 KiB of shared "
+                           "memory), got num_tables " + std::to_string(a.num_tables) + ", dim " +
+                           std::to_string(a.dim));
+  }
+  if (a.tensor_cores && (reinterpret_cast<uintptr_t>(a.x) % 16 != 0 || reinterpret_cast<uintptr_t>(a.emb) % 16 != 0)) {
+    return Status::invalid(std::string(op) + "the tensor-core kernels read x and emb 16 bytes at a time: both "
+                           "must be 16-byte aligned");
   }
   const size_t shared = a.tensor_cores ? tc_shared_bytes(a.dim) : interaction_shared_bytes(a.num_tables, a.dim, backward);
   if (shared > kMaxSharedBytes) {

@@ -51,14 +51,16 @@ struct InteractionArguments {
   /// holds its F features padded to 32 rows in shared memory; the forward
   /// is the lower-triangle tiles of Z·Zᵀ, the backward dZ = G·Z with G the
   /// symmetric pair-gradient matrix (zero diagonal). Needs F = T + 1 <= 32,
-  /// dim a multiple of 16 and sm_80 or later. Products of inputs rounded to
+  /// dim a multiple of 16 up to 144, x and emb 16-byte aligned, and sm_80
+  /// or later (built for an older GPU the kernels trap). Products of inputs rounded to
   /// TF32 (10-bit mantissas): each dot product within 2^-10 Σ|z_i z_j| plus
   /// fp32 accumulation, where the CUDA-core kernels are within fp32's.
   bool tensor_cores = false;
 };
 
 /// Whether the tensor-core kernels take this shape (F <= 32, dim % 16 == 0,
-/// two samples' features within 48 KiB of shared memory).
+/// and two samples' features, pair matrices and staging tiles within 48 KiB
+/// of shared memory: dim <= 144).
 bool interaction_tensor_cores_fit(int num_tables, int64_t dim);
 
 /// Bytes of shared memory a block needs: the forward's when `backward` is

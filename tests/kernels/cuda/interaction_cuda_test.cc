@@ -309,7 +309,10 @@ TEST(InteractionCuda, PaddedRowsGiveTheUnpaddedResultsAndKeepThePadding) {
 // the product), then fp32 accumulation in the tensor cores' order (at most
 // n * 2^-24 relative over n terms, first order). So an element of n products
 // is within (2^-10 + (n + 2) * 2^-24) * m of exact arithmetic, m the same
-// sum over absolute values; the CPU adds its own fp32 bound, 2 (n + 1) 2^-24 m.
+// sum over absolute values (the tensor cores' accumulation truncates, but
+// per 8-term block: at most about n/8 * 2^-23 m, inside the n * 2^-24 m
+// term); the CPU adds its own fp32 bound, 2 (n + 1) 2^-24 m, which also
+// covers the products' second-order 2^-22 term.
 // The x passthrough columns are copies (exact); the backward's dx adds the
 // passthrough gradient in fp32 (inside the bound: m counts it).
 
@@ -325,7 +328,9 @@ TEST(InteractionCudaCanImplement, TensorCoresTakeUpTo32FeaturesAndDimsOf16) {
   EXPECT_FALSE(interaction_tensor_cores_fit(32, 128)) << "33 features";
   EXPECT_FALSE(interaction_tensor_cores_fit(26, 24)) << "dim not a multiple of 16";
   EXPECT_FALSE(interaction_tensor_cores_fit(26, 8));
-  EXPECT_FALSE(interaction_tensor_cores_fit(26, 4096)) << "two samples' features beyond 48 KiB";
+  EXPECT_TRUE(interaction_tensor_cores_fit(26, 144)) << "the largest dim within 48 KiB";
+  EXPECT_FALSE(interaction_tensor_cores_fit(26, 160)) << "two samples' features beyond 48 KiB";
+  EXPECT_FALSE(interaction_tensor_cores_fit(26, 4096));
   float anything = 0;
   InteractionArguments a = valid_arguments(&anything);
   a.tensor_cores = true;
