@@ -331,8 +331,8 @@ TEST(InteractionCudaCanImplement, TensorCoresTakeUpTo32FeaturesAndDimsOf16) {
   EXPECT_TRUE(interaction_tensor_cores_fit(26, 144)) << "the largest dim within 48 KiB";
   EXPECT_FALSE(interaction_tensor_cores_fit(26, 160)) << "two samples' features beyond 48 KiB";
   EXPECT_FALSE(interaction_tensor_cores_fit(26, 4096));
-  float anything = 0;
-  InteractionArguments a = valid_arguments(&anything);
+  alignas(16) float anything[8] = {};
+  InteractionArguments a = valid_arguments(anything);
   a.tensor_cores = true;
   EXPECT_TRUE(InteractionForward::can_implement(a).ok()) << InteractionForward::can_implement(a).reason();
   EXPECT_TRUE(InteractionBackward::can_implement(a).ok());
@@ -340,8 +340,12 @@ TEST(InteractionCudaCanImplement, TensorCoresTakeUpTo32FeaturesAndDimsOf16) {
   const Status s = InteractionForward::can_implement(a);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.reason().find("tensor-core kernels need"), std::string::npos) << s.reason();
-  const LaunchList l = interaction_launches(valid_arguments(&anything), false);
-  a = valid_arguments(&anything);
+  a = valid_arguments(anything);
+  a.tensor_cores = true;
+  a.emb = anything + 1;  // 4-byte aligned only
+  EXPECT_NE(InteractionBackward::can_implement(a).reason().find("16-byte aligned"), std::string::npos);
+  const LaunchList l = interaction_launches(valid_arguments(anything), false);
+  a = valid_arguments(anything);
   a.tensor_cores = true;
   const LaunchList tc = interaction_launches(a, true);
   ASSERT_EQ(l.size(), 1u);
