@@ -7,7 +7,9 @@
 #include <cmath>
 #include <condition_variable>
 #include <deque>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <type_traits>
 
@@ -52,7 +54,8 @@ nlohmann::json inference_settings_to_json(const InferenceSettings& s) {
   return {{"scenario", s.scenario},         {"mode", s.mode},
           {"target_qps", s.target_qps},     {"latency_bound_ms", s.latency_bound_ms},
           {"min_duration_ms", s.min_duration_ms}, {"min_query_count", s.min_query_count},
-          {"max_batch", s.max_batch},       {"max_wait_ms", s.max_wait_ms}};
+          {"max_batch", s.max_batch},       {"max_wait_ms", s.max_wait_ms},
+          {"loadgen_trace", s.trace}};
 }
 
 InferenceSettings inference_settings_from_json(const nlohmann::json& j) {
@@ -76,7 +79,54 @@ InferenceSettings inference_settings_from_json(const nlohmann::json& j) {
   take("min_query_count", s.min_query_count);
   take("max_batch", s.max_batch);
   take("max_wait_ms", s.max_wait_ms);
+  if (j.contains("loadgen_trace")) {
+    if (!j.at("loadgen_trace").is_boolean()) {
+      throw UsageError(fmt::format("inference settings: loadgen_trace is {}, not true or false", j.at("loadgen_trace").dump()));
+    }
+    s.trace = j.at("loadgen_trace").get<bool>();
+  }
   return s;
+}
+
+namespace {
+
+/// One trace line with every value LoadGen quoted twice ("key":""name"",
+/// "message":""text"") quoted once, its inside escaped for JSON.
+std::string unquote_twice(const std::string& line) {
+  std::string out;
+  size_t at = 0;
+  for (size_t open = line.find("\":\"\""); open != std::string::npos; open = line.find("\":\"\"", at)) {
+    // The value runs to the first "" followed by } or , after it.
+    size_t close = line.find("\"\"", open + 4);
+    while (close != std::string::npos && close + 2 < line.size() && line[close + 2] != '}' && line[close + 2] != ',') {
+      close = line.find("\"\"", close + 1);
+    }
+    if (close == std::string::npos) break;
+    out.append(line, at, open + 3 - at);  // up to and including the opening quote
+    for (size_t i = open + 4; i < close; ++i) {
+      if (line[i] == '"' || line[i] == '\\') out.push_back('\\');
+      out.push_back(line[i]);
+    }
+    out.push_back('"');
+    at = close + 2;
+  }
+  out.append(line, at, std::string::npos);
+  return out;
+}
+
+}  // namespace
+
+void repair_loadgen_trace(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: cannot be read", path.string()));
+  const std::filesystem::path fixed = path.string() + ".repairing";
+  {
+    std::ofstream out(fixed);
+    std::string line;
+    while (std::getline(in, line)) out << unquote_twice(line) << '\n';
+    if (!out) throw Error(fmt::format("{}: cannot be written", fixed.string()));
+  }
+  std::filesystem::rename(fixed, path);
 }
 
 #if PERFLAB_HAVE_LOADGEN
@@ -258,8 +308,8 @@ InferenceRunOutcome run_inference(InferenceEngine& engine, const InferenceSettin
   log.log_output.copy_summary_to_stdout = false;
   // LoadGen's per-sample trace (mlperf_log_trace.json) takes ~300 bytes a
   // sample: 228 MB for one 5 s Offline run at 100k samples/s. Submissions do
-  // not need it; the summary, detail and accuracy logs stay.
-  log.enable_trace = false;
+  // not need it; it is written only when asked for (--loadgen-trace).
+  log.enable_trace = settings.trace;
   InferenceBatches batches;
   {
     Adapter adapter(engine, settings);  // calls engine.begin_test() with the first query
@@ -277,11 +327,13 @@ InferenceRunOutcome run_inference(InferenceEngine& engine, const InferenceSettin
     batches = adapter.batches();
   }
   // LoadGen opens its trace file even with the trace off: an empty file is
-  // not JSON, so it goes.
+  // not JSON, so it goes. With the trace on, its quoting is repaired.
   const std::filesystem::path trace = out_dir / "mlperf_log_trace.json";
   std::error_code ignored;
   if (std::filesystem::exists(trace, ignored) && std::filesystem::file_size(trace, ignored) == 0) {
     std::filesystem::remove(trace, ignored);
+  } else if (settings.trace) {
+    repair_loadgen_trace(trace);
   }
   InferenceRunOutcome out;
   out.loadgen = read_loadgen_outcome(out_dir / "mlperf_log_detail.txt");

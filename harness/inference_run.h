@@ -70,6 +70,9 @@ struct InferenceSettings {
   int max_batch = 256;              ///< The batcher's largest batch (>= 1).
   double max_wait_ms = 0;           ///< Server: how long the oldest sample may wait for a fuller batch.
   uint64_t seed = 0;                ///< LoadGen's sample-index and schedule seeds.
+  /// LoadGen's per-sample trace, mlperf_log_trace.json (Chrome trace JSON,
+  /// for a timeline: about 300 bytes a sample). Off by default.
+  bool trace = false;
 };
 
 /// "" when `s` is one LoadGen can run, else one line saying what is wrong.
@@ -92,6 +95,11 @@ struct InferenceRunOutcome {
   InferenceBatches batches;
   nlohmann::json engine;  ///< InferenceEngine::report() after the test.
 };
+
+/// Rewrites LoadGen's trace (mlperf_log_trace.json) in place so JSON readers
+/// take it: LoadGen 6.0.17 writes its LogDetail events' keys quoted twice
+/// ("key":""name""). Error naming the file when it cannot be read or written.
+void repair_loadgen_trace(const std::filesystem::path& path);
 
 /// Whether this build has LoadGen (scripts/setup fetches it).
 bool loadgen_available();

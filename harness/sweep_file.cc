@@ -42,7 +42,8 @@ const std::vector<std::string> kTopKeys = {"name", "out", "workload", "workloads
                                            "backend", "threads", "warmup", "lr_rule",
                                            "mode", "iterations", "ntasks", "profile", "inference"};
 const std::vector<std::string> kInferenceKeys = {"scenario", "mode", "target_qps", "latency_bound_ms",
-                                                 "min_duration_ms", "min_query_count", "max_batch", "max_wait_ms"};
+                                                 "min_duration_ms", "min_query_count", "max_batch", "max_wait_ms",
+                                                 "loadgen_trace"};
 const std::vector<std::string> kLrKeys = {"rule", "base_batch_size", "base_learning_rate",
                                           "warmup_steps"};
 
@@ -246,6 +247,13 @@ class SweepFileReader {
       if (inference["max_wait_ms"]) {
         const YAML::Node& w = inference["max_wait_ms"];
         s.max_wait_ms = scalar(w, "inference.max_wait_ms") == "0" ? 0.0 : number(w, "inference.max_wait_ms");
+      }
+      if (inference["loadgen_trace"]) {
+        const std::string t = scalar(inference["loadgen_trace"], "inference.loadgen_trace");
+        if (t != "true" && t != "false") {
+          fail(inference["loadgen_trace"], fmt::format("inference.loadgen_trace must be true or false, got '{}'", t));
+        }
+        s.trace = t == "true";
       }
       if (const std::string problem = check_inference_settings(s); !problem.empty()) fail(inference, problem);
     }

@@ -182,6 +182,9 @@ Command add_run(CLI::App& app) {
   sub->add_option("--max-wait-ms", inf.max_wait_ms,
                   "Inference mode: how long the oldest queued sample may wait for a fuller batch (server)")
       ->capture_default_str();
+  sub->add_flag("--loadgen-trace", inf.trace,
+                "Inference mode: keep LoadGen's per-sample trace, mlperf_log_trace.json (Chrome trace JSON for "
+                "a timeline; about 300 bytes a sample)");
   sub->add_flag("--check-launches", request->check_launches,
                 "GPU debugging: wait for the device after every kernel launch, so a fault names the kernel that "
                 "made it (CUDA graphs off; times not comparable)");

@@ -36,6 +36,12 @@ for f in mlperf_log_summary.txt mlperf_log_detail.txt mlperf_log_accuracy.json; 
 done
 [[ ! -e "$(dirname "$offline")/run_0_loadgen/mlperf_log_trace.json" ]] &&
   pass "LoadGen's per-sample trace is off" || fail "LoadGen wrote its per-sample trace"
+"$PERFLAB" run dlrm --mode inference "${quick[@]}" --scenario server --target-qps 2000 --latency-bound-ms 50 \
+  --loadgen-trace --out "$tmp/traced" >"$tmp/traced.out" 2>&1 &&
+  "$PYTHON" -c 'import json,sys; ev=json.load(open(sys.argv[1]))["traceEvents"]; assert any(e.get("name")=="IssueQuery" for e in ev), len(ev)' \
+    "$(find "$tmp/traced" -name mlperf_log_trace.json | head -n 1)" &&
+  pass "--loadgen-trace keeps LoadGen's trace, as JSON (its doubled quotes repaired)" ||
+  fail "--loadgen-trace: $(cat "$tmp/traced.out")"
 grep -q "## Runs" "$(dirname "$offline")/report.md" && grep -q "LoadGen verdict" "$(dirname "$offline")/report.md" &&
   pass "the run's report has LoadGen's verdicts" || fail "report: $(cat "$(dirname "$offline")/report.md")"
 

@@ -10,10 +10,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
+
+#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "harness/inference_run.h"
@@ -90,6 +93,31 @@ InferenceSettings quick(const std::string& scenario) {
   s.max_batch = 8;
   s.max_wait_ms = scenario == "server" ? 1 : 0;
   return s;
+}
+
+// LoadGen 6.0.17 quotes some trace values twice ("key":""name""): the repair
+// quotes them once, escaping what is inside, and leaves every other line
+// alone; the result is JSON.
+TEST(LoadgenTrace, ARepairedTraceIsJson) {
+  const fs::path dir = fresh_dir("trace");
+  fs::create_directories(dir);
+  const fs::path file = dir / "mlperf_log_trace.json";
+  std::ofstream(file) << "{\"traceEvents\":[\n"
+                         "{\"name\":\"IssueQuery\",\"ph\":\"X\",\"ts\":1.5,\"args\":{}},\n"
+                         "{\"name\":\"LogDetail\",\"args\":{\"key\":\"\"loadgen_version\"\"}},\n"
+                         "{\"name\":\"LogSummary\",\"args\":{\"message\":\"\"SUT \"name\" : a\\b, c\"\"}},\n"
+                         "{\"name\":\"LastTrace\"}\n"
+                         "]}\n";
+  repair_loadgen_trace(file);
+  std::ifstream in(file);
+  const nlohmann::json doc = nlohmann::json::parse(in);  // throws when it is not JSON
+  const nlohmann::json& ev = doc.at("traceEvents");
+  ASSERT_EQ(ev.size(), 4u);
+  EXPECT_EQ(ev[0].at("ts"), 1.5);
+  EXPECT_EQ(ev[1].at("args").at("key"), "loadgen_version");
+  EXPECT_EQ(ev[2].at("args").at("message"), "SUT \"name\" : a\\b, c");
+  EXPECT_THROW(repair_loadgen_trace(dir / "missing.json"), Error);
+  fs::remove_all(dir);
 }
 
 #if PERFLAB_HAVE_LOADGEN
