@@ -116,6 +116,9 @@ std::vector<RunRequest> expand_sweep(const RunRequest& base, const SweepAxes& ax
   double points = static_cast<double>(workloads.size()) * static_cast<double>(presets.size());
   for (const auto& [name, values] : params) points *= static_cast<double>(values.size());
   for (const auto& [name, values] : toggles) points *= static_cast<double>(values.size());
+  const std::vector<double> targets = axes.target_qps.empty() ? std::vector<double>{base.inference.target_qps}
+                                                              : axes.target_qps;
+  points *= static_cast<double>(targets.size());
   if (points > static_cast<double>(kMaxSweepPoints)) {
     throw UsageError(fmt::format("the sweep has {} points, more than {}: split it into smaller sweeps",
                                  points < 1e15 ? fmt::format("{:.0f}", points) : fmt::format("{:.3g}", points),
@@ -136,7 +139,11 @@ std::vector<RunRequest> expand_sweep(const RunRequest& base, const SweepAxes& ax
             auto it = t.find(toggle_key(tg));
             if (it != t.end()) r.toggles[tg] = it->second;
           }
-          out.push_back(std::move(r));
+          for (double target : targets) {
+            RunRequest at = r;
+            at.inference.target_qps = target;
+            out.push_back(std::move(at));
+          }
         });
       });
     }

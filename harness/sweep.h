@@ -36,6 +36,10 @@ struct SweepAxes {
   std::map<std::string, std::vector<std::string>> params;
   std::map<Toggle, std::vector<bool>> toggles;
   std::optional<LrRule> lr_rule;
+  /// --mode inference: LoadGen target rates to sweep (a sweep file's
+  /// `inference: {target_qps: [..]}`); empty: base's one. A Server point's
+  /// peak is the highest target that stays VALID.
+  std::vector<double> target_qps;
 };
 
 /// A sweep, expanded: the points to run and where their results go.

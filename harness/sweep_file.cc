@@ -231,7 +231,15 @@ class SweepFileReader {
       InferenceSettings& s = base.inference;
       if (inference["scenario"]) s.scenario = scalar(inference["scenario"], "inference.scenario");
       if (inference["mode"]) s.mode = scalar(inference["mode"], "inference.mode");
-      if (inference["target_qps"]) s.target_qps = number(inference["target_qps"], "inference.target_qps");
+      if (const YAML::Node t = inference["target_qps"]; t && t.IsSequence()) {
+        if (base.mode != "inference") fail(t, "inference.target_qps lists targets to sweep: set mode: inference");
+        // A list: one point per target (a Server sweep finds the highest that stays VALID).
+        if (t.size() == 0) fail(t, "inference.target_qps has no values: the sweep is empty");
+        for (const YAML::Node& v : t) axes.target_qps.push_back(number(v, "inference.target_qps"));
+        s.target_qps = axes.target_qps.front();
+      } else if (t) {
+        s.target_qps = number(t, "inference.target_qps");
+      }
       if (inference["latency_bound_ms"]) {
         s.latency_bound_ms = number(inference["latency_bound_ms"], "inference.latency_bound_ms");
       }

@@ -40,6 +40,8 @@ struct ServingRow {
   /// the other parameters, LoadGen's settings), as text: rows compare only
   /// with rows of the same setting.
   std::string setting;
+  std::string setting_but_target;  ///< The setting without LoadGen's target rate.
+  bool valid_run = false;          ///< Every run VALID.
   std::string seeds;  ///< Of the result's runs, for the terminal ("1", "1,2").
   std::optional<double> throughput;  ///< The result's score (samples/s).
   std::optional<double> p99_ms;      ///< Median over runs of LoadGen's p99.
@@ -88,6 +90,8 @@ std::vector<ServingRow> serving_rows(const std::vector<Result>& results) {
       setting["params"].erase(serving);
     }
     row.setting = setting.dump();
+    setting["inference"].erase("target_qps");
+    row.setting_but_target = setting.dump();
     double lookups = 0, hits = 0, host_bytes = 0, samples = 0;
     std::vector<double> p99;
     for (const ResultRun& run : r.runs) {
@@ -119,6 +123,7 @@ std::vector<ServingRow> serving_rows(const std::vector<Result>& results) {
       row.max_staleness_ms = std::max(row.max_staleness_ms, num(updates, "max_staleness_ms"));
     }
     if (row.runs == 0) continue;
+    row.valid_run = row.valid == row.runs;
     const auto n = static_cast<double>(row.runs);
     row.lookup_ms /= n;
     row.insert_ms /= n;
@@ -227,6 +232,69 @@ std::string capacity_chart(const std::vector<ServingRow>& rows) {
   return chart.series.empty() ? "" : render_line_chart(chart);
 }
 
+/// Server: per point without its target, the highest target rate that
+/// stayed VALID in every run (a sweep over inference.target_qps), against the
+/// cpu backend's all_device peak of the same setting. Only points swept over
+/// two targets or more.
+struct ServerPeak {
+  const ServingRow* at = nullptr;  ///< The VALID row at the highest target (null: none VALID).
+  const ServingRow* any = nullptr;  ///< A row of the point, for its labels.
+  int targets = 0;
+  double highest_tried = 0;
+  std::optional<double> vs_cpu;
+};
+
+std::vector<ServerPeak> server_peaks(const std::vector<ServingRow>& rows) {
+  std::map<std::string, ServerPeak> by;
+  std::vector<std::string> order;
+  for (const ServingRow& r : rows) {
+    if (r.scenario != "server") continue;
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", r.backend, r.placement, r.policy, r.cache_rows,
+                                        r.update_rate, r.setting_but_target);
+    if (!by.count(key)) order.push_back(key);
+    ServerPeak& p = by[key];
+    p.any = &r;
+    ++p.targets;
+    p.highest_tried = std::max(p.highest_tried, r.target_qps);
+    if (r.valid_run && (p.at == nullptr || r.target_qps > p.at->target_qps)) p.at = &r;
+  }
+  std::vector<ServerPeak> out;
+  for (const std::string& key : order) {
+    if (by[key].targets >= 2) out.push_back(by[key]);
+  }
+  for (ServerPeak& p : out) {
+    if (p.at == nullptr) continue;
+    for (const ServerPeak& base : out) {
+      if (base.at != nullptr && base.at->backend == "cpu" && base.at->placement == "all_device" &&
+          base.at->update_rate == 0 && base.at->setting_but_target == p.at->setting_but_target) {
+        p.vs_cpu = p.at->target_qps / base.at->target_qps;
+      }
+    }
+  }
+  return out;
+}
+
+std::string server_peaks_markdown(const std::vector<ServingRow>& rows) {
+  const std::vector<ServerPeak> peaks = server_peaks(rows);
+  if (peaks.empty()) return "";
+  std::vector<std::vector<std::string>> cells;
+  for (const ServerPeak& p : peaks) {
+    const ServingRow* r = p.at;
+    const ServingRow& label = *p.any;
+    cells.push_back({label.backend, label.placement, label.cache_rows ? std::to_string(label.cache_rows) : "-",
+                     std::to_string(p.targets), fmt::format("{:g}", p.highest_tried),
+                     r ? fmt::format("{:g}", r->target_qps) : "none VALID",
+                     r && r->p99_ms ? fmt::format("{:.3f}", *r->p99_ms) : "-",
+                     p.vs_cpu ? fmt::format("{:.2f}x", *p.vs_cpu) : "-"});
+  }
+  return "\n### Server: the highest target that stayed VALID\n\nPer point swept over its target rate "
+         "(inference.target_qps as a list): the highest rate LoadGen judged VALID in every run, its p99, and that "
+         "peak against the cpu backend's all_device peak of the same setting.\n\n" +
+         detail::markdown_table({"backend", "placement", "cache rows", "targets", "highest tried (queries/s)",
+                                 "highest VALID (queries/s)", "p99 there (ms)", "vs cpu all_device"},
+                                cells);
+}
+
 WorkloadSection dlrm_serving_section() {
   WorkloadSection s;
   s.workload = "dlrm";
@@ -249,7 +317,8 @@ WorkloadSection dlrm_serving_section() {
   s.markdown = [](const std::vector<Result>& results) -> std::string {
     const std::vector<ServingRow> rows = serving_rows(results);
     if (rows.empty()) return "";
-    return fmt::format("\n## DLRM serving\n\n{}\n\n", kExplanation) + detail::markdown_table(header(), cells(rows));
+    return fmt::format("\n## DLRM serving\n\n{}\n\n", kExplanation) + detail::markdown_table(header(), cells(rows)) +
+           server_peaks_markdown(rows);
   };
   s.html = [](const std::vector<Result>& results) -> std::string {
     const std::vector<ServingRow> rows = serving_rows(results);

@@ -219,6 +219,32 @@ expect 2 "dlrm: placement applies to --mode inference" -- run dlrm --backend cpu
 [[ ! -e "$tmp/never-serve" || -z "$(ls -A "$tmp/never-serve")" ]] && pass "nothing written for refused serving parameters" ||
   fail "refused serving parameters wrote $(ls -A "$tmp/never-serve")"
 
+# A Server sweep over its target rate: one point per target, and the
+# report's peak table (which target is VALID depends on the machine: only
+# that the table holds the point and its two targets is asserted).
+cat >"$tmp/peak.yaml" <<EOF
+name: peak
+workload: dlrm
+backend: cpu
+mode: inference
+inference: {scenario: server, target_qps: [500, 1000000], latency_bound_ms: 50, min_duration_ms: 100,
+            min_query_count: 32, max_batch: 32, max_wait_ms: 1}
+EOF
+if "$PERFLAB" sweep "$tmp/peak.yaml" --out "$tmp/peak" >"$tmp/peak.out" 2>&1; then
+  [[ $(find "$tmp/peak" -path '*run_0_loadgen/mlperf_log_detail.txt' | wc -l) == 2 ]] &&
+    grep -q "^| cpu | all_device | - | 2 | 1e+06 | " "$tmp/peak/peak/report.md" &&
+    pass "a sweep over target_qps runs each target and reports the highest VALID one" ||
+    fail "peak table: $(grep -A6 "highest target" "$tmp/peak/peak/report.md")"
+else
+  fail "target sweep: $(cat "$tmp/peak.out")"
+fi
+cat >"$tmp/peak-train.yaml" <<EOF
+workload: dlrm
+inference: {target_qps: [500, 1000]}
+EOF
+expect 2 "peak-train.yaml:2: inference.target_qps lists targets to sweep: set mode: inference" -- \
+  sweep "$tmp/peak-train.yaml" --out "$tmp/never"
+
 cat >"$tmp/bad.yaml" <<EOF
 workload: dlrm
 mode: inference
