@@ -158,6 +158,26 @@ TEST(DlrmServePlacement, TheUpdateStreamQueuesAtItsRate) {
   EXPECT_LT(std::abs(update_delta(3, 7, 2)), 0.01f);
 }
 
+TEST(DlrmServePlacement, TheMostFrequentRowsComeByCountThenKey) {
+  const Dataset train = tiny_data(200, 8);  // tables of 5, 7 and 3 rows: keys 0-4, 5-11, 12-14
+  std::map<int64_t, uint64_t> counted;
+  for (size_t i = 0; i < train.categorical.size(); ++i) {
+    ++counted[table_row_offsets(train.table_sizes)[i % 3] + train.categorical[i]];
+  }
+  const RowFrequency all = most_frequent_rows(train, 100);
+  ASSERT_EQ(all.keys.size(), counted.size()) << "every row looked up, once";
+  for (size_t i = 0; i < all.keys.size(); ++i) {
+    EXPECT_EQ(all.counts[i], counted.at(all.keys[i])) << "key " << all.keys[i];
+    if (i > 0) {
+      EXPECT_TRUE(all.counts[i - 1] > all.counts[i] || (all.counts[i - 1] == all.counts[i] && all.keys[i - 1] < all.keys[i]))
+          << "position " << i;
+    }
+  }
+  const RowFrequency top = most_frequent_rows(train, 4);
+  ASSERT_EQ(top.keys.size(), 4u);
+  EXPECT_EQ(std::vector<int64_t>(all.keys.begin(), all.keys.begin() + 4), top.keys);
+}
+
 ParamValues params(const std::map<std::string, std::string>& overrides) {
   return resolve_params("dlrm", serve_params(), nullptr, overrides);
 }
