@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -113,6 +114,39 @@ std::string ProcessOutcome::describe() const {
   return fmt::format("exited with status {}", exit_status);
 }
 
+namespace {
+
+/// fork() with every signal blocked, so that none lands in the child while
+/// it still runs perflab's handlers (a SIGTERM meant for the program, sent
+/// between fork and exec, was caught by perflab's interrupt handler in the
+/// child and lost: the program ran on until SIGKILL). In the child every
+/// handled signal goes back to its default before the mask is restored, so
+/// a signal sent that early acts on the child as on the program.
+pid_t fork_with_default_signals() {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (int sig = 1; sig < NSIG; ++sig) {
+      struct sigaction current {};
+      if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, nullptr, &current) != 0) continue;
+      if (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN) sigaction(sig, &dfl, nullptr);
+    }
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    return 0;
+  }
+  const int saved = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = saved;
+  return pid;
+}
+
+}  // namespace
+
 ProcessOutcome run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
   if (argv.empty()) throw Error("run_process: no program");
   const std::optional<std::string> program = find_program(argv[0]);
@@ -133,7 +167,7 @@ ProcessOutcome run_process(const std::vector<std::string>& argv, const ProcessOp
   Fd out(open_output(options.stdout_file));
   Fd err(options.stderr_file == options.stdout_file ? fcntl(out.fd, F_DUPFD_CLOEXEC, 0) : open_output(options.stderr_file));
   const auto t0 = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
+  const pid_t pid = fork_with_default_signals();
   if (pid < 0) throw Error(fmt::format("cannot start {}: {}", argv[0], std::strerror(errno)));
   if (pid == 0) {
     setpgid(0, 0);  // its own group: a timeout ends everything it started
@@ -199,7 +233,7 @@ ProgramOutput run_program(const std::vector<std::string>& argv) {
   std::vector<char*> args = exec_array(argv);
 
   Pipe out, err;
-  const pid_t pid = fork();
+  const pid_t pid = fork_with_default_signals();
   if (pid < 0) throw Error(fmt::format("cannot start {}: {}", argv[0], std::strerror(errno)));
   if (pid == 0) {
     const int null = open("/dev/null", O_RDONLY);
