@@ -20,6 +20,7 @@
 
 #include "harness/stats.h"
 #include "reports/html_page.h"
+#include "reports/inference_report.h"
 #include "reports/render_format.h"
 #include "reports/svg_chart.h"
 #include "reports/workload_sections.h"
@@ -67,10 +68,8 @@ std::string str(const json& j, const char* key) {
 }
 
 std::optional<double> p99_of(const json& inference) {
-  for (const json& p : inference.value("percentiles", json::array())) {
-    if (std::abs(num(p, "percentile") - 99) < 1e-9) return num(p, "latency_ns") / 1e6;
-  }
-  return std::nullopt;
+  const std::optional<double> ns = loadgen_latency_ns(inference, 99);
+  return ns ? std::optional<double>(*ns / 1e6) : std::nullopt;
 }
 
 std::vector<ServingRow> serving_rows(const std::vector<Result>& results) {

@@ -24,16 +24,6 @@ std::string text(const json& j, const char* key) {
 
 std::string ms(const std::optional<double>& ns) { return ns ? fmt::format("{:.3f}", *ns / 1e6) : "-"; }
 
-/// LoadGen's latency at `percentile` (its percentiles list), in ns.
-std::optional<double> latency(const json& inference, double percentile) {
-  if (!inference.contains("percentiles")) return std::nullopt;
-  for (const json& p : inference.at("percentiles")) {
-    const std::optional<double> at = number(p, "percentile");
-    if (at && *at > percentile - 1e-9 && *at < percentile + 1e-9) return number(p, "latency_ns");
-  }
-  return std::nullopt;
-}
-
 std::string verdict(const json& inference) {
   const std::string v = text(inference, "verdict");
   if (v.empty()) return "none (accuracy run)";
@@ -48,6 +38,15 @@ std::string score_line(const Result& result) {
 }
 
 }  // namespace
+
+std::optional<double> loadgen_latency_ns(const json& inference, double percentile) {
+  if (!inference.is_object() || !inference.contains("percentiles")) return std::nullopt;
+  for (const json& p : inference.at("percentiles")) {
+    const std::optional<double> at = number(p, "percentile");
+    if (at && *at > percentile - 1e-9 && *at < percentile + 1e-9) return number(p, "latency_ns");
+  }
+  return std::nullopt;
+}
 
 std::string render_inference_markdown(const Result& result) {
   std::string md = render_setup_markdown(result);
@@ -70,8 +69,8 @@ std::string render_inference_markdown(const Result& result) {
                       verdict(inference), number(inference, "samples_per_second")
                                               ? fmt::format("{:.0f}", *number(inference, "samples_per_second"))
                                               : "-",
-                      ms(latency(inference, 50)), ms(latency(inference, 90)), ms(latency(inference, 99)),
-                      ms(latency(inference, 99.9)), number(inference, "query_count").value_or(0),
+                      ms(loadgen_latency_ns(inference, 50)), ms(loadgen_latency_ns(inference, 90)), ms(loadgen_latency_ns(inference, 99)),
+                      ms(loadgen_latency_ns(inference, 99.9)), number(inference, "query_count").value_or(0),
                       number(batches, "batches").value_or(0), number(batches, "largest").value_or(0),
                       text(inference, "loadgen_folder"));
   }
@@ -93,7 +92,7 @@ std::string render_inference_summary(const Result& result) {
                        number(inference, "samples_per_second")
                            ? fmt::format("{:.0f}", *number(inference, "samples_per_second"))
                            : "-",
-                       ms(latency(inference, 50)), ms(latency(inference, 99)));
+                       ms(loadgen_latency_ns(inference, 50)), ms(loadgen_latency_ns(inference, 99)));
   }
   out += setup_time_text(result) + "\n";
   out += fmt::format("throughput: {}\n", score_line(result));

@@ -5,11 +5,18 @@
 // logs are. Every figure is LoadGen's (harness/loadgen_result.h).
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "harness/result_model.h"
 
 namespace perflab::reports {
+
+/// LoadGen's latency at `percentile` in a run's inference record (its
+/// percentiles list), in ns; empty when it was not reported.
+std::optional<double> loadgen_latency_ns(const nlohmann::json& inference, double percentile);
 
 /// Markdown report: setup, the LoadGen settings, one row per seed.
 std::string render_inference_markdown(const Result& result);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/stats.h"
+#include "reports/inference_report.h"
 #include "reports/render_format.h"
 #include "reports/workload_sections.h"
 
@@ -27,12 +28,8 @@ using detail::speedup_text;
 
 /// A run's LoadGen latency at `percentile`, in ms; empty when not reported.
 std::optional<double> loadgen_latency_ms(const RunEntry& e, double percentile) {
-  if (!e.inference.is_object() || !e.inference.contains("percentiles")) return std::nullopt;
-  for (const nlohmann::json& p : e.inference.at("percentiles")) {
-    const double at = p.value("percentile", -1.0);
-    if (at > percentile - 1e-9 && at < percentile + 1e-9) return p.value("latency_ns", 0.0) / 1e6;
-  }
-  return std::nullopt;
+  const std::optional<double> ns = loadgen_latency_ns(e.inference, percentile);
+  return ns ? std::optional<double>(*ns / 1e6) : std::nullopt;
 }
 
 std::string inference_table(const SweepReport& r) {

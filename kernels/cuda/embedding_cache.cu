@@ -184,8 +184,26 @@ Layout layout(int64_t slots, int key_bits, int set_bits) {
 /// The workspace's layout: for the batch it was sized for, so a short batch
 /// finds its buffers where workspace_bytes put them.
 Layout layout_for(const EmbeddingCacheArguments& a) {
-  return layout(std::max(a.batch, a.workspace_batch) * a.num_tables, bits_for(a.total_rows),
-                bits_for(a.cache.geometry.sets));
+  // The same problem every batch: CUB's four size queries once, not twice per batch.
+  // CUB's temporary storage depends on the device too.
+  struct Key {
+    int64_t slots;
+    int key_bits, set_bits, device;
+    bool operator==(const Key& o) const {
+      return slots == o.slots && key_bits == o.key_bits && set_bits == o.set_bits && device == o.device;
+    }
+  };
+  thread_local Key last{-1, 0, 0, -1};
+  thread_local Layout cached;
+  int device = 0;
+  PERFLAB_CUDA_CHECK(cudaGetDevice(&device));
+  const Key key{std::max(a.batch, a.workspace_batch) * a.num_tables, bits_for(a.total_rows),
+                bits_for(a.cache.geometry.sets), device};
+  if (!(key == last)) {
+    cached = layout(key.slots, key.key_bits, key.set_bits);
+    last = key;
+  }
+  return cached;
 }
 
 template <typename T>

@@ -157,6 +157,11 @@ assert abs(c["host_embedding_bytes_per_sample"] * c["samples"] - misses * c["row
 # Updates arrive at 2000 rows/s while LoadGen runs: never more than that rate allows.
 assert 0 <= c["updates"]["applied"] <= 2000 * r["measured_s"] + 1, (c["updates"], r["measured_s"])
 assert set(c["time_s"]) == {"updates", "copies", "lookup", "insert", "dense"}
+# Each sample copies its 13 dense floats and 26 int32 ids; the cache holds at most its rows.
+assert c["input_bytes_per_sample"] == (13 + 26) * 4, c["input_bytes_per_sample"]
+assert 0 <= e["cache"]["occupied_at_end"] <= e["cache"]["rows"], e["cache"]
+assert c["updates"]["left_unapplied"] >= 0 and c["inserted"] >= 0, c
+assert abs(c["time_per_batch_ms"]["dense"] - 1e3 * c["time_s"]["dense"] / c["batches"]) < 1e-9 * max(1.0, c["time_per_batch_ms"]["dense"])
 # Without a cache every row is read from the host tables.
 o = json.load(open(sys.argv[2]))["runs"][0]["inference"]["engine"]
 assert o["placement"] == "all_device" and o["counters"]["hits"] == 0

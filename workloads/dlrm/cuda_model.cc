@@ -490,68 +490,12 @@ DeviceLoss CudaModel::take_loss(cudaStream_t stream) {
   return {static_cast<double>(state[0]), flag != 0, flag != 0 ? static_cast<int64_t>(flag) - 1 : -1};
 }
 
-std::string CudaModel::first_nonfinite_tensor() const {
-  auto finite = [](const std::vector<float>& v) {
-    return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
-  };
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    if (!finite(dense_parameter(i))) return slots_[i].name;
-  }
-  const std::vector<float> tables = tables_.download();  // synchronous: after a divergence
-  int64_t row = 0;
-  for (int t : mine_) {
-    const auto first = tables.begin() + static_cast<std::ptrdiff_t>(row * shape_.embed_dim);
-    const auto last = first + static_cast<std::ptrdiff_t>(shape_.table_sizes[t] * shape_.embed_dim);
-    if (!std::all_of(first, last, [](float x) { return std::isfinite(x); })) return fmt::format("embedding table {}", t);
-    row += shape_.table_sizes[t];
-  }
-  return "";
-}
-
-std::vector<float> CudaModel::dense_parameter(size_t index) const {
-  const Slot& s = slots_.at(index);
-  std::vector<float> out(count(s.size));
-  // Rows `ld` apart on the device (the padded top weight), packed here.
-  PERFLAB_CUDA_CHECK(cudaMemcpy2D(out.data(), count(s.cols) * sizeof(float), dense_.data() + s.offset,  // sync outside the iteration: read-back for tests and the gate
-                                  count(s.ld) * sizeof(float), count(s.cols) * sizeof(float), count(s.rows),
-                                  cudaMemcpyDeviceToHost));
-  return out;
-}
-
-void CudaModel::copy_to(CpuModel& out) const {
-  if (options_.external_embeddings) throw std::logic_error("CudaModel::copy_to: a serving model holds no tables");
-  if (options_.comm != nullptr) throw std::logic_error("CudaModel::copy_to: a model across ranks holds only its own tables");
-  std::vector<DenseParameter> dense = out.dense_parameters();
-  for (size_t i = 0; i < dense.size(); ++i) {
-    const std::vector<float> values = dense_parameter(i);
-    std::copy(values.begin(), values.end(), dense[i].value);
-  }
-  out.dense_parameters_changed();
-  const std::vector<float> tables = tables_.download();  // synchronous: after training
-  int64_t row = 0;
-  for (int t : mine_) {
-    const int64_t floats = shape_.table_sizes[static_cast<size_t>(t)] * shape_.embed_dim;
-    const auto first = tables.begin() + static_cast<std::ptrdiff_t>(row * shape_.embed_dim);
-    std::copy(first, first + static_cast<std::ptrdiff_t>(floats), out.embedding_row(t, 0));
-    row += shape_.table_sizes[static_cast<size_t>(t)];
-  }
-}
-
 LaunchPlan CudaModel::step_launches() const {
   const collectives::Communicator* comm = options_.comm;
   return train_step_launches(shape_, options_, comm ? comm->size() : 0, comm ? comm->rank() : 0);
 }
 
 bool CudaModel::owns(int table) const { return std::find(mine_.begin(), mine_.end(), table) != mine_.end(); }
-
-int64_t CudaModel::own_first_row(int table) const {
-  int64_t first = 0;
-  for (int t : mine_) {
-    if (t == table) return first;
-    first += shape_.table_sizes[static_cast<size_t>(t)];
-  }
-  throw std::out_of_range(fmt::format("dlrm cuda: table {} is not on this GPU", table));
-}
 
 kc::EmbeddingArguments CudaModel::embedding_arguments(const int32_t* ids) {
   const bool sharded = options_.comm != nullptr;
@@ -607,15 +551,6 @@ void CudaModel::setup_exchange() {
     backward_transfers_.push_back({j, nullptr, grad_in_.data() + first_j * own * dim, out});
     tables_before += theirs;
   }
-}
-
-std::vector<float> CudaModel::embedding_row(int table, int64_t row) const {
-  if (options_.external_embeddings) throw std::logic_error("CudaModel::embedding_row: a serving model holds no tables");
-  const int64_t first = own_first_row(table);
-  std::vector<float> out(count(shape_.embed_dim));
-  PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), tables_.data() + (first + row) * shape_.embed_dim,  // sync outside the iteration: read-back for tests and the gate
-                                out.size() * sizeof(float), cudaMemcpyDeviceToHost));
-  return out;
 }
 
 }  // namespace perflab::dlrm

@@ -10,7 +10,6 @@
 #include <optional>
 
 #include "base/error.h"
-#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/embedding_cache.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
@@ -295,20 +294,15 @@ class DlrmCudaEngine final : public DlrmServeEngine {
       if (first > 0 && cache_) PERFLAB_CUDA_CHECK(cudaStreamSynchronize(s));  // sync outside the iteration: between requests, more than 4096 updates queued
       for (size_t k = 0; k < n; ++k) {
         const PendingUpdate& u = pending_[first + k];
-        if (u.key < 0 || u.key >= total_rows_) {
-          throw Error(fmt::format("dlrm serving: an update of row {}, outside the {} rows of the tables", u.key,
-                                  total_rows_));
-        }
+        check_update_key(u, total_rows_);
         float* row = host_tables_.data() + u.key * dim_;
-        for (int64_t c = 0; c < dim_; ++c) row[c] += update_delta(updates_->seed(), u.sequence, c);
-        if (bf16_) kernels::cpu::round_to_bf16(dim_, row, row);  // the tables hold bf16 values, as on the CPU
+        const double waited = apply_update(u, updates_->seed(), row, dim_, bf16_);  // as the CPU engine does
         update_keys_host_.data()[k] = u.key;
         if (options_.placement == Placement::kAllDevice) {
           PERFLAB_CUDA_CHECK(cudaMemcpyAsync(device_tables_.data() + u.key * dim_, row, count(dim_) * sizeof(float),
                                              cudaMemcpyHostToDevice, s));
         }
-        counters_.max_update_staleness_s = std::max(
-            counters_.max_update_staleness_s, std::chrono::duration<double>(Clock::now() - u.queued).count());
+        counters_.max_update_staleness_s = std::max(counters_.max_update_staleness_s, waited);
       }
       if (cache_) {
         PERFLAB_CUDA_CHECK(cudaMemcpyAsync(update_keys_dev_.data(), update_keys_host_.data(), n * sizeof(int64_t),

@@ -3,7 +3,11 @@
 #include <cmath>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "base/counter_random.h"
+#include "base/error.h"
+#include "kernels/cpu/bf16.h"
 
 namespace perflab::dlrm {
 
@@ -15,6 +19,18 @@ constexpr uint64_t kPickStream = 0x1u;    // which rows the thread updates
 float update_delta(uint64_t seed, uint64_t sequence, int64_t column) {
   const double u = counter_uniform(splitmix64(seed) ^ sequence, kDeltaStream, static_cast<uint64_t>(column));
   return static_cast<float>(0.02 * u - 0.01);
+}
+
+void check_update_key(const PendingUpdate& u, int64_t total_rows) {
+  if (u.key < 0 || u.key >= total_rows) {
+    throw Error(fmt::format("dlrm serving: an update of row {}, outside the {} rows of the tables", u.key, total_rows));
+  }
+}
+
+double apply_update(const PendingUpdate& u, uint64_t seed, float* row, int64_t dim, bool bf16) {
+  for (int64_t c = 0; c < dim; ++c) row[c] += update_delta(seed, u.sequence, c);
+  if (bf16) kernels::cpu::round_to_bf16(dim, row, row);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - u.queued).count();
 }
 
 RowUpdateStream::RowUpdateStream(double rows_per_second, uint64_t seed, std::function<int64_t(uint64_t)> pick)

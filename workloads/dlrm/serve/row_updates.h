@@ -34,6 +34,14 @@ struct PendingUpdate {
 /// in [-0.01, 0.01), from (seed, sequence, column).
 float update_delta(uint64_t seed, uint64_t sequence, int64_t column);
 
+/// Error, one line, when `u`'s key is outside the tables' `total_rows`.
+void check_update_key(const PendingUpdate& u, int64_t total_rows);
+
+/// Applies `u` to its row (`row`, dim floats): adds update_delta per column
+/// and, when the tables hold bf16 values, rounds the row to bf16 as they
+/// do. Returns how long the update waited since it was due, in seconds.
+double apply_update(const PendingUpdate& u, uint64_t seed, float* row, int64_t dim, bool bf16);
+
 class RowUpdateStream {
  public:
   /// `pick(draw)` maps a uniform 64-bit draw to the key to update.

