@@ -205,6 +205,7 @@ class CpuRun final : public TimedStep {
 }  // namespace
 
 std::unique_ptr<TimedStep> make_cpu_run(const Problem& problem, const ProblemData& data) {
+  if (data.tensors != TensorsOn::kHost) throw Error("internal: the cpu run needs the inputs on the host");
   return std::make_unique<CpuRun>(problem, data);
 }
 

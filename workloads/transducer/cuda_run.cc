@@ -1,7 +1,10 @@
 // The transducer on a CUDA device: kernels/cuda's RNN-T loss (unfused or
-// fused, as --fused says) or joint, on padded or packed rows. Inputs are
-// uploaded once; every length set has its own device copy of lengths,
-// labels and packed offsets, so an iteration only picks pointers.
+// fused, as --fused says) or joint, on padded or packed rows. The large
+// inputs (logits; f, g and dh) are drawn on the device, in their dtype, by
+// the counter-based generator the host uses (kernels/cuda/counter_fill.h):
+// no host copy, no conversion, no upload. Every length set has its own
+// device copy of lengths, labels and packed offsets, so an iteration only
+// picks pointers.
 //
 // --sync-free on: nothing in an iteration synchronises; the packed row count
 // of each set is known on the host from the data (as a data loader knows its
@@ -13,8 +16,9 @@
 // length set: with --cuda-graphs (needs --sync-free) the harness captures
 // each set's step once after the eager iterations and replays it.
 //
-// Correctness gate: the first sequences' costs and gradient (loss) or
-// h, df and dg (joint) against the CPU reference on the same inputs.
+// Correctness gate: the first sequences' inputs against the host generator's
+// values (within one ulp of dtype), then their costs and gradient (loss) or
+// h, df and dg (joint) against the CPU reference on the device's inputs.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -28,6 +32,7 @@
 #include "harness/device_step.h"
 #include "base/error.h"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/counter_fill.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/host_sync.h"
 #include "kernels/cuda/raii.h"
@@ -63,28 +68,6 @@ std::vector<unsigned char> encode(const std::vector<float>& v, kc::RnntDType dty
     }
   }
   return out;
-}
-
-/// The values as bf16 in `out` (values.size() * 2 bytes), rounded on the
-/// device: each slice of the host's fp32 values is uploaded to a staging
-/// buffer and cast into place (the same round-to-nearest-even as encode()).
-/// On the first H200 run the host conversion took 4-7 s of each bf16 point at
-/// the MLPerf shape, B = 16: 75-80% of the point's wall time.
-void upload_as_bf16(const std::vector<float>& values, kc::DeviceBuffer<unsigned char>& out) {
-  constexpr size_t kSlice = size_t{1} << 26;  // floats per slice: 256 MiB of staging
-  kc::DeviceBuffer<float> staging(std::max<size_t>(1, std::min(values.size(), kSlice)));
-  auto* dst = reinterpret_cast<__nv_bfloat16*>(out.data());
-  for (size_t at = 0; at < values.size(); at += kSlice) {
-    const size_t n = std::min(kSlice, values.size() - at);
-    // Both on the legacy stream: the cast follows its slice's copy, and the
-    // next copy into the staging buffer follows the cast.
-    PERFLAB_CUDA_CHECK(cudaMemcpy(staging.data(), values.data() + at, n * sizeof(float), cudaMemcpyHostToDevice));  // sync outside the iteration: setup
-    const kc::CastArguments cast{static_cast<int64_t>(n), staging.data(), dst + at};
-    const kc::Status st = kc::CastFloatToBf16::can_implement(cast);
-    if (!st) throw Error("transducer: cannot cast the logits to bf16 on the device: " + st.reason());
-    kc::CastFloatToBf16::run(cast, nullptr, nullptr);
-  }
-  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());  // sync outside the iteration: setup, before staging is freed
 }
 
 float decode_one(const unsigned char* p, kc::RnntDType dtype);
@@ -145,18 +128,10 @@ class CudaRun final : public TimedStep, public DeviceStep {
     // The rows the layout uses: padded, or the most a length set packs.
     const size_t rows = static_cast<size_t>(stored_rows(pr_, data_.sets));
     const size_t width = static_cast<size_t>(pr_.row_width());
+    const size_t frames = static_cast<size_t>(pr_.batch * pr_.max_time) * width;
+    const size_t steps = static_cast<size_t>(pr_.batch * (pr_.max_labels + 1)) * width;
     if (pr_.op == Op::kLoss) {
-      if (dtype_ == kc::RnntDType::kFloat32) {
-        // fp32 needs no conversion: uploaded from the problem's own host
-        // copy, not from a second one (at the MLPerf shape ~9 GB each).
-        logits_ = kc::DeviceBuffer<unsigned char>(data_.values.size() * sizeof(float));
-        PERFLAB_CUDA_CHECK(cudaMemcpy(logits_.data(), data_.values.data(), logits_.bytes(), cudaMemcpyHostToDevice));  // sync outside the iteration: setup
-      } else if (dtype_ == kc::RnntDType::kBFloat16) {
-        logits_ = kc::DeviceBuffer<unsigned char>(data_.values.size() * 2);
-        upload_as_bf16(data_.values, logits_);
-      } else {
-        logits_ = kc::DeviceBuffer<unsigned char>(encode(data_.values, dtype_));
-      }
+      logits_ = draw(Tensor::kLogits, rows * width);
       grad_ = kc::DeviceBuffer<unsigned char>(logits_.bytes());
       grad_.zero();
       costs_ = kc::DeviceBuffer<float>(static_cast<size_t>(pr_.batch));
@@ -169,13 +144,13 @@ class CudaRun final : public TimedStep, public DeviceStep {
         if (!st) throw UsageError("transducer: the cuda loss cannot run this problem: " + st.reason());
       }
     } else {
-      // Activations in dtype (rounded to nearest even here); df, dg fp32.
-      f_ = kc::DeviceBuffer<unsigned char>(encode(data_.f, dtype_));
-      g_ = kc::DeviceBuffer<unsigned char>(encode(data_.g, dtype_));
-      dh_ = kc::DeviceBuffer<unsigned char>(encode(data_.values, dtype_));
+      // Activations in dtype; df, dg fp32.
+      f_ = draw(Tensor::kF, frames);
+      g_ = draw(Tensor::kG, steps);
+      dh_ = draw(Tensor::kDh, rows * width);
       h_ = kc::DeviceBuffer<unsigned char>(rows * width * kc::rnnt_dtype_bytes(dtype_));
-      df_ = kc::DeviceBuffer<float>(data_.f.size());
-      dg_ = kc::DeviceBuffer<float>(data_.g.size());
+      df_ = kc::DeviceBuffer<float>(frames);
+      dg_ = kc::DeviceBuffer<float>(steps);
       size_t ws = 0;
       for (size_t i = 0; i < sets_.size(); ++i) {
         for (kc::JointPass pass : {kc::JointPass::kForward, kc::JointPass::kBackward}) {
@@ -260,6 +235,24 @@ class CudaRun final : public TimedStep, public DeviceStep {
   }
 
  private:
+  /// `count` values of `tensor` in dtype, drawn on the device (legacy
+  /// stream; the constructor waits for the device before returning).
+  kc::DeviceBuffer<unsigned char> draw(Tensor tensor, size_t count) const {
+    kc::DeviceBuffer<unsigned char> out(std::max<size_t>(count, 1) * kc::rnnt_dtype_bytes(dtype_));
+    const TensorDraw how = tensor_draw(tensor);
+    kc::CounterFillArguments a;
+    a.count = static_cast<int64_t>(std::max<size_t>(count, 1));
+    a.seed = pr_.data_seed;
+    a.stream = how.stream;
+    a.distribution = how.distribution;
+    a.dtype = dtype_;
+    a.out = out.data();
+    const kc::Status st = kc::CounterFill::can_implement(a);
+    if (!st) throw Error("transducer: cannot draw the inputs on the device: " + st.reason());
+    kc::CounterFill::run(a, nullptr);
+    return out;
+  }
+
   kc::RnntLoss::Variant variant() const { return fused_ ? kc::RnntLoss::Variant::kFused : kc::RnntLoss::Variant::kUnfused; }
   kc::TransducerJoint::Variant joint_variant() const {
     return fused_ ? kc::TransducerJoint::Variant::kFused : kc::TransducerJoint::Variant::kUnfused;
@@ -358,6 +351,53 @@ std::vector<float> download(const void* device, size_t count, kc::RnntDType dtyp
   return out;
 }
 
+/// One ulp of `dtype` at magnitude |x|: the spacing of its binade, or of
+/// its subnormals below the normal range.
+double ulp_of(double x, kc::RnntDType dtype) {
+  const int bits = dtype == kc::RnntDType::kFloat32 ? 23 : dtype == kc::RnntDType::kBFloat16 ? 7 : 10;
+  const int lowest = dtype == kc::RnntDType::kFloat16 ? -14 : -126;  // smallest normal binade
+  int e = 0;
+  std::frexp(std::fabs(x), &e);  // |x| = m 2^e, m in [0.5, 1): the binade is 2^(e-1)
+  return std::ldexp(1.0, std::max(e - 1, lowest) - bits);
+}
+
+/// The device's draws of a tensor's first values against the host
+/// generator's, rounded to dtype as the device rounds them. Bound: one ulp
+/// of dtype (counter_fill.h: the device's double log/sqrt/sin/cos are within
+/// 2 double ulps of the host's, so the float values differ by at most one
+/// float ulp, which rounding to bf16/fp16 keeps within one of theirs).
+struct InputCheck {
+  size_t values = 0, differ = 0, beyond = 0;  ///< compared, not bit-equal, beyond one ulp
+  size_t first_beyond = 0;
+  float got = 0, want = 0;
+  bool ok() const { return beyond == 0; }
+};
+InputCheck check_inputs(const Problem& pr, Tensor tensor, const std::vector<float>& device, kc::RnntDType dtype) {
+  InputCheck c;
+  c.values = device.size();
+  const std::vector<float> host =
+      rounded(tensor_values(pr, tensor, 0, static_cast<int64_t>(device.size())), device.size(), dtype);
+  for (size_t i = 0; i < device.size(); ++i) {
+    if (device[i] == host[i]) continue;
+    ++c.differ;
+    const double bound = ulp_of(std::max(std::fabs(device[i]), std::fabs(host[i])), dtype);
+    if (!(std::fabs(static_cast<double>(device[i]) - host[i]) <= bound) && c.beyond++ == 0) {
+      c.first_beyond = i;
+      c.got = device[i];
+      c.want = host[i];
+    }
+  }
+  return c;
+}
+
+std::string describe(const InputCheck& c, const char* name) {
+  if (!c.ok()) {
+    return fmt::format("{}: {} of {} drawn values beyond one ulp of the host generator's (first at {}: {} vs {})",
+                       name, c.beyond, c.values, c.first_beyond, c.got, c.want);
+  }
+  return fmt::format("{}: {} values equal the host generator's ({} by one ulp)", name, c.values, c.differ);
+}
+
 /// Largest |a - b| / (rel * |b| + abs) over the arrays, and where.
 struct Worst {
   double ratio = 0;
@@ -381,6 +421,7 @@ CorrectnessReport CudaRun::check_loss() {
   std::vector<float> logits = download(logits_.data(), n, dtype_);
   std::vector<float> dev_grad = download(grad_.data(), n, dtype_);
   std::vector<float> dev_costs = download(costs_.data(), static_cast<size_t>(k), kc::RnntDType::kFloat32);
+  const InputCheck inputs = check_inputs(pr_, Tensor::kLogits, logits, dtype_);
   cpu::RnntShape shape{k, pr_.max_time, pr_.max_labels, V};
   cpu::RnntOptions options = pr_.options;
   options.reduction = cpu::RnntReduction::kSum;
@@ -415,12 +456,13 @@ CorrectnessReport CudaRun::check_loss() {
   const double grad_abs = (8 * eps32 * std::max(1.0, max_cost) + 1e-6) * scale;
   Worst wc = compare(dev_costs, costs, cost_rel, 1e-6);
   Worst wg = compare(dev_grad, want_grad, grad_rel, grad_abs);
-  const bool ok = wc.ratio <= 1.0 && wg.ratio <= 1.0;
+  const bool ok = inputs.ok() && wc.ratio <= 1.0 && wg.ratio <= 1.0;
   return {ok, fmt::format("{} {} {} sequences vs the CPU reference: costs within {:g} relative (worst {:.2g} of it at "
                           "b={}: {} vs {}), gradient within {:g}|ref| + {:.2g} (worst {:.2g} of it at element {}: "
-                          "{} vs {})",
+                          "{} vs {}); {}",
                           rnnt_variant_name(variant()), kc::rnnt_dtype_name(dtype_), k, cost_rel, wc.ratio,
-                          wc.index, wc.got, wc.want, grad_rel, grad_abs, wg.ratio, wg.index, wg.got, wg.want)};
+                          wc.index, wc.got, wc.want, grad_rel, grad_abs, wg.ratio, wg.index, wg.got, wg.want,
+                          describe(inputs, "logits"))};
 }
 
 CorrectnessReport CudaRun::check_joint() {
@@ -435,11 +477,13 @@ CorrectnessReport CudaRun::check_joint() {
   cpu::JointShape shape{k, pr_.max_time, pr_.max_labels, H};
   std::vector<float> h(nh), df(nf), dg(ng);
   const auto act = cpu::JointActivation::kRelu;
-  // The CPU sees the device's inputs (rounded to dtype), computes h in fp32,
+  // The CPU reads the device's inputs (drawn in dtype), computes h in fp32,
   // rounds it to dtype as the device stores it, and masks the backward with
   // that rounded h: the same arithmetic, so the same values.
-  const std::vector<float> f = rounded(data_.f, nf, dtype_), g = rounded(data_.g, ng, dtype_);
-  const std::vector<float> dh = rounded(data_.values, nh, dtype_);
+  const std::vector<float> f = download(f_.data(), nf, dtype_), g = download(g_.data(), ng, dtype_);
+  const std::vector<float> dh = download(dh_.data(), nh, dtype_);
+  const InputCheck inputs[] = {check_inputs(pr_, Tensor::kF, f, dtype_), check_inputs(pr_, Tensor::kG, g, dtype_),
+                               check_inputs(pr_, Tensor::kDh, dh, dtype_)};
   if (pr_.layout == Layout::kPacked) {
     cpu::transducer_joint_forward_packed(shape, act, f.data(), g.data(), s.frames.data(), s.label_lengths.data(),
                                          s.offsets.data(), h.data());
@@ -456,11 +500,13 @@ CorrectnessReport CudaRun::check_joint() {
   Worst wh = compare(dev_h, widen(h), 1e-6, 1e-7);
   Worst wf = compare(dev_df, widen(df), 1e-5, 1e-6);
   Worst wg = compare(dev_dg, widen(dg), 1e-5, 1e-6);
-  const bool ok = wh.ratio <= 1 && wf.ratio <= 1 && wg.ratio <= 1;
+  const bool ok = inputs[0].ok() && inputs[1].ok() && inputs[2].ok() && wh.ratio <= 1 && wf.ratio <= 1 &&
+                  wg.ratio <= 1;
   return {ok, fmt::format("{} {} joint, {} sequences vs the CPU reference: h within 1e-6 relative (worst {:.2g} of it), "
-                          "df and dg within 1e-5 relative (worst {:.2g} and {:.2g} of it; df at {}: {} vs {})",
+                          "df and dg within 1e-5 relative (worst {:.2g} and {:.2g} of it; df at {}: {} vs {}); {}; {}; {}",
                           fused_ ? "fused" : "unfused", kc::rnnt_dtype_name(dtype_), k, wh.ratio, wf.ratio, wg.ratio,
-                          wf.index, wf.got, wf.want)};
+                          wf.index, wf.got, wf.want, describe(inputs[0], "f"), describe(inputs[1], "g"),
+                          describe(inputs[2], "dh"))};
 }
 
 }  // namespace

@@ -41,11 +41,9 @@ Problem parse_problem(const ParamValues& p) {
 
 namespace {
 
-// Streams of the counter-based generator, one per tensor.
-constexpr uint64_t kLogitsStream = 1, kValuesStream = 2, kFStream = 3, kGStream = 4;
-
 /// N(0, 1) values, element i = counter_normal(seed, stream, i), in
-/// parallel, a Box-Muller pair at a time.
+/// parallel, a Box-Muller pair at a time (fill_range's values, drawn half as
+/// often).
 void fill_normal(std::vector<float>& out, uint64_t seed, uint64_t stream) {
   const auto n = static_cast<int64_t>(out.size());
   float* p = out.data();
@@ -57,13 +55,11 @@ void fill_normal(std::vector<float>& out, uint64_t seed, uint64_t stream) {
   }
 }
 
-/// U(-1, 1) values, likewise.
-void fill_uniform(std::vector<float>& out, uint64_t seed, uint64_t stream) {
-  const auto n = static_cast<int64_t>(out.size());
-  float* p = out.data();
+/// Any range of a tensor, value by value (counter_value), in parallel.
+void fill_range(float* out, int64_t first, int64_t count, uint64_t seed, TensorDraw draw) {
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    p[i] = static_cast<float>(2.0 * counter_uniform(seed, stream, static_cast<uint64_t>(i)) - 1.0);
+  for (int64_t i = 0; i < count; ++i) {
+    out[i] = static_cast<float>(counter_value(draw.distribution, seed, draw.stream, static_cast<uint64_t>(first + i)));
   }
 }
 
@@ -76,8 +72,29 @@ int32_t draw_length(std::mt19937_64& gen, int64_t max, double fraction, int64_t 
 
 }  // namespace
 
-ProblemData make_problem_data(const Problem& pr) {
+TensorDraw tensor_draw(Tensor tensor) {
+  switch (tensor) {
+    case Tensor::kLogits:
+      return {CounterDistribution::kNormal, 1};
+    case Tensor::kDh:
+      return {CounterDistribution::kSymmetricUniform, 2};
+    case Tensor::kF:
+      return {CounterDistribution::kSymmetricUniform, 3};
+    case Tensor::kG:
+      return {CounterDistribution::kSymmetricUniform, 4};
+  }
+  throw Error("internal: unknown transducer tensor");
+}
+
+std::vector<float> tensor_values(const Problem& pr, Tensor tensor, int64_t first, int64_t count) {
+  std::vector<float> out(static_cast<size_t>(std::max<int64_t>(count, 0)));
+  fill_range(out.data(), first, static_cast<int64_t>(out.size()), pr.data_seed, tensor_draw(tensor));
+  return out;
+}
+
+ProblemData make_problem_data(const Problem& pr, TensorsOn tensors) {
   ProblemData d;
+  d.tensors = tensors;
   std::mt19937_64 gen(pr.data_seed);
   const int64_t blank = pr.op == Op::kLoss ? kernels::cpu::rnnt_blank(pr.loss_shape(), pr.options) : -1;
   for (int s = 0; s < pr.length_sets; ++s) {
@@ -107,17 +124,21 @@ ProblemData make_problem_data(const Problem& pr) {
   // the MLPerf shape the logits are ~2.3e9 values, which one thread drawing
   // from one mt19937 took minutes to make. Each value is a function of
   // (data_seed, tensor, index) alone, so the thread count cannot change them.
+  if (tensors == TensorsOn::kDevice) return d;
   const auto rows = static_cast<size_t>(stored_rows(pr, d.sets));
   const auto width = static_cast<size_t>(pr.row_width());
   d.values.resize(rows * width);
   if (pr.op == Op::kLoss) {
-    fill_normal(d.values, pr.data_seed, kLogitsStream);
+    fill_normal(d.values, pr.data_seed, tensor_draw(Tensor::kLogits).stream);
   } else {
-    fill_uniform(d.values, pr.data_seed, kValuesStream);
+    auto fill = [&](std::vector<float>& v, Tensor t) {
+      fill_range(v.data(), 0, static_cast<int64_t>(v.size()), pr.data_seed, tensor_draw(t));
+    };
+    fill(d.values, Tensor::kDh);
     d.f.resize(static_cast<size_t>(pr.batch * pr.max_time) * width);
     d.g.resize(static_cast<size_t>(pr.batch * (pr.max_labels + 1)) * width);
-    fill_uniform(d.f, pr.data_seed, kFStream);
-    fill_uniform(d.g, pr.data_seed, kGStream);
+    fill(d.f, Tensor::kF);
+    fill(d.g, Tensor::kG);
   }
   return d;
 }
@@ -129,7 +150,7 @@ int64_t stored_rows(const Problem& pr, const std::vector<LengthSet>& sets) {
   return rows;
 }
 
-std::shared_ptr<const ProblemData> shared_problem_data(const Problem& pr) {
+std::shared_ptr<const ProblemData> shared_problem_data(const Problem& pr, TensorsOn tensors) {
   // What make_problem_data reads, but the layout: dtype only changes how a
   // run converts the values, and the layout only how many rows it needs.
   const int64_t blank = pr.op == Op::kLoss ? kernels::cpu::rnnt_blank(pr.loss_shape(), pr.options) : -1;
@@ -141,12 +162,15 @@ std::shared_ptr<const ProblemData> shared_problem_data(const Problem& pr) {
   static std::shared_ptr<const ProblemData> last;
   // The kept values serve a point whose layout needs no more rows than
   // they hold (a packed point after a padded one): the same values, first rows.
+  // Host tensors serve a point that draws its own on the device too.
   if (last && last_key == key &&
-      last->values.size() >= static_cast<size_t>(stored_rows(pr, last->sets) * pr.row_width())) {
+      (tensors == TensorsOn::kDevice ||
+       (last->tensors == TensorsOn::kHost &&
+        last->values.size() >= static_cast<size_t>(stored_rows(pr, last->sets) * pr.row_width())))) {
     return last;
   }
   last.reset();  // the previous problem's memory goes first (unless a live point still holds it)
-  last = std::make_shared<const ProblemData>(make_problem_data(pr));
+  last = std::make_shared<const ProblemData>(make_problem_data(pr, tensors));
   last_key = key;
   return last;
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/counter_random.h"
 #include "harness/params.h"
 #include "harness/workload.h"
 #include "kernels/cpu/rnnt_loss.h"
@@ -60,21 +61,45 @@ struct LengthSet {
   int64_t packed_rows = 0;             ///< offsets[B]
 };
 
-/// Inputs prepared once per invocation (host copies; device backends upload them).
+/// The seeded tensors of a problem: the loss's logits; the joint's dh, f and g.
+enum class Tensor { kLogits, kDh, kF, kG };
+
+/// How a tensor is drawn from the counter-based generator: value i is
+/// counter_value(distribution, problem.data_seed, stream, i) rounded to float.
+struct TensorDraw {
+  CounterDistribution distribution = CounterDistribution::kNormal;
+  uint64_t stream = 0;
+};
+/// logits ~ N(0, 1); dh, f and g ~ U(-1, 1); one stream each.
+TensorDraw tensor_draw(Tensor tensor);
+
+/// Values [first, first + count) of `tensor` as the host makes them (on
+/// every core): what a device that draws its own inputs must hold.
+std::vector<float> tensor_values(const Problem& problem, Tensor tensor, int64_t first, int64_t count);
+
+/// Where the large tensors are made. kHost: in ProblemData (the cpu
+/// backend). kDevice: not on the host at all, since the cuda backend draws
+/// them on the device (kernels/cuda/counter_fill.h) with the same
+/// generator; only lengths and labels are made here. At the MLPerf shape
+/// the logits are ~2.3e9 values: minutes of host time and ~9 GB.
+enum class TensorsOn { kHost, kDevice };
+
+/// Inputs prepared once per invocation.
 struct ProblemData {
   std::vector<LengthSet> sets;
-  /// loss: logits [stored_rows, V]; joint: dh [stored_rows, H]: the padded
-  /// layout's rows, or in the packed layout the most any length set packs.
+  TensorsOn tensors = TensorsOn::kHost;
+  /// kHost only (empty with kDevice). loss: logits [stored_rows, V]; joint:
+  /// dh [stored_rows, H]: the padded layout's rows, or in the packed layout
+  /// the most any length set packs.
   std::vector<float> values;
-  std::vector<float> f;       ///< joint: [B, T, H]
-  std::vector<float> g;       ///< joint: [B, U+1, H]
+  std::vector<float> f;       ///< kHost, joint: [B, T, H]
+  std::vector<float> g;       ///< kHost, joint: [B, U+1, H]
 };
 
-/// Seeded inputs for `problem`: lengths and labels from one mt19937_64, the
-/// tensors (logits ~ N(0, 1); dh, f and g ~ U(-1, 1)) from the counter-based
-/// generator (base/counter_random.h) on every core: the same values whatever
-/// the thread count.
-ProblemData make_problem_data(const Problem& problem);
+/// Seeded inputs for `problem`: lengths and labels from one mt19937_64, and,
+/// kHost, the tensors from the counter-based generator (tensor_draw) on
+/// every core: the same values whatever the thread count.
+ProblemData make_problem_data(const Problem& problem, TensorsOn tensors = TensorsOn::kHost);
 
 /// The rows of `values` a layout needs: padded_rows, or for the packed
 /// layout the largest packed_rows of `sets` (about half at MLPerf's
@@ -90,7 +115,9 @@ int64_t stored_rows(const Problem& problem, const std::vector<LengthSet>& sets);
 /// releases them first (one problem's memory at a time), so a sweep over
 /// toggles makes them once. Points are prepared one at a time: not
 /// thread-safe.
-std::shared_ptr<const ProblemData> shared_problem_data(const Problem& problem);
+/// Data with host tensors also serves a point that asks for kDevice.
+std::shared_ptr<const ProblemData> shared_problem_data(const Problem& problem,
+                                                       TensorsOn tensors = TensorsOn::kHost);
 
 /// Minimum bytes one iteration moves, averaged over the length sets: the
 /// loss reads the valid logits once and writes the gradient once (every

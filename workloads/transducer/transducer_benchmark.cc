@@ -42,7 +42,12 @@ TransducerBenchmark::TransducerBenchmark(const RunContext& ctx)
     }
     check_host_memory("transducer: this problem on the cpu backend", cpu_bytes_needed(problem_), "reduce batch");
   }
-  data_ = shared_problem_data(problem_);
+  // The cuda run draws its large inputs on the device (cuda_run.cc).
+  TensorsOn tensors = TensorsOn::kHost;
+#ifdef PERFLAB_TRANSDUCER_CUDA
+  if (backend_ == Backend::kCuda) tensors = TensorsOn::kDevice;
+#endif
+  data_ = shared_problem_data(problem_, tensors);
 
   plan_.batch_size = problem_.batch;
   plan_.sample_unit = "sequences";

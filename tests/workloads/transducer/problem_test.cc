@@ -118,6 +118,57 @@ TEST(TransducerProblem, APackedPointTakesAPaddedPointsValuesAndNotTheOtherWayRou
   EXPECT_EQ(again->values.size(), static_cast<size_t>(other.padded_rows() * other.row_width()));
 }
 
+TEST(TransducerProblem, AnyRangeOfATensorIsWhatTheFullFillHolds) {
+  // tensor_values is what the device's draws are checked against (and the
+  // definition kernels/cuda/counter_fill computes): it must equal the host's
+  // own fills value for value, from any first index, odd ones included (a
+  // normal pair split across the range's start).
+  for (Op op : {Op::kLoss, Op::kJoint}) {
+    const Problem p = problem(op);
+    const ProblemData d = make_problem_data(p);
+    const Tensor big = op == Op::kLoss ? Tensor::kLogits : Tensor::kDh;
+    EXPECT_EQ(tensor_values(p, big, 0, static_cast<int64_t>(d.values.size())), d.values);
+    for (int64_t first : {1, 7, 100}) {
+      const std::vector<float> part = tensor_values(p, big, first, 33);
+      EXPECT_TRUE(std::equal(part.begin(), part.end(), d.values.begin() + first)) << first;
+    }
+    if (op == Op::kJoint) {
+      EXPECT_EQ(tensor_values(p, Tensor::kF, 0, static_cast<int64_t>(d.f.size())), d.f);
+      EXPECT_EQ(tensor_values(p, Tensor::kG, 0, static_cast<int64_t>(d.g.size())), d.g);
+    }
+  }
+  // One stream per tensor: no two tensors share values.
+  const Problem p = problem(Op::kJoint);
+  EXPECT_NE(tensor_values(p, Tensor::kF, 0, 8), tensor_values(p, Tensor::kG, 0, 8));
+  EXPECT_NE(tensor_values(p, Tensor::kDh, 0, 8), tensor_values(p, Tensor::kF, 0, 8));
+}
+
+TEST(TransducerProblem, DeviceDrawnInputsLeaveOnlyLengthsAndLabelsOnTheHost) {
+  Problem p = problem(Op::kLoss);
+  p.data_seed = 41;
+  const ProblemData host = make_problem_data(p);
+  const ProblemData device = make_problem_data(p, TensorsOn::kDevice);
+  EXPECT_EQ(device.tensors, TensorsOn::kDevice);
+  EXPECT_TRUE(device.values.empty());
+  EXPECT_TRUE(device.f.empty());
+  ASSERT_EQ(device.sets.size(), host.sets.size());
+  for (size_t i = 0; i < host.sets.size(); ++i) {
+    EXPECT_EQ(device.sets[i].frames, host.sets[i].frames);
+    EXPECT_EQ(device.sets[i].labels, host.sets[i].labels);
+    EXPECT_EQ(device.sets[i].offsets, host.sets[i].offsets);
+  }
+  // Sharing: host tensors serve a device point; a device point's data does
+  // not serve a point that needs host tensors.
+  const std::shared_ptr<const ProblemData> with = shared_problem_data(p);
+  EXPECT_EQ(shared_problem_data(p, TensorsOn::kDevice), with);
+  p.data_seed = 42;
+  const std::shared_ptr<const ProblemData> without = shared_problem_data(p, TensorsOn::kDevice);
+  EXPECT_TRUE(without->values.empty());
+  const std::shared_ptr<const ProblemData> again = shared_problem_data(p);
+  EXPECT_NE(again, without);
+  EXPECT_EQ(again->values, make_problem_data(p).values);
+}
+
 TEST(TransducerProblem, JointValuesAreInTheirRange) {
   const ProblemData d = make_problem_data(problem(Op::kJoint));
   for (const std::vector<float>* v : {&d.values, &d.f, &d.g}) {
