@@ -1,4 +1,5 @@
 // DLRM dot interaction on the GPU: one thread block per sample.
+#include <cuda_bf16.h>
 #include <mma.h>
 
 #include <cstdint>
@@ -38,20 +39,39 @@ __device__ void pair_from_index(int64_t p, int64_t* i, int64_t* j) {
   *j = p - r * (r - 1) / 2;
 }
 
+// Stored types: values are widened to fp32 when loaded and rounded to
+// nearest even when stored (InteractionArguments::activations, ::embeddings).
+__device__ inline float widen(float v) { return v; }
+__device__ inline float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline void put(float* p, int64_t i, float v) { p[i] = v; }
+__device__ inline void put(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+
+/// Four consecutive values from 16-byte aligned (float) or 8-byte aligned
+/// (bf16) vector v of p, widened.
+__device__ inline float4 load4(const float* p, int v) { return reinterpret_cast<const float4*>(p)[v]; }
+__device__ inline float4 load4(const __nv_bfloat16* p, int v) {
+  const auto* pair = reinterpret_cast<const __nv_bfloat162*>(p) + 2 * v;
+  const float2 lo = __bfloat1622float2(pair[0]), hi = __bfloat1622float2(pair[1]);
+  return make_float4(lo.x, lo.y, hi.x, hi.y);
+}
+
 /// Copies the sample's features into z [features, stride] (x first, then
-/// the embedding rows); also writes x through to `x_out` when not null.
-/// Indices within a sample are 32-bit: features * stride fits the block's
-/// shared memory (check() caps it at 48 KiB), and 64-bit division was a
-/// large part of the kernels' instructions.
-__device__ void load_features(const float* xb, const float* eb, int features, int dim, int stride, float* z,
-                              float* x_out) {
+/// the embedding rows), widened to fp32; also copies x through to `x_out`
+/// (its own type: exact) when not null. Indices within a sample are 32-bit:
+/// features * stride fits the block's shared memory (check() caps it at
+/// 48 KiB), and 64-bit division was a large part of the kernels' instructions.
+template <typename TA, typename TE>
+__device__ void load_features(const TA* xb, const TE* eb, int features, int dim, int stride, float* z, TA* x_out) {
   const int total = features * dim;
   for (int k = static_cast<int>(threadIdx.x); k < total; k += static_cast<int>(blockDim.x)) {
     const int f = k / dim;
     const int d = k - f * dim;
-    const float v = k < dim ? xb[k] : eb[k - dim];
-    z[f * stride + d] = v;
-    if (x_out != nullptr && k < dim) x_out[k] = v;
+    if (k < dim) {
+      z[d] = widen(xb[k]);
+      if (x_out != nullptr) x_out[k] = xb[k];
+    } else {
+      z[f * stride + d] = widen(eb[k - dim]);
+    }
   }
 }
 
@@ -60,15 +80,15 @@ __device__ void load_features(const float* xb, const float* eb, int features, in
 /// multiply-adds, where one float at a time took two per one) and sums in
 /// d order; consecutive pairs share i (a broadcast) and take consecutive j
 /// (different bank groups, forward_row_stride).
-__global__ void interaction_forward_kernel(const float* __restrict__ x,
-                                           const float* __restrict__ emb, int features, int64_t dim64,
-                                           int64_t stride64, int64_t width, float* __restrict__ out) {
+template <typename TA, typename TE>
+__global__ void interaction_forward_kernel(const TA* __restrict__ x, const TE* __restrict__ emb, int features,
+                                           int64_t dim64, int64_t stride64, int64_t width, TA* __restrict__ out) {
   extern __shared__ float4 forward_smem[];  // float4: 16-byte aligned rows
   float* z = reinterpret_cast<float*>(forward_smem);  // [features, stride]
   const int dim = static_cast<int>(dim64);
   const int stride = static_cast<int>(stride64);
   const int64_t b = blockIdx.x;
-  float* ob = out + b * width;
+  TA* ob = out + b * width;
   load_features(x + b * dim64, emb + b * (features - 1) * dim64, features, dim, stride, z, ob);
   __syncthreads();
   const int64_t pairs = pair_count(features);
@@ -91,7 +111,7 @@ __global__ void interaction_forward_kernel(const float* __restrict__ x,
       sum = fmaf(a.w, c.w, sum);
     }
     for (int d = 4 * vectors; d < dim; ++d) sum = fmaf(zi[d], zj[d], sum);
-    ob[dim + p] = sum;
+    put(ob, dim + p, sum);
   }
 }
 
@@ -119,11 +139,11 @@ __host__ __device__ int64_t backward_z_floats(int features, int64_t stride) {
 /// over ascending j, as the CPU's; the diagonal adds an exact zero. Fused
 /// multiply-adds round once where the CPU rounds twice: the results are
 /// within the tests' first-order bound, not bit-equal to the CPU's.
-__global__ void interaction_backward_kernel(const float* __restrict__ x,
-                                            const float* __restrict__ emb,
-                                            const float* __restrict__ dout, int features,
-                                            int64_t dim64, int64_t stride64, int64_t width,
-                                            float* __restrict__ dx, float* __restrict__ demb) {
+template <typename TA, typename TE>
+__global__ void interaction_backward_kernel(const TA* __restrict__ x, const TE* __restrict__ emb,
+                                            const TA* __restrict__ dout, int features, int64_t dim64,
+                                            int64_t stride64, int64_t width, TA* __restrict__ dx,
+                                            float* __restrict__ demb) {
   extern __shared__ float4 backward_smem[];  // float4: 16-byte aligned
   const int dim = static_cast<int>(dim64);
   const int stride = static_cast<int>(stride64);
@@ -131,25 +151,25 @@ __global__ void interaction_backward_kernel(const float* __restrict__ x,
   float* z = reinterpret_cast<float*>(backward_smem);  // [features, stride]
   float* gt = z + backward_z_floats(features, stride64);  // [features, fp]
   const int64_t b = blockIdx.x;
-  const float* db = dout + b * width;
-  load_features(x + b * dim64, emb + b * (features - 1) * dim64, features, dim, stride, z, nullptr);
+  const TA* db = dout + b * width;
+  load_features(x + b * dim64, emb + b * (features - 1) * dim64, features, dim, stride, z, static_cast<TA*>(nullptr));
   const int entries = features * fp;
   for (int e = static_cast<int>(threadIdx.x); e < entries; e += static_cast<int>(blockDim.x)) {
     const int j = e / fp;
     const int f = e - j * fp;
     float g = 0.0f;
-    if (f < features && f != j) g = db[dim + (f > j ? f * (f - 1) / 2 + j : j * (j - 1) / 2 + f)];
+    if (f < features && f != j) g = widen(db[dim + (f > j ? f * (f - 1) / 2 + j : j * (j - 1) / 2 + f)]);
     gt[e] = g;
   }
   __syncthreads();
-  float* dxb = dx + b * dim64;
+  TA* dxb = dx + b * dim64;
   float* deb = demb + b * (features - 1) * dim64;
   const int total = fp / kFeatureBlock * dim;
   for (int k = static_cast<int>(threadIdx.x); k < total; k += static_cast<int>(blockDim.x)) {
     const int q = k / dim;
     const int d = k - q * dim;
     const int f0 = q * kFeatureBlock;
-    float a0 = f0 == 0 ? db[d] : 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    float a0 = f0 == 0 ? widen(db[d]) : 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
     const float* gj = gt + f0;
     const float* zj = z + d;
     for (int j = 0; j < features; ++j) {
@@ -166,7 +186,7 @@ __global__ void interaction_backward_kernel(const float* __restrict__ x,
     for (int r = 0; r < kFeatureBlock && f0 + r < features; ++r) {
       const int f = f0 + r;
       if (f == 0) {
-        dxb[d] = acc[r];
+        put(dxb, d, acc[r]);
       } else {
         deb[(f - 1) * dim + d] = acc[r];
       }
@@ -199,18 +219,19 @@ size_t tc_shared_bytes(int64_t dim) {
 }
 
 /// Loads the sample's features into z [32, stride] (x, then the embedding
-/// rows, then zero rows up to 32), four floats at a time (dim % 16 == 0).
-__device__ void tc_load_features(const float* xb, const float* eb, int features, int dim, int stride, float* z,
-                                 int lane) {
+/// rows, then zero rows up to 32), four values at a time (dim % 16 == 0),
+/// widened to fp32.
+template <typename TA, typename TE>
+__device__ void tc_load_features(const TA* xb, const TE* eb, int features, int dim, int stride, float* z, int lane) {
   const int vectors = dim / 4;
   for (int k = lane; k < kTcRows * vectors; k += 32) {
     const int f = k / vectors;
     const int v = k - f * vectors;
     float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (f == 0) {
-      value = reinterpret_cast<const float4*>(xb)[v];
+      value = load4(xb, v);
     } else if (f < features) {
-      value = reinterpret_cast<const float4*>(eb + static_cast<int64_t>(f - 1) * dim)[v];
+      value = load4(eb + static_cast<int64_t>(f - 1) * dim, v);
     }
     *reinterpret_cast<float4*>(z + f * stride + 4 * v) = value;
   }
@@ -225,9 +246,9 @@ __device__ void to_tf32(Fragment& fragment) {
 
 /// out = concat(x, z_i · z_j for i > j): a warp per sample, the lower
 /// triangle's 16 x 16 tiles of Z·Zᵀ on tensor cores.
-__global__ void interaction_forward_tc_kernel(const float* __restrict__ x, const float* __restrict__ emb,
-                                              int64_t batch, int features, int dim, int64_t width,
-                                              float* __restrict__ out) {
+template <typename TA, typename TE>
+__global__ void interaction_forward_tc_kernel(const TA* __restrict__ x, const TE* __restrict__ emb, int64_t batch,
+                                              int features, int dim, int64_t width, TA* __restrict__ out) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   namespace wmma = nvcuda::wmma;
   extern __shared__ __align__(128) float tc_smem[];
@@ -257,13 +278,13 @@ __global__ void interaction_forward_tc_kernel(const float* __restrict__ x, const
     }
   }
   __syncwarp();
-  float* ob = out + b * width;
-  for (int d = lane; d < dim; d += 32) ob[d] = z[d];
+  TA* ob = out + b * width;
+  for (int d = lane; d < dim; d += 32) put(ob, d, z[d]);  // the passthrough: widened and back, exact
   const int pairs = features * (features - 1) / 2;
   for (int p = lane; p < pairs; p += 32) {
     int64_t i = 0, j = 0;
     pair_from_index(p, &i, &j);
-    ob[dim + p] = s[i * kTcPairStride + j];
+    put(ob, dim + p, s[i * kTcPairStride + j]);
   }
 #elif defined(__CUDA_ARCH__)
   __trap();  // built for a GPU without TF32 tensor cores: fail loudly, never leave out unwritten
@@ -272,10 +293,10 @@ __global__ void interaction_forward_tc_kernel(const float* __restrict__ x, const
 
 /// dx = dout[:, :dim] + Σ_j g_0j z_j, demb[t] = Σ_j g_(t+1)j z_j: a warp per
 /// sample, dZ = G·Z on tensor cores (G symmetric, zero diagonal and padding).
-__global__ void interaction_backward_tc_kernel(const float* __restrict__ x, const float* __restrict__ emb,
-                                               const float* __restrict__ dout, int64_t batch, int features,
-                                               int dim, int64_t width, float* __restrict__ dx,
-                                               float* __restrict__ demb) {
+template <typename TA, typename TE>
+__global__ void interaction_backward_tc_kernel(const TA* __restrict__ x, const TE* __restrict__ emb,
+                                               const TA* __restrict__ dout, int64_t batch, int features, int dim,
+                                               int64_t width, TA* __restrict__ dx, float* __restrict__ demb) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   namespace wmma = nvcuda::wmma;
   extern __shared__ __align__(128) float tc_smem[];
@@ -289,17 +310,17 @@ __global__ void interaction_backward_tc_kernel(const float* __restrict__ x, cons
   tc_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z, lane);
   for (int k = lane; k < kTcRows * kTcPairStride; k += 32) g[k] = 0.0f;
   __syncwarp();
-  const float* db = dout + b * width;
+  const TA* db = dout + b * width;
   const int pairs = features * (features - 1) / 2;
   for (int p = lane; p < pairs; p += 32) {
     int64_t i = 0, j = 0;
     pair_from_index(p, &i, &j);
-    const float v = db[dim + p];
+    const float v = widen(db[dim + p]);
     g[i * kTcPairStride + j] = v;
     g[j * kTcPairStride + i] = v;
   }
   __syncwarp();
-  float* dxb = dx + b * dim;
+  TA* dxb = dx + b * dim;
   float* deb = demb + b * static_cast<int64_t>(features - 1) * dim;
   const int row_tiles = features > 16 ? 2 : 1;
   const int k_end = (features + 7) / 8 * 8;  // G's columns and Z's rows past F are zero
@@ -321,7 +342,7 @@ __global__ void interaction_backward_tc_kernel(const float* __restrict__ x, cons
       for (int e = lane; e < 16 * 16; e += 32) {
         const int f = m * 16 + e / 16, d = n + e % 16;
         if (f == 0) {
-          dxb[d] = db[d] + tile[e];
+          put(dxb, d, widen(db[d]) + tile[e]);
         } else if (f < features) {
           deb[static_cast<int64_t>(f - 1) * dim + d] = tile[e];
         }
@@ -370,6 +391,11 @@ Status check(const InteractionArguments& a, bool backward) {
     return Status::invalid(std::string(op) + "out_stride " + std::to_string(a.out_stride) +
                            " is below the output width " + std::to_string(width));
   }
+  const auto known = [](InteractionType t) { return t == InteractionType::kFloat32 || t == InteractionType::kBFloat16; };
+  if (!known(a.activations) || !known(a.embeddings)) return Status::invalid(std::string(op) + "unknown element type");
+  if (a.embeddings == InteractionType::kBFloat16 && a.activations != InteractionType::kBFloat16) {
+    return Status::invalid(std::string(op) + "bf16 embeddings need bf16 activations");
+  }
   if (a.x == nullptr) return Status::invalid(std::string(op) + "x is null");
   if (a.emb == nullptr) return Status::invalid(std::string(op) + "emb is null");
   if (!backward && a.out == nullptr) return Status::invalid(std::string(op) + "out is null");
@@ -411,19 +437,64 @@ int64_t out_row_stride(const InteractionArguments& a) {
 
 }  // namespace
 
-void InteractionForward::run(const InteractionArguments& a, void*, cudaStream_t stream) {
+namespace {
+
+/// Calls f(TA{}, TE{}) with the stored types of `a` (check() admits fp32
+/// with fp32, bf16 activations with fp32 or bf16 embeddings).
+template <typename F>
+void with_types(const InteractionArguments& a, F&& f) {
+  if (a.activations == InteractionType::kFloat32) {
+    f(float{}, float{});
+  } else if (a.embeddings == InteractionType::kFloat32) {
+    f(__nv_bfloat16{}, float{});
+  } else {
+    f(__nv_bfloat16{}, __nv_bfloat16{});
+  }
+}
+
+template <typename TA, typename TE>
+void forward(const InteractionArguments& a, cudaStream_t stream) {
   const int64_t width = out_row_stride(a);
+  const auto* x = static_cast<const TA*>(a.x);
+  const auto* emb = static_cast<const TE*>(a.emb);
+  auto* out = static_cast<TA*>(a.out);
   if (a.tensor_cores) {
     const auto blocks = static_cast<unsigned>((a.batch + kTcSamplesPerBlock - 1) / kTcSamplesPerBlock);
-    interaction_forward_tc_kernel<<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
-        a.x, a.emb, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, a.out);
+    interaction_forward_tc_kernel<TA, TE><<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
+        x, emb, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, out);
     PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_tc_kernel");
     return;
   }
-  interaction_forward_kernel<<<static_cast<unsigned>(a.batch), kThreads,
-                               interaction_shared_bytes(a.num_tables, a.dim, false), stream>>>(
-      a.x, a.emb, a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, a.out);
+  interaction_forward_kernel<TA, TE><<<static_cast<unsigned>(a.batch), kThreads,
+                                       interaction_shared_bytes(a.num_tables, a.dim, false), stream>>>(
+      x, emb, a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, out);
   PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_kernel");
+}
+
+template <typename TA, typename TE>
+void backward(const InteractionArguments& a, cudaStream_t stream) {
+  const int64_t width = out_row_stride(a);
+  const auto* x = static_cast<const TA*>(a.x);
+  const auto* emb = static_cast<const TE*>(a.emb);
+  const auto* dout = static_cast<const TA*>(a.dout);
+  auto* dx = static_cast<TA*>(a.dx);
+  if (a.tensor_cores) {
+    const auto blocks = static_cast<unsigned>((a.batch + kTcSamplesPerBlock - 1) / kTcSamplesPerBlock);
+    interaction_backward_tc_kernel<TA, TE><<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
+        x, emb, dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, dx, a.demb);
+    PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_kernel");
+    return;
+  }
+  interaction_backward_kernel<TA, TE><<<static_cast<unsigned>(a.batch), kThreads,
+                                        interaction_shared_bytes(a.num_tables, a.dim, true), stream>>>(
+      x, emb, dout, a.num_tables + 1, a.dim, row_stride(a.dim), width, dx, a.demb);
+  PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_kernel");
+}
+
+}  // namespace
+
+void InteractionForward::run(const InteractionArguments& a, void*, cudaStream_t stream) {
+  with_types(a, [&](auto ta, auto te) { forward<decltype(ta), decltype(te)>(a, stream); });
 }
 
 Status InteractionBackward::can_implement(const InteractionArguments& args) {
@@ -433,41 +504,34 @@ Status InteractionBackward::can_implement(const InteractionArguments& args) {
 size_t InteractionBackward::workspace_bytes(const InteractionArguments&) { return 0; }
 
 void InteractionBackward::run(const InteractionArguments& a, void*, cudaStream_t stream) {
-  const int64_t width = out_row_stride(a);
-  if (a.tensor_cores) {
-    const auto blocks = static_cast<unsigned>((a.batch + kTcSamplesPerBlock - 1) / kTcSamplesPerBlock);
-    interaction_backward_tc_kernel<<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
-        a.x, a.emb, a.dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, a.dx, a.demb);
-    PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_kernel");
-    return;
-  }
-  interaction_backward_kernel<<<static_cast<unsigned>(a.batch), kThreads,
-                                interaction_shared_bytes(a.num_tables, a.dim, true), stream>>>(
-      a.x, a.emb, a.dout, a.num_tables + 1, a.dim, row_stride(a.dim), width, a.dx, a.demb);
-  PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_kernel");
+  with_types(a, [&](auto ta, auto te) { backward<decltype(ta), decltype(te)>(a, stream); });
 }
 
 LaunchList interaction_launches(const InteractionArguments& a, bool backward) {
   const double b = static_cast<double>(a.batch), d = static_cast<double>(a.dim);
   const double features = a.num_tables + 1.0;
   const double pairs = features * (features - 1) / 2;
-  const double inputs = b * features * d * sizeof(float);
-  const double out = b * static_cast<double>(cpu::interaction_output_width(a.num_tables, a.dim)) * sizeof(float);
+  const auto size = [](InteractionType t) { return t == InteractionType::kBFloat16 ? 2.0 : 4.0; };
+  const double act = size(a.activations), embedded = size(a.embeddings);
+  const double x = b * d * act, emb = b * a.num_tables * d * embedded;
+  const double out = b * static_cast<double>(cpu::interaction_output_width(a.num_tables, a.dim)) * act;
   const double flops = 2 * b * pairs * d;
+  // Backward: dout, x and emb read; dx (its type) and demb (fp32) written.
+  const double backward_bytes = out + x + emb + x + b * a.num_tables * d * 4.0;
   if (a.tensor_cores) {
     // The tensor cores' work as the arithmetic needs it (the pairs), not the
     // padded tiles they compute.
     if (backward) {
       return {{"interaction_backward_tc_kernel", "interaction backward (TF32 tensor cores)", "",
-               {out + 2 * inputs, 2 * flops, "tf32"}}};
+               {backward_bytes, 2 * flops, "tf32"}}};
     }
     return {{"interaction_forward_tc_kernel", "interaction forward (TF32 tensor cores)", "",
-             {inputs + out, flops, "tf32"}}};
+             {x + emb + out, flops, "tf32"}}};
   }
   if (backward) {
-    return {{"interaction_backward_kernel", "interaction backward", "", {out + 2 * inputs, 2 * flops, "fp32"}}};
+    return {{"interaction_backward_kernel", "interaction backward", "", {backward_bytes, 2 * flops, "fp32"}}};
   }
-  return {{"interaction_forward_kernel", "interaction forward", "", {inputs + out, flops, "fp32"}}};
+  return {{"interaction_forward_kernel", "interaction forward", "", {x + emb + out, flops, "fp32"}}};
 }
 
 }  // namespace perflab::kernels::cuda

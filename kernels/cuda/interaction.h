@@ -12,7 +12,11 @@
 // ascending) with fused multiply-adds (one rounding where the CPU makes two:
 // within the tests' first-order bound, not bit-equal); the forward's dot
 // products accumulate in d order with fused multiply-adds, which the CPU's
-// vectorised reduction does not. fp32 throughout. run() never allocates or
+// vectorised reduction does not. The arithmetic is fp32 (or TF32 products on
+// tensor cores); the tensors may be stored in bf16 (InteractionArguments::
+// activations, ::embeddings): values are widened to fp32 as they are loaded
+// and results rounded to nearest even as they are stored, so a bf16 model
+// needs no casts around the interaction. run() never allocates or
 // synchronises.
 #pragma once
 
@@ -26,22 +30,25 @@
 
 namespace perflab::kernels::cuda {
 
+/// How a tensor of the interaction is stored.
+enum class InteractionType { kFloat32, kBFloat16 };
+
 /// Problem and device pointers of the forward and the backward.
 struct InteractionArguments {
   int64_t batch = 0;   ///< B: samples.
   int num_tables = 0;  ///< T: embedding vectors per sample (F = T + 1 features).
   int64_t dim = 0;     ///< D: length of every feature vector.
 
-  const float* x = nullptr;    ///< [batch, dim]
-  const float* emb = nullptr;  ///< [batch, num_tables, dim]
+  const void* x = nullptr;    ///< [batch, dim] of `activations`
+  const void* emb = nullptr;  ///< [batch, num_tables, dim] of `embeddings`
 
   // Forward.
-  float* out = nullptr;  ///< [batch, width]; must not alias x or emb.
+  void* out = nullptr;  ///< [batch, width] of `activations`; must not alias x or emb.
 
   // Backward; every output is overwritten and none may alias an input.
-  const float* dout = nullptr;  ///< [batch, width]
-  float* dx = nullptr;          ///< [batch, dim]
-  float* demb = nullptr;        ///< [batch, num_tables, dim]
+  const void* dout = nullptr;  ///< [batch, width] of `activations`
+  void* dx = nullptr;          ///< [batch, dim] of `activations`
+  float* demb = nullptr;       ///< [batch, num_tables, dim], fp32 (the sparse update's input)
 
   /// Elements from one sample's row of out (and dout) to the next; 0: the
   /// width itself. A wider stride leaves the columns past the width
@@ -56,6 +63,12 @@ struct InteractionArguments {
   /// TF32 (10-bit mantissas): each dot product within 2^-10 Σ|z_i z_j| plus
   /// fp32 accumulation, where the CUDA-core kernels are within fp32's.
   bool tensor_cores = false;
+  /// Storage of x, out, dout and dx: bf16 in a bf16 model, whose bottom MLP
+  /// writes x, top MLP reads out, and so on, in bf16. The forward's x
+  /// columns of out are exact copies in either type.
+  InteractionType activations = InteractionType::kFloat32;
+  /// Storage of emb: bf16 (a bf16 gather) needs bf16 activations.
+  InteractionType embeddings = InteractionType::kFloat32;
 };
 
 /// Whether the tensor-core kernels take this shape (F <= 32, dim % 16 == 0,
@@ -69,9 +82,9 @@ bool interaction_tensor_cores_fit(int num_tables, int64_t dim);
 size_t interaction_shared_bytes(int num_tables, int64_t dim, bool backward);
 
 /// out = concat(x, pairwise dots).
-/// What one pass launches (one kernel), with its bytes (x and the
-/// embeddings read, the output written; backward: the output gradient and
-/// both inputs read, both gradients written) and its FP32 FLOPs (a
+/// What one pass launches (one kernel), with its bytes in their stored types
+/// (x and the embeddings read, the output written; backward: the output
+/// gradient and both inputs read, both gradients written) and its FP32 FLOPs (a
 /// multiply-add per dimension of each of the F(F-1)/2 pairs; backward twice
 /// that). Host-only.
 LaunchList interaction_launches(const InteractionArguments& args, bool backward);

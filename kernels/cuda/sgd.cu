@@ -17,13 +17,17 @@ unsigned blocks_for(int64_t work) {
       std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1, kMaxBlocks));
 }
 
-__global__ void sgd_kernel(int64_t count, float* __restrict__ w, const float* __restrict__ g,
+__device__ inline float widen(float v) { return v; }
+__device__ inline float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename G>
+__global__ void sgd_kernel(int64_t count, float* __restrict__ w, const G* __restrict__ g,
                            const float* __restrict__ lr_device,
                            __nv_bfloat16* __restrict__ w_bf16) {
   const float lr = *lr_device;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const float updated = __fsub_rn(w[i], __fmul_rn(lr, g[i]));
+    const float updated = __fsub_rn(w[i], __fmul_rn(lr, widen(g[i])));
     w[i] = updated;
     if (w_bf16 != nullptr) w_bf16[i] = __float2bfloat16_rn(updated);
   }
@@ -43,7 +47,9 @@ Status SgdUpdate::can_implement(const SgdArguments& a) {
   if (a.count < 1)
     return Status::invalid("sgd: count must be at least 1, got " + std::to_string(a.count));
   if (a.weights == nullptr) return Status::invalid("sgd: weights is null");
-  if (a.gradients == nullptr) return Status::invalid("sgd: gradients is null");
+  if ((a.gradients == nullptr) == (a.gradients_bf16 == nullptr)) {
+    return Status::invalid("sgd: set exactly one of gradients and gradients_bf16");
+  }
   if (a.lr_device == nullptr) return Status::invalid("sgd: lr_device is null");
   return Status::success();
 }
@@ -51,8 +57,13 @@ Status SgdUpdate::can_implement(const SgdArguments& a) {
 size_t SgdUpdate::workspace_bytes(const SgdArguments&) { return 0; }
 
 void SgdUpdate::run(const SgdArguments& a, void*, cudaStream_t stream) {
-  sgd_kernel<<<blocks_for(a.count), kThreads, 0, stream>>>(a.count, a.weights, a.gradients,
-                                                           a.lr_device, a.weights_bf16);
+  if (a.gradients_bf16 != nullptr) {
+    sgd_kernel<<<blocks_for(a.count), kThreads, 0, stream>>>(a.count, a.weights, a.gradients_bf16, a.lr_device,
+                                                             a.weights_bf16);
+  } else {
+    sgd_kernel<<<blocks_for(a.count), kThreads, 0, stream>>>(a.count, a.weights, a.gradients, a.lr_device,
+                                                             a.weights_bf16);
+  }
   PERFLAB_CUDA_CHECK_LAUNCH("sgd_kernel");
 }
 
@@ -75,7 +86,8 @@ void CastFloatToBf16::run(const CastArguments& a, void*, cudaStream_t stream) {
 LaunchList SgdUpdate::launches(const SgdArguments& a, bool bf16_copy) {
   const double n = static_cast<double>(a.count);
   const double copy = bf16_copy ? 2 * n : 0;
-  return {{"sgd_kernel", "dense SGD", "", {3 * n * sizeof(float) + copy, 2 * n, "fp32"}}};
+  const double gradients = a.gradients_bf16 != nullptr ? 2 * n : 4 * n;
+  return {{"sgd_kernel", "dense SGD", "", {2 * n * sizeof(float) + gradients + copy, 2 * n, "fp32"}}};
 }
 
 LaunchList CastFloatToBf16::launches(const CastArguments& a) {

@@ -6,7 +6,9 @@
 //                    difference: no fused multiply-add), so it matches
 //                    CpuModel::apply_gradients bit for bit. When weights_bf16
 //                    is set, the updated weights are also written there as
-//                    bf16 (round to nearest even) in the same pass.
+//                    bf16 (round to nearest even) in the same pass. The
+//                    gradients may be bf16 (gradients_bf16: a bf16 model's
+//                    GEMMs write them so), widened exactly as they are read.
 //   CastFloatToBf16  dst[i] = bf16(src[i]): fp32 master weights -> the bf16
 //                    copies the GEMMs read.
 // The learning rate is read from device memory, so a captured CUDA graph
@@ -28,9 +30,10 @@ namespace perflab::kernels::cuda {
 struct SgdArguments {
   int64_t count = 0;                      ///< Floats in weights and gradients.
   float* weights = nullptr;               ///< [count], fp32 master weights.
-  const float* gradients = nullptr;       ///< [count]
+  const float* gradients = nullptr;       ///< [count]; or, instead, gradients_bf16
   const float* lr_device = nullptr;       ///< Device float: the learning rate.
   __nv_bfloat16* weights_bf16 = nullptr;  ///< Optional [count]: bf16 copy of the updated weights.
+  const __nv_bfloat16* gradients_bf16 = nullptr;  ///< [count], bf16: exactly one of it and gradients is set
 };
 
 /// w -= lr * g (and optionally the bf16 copy of w).
@@ -40,9 +43,9 @@ class SgdUpdate {
   /// Always 0.
   static size_t workspace_bytes(const SgdArguments& args);
   static void run(const SgdArguments& args, void* workspace, cudaStream_t stream);
-  /// What run() launches: one kernel reading weights and gradients and
-  /// writing the weights (and, `bf16_copy`: weights_bf16 set, their bf16
-  /// copy). Host-only.
+  /// What run() launches: one kernel reading weights and gradients (bf16
+  /// ones when gradients_bf16 is set) and writing the weights (and,
+  /// `bf16_copy`: weights_bf16 set, their bf16 copy). Host-only.
   static LaunchList launches(const SgdArguments& args, bool bf16_copy);
 };
 

@@ -107,6 +107,9 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   emb.dim = dim;
   emb.total_rows = own_rows;
   emb.mode = o.update_mode;
+  // CudaModel::bf16_embeddings(): a bf16 model on one GPU gathers bf16 rows.
+  const bool bf16_embeddings = bf16 && !sharded && !o.external_embeddings;
+  emb.out_type = bf16_embeddings ? kc::EmbeddingOutputType::kBFloat16 : kc::EmbeddingOutputType::kFloat32;
   const double exchanged = b * tables * static_cast<double>(dim) * sizeof(float);
 
   LaunchPlan plan;
@@ -119,8 +122,6 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
         forward,
         labelled(kc::Linear::forward_launches(bottom[l]), fmt::format("bottom layer {}", l)), "");
   }
-  if (bf16)
-    append_launches(forward, cast_to_float(b * static_cast<double>(dim), "bottom MLP output"), "");
   if (sharded) {
     forward.push_back({"select_kernel",
                        "the own tables' ids",
@@ -135,10 +136,10 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   }
   kc::InteractionArguments inter{local, tables, dim};  // its work is the unpadded width's
   inter.tensor_cores = o.interaction_tensor_cores;
+  // In bf16 the interaction reads and writes the MLPs' bf16 buffers: no casts.
+  inter.activations = bf16 ? kc::InteractionType::kBFloat16 : kc::InteractionType::kFloat32;
+  inter.embeddings = bf16_embeddings ? kc::InteractionType::kBFloat16 : kc::InteractionType::kFloat32;
   append_launches(forward, kc::interaction_launches(inter, false), "");
-  if (bf16)
-    append_launches(forward, cast_to_bf16(b * static_cast<double>(width), "interaction output"),
-                    "");
   for (size_t l = 0; l < top.size(); ++l) {
     append_launches(forward,
                     labelled(kc::Linear::forward_launches(top[l]), fmt::format("top layer {}", l)),
@@ -162,18 +163,12 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
         backward,
         labelled(kc::Linear::backward_launches(top[l], true), fmt::format("top layer {}", l)), "");
   }
-  if (bf16)
-    append_launches(backward, cast_to_float(b * static_cast<double>(width), "interaction gradient"),
-                    "");
   append_launches(backward, kc::interaction_launches(inter, true), "");
   if (sharded) {
     backward.push_back(
         {"move_kernel<true>", "pack the embedding gradients", "", {2 * exchanged, 0, ""}});
     add_nccl(backward, ranks, "send/receive: embedding gradients", exchanged);
   }
-  if (bf16)
-    append_launches(backward,
-                    cast_to_bf16(b * static_cast<double>(dim), "bottom MLP output gradient"), "");
   for (size_t l = bottom.size(); l-- > 0;) {
     append_launches(backward,
                     labelled(kc::Linear::backward_launches(bottom[l], l > 0),
@@ -194,10 +189,12 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
     }
   }
   LaunchList optimizer;
-  if (bf16) append_launches(optimizer, cast_to_float(dense, "dense gradients"), "");
-  if (sharded) add_nccl(optimizer, ranks, "all-reduce: dense gradients", dense * sizeof(float));
+  // In bf16 the all-reduce and the SGD take the GEMMs' bf16 gradients.
+  if (sharded) add_nccl(optimizer, ranks, "all-reduce: dense gradients", dense * (bf16 ? 2 : sizeof(float)));
   kc::SgdArguments sgd;
   sgd.count = static_cast<int64_t>(dense);
+  static const __nv_bfloat16 bf16_marker{};  // any non-null pointer: the bytes are bf16's
+  if (bf16) sgd.gradients_bf16 = &bf16_marker;
   append_launches(optimizer, kc::SgdUpdate::launches(sgd, bf16), "");
   append_launches(optimizer, kc::EmbeddingBackwardSgd::launches(emb), "");
   append_launches(plan, optimizer, "optimizer");

@@ -123,12 +123,15 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     }
   }
   dense_ = Buffer<float>(host);
-  grad_ = Buffer<float>(count(dense_count_));
-  grad_.zero();  // the padding between tensors is never written: keep it 0
+  // The GEMMs' gradients, which the SGD reads: fp32, or bf16 in bf16. The
+  // padding between tensors is never written: it stays the 0 written here.
   if (bf16_) {
     dense_bf16_ = Buffer<uint16_t>(count(dense_count_));
     grad_bf16_ = Buffer<uint16_t>(count(dense_count_));
     grad_bf16_.zero();
+  } else {
+    grad_ = Buffer<float>(count(dense_count_));
+    grad_.zero();
   }
 
   // The tables on this GPU in one allocation; the k-th starts at row offsets[k].
@@ -152,33 +155,36 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   loss_state_ = Buffer<float>(4);
   loss_state_.zero();
 
-  emb_ = Buffer<float>(count(batch * num_tables_ * dim));
-  if (options_.external_embeddings) emb_.zero();  // rows a short batch leaves unwritten stay finite
+  if (bf16_embeddings()) {
+    emb_bf16_ = Buffer<uint16_t>(count(batch * num_tables_ * dim));
+  } else {
+    emb_ = Buffer<float>(count(batch * num_tables_ * dim));
+    if (options_.external_embeddings) emb_.zero();  // rows a short batch leaves unwritten stay finite
+  }
   demb_ = Buffer<float>(count(batch * num_tables_ * dim));
   // The interaction writes the first interaction_width_ columns of each
-  // top_in_-wide row: the padding stays the zero written here.
-  inter_ = Buffer<float>(count(batch * top_in_));
-  inter_.zero();
-  dinter_ = Buffer<float>(count(batch * top_in_));
+  // top_in_-wide row: the padding stays the zero written here (and again
+  // after tune_gemms, which fills the bf16 one).
   if (bf16_) {
     dense_in_bf16_ = Buffer<uint16_t>(count(batch * shape_.num_dense));
-    bottom_out_f32_ = Buffer<float>(count(batch * dim));
-    bottom_dx_f32_ = Buffer<float>(count(batch * dim));
     inter_bf16_ = Buffer<uint16_t>(count(batch * top_in_));
+    inter_bf16_.zero();
     dinter_bf16_ = Buffer<uint16_t>(count(batch * top_in_));
     logits_f32_ = Buffer<float>(count(batch));
     dlogit_f32_ = Buffer<float>(count(batch));
+  } else {
+    inter_ = Buffer<float>(count(batch * top_in_));
+    inter_.zero();
+    dinter_ = Buffer<float>(count(batch * top_in_));
   }
 
   build_mlp(shape_.bottom_mlp, shape_.num_dense, /*bottom=*/true, 0);
   build_mlp(shape_.top_mlp, top_in_, /*bottom=*/false, top_weight);
-  // The top MLP's input is the interaction output (cast to bf16 in bf16).
+  // The top MLP's input is the interaction output, in the model's type.
   kc::LinearArguments& top0 = top_.front()->args;
   top0.x = bf16_ ? static_cast<void*>(inter_bf16_.data()) : inter_.data();
   top0.dx = bf16_ ? static_cast<void*>(dinter_bf16_.data()) : dinter_.data();
-  // The fp32 tensors around the interaction and the loss.
-  x_f32_ = bf16_ ? bottom_out_f32_.data() : reinterpret_cast<float*>(bottom_.back()->y.data());
-  dx_f32_ = bf16_ ? bottom_dx_f32_.data() : reinterpret_cast<float*>(bottom_.back()->dy.data());
+  // The fp32 tensors of the loss.
   logits_ = bf16_ ? logits_f32_.data() : reinterpret_cast<float*>(top_.back()->y.data());
   dlogit_ = bf16_ ? dlogit_f32_.data() : reinterpret_cast<float*>(top_.back()->dy.data());
 
@@ -188,7 +194,10 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     kc::CastFloatToBf16::run({dense_count_, dense_.data(), as<__nv_bfloat16>(dense_bf16_)},
                              nullptr, nullptr);
   }
-  if (options_.tune_gemms) tune_gemms();
+  if (options_.tune_gemms) {
+    tune_gemms();
+    if (bf16_) inter_bf16_.zero();  // its padding columns again (the interaction never writes them)
+  }
   kc::counted_stream_synchronize(nullptr);  // setup: the uploads and the cast are done
 }
 
@@ -210,8 +219,9 @@ void CudaModel::tune_gemms() {
   }
   // The bottom MLP's input is the batch's (set per step), and the fp32 top
   // MLP's is the interaction output, whose padding columns must stay zero:
-  // stand-ins for both. In bf16 the layers read buffers every step rewrites
-  // whole from fp32 (the casts), so those are filled in place.
+  // stand-ins for both. In bf16 the layers read the cast's buffer and the
+  // interaction's output, filled in place (the constructor zeroes the
+  // latter again after tuning).
   kc::DeviceBuffer<uint8_t> dense_in(bf16_ ? 0 : count(local_ * shape_.num_dense) * element);
   kc::DeviceBuffer<uint8_t> top_in(bf16_ ? 0 : count(local_ * top_in_) * element);
   if (bf16_) {
@@ -301,15 +311,13 @@ void CudaModel::check_operators() {
   }
   if (!options_.external_embeddings) {  // serving: no tables here, the caller fills emb_
     // any non-null ids pointer: checked per call
-    const kc::EmbeddingArguments emb = embedding_arguments(reinterpret_cast<const int32_t*>(emb_.data()));
+    const kc::EmbeddingArguments emb = embedding_arguments(reinterpret_cast<const int32_t*>(demb_.data()));
     require(kc::EmbeddingForward::can_implement(emb), "embedding forward");
     require(kc::EmbeddingBackwardSgd::can_implement(emb), "embedding update");
     workspace = std::max(workspace, kc::EmbeddingBackwardSgd::workspace_bytes(emb));
   }
 
-  kc::InteractionArguments inter{batch,   num_tables_, shape_.embed_dim, x_f32_, emb_.data(),
-                                 inter_.data(), dinter_.data(), dx_f32_, demb_.data(), top_in_};
-  inter.tensor_cores = options_.interaction_tensor_cores;
+  const kc::InteractionArguments inter = interaction_arguments(batch);
   require(kc::InteractionForward::can_implement(inter), "interaction forward");
   require(kc::InteractionBackward::can_implement(inter), "interaction backward");
 
@@ -319,9 +327,7 @@ void CudaModel::check_operators() {
   require(kc::BceWithLogits::can_implement(bce), "loss");
   workspace = std::max(workspace, kc::BceWithLogits::workspace_bytes(bce));
 
-  kc::SgdArguments sgd{dense_count_, dense_.data(), grad_.data(), lr_.data(),
-                       bf16_ ? as<__nv_bfloat16>(dense_bf16_) : nullptr};
-  require(kc::SgdUpdate::can_implement(sgd), "dense update");
+  require(kc::SgdUpdate::can_implement(dense_update()), "dense update");
   workspace_ = kc::DeviceBuffer<uint8_t>(workspace);
 }
 
@@ -375,7 +381,6 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
       if (l == 0) a.x = first_input(batch);
       bottom_[l]->linear->forward(a, ws, stream);
     }
-    if (bf16_) cast_bf16_to_float(b * shape_.embed_dim, bottom_.back()->y.data(), x_f32_, stream);
   }
   if (overlapped()) {
     join(stream);  // the embeddings have arrived
@@ -384,17 +389,10 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
   }
   {
     ScopedPhase range("interaction");
-    kc::InteractionArguments a{b, num_tables_, shape_.embed_dim, x_f32_, emb_.data(), inter_.data(),
-                               nullptr, nullptr, nullptr, top_in_};
-    a.tensor_cores = options_.interaction_tensor_cores;
-    kc::InteractionForward::run(a, nullptr, stream);
+    kc::InteractionForward::run(interaction_arguments(b), nullptr, stream);
   }
   {
     ScopedPhase range("top MLP");
-    if (bf16_) {
-      kc::CastFloatToBf16::run({b * top_in_, inter_.data(), as<__nv_bfloat16>(inter_bf16_)},
-                               nullptr, stream);
-    }
     for (const auto& layer : top_) layer->linear->forward(layer->args, ws, stream);
     if (bf16_) cast_bf16_to_float(b, top_.back()->y.data(), logits_, stream);  // [B, 1]
   }
@@ -409,11 +407,7 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
                              nullptr, stream);
   }
   for (size_t l = top_.size(); l-- > 0;) top_[l]->linear->backward(top_[l]->args, ws, stream);
-  if (bf16_) cast_bf16_to_float(b * top_in_, dinter_bf16_.data(), dinter_.data(), stream);
-  kc::InteractionArguments inter{b,       num_tables_,   shape_.embed_dim, x_f32_, emb_.data(),
-                                 nullptr, dinter_.data(), dx_f32_,          demb_.data(), top_in_};
-  inter.tensor_cores = options_.interaction_tensor_cores;
-  kc::InteractionBackward::run(inter, nullptr, stream);
+  kc::InteractionBackward::run(interaction_arguments(b), nullptr, stream);
   if (options_.comm != nullptr) {
     // The embedding gradients go back to the tables' owners: with overlap on
     // the side stream while the bottom MLP's backward runs here.
@@ -424,11 +418,6 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
     options_.comm->set_stream(s);
     options_.comm->send_recv(backward_transfers_.data(), backward_transfers_.size(),
                              collectives::DataType::kFloat32);
-  }
-  if (bf16_) {
-    kc::CastFloatToBf16::run(
-        {b * shape_.embed_dim, dx_f32_, reinterpret_cast<__nv_bfloat16*>(bottom_.back()->dy.data())},
-        nullptr, stream);
   }
   for (size_t l = bottom_.size(); l-- > 0;) {
     kc::LinearArguments a = bottom_[l]->args;
@@ -442,17 +431,17 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
 
 void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
   ScopedPhase range("optimizer");
-  if (bf16_) cast_bf16_to_float(dense_count_, grad_bf16_.data(), grad_.data(), stream);
   if (options_.comm != nullptr) {
-    // Every rank's share of the MLP gradients, summed: the global batch's mean.
+    // Every rank's share of the MLP gradients, summed: the global batch's
+    // mean. In bf16 the GEMMs' bf16 gradients themselves (half the bytes).
     ScopedPhase reduce("exchange: dense gradient all-reduce");
     options_.comm->set_stream(stream);
-    options_.comm->all_reduce(grad_.data(), grad_.data(), count(dense_count_), collectives::DataType::kFloat32,
+    void* g = bf16_ ? static_cast<void*>(grad_bf16_.data()) : grad_.data();
+    options_.comm->all_reduce(g, g, count(dense_count_),
+                              bf16_ ? collectives::DataType::kBFloat16 : collectives::DataType::kFloat32,
                               collectives::ReduceOp::kSum);
   }
-  kc::SgdUpdate::run({dense_count_, dense_.data(), grad_.data(), lr_.data(),
-                      bf16_ ? as<__nv_bfloat16>(dense_bf16_) : nullptr},
-                     nullptr, stream);
+  kc::SgdUpdate::run(dense_update(), nullptr, stream);
   kc::EmbeddingBackwardSgd::run(embedding_arguments(options_.comm == nullptr ? batch.ids : own_ids_.data()),
                                 workspace_.data(), stream);
 }
@@ -507,11 +496,45 @@ kc::EmbeddingArguments CudaModel::embedding_arguments(const int32_t* ids) {
   e.tables = tables_.data();
   e.table_row_offsets = table_offsets_.data();
   e.ids = ids;
-  e.out = sharded ? looked_up_.data() : emb_.data();
+  e.out = sharded ? static_cast<void*>(looked_up_.data())
+                  : bf16_embeddings() ? static_cast<void*>(emb_bf16_.data()) : emb_.data();
+  e.out_type = bf16_embeddings() ? kc::EmbeddingOutputType::kBFloat16 : kc::EmbeddingOutputType::kFloat32;
   e.grad = sharded ? grad_in_.data() : demb_.data();
   e.lr_device = lr_.data();
   e.mode = options_.update_mode;
   return e;
+}
+
+kc::InteractionArguments CudaModel::interaction_arguments(int64_t batch) {
+  kc::InteractionArguments a;
+  a.batch = batch;
+  a.num_tables = num_tables_;
+  a.dim = shape_.embed_dim;
+  a.x = bottom_.back()->y.data();  // the bottom MLP's output, in the model's type
+  a.emb = bf16_embeddings() ? static_cast<const void*>(emb_bf16_.data()) : emb_.data();
+  a.out = bf16_ ? static_cast<void*>(inter_bf16_.data()) : inter_.data();  // the top MLP's input
+  a.dout = bf16_ ? static_cast<const void*>(dinter_bf16_.data()) : dinter_.data();
+  a.dx = bottom_.back()->dy.data();
+  a.demb = demb_.data();
+  a.out_stride = top_in_;
+  a.tensor_cores = options_.interaction_tensor_cores;
+  a.activations = bf16_ ? kc::InteractionType::kBFloat16 : kc::InteractionType::kFloat32;
+  a.embeddings = bf16_embeddings() ? kc::InteractionType::kBFloat16 : kc::InteractionType::kFloat32;
+  return a;
+}
+
+kc::SgdArguments CudaModel::dense_update() {
+  kc::SgdArguments a;
+  a.count = dense_count_;
+  a.weights = dense_.data();
+  if (bf16_) {
+    a.gradients_bf16 = as<__nv_bfloat16>(grad_bf16_);
+    a.weights_bf16 = as<__nv_bfloat16>(dense_bf16_);
+  } else {
+    a.gradients = grad_.data();
+  }
+  a.lr_device = lr_.data();
+  return a;
 }
 
 /// The exchange's buffers and its two transfer lists, fixed for the

@@ -11,11 +11,15 @@
 // Precision (fixed at construction):
 //   kTf32  every Linear tensor fp32, GEMMs on TF32 tensor cores (fp32 accumulate).
 //   kBf16  the Linear layers store x, W, b, y and their gradients in bf16 (fp32
-//          accumulate); the master weights, the SGD and its gradients are fp32
-//          (SgdUpdate writes the bf16 copies the GEMMs read). Embeddings, the
-//          interaction and the loss stay fp32 (the interaction kernel is fp32
-//          only); casts sit at the boundaries (dense input, bottom output,
-//          interaction output and its gradient, logits and dlogit).
+//          accumulate); the master weights and the SGD are fp32 (SgdUpdate
+//          reads the GEMMs' bf16 gradients and writes the bf16 copies the
+//          GEMMs read). The interaction reads the bottom MLP's bf16 output
+//          and the embeddings (gathered as bf16 on one GPU; fp32 across ranks
+//          and when serving), computes in fp32 and writes the top MLP's bf16
+//          input; backward the same way round, the embedding gradient fp32
+//          (the sparse update's input). The tables and the loss stay fp32:
+//          casts remain only at the dense input, the logits and dlogit.
+//          Across ranks the dense gradient is all-reduced in bf16.
 // Fused: cuBLASLt epilogues (bias+ReLU with a bitmask forward; DRELU_BGRAD on
 // the dgrad of the layer above and BGRADB on wgrad, chained as linear.h
 // describes) versus separate bias/ReLU/bias-gradient kernels.
@@ -32,7 +36,7 @@
 //      the loss gradient scaled n_r / B, and backward;
 //   4. packs the embedding gradients into per-peer segments and sends them
 //      back the reverse way: the owner gets [B, T_r, D] for its tables;
-//   5. all-reduces (sum) the flat fp32 dense gradient, then the dense SGD
+//   5. all-reduces (sum) the flat dense gradient (fp32; bf16 in bf16), then the dense SGD
 //      and the owner's sparse SGD over all B samples.
 // Every buffer and every transfer list is made at construction and NCCL
 // calls are stream-ordered, so the step stays capturable. With one rank it
@@ -58,8 +62,10 @@
 #include "harness/launch_plan.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/embedding.h"
+#include "kernels/cuda/interaction.h"
 #include "kernels/cuda/linear.h"
 #include "kernels/cuda/raii.h"
+#include "kernels/cuda/sgd.h"
 #include "workloads/dlrm/exchange_layout.h"
 #include "workloads/dlrm/model.h"
 #include "workloads/dlrm/sharded_model.h"
@@ -224,6 +230,14 @@ class CudaModel {
   void* gradients(const Slot& s);
   void setup_exchange();
   kernels::cuda::EmbeddingArguments embedding_arguments(const int32_t* ids);
+  /// The interaction over `batch` samples, forward and backward pointers,
+  /// in the model's stored types.
+  kernels::cuda::InteractionArguments interaction_arguments(int64_t batch);
+  /// The dense SGD over the flat parameters (bf16 gradients in bf16).
+  kernels::cuda::SgdArguments dense_update();
+  /// The gather writes bf16 embeddings (emb_bf16_): a bf16 model on one GPU
+  /// that trains its own tables.
+  bool bf16_embeddings() const { return bf16_ && options_.comm == nullptr && !options_.external_embeddings; }
   /// First row of own table `table` in tables_ (std::out_of_range when not own).
   int64_t own_first_row(int table) const;
 
@@ -250,7 +264,7 @@ class CudaModel {
   std::vector<Slot> slots_;
   int64_t dense_count_ = 0;
   Buffer<float> dense_;            // fp32 master values
-  Buffer<float> grad_;             // fp32 gradients (bf16: widened from grad_bf16_)
+  Buffer<float> grad_;             // the GEMMs' fp32 gradients (tf32 only)
   Buffer<uint16_t> dense_bf16_;    // bf16 copies the GEMMs read (bf16 only)
   Buffer<uint16_t> grad_bf16_;     // the GEMMs' bf16 gradients (bf16 only)
   Buffer<float> tables_;           // [total_rows, D]
@@ -262,20 +276,18 @@ class CudaModel {
   std::vector<std::unique_ptr<Layer>> bottom_, top_;
   std::vector<GemmTuning> gemm_choices_;
 
-  // Activations and gradients outside the Linear layers, fp32.
-  Buffer<float> emb_, demb_;          // [B, T, D]
-  Buffer<float> inter_, dinter_;      // [B, W]
-  // bf16 only: the casts at the layer boundaries.
-  Buffer<uint16_t> dense_in_bf16_;    // [B, num_dense]
-  Buffer<float> bottom_out_f32_;      // [B, D]
-  Buffer<float> bottom_dx_f32_;       // [B, D]
-  Buffer<uint16_t> inter_bf16_;       // [B, W]
-  Buffer<uint16_t> dinter_bf16_;      // [B, W]
-  Buffer<float> logits_f32_, dlogit_f32_;  // [B]
-  // Views: the fp32 tensors the interaction and the loss read and write
-  // (the Linear buffers themselves in tf32, the casts' buffers in bf16).
-  float* x_f32_ = nullptr;
-  float* dx_f32_ = nullptr;
+  // Activations and gradients outside the Linear layers.
+  Buffer<float> emb_;                 // [B, T, D] fp32 (unless bf16_embeddings())
+  Buffer<uint16_t> emb_bf16_;         // [B, T, D] bf16 (bf16_embeddings())
+  Buffer<float> demb_;                // [B, T, D]
+  Buffer<float> inter_, dinter_;      // [B, W] tf32 only
+  // bf16 only.
+  Buffer<uint16_t> dense_in_bf16_;    // [B, num_dense]: the cast input
+  Buffer<uint16_t> inter_bf16_;       // [B, W]: the interaction's output, the top MLP's input
+  Buffer<uint16_t> dinter_bf16_;      // [B, W]: its gradient
+  Buffer<float> logits_f32_, dlogit_f32_;  // [B]: the loss's casts
+  // Views: the fp32 tensors the loss reads and writes (the Linear buffers
+  // themselves in tf32, the casts' buffers in bf16).
   float* logits_ = nullptr;
   float* dlogit_ = nullptr;
 

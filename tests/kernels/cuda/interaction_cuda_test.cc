@@ -7,12 +7,20 @@
 // differ by at most 2 (n + 1) * 2^-24 * m, where m is the same sum taken
 // over absolute values (got by running the CPU reference on |inputs|). The
 // x passthrough columns must match exactly.
+//
+// bf16 storage (InteractionArguments::activations, ::embeddings): the
+// reference takes the inputs rounded to bf16, as the device reads them, and
+// computes in fp32 as before; a bf16 output is the device's fp32 result v
+// rounded to nearest even, off by at most half a bf16 ulp, 2^-8 |v|, with
+// |v| <= |expected| + bound. So bf16 outputs get bound + 2^-8 (|expected| +
+// bound); demb stays fp32 and keeps the fp32 bound.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -21,6 +29,7 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/interaction.h"
+#include "kernels/half_precision.h"
 #include "tests/support/cuda_device.h"
 #include "base/random.h"
 
@@ -131,6 +140,10 @@ TEST(InteractionCudaCanImplement, AcceptsDleShapesAndRejectsBadOnesWithAReason) 
       {"dx is null", [](InteractionArguments& a) { a.dx = nullptr; }, false, true},
       {"demb is null", [](InteractionArguments& a) { a.demb = nullptr; }, false, true},
       {"below the output width", [](InteractionArguments& a) { a.out_stride = 478; }, true, true},
+      {"bf16 embeddings need bf16 activations",
+       [](InteractionArguments& a) { a.embeddings = InteractionType::kBFloat16; }, true, true},
+      {"unknown element type",
+       [](InteractionArguments& a) { a.activations = static_cast<InteractionType>(7); }, true, true},
   };
   InteractionArguments padded = good;
   padded.out_stride = 480;  // DLE's 479 columns in rows of 480
@@ -153,17 +166,72 @@ TEST(InteractionCudaCanImplement, AcceptsDleShapesAndRejectsBadOnesWithAReason) 
   }
 }
 
+/// How the tensors are stored.
+struct Storage {
+  InteractionType activations = InteractionType::kFloat32;
+  InteractionType embeddings = InteractionType::kFloat32;
+};
+constexpr Storage kFp32{};
+constexpr Storage kBf16Activations{InteractionType::kBFloat16, InteractionType::kFloat32};
+constexpr Storage kBf16{InteractionType::kBFloat16, InteractionType::kBFloat16};
+
+bool is_bf16(InteractionType t) { return t == InteractionType::kBFloat16; }
+
+/// `v` as the device holds it in `type` (rounded to nearest even in bf16).
+std::vector<float> stored(std::vector<float> v, InteractionType type) {
+  if (is_bf16(type)) {
+    for (float& x : v) x = from_bf16(to_bf16(x));
+  }
+  return v;
+}
+
+/// A device copy of `v` in `type` (bf16 bits, or floats).
+DeviceBuffer<uint8_t> upload(const std::vector<float>& v, InteractionType type) {
+  std::vector<uint8_t> bytes(v.size() * (is_bf16(type) ? 2 : 4));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (is_bf16(type)) {
+      const uint16_t h = to_bf16(v[i]);
+      std::memcpy(bytes.data() + 2 * i, &h, 2);
+    } else {
+      std::memcpy(bytes.data() + 4 * i, &v[i], 4);
+    }
+  }
+  return DeviceBuffer<uint8_t>(bytes);
+}
+
+/// `n` values of `type` from the device, widened.
+std::vector<float> download(const DeviceBuffer<uint8_t>& buffer, size_t n, InteractionType type) {
+  const std::vector<uint8_t> bytes = buffer.download();
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (is_bf16(type)) {
+      uint16_t h = 0;
+      std::memcpy(&h, bytes.data() + 2 * i, 2);
+      out[i] = from_bf16(h);
+    } else {
+      std::memcpy(&out[i], bytes.data() + 4 * i, 4);
+    }
+  }
+  return out;
+}
+
+/// The output rounding allowance of the tolerance comment.
+double stored_bound(double bound, double expected, InteractionType type) {
+  return is_bf16(type) ? bound + std::ldexp(1.0, -8) * (std::fabs(expected) + bound) : bound;
+}
+
 /// The product and accumulation bound of the tolerance comment (CUDA cores),
 /// or tf32_bound (tensor cores).
 double fp32_bound(double n, double magnitude) { return 2.0 * (n + 1.0) * std::ldexp(1.0, -24) * magnitude; }
 double tf32_bound(double n, double magnitude);
 
 /// Forward on the device against the CPU, within the bound of its arithmetic.
-void check_forward(const Problem& p, bool tensor_cores, uint32_t seed) {
+void check_forward(const Problem& p, bool tensor_cores, uint32_t seed, Storage storage = kFp32) {
   const cpu::InteractionShape shape{p.batch, p.num_tables, p.dim};
   const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
-  const auto x = test_support::random_vector(static_cast<size_t>(p.batch * p.dim), seed);
-  const auto emb = test_support::random_vector(static_cast<size_t>(p.batch * p.num_tables * p.dim), seed + 1);
+  const auto x = stored(test_support::random_vector(static_cast<size_t>(p.batch * p.dim), seed), storage.activations);
+  const auto emb = stored(test_support::random_vector(static_cast<size_t>(p.batch * p.num_tables * p.dim), seed + 1),
+                          storage.embeddings);
   std::vector<float> expected(static_cast<size_t>(p.batch * width));
   std::vector<float> magnitude(expected.size());
   cpu::interaction_forward(shape, x.data(), emb.data(), expected.data());
@@ -171,7 +239,8 @@ void check_forward(const Problem& p, bool tensor_cores, uint32_t seed) {
   const auto abs_emb = absolute(emb);
   cpu::interaction_forward(shape, abs_x.data(), abs_emb.data(), magnitude.data());
 
-  DeviceBuffer<float> dx(x), demb(emb), dout(expected.size());
+  DeviceBuffer<uint8_t> dx = upload(x, storage.activations), demb = upload(emb, storage.embeddings);
+  DeviceBuffer<uint8_t> dout(expected.size() * (is_bf16(storage.activations) ? 2 : 4));
   PERFLAB_CUDA_CHECK(cudaMemset(dout.data(), 0xFF, dout.bytes()));  // NaN: every value must be written
   InteractionArguments a;
   a.batch = p.batch;
@@ -181,26 +250,33 @@ void check_forward(const Problem& p, bool tensor_cores, uint32_t seed) {
   a.emb = demb.data();
   a.out = dout.data();
   a.tensor_cores = tensor_cores;
+  a.activations = storage.activations;
+  a.embeddings = storage.embeddings;
   ASSERT_TRUE(InteractionForward::can_implement(a).ok()) << InteractionForward::can_implement(a).reason();
   InteractionForward::run(a, nullptr, nullptr);
   PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
   const double n = static_cast<double>(p.dim);
+  const std::string what = std::string(tensor_cores ? "tensor-core forward out" : "forward out") +
+                           (is_bf16(storage.activations) ? (is_bf16(storage.embeddings) ? " (bf16)" : " (bf16 activations)") : "");
   EXPECT_TRUE(close(
-      expected, dout.download(),
+      expected, download(dout, expected.size(), storage.activations),
       [&](size_t i) {
         const bool passthrough = static_cast<int64_t>(i) % width < p.dim;
-        return passthrough ? 0.0 : (tensor_cores ? tf32_bound(n, magnitude[i]) : fp32_bound(n, magnitude[i]));
+        const double bound = tensor_cores ? tf32_bound(n, magnitude[i]) : fp32_bound(n, magnitude[i]);
+        return passthrough ? 0.0 : stored_bound(bound, expected[i], storage.activations);
       },
-      tensor_cores ? "tensor-core forward out" : "forward out", width, p));
+      what.c_str(), width, p));
 }
 
 /// Backward on the device against the CPU, within the bound of its arithmetic.
-void check_backward(const Problem& p, bool tensor_cores, uint32_t seed) {
+void check_backward(const Problem& p, bool tensor_cores, uint32_t seed, Storage storage = kFp32) {
   const cpu::InteractionShape shape{p.batch, p.num_tables, p.dim};
   const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
-  const auto x = test_support::random_vector(static_cast<size_t>(p.batch * p.dim), seed);
-  const auto emb = test_support::random_vector(static_cast<size_t>(p.batch * p.num_tables * p.dim), seed + 1);
-  const auto dout = test_support::random_vector(static_cast<size_t>(p.batch * width), seed + 2);
+  const auto x = stored(test_support::random_vector(static_cast<size_t>(p.batch * p.dim), seed), storage.activations);
+  const auto emb = stored(test_support::random_vector(static_cast<size_t>(p.batch * p.num_tables * p.dim), seed + 1),
+                          storage.embeddings);
+  const auto dout =
+      stored(test_support::random_vector(static_cast<size_t>(p.batch * width), seed + 2), storage.activations);
   std::vector<float> expected_dx(x.size()), expected_demb(emb.size());
   std::vector<float> magnitude_dx(x.size()), magnitude_demb(emb.size());
   cpu::interaction_backward(shape, x.data(), emb.data(), dout.data(), expected_dx.data(),
@@ -211,7 +287,10 @@ void check_backward(const Problem& p, bool tensor_cores, uint32_t seed) {
   cpu::interaction_backward(shape, abs_x.data(), abs_emb.data(), abs_dout.data(),
                             magnitude_dx.data(), magnitude_demb.data());
 
-  DeviceBuffer<float> d_x(x), d_emb(emb), d_dout(dout), d_dx(x.size()), d_demb(emb.size());
+  DeviceBuffer<uint8_t> d_x = upload(x, storage.activations), d_emb = upload(emb, storage.embeddings),
+                        d_dout = upload(dout, storage.activations);
+  DeviceBuffer<uint8_t> d_dx(x.size() * (is_bf16(storage.activations) ? 2 : 4));
+  DeviceBuffer<float> d_demb(emb.size());
   InteractionArguments a;
   a.batch = p.batch;
   a.num_tables = p.num_tables;
@@ -222,17 +301,23 @@ void check_backward(const Problem& p, bool tensor_cores, uint32_t seed) {
   a.dx = d_dx.data();
   a.demb = d_demb.data();
   a.tensor_cores = tensor_cores;
+  a.activations = storage.activations;
+  a.embeddings = storage.embeddings;
   ASSERT_TRUE(InteractionBackward::can_implement(a).ok()) << InteractionBackward::can_implement(a).reason();
   InteractionBackward::run(a, nullptr, nullptr);
   PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
   const double n = static_cast<double>(p.num_tables + 1);
-  auto bound = [n, tensor_cores](const std::vector<float>& magnitude) {
-    return [n, tensor_cores, &magnitude](size_t i) {
-      return tensor_cores ? tf32_bound(n, magnitude[i]) : fp32_bound(n, magnitude[i]);
+  auto bound = [n, tensor_cores](const std::vector<float>& magnitude, const std::vector<float>& expected,
+                                 InteractionType type) {
+    return [n, tensor_cores, &magnitude, &expected, type](size_t i) {
+      return stored_bound(tensor_cores ? tf32_bound(n, magnitude[i]) : fp32_bound(n, magnitude[i]), expected[i],
+                          type);
     };
   };
-  EXPECT_TRUE(close(expected_dx, d_dx.download(), bound(magnitude_dx), "dx", p.dim, p));
-  EXPECT_TRUE(close(expected_demb, d_demb.download(), bound(magnitude_demb), "demb", p.num_tables * p.dim, p));
+  EXPECT_TRUE(close(expected_dx, download(d_dx, x.size(), storage.activations),
+                    bound(magnitude_dx, expected_dx, storage.activations), "dx", p.dim, p));
+  EXPECT_TRUE(close(expected_demb, d_demb.download(), bound(magnitude_demb, expected_demb, InteractionType::kFloat32),
+                    "demb", p.num_tables * p.dim, p));
 }
 
 TEST(InteractionCuda, ForwardMatchesCpu) {
@@ -244,6 +329,7 @@ TEST(InteractionCuda, BackwardMatchesCpu) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   for (const Problem& p : problems()) check_backward(p, false, 3);
 }
+
 
 // Rows padded past the width (out_stride): the forward writes the same
 // values as into unpadded rows and leaves the padding as it found it; the
@@ -374,6 +460,22 @@ TEST(InteractionCuda, TensorCoreForwardMatchesCpuWithinTf32) {
 TEST(InteractionCuda, TensorCoreBackwardMatchesCpuWithinTf32) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   for (const Problem& p : tensor_core_problems()) check_backward(p, true, 13);
+}
+
+// A bf16 model's interaction: bf16 activations with fp32 embeddings (across
+// ranks) or bf16 embeddings (one GPU), on the CUDA cores and tensor cores.
+TEST(InteractionCuda, Bf16StorageMatchesCpuWithinItsRounding) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (Storage storage : {kBf16Activations, kBf16}) {
+    for (const Problem& p : problems()) {
+      check_forward(p, false, 21, storage);
+      check_backward(p, false, 23, storage);
+    }
+    for (const Problem& p : tensor_core_problems()) {
+      check_forward(p, true, 25, storage);
+      check_backward(p, true, 27, storage);
+    }
+  }
 }
 
 }  // namespace

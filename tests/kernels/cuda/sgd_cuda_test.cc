@@ -54,7 +54,13 @@ TEST(SgdCudaCanImplement, RejectsBadProblemsWithAReason) {
   EXPECT_NE(SgdUpdate::can_implement(a).reason().find("weights is null"), std::string::npos);
   a = good;
   a.gradients = nullptr;
-  EXPECT_NE(SgdUpdate::can_implement(a).reason().find("gradients is null"), std::string::npos);
+  EXPECT_NE(SgdUpdate::can_implement(a).reason().find("exactly one of gradients and gradients_bf16"),
+            std::string::npos);
+  a = good;
+  a.gradients_bf16 = reinterpret_cast<const __nv_bfloat16*>(&anything);
+  EXPECT_NE(SgdUpdate::can_implement(a).reason().find("exactly one of"), std::string::npos) << "both set";
+  a.gradients = nullptr;
+  EXPECT_TRUE(SgdUpdate::can_implement(a).ok()) << SgdUpdate::can_implement(a).reason();
   a = good;
   a.lr_device = nullptr;
   EXPECT_NE(SgdUpdate::can_implement(a).reason().find("lr_device is null"), std::string::npos);
@@ -112,6 +118,43 @@ TEST(SgdCuda, UpdateMatchesCpuBitForBitWithAndWithoutTheBf16Copy) {
               << "first bf16 mismatch at " << i << " (of " << expected[i] << "); count=" << count;
         }
       }
+    }
+  }
+}
+
+// bf16 gradients (a bf16 model's GEMMs write them so): widened exactly, so
+// the update is the CPU's `w -= lr * g` on the widened values, bit for bit.
+TEST(SgdCuda, Bf16GradientsUpdateAsTheirWidenedValues) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (int64_t count : {int64_t{1}, int64_t{37}, int64_t{1000003}}) {
+    const auto w = test_support::random_vector(static_cast<size_t>(count), 4);
+    const auto g32 = test_support::random_vector(static_cast<size_t>(count), 5, -10.0f, 10.0f);
+    std::vector<uint16_t> g(g32.size());
+    for (size_t i = 0; i < g.size(); ++i) g[i] = bf16_bits(g32[i]);
+    const float lr = 0.0375f;
+    std::vector<float> expected = w;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      const uint32_t bits = static_cast<uint32_t>(g[i]) << 16;
+      float widened = 0;
+      std::memcpy(&widened, &bits, sizeof(widened));
+      expected[i] -= lr * widened;
+    }
+    DeviceBuffer<float> d_w(w), d_lr(std::vector<float>{lr});
+    DeviceBuffer<uint16_t> d_g(g), d_bf16(static_cast<size_t>(count));
+    SgdArguments a;
+    a.count = count;
+    a.weights = d_w.data();
+    a.gradients_bf16 = reinterpret_cast<const __nv_bfloat16*>(d_g.data());
+    a.lr_device = d_lr.data();
+    a.weights_bf16 = reinterpret_cast<__nv_bfloat16*>(d_bf16.data());
+    ASSERT_TRUE(SgdUpdate::can_implement(a).ok()) << SgdUpdate::can_implement(a).reason();
+    SgdUpdate::run(a, nullptr, nullptr);
+    PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto actual = d_w.download();
+    const auto copy = d_bf16.download();
+    for (size_t i = 0; i < actual.size(); ++i) {
+      ASSERT_EQ(float_bits(actual[i]), float_bits(expected[i])) << "w[" << i << "], count=" << count;
+      ASSERT_EQ(copy[i], bf16_bits(expected[i])) << "bf16 copy [" << i << "], count=" << count;
     }
   }
 }
