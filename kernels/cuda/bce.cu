@@ -26,25 +26,37 @@ __device__ double stable_sigmoid(double z) {
 
 using BlockSum = cub::BlockReduce<double, kThreads>;
 
+__device__ inline double widen(float v) { return v; }
+__device__ inline double widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline void put(float* p, int64_t i, double v) { p[i] = static_cast<float>(v); }
+/// Rounded to float first (the value the fp32 path stores), then to bf16,
+/// nearest even both times.
+__device__ inline void put(__nv_bfloat16* p, int64_t i, double v) {
+  p[i] = __float2bfloat16_rn(static_cast<float>(v));
+}
+
 /// This thread's samples (a grid-stride loop): writes their dlogit and
-/// returns the sum of their losses (in double).
-__device__ double thread_loss(int64_t n, int64_t mean_over, const float* __restrict__ logits,
-                              const float* __restrict__ labels, float* __restrict__ dlogit) {
+/// returns the sum of their losses (in double). T: the logits' and dlogit's
+/// stored type.
+template <typename T>
+__device__ double thread_loss(int64_t n, int64_t mean_over, const T* __restrict__ logits,
+                              const float* __restrict__ labels, T* __restrict__ dlogit) {
   const double count = static_cast<double>(mean_over);
   double local = 0.0;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const double z = logits[i];
+    const double z = widen(logits[i]);
     const double y = labels[i];
     local += fmax(z, 0.0) - z * y + log1p(exp(-fabs(z)));
-    if (dlogit != nullptr) dlogit[i] = static_cast<float>((stable_sigmoid(z) - y) / count);
+    if (dlogit != nullptr) put(dlogit, i, (stable_sigmoid(z) - y) / count);
   }
   return local;
 }
 
 /// Writes dlogit and each block's partial loss sum (in double).
-__global__ void bce_partial_kernel(int64_t n, int64_t mean_over, const float* __restrict__ logits,
-                                   const float* __restrict__ labels, float* __restrict__ dlogit,
+template <typename T>
+__global__ void bce_partial_kernel(int64_t n, int64_t mean_over, const T* __restrict__ logits,
+                                   const float* __restrict__ labels, T* __restrict__ dlogit,
                                    double* __restrict__ partials) {
   __shared__ typename BlockSum::TempStorage temp;
   const double local = thread_loss(n, mean_over, logits, labels, dlogit);
@@ -73,8 +85,9 @@ __device__ void publish_loss(int64_t n, int64_t mean_over, double total, float* 
 /// bce_partial_kernel and bce_finish_kernel in one launch: each block writes
 /// its partial; the last block to finish (counted on `done`, which it
 /// resets for the next run) sums the partials in block order and publishes.
-__global__ void bce_kernel(int64_t n, int64_t mean_over, const float* __restrict__ logits,
-                           const float* __restrict__ labels, float* __restrict__ dlogit, double* partials,
+template <typename T>
+__global__ void bce_kernel(int64_t n, int64_t mean_over, const T* __restrict__ logits,
+                           const float* __restrict__ labels, T* __restrict__ dlogit, double* partials,
                            uint32_t* done, float* __restrict__ loss_accumulator,
                            int32_t* __restrict__ nonfinite_flag, int32_t* __restrict__ step_counter) {
   __shared__ typename BlockSum::TempStorage temp;
@@ -114,7 +127,12 @@ __global__ void bce_finish_kernel(int64_t n, int64_t mean_over, int blocks, cons
 
 Status BceWithLogits::can_implement(const BceArguments& a) {
   if (a.n < 1) return Status::invalid("bce: n must be at least 1, got " + std::to_string(a.n));
-  if (a.logits == nullptr) return Status::invalid("bce: logits is null");
+  if ((a.logits == nullptr) == (a.logits_bf16 == nullptr)) {
+    return Status::invalid("bce: set exactly one of logits and logits_bf16");
+  }
+  if ((a.logits != nullptr && a.dlogit_bf16 != nullptr) || (a.logits_bf16 != nullptr && a.dlogit != nullptr)) {
+    return Status::invalid("bce: dlogit must have the logits' type (dlogit with logits, dlogit_bf16 with logits_bf16)");
+  }
   if (a.labels == nullptr) return Status::invalid("bce: labels is null");
   if (a.mean_over != 0 && a.mean_over < a.n) {
     return Status::invalid("bce: mean_over must be 0 or at least n (" + std::to_string(a.n) + "), got " +
@@ -127,31 +145,44 @@ size_t BceWithLogits::workspace_bytes(const BceArguments& a) {
   return static_cast<size_t>(partial_blocks(a.n)) * sizeof(double);
 }
 
-void BceWithLogits::run(const BceArguments& a, void* workspace, cudaStream_t stream) {
+namespace {
+
+template <typename T>
+void launch(const BceArguments& a, const T* logits, T* dlogit, void* workspace, cudaStream_t stream) {
   const int blocks = static_cast<int>(partial_blocks(a.n));
   auto* partials = static_cast<double*>(workspace);
   const int64_t mean_over = a.mean_over > 0 ? a.mean_over : a.n;
   if (a.done_counter != nullptr) {
-    bce_kernel<<<blocks, kThreads, 0, stream>>>(a.n, mean_over, a.logits, a.labels, a.dlogit, partials,
-                                                a.done_counter, a.loss_accumulator, a.nonfinite_flag,
-                                                a.step_counter);
+    bce_kernel<T><<<blocks, kThreads, 0, stream>>>(a.n, mean_over, logits, a.labels, dlogit, partials,
+                                                   a.done_counter, a.loss_accumulator, a.nonfinite_flag,
+                                                   a.step_counter);
     PERFLAB_CUDA_CHECK_LAUNCH("bce_kernel");
     return;
   }
-  bce_partial_kernel<<<blocks, kThreads, 0, stream>>>(a.n, mean_over, a.logits, a.labels, a.dlogit, partials);
+  bce_partial_kernel<T><<<blocks, kThreads, 0, stream>>>(a.n, mean_over, logits, a.labels, dlogit, partials);
   PERFLAB_CUDA_CHECK_LAUNCH("bce_partial_kernel");
   bce_finish_kernel<<<1, kThreads, 0, stream>>>(a.n, mean_over, blocks, partials, a.loss_accumulator,
                                                 a.nonfinite_flag, a.step_counter);
   PERFLAB_CUDA_CHECK_LAUNCH("bce_finish_kernel");
 }
 
+}  // namespace
+
+void BceWithLogits::run(const BceArguments& a, void* workspace, cudaStream_t stream) {
+  if (a.logits_bf16 != nullptr) {
+    launch(a, a.logits_bf16, a.dlogit_bf16, workspace, stream);
+  } else {
+    launch(a, a.logits, a.dlogit, workspace, stream);
+  }
+}
+
 LaunchList BceWithLogits::launches(const BceArguments& a) {
   const double n = static_cast<double>(a.n);
+  const double bytes = n * (sizeof(float) + (a.logits_bf16 != nullptr ? 2 * 2 : 2 * sizeof(float)));
   if (a.done_counter != nullptr) {
-    return {{"bce_kernel", "loss and dlogit; the last block sums the partials", "", {n * 3 * sizeof(float), 0, ""}}};
+    return {{"bce_kernel", "loss and dlogit; the last block sums the partials", "", {bytes, 0, ""}}};
   }
-  return {{"bce_partial_kernel", "loss and dlogit, per-block partial sums", "",
-           {n * 3 * sizeof(float), 0, ""}},
+  return {{"bce_partial_kernel", "loss and dlogit, per-block partial sums", "", {bytes, 0, ""}},
           {"bce_finish_kernel", "loss: sum of the partials, the accumulator", "", {0, 0, ""}}};
 }
 

@@ -16,9 +16,12 @@
 // one block), so results are deterministic for a given n; the mean is then
 // rounded to float and added to the accumulator. With a block counter
 // (done_counter) that is one launch, the last block to finish doing the
-// final sum; without, two. run() never allocates or synchronises.
+// final sum; without, two. The logits and dlogit may be bf16 (a bf16 model's
+// last layer writes them so): widened as they are read, rounded to nearest
+// even as they are written. run() never allocates or synchronises.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -53,12 +56,17 @@ struct BceArguments {
   /// it, a partial kernel and a finish kernel. Give it its own memory (not
   /// the shared workspace, which other operators overwrite between runs).
   uint32_t* done_counter = nullptr;
+  /// Optional, instead of logits and dlogit: both bf16 (set logits_bf16
+  /// and leave logits null; dlogit_bf16 optional like dlogit).
+  const __nv_bfloat16* logits_bf16 = nullptr;  ///< [n]
+  __nv_bfloat16* dlogit_bf16 = nullptr;        ///< Optional [n]
 };
 
 /// Mean BCE with logits and its gradient.
 class BceWithLogits {
  public:
-  /// Checks n and that logits and labels are set.
+  /// Checks n, that labels and exactly one of logits and logits_bf16 are
+  /// set, and that a dlogit has the logits' type.
   static Status can_implement(const BceArguments& args);
   /// Per-block partial sums (a few KiB at most).
   static size_t workspace_bytes(const BceArguments& args);

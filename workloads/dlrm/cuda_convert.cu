@@ -38,11 +38,6 @@ void cast_bf16_to_float(int64_t n, const void* src, float* dst, cudaStream_t str
   PERFLAB_CUDA_CHECK_LAUNCH("widen_kernel");
 }
 
-kernels::LaunchList cast_bf16_to_float_launches(int64_t n) {
-  if (n < 1) return {};
-  return {{"widen_kernel", "cast to fp32", "", {static_cast<double>(n) * 6, 0, ""}}};
-}
-
 kernels::LaunchList set_device_float_launches() {
   return {{"set_float_kernel", "a float written on the device", "", {sizeof(float), 0, ""}}};
 }

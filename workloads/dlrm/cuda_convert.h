@@ -28,9 +28,7 @@ void set_device_float(float* dst, float value, cudaStream_t stream);
 /// staging buffer: setup only, never inside a step.
 void fill_uniform(void* dst, int64_t n, bool bf16, uint64_t seed, cudaStream_t stream);
 
-/// What cast_bf16_to_float launches for n elements, and set_device_float
-/// (kernels/launch.h). Host-only.
-kernels::LaunchList cast_bf16_to_float_launches(int64_t n);
+/// What set_device_float launches (kernels/launch.h). Host-only.
 kernels::LaunchList set_device_float_launches();
 
 }  // namespace perflab::dlrm

@@ -9,7 +9,6 @@
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/interaction.h"
 #include "kernels/cuda/sgd.h"
-#include "workloads/dlrm/cuda_convert.h"
 #include "workloads/dlrm/sharded_model.h"
 
 namespace perflab::dlrm {
@@ -31,9 +30,6 @@ LaunchList cast_to_bf16(double n, const std::string& what) {
   return labelled(kc::CastFloatToBf16::launches(a), what);
 }
 
-LaunchList cast_to_float(double n, const std::string& what) {
-  return labelled(cast_bf16_to_float_launches(static_cast<int64_t>(n)), what);
-}
 
 /// NCCL on one rank copies (a send to itself, an all-reduce of one) and
 /// launches no kernel: only several ranks declare its kernels.
@@ -145,7 +141,6 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
                     labelled(kc::Linear::forward_launches(top[l]), fmt::format("top layer {}", l)),
                     "");
   }
-  if (bf16) append_launches(forward, cast_to_float(b, "logits"), "");
   append_launches(plan, forward, "forward");
 
   kc::BceArguments bce;
@@ -154,10 +149,12 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   // pointer says so here, where nothing runs.
   static uint32_t counter_marker = 0;
   bce.done_counter = &counter_marker;
+  // In bf16 it reads the last layer's bf16 logits and writes its bf16 dlogit.
+  static const __nv_bfloat16 logits_marker{};
+  if (bf16) bce.logits_bf16 = &logits_marker;
   append_launches(plan, kc::BceWithLogits::launches(bce), "loss");
 
   LaunchList backward;
-  if (bf16) append_launches(backward, cast_to_bf16(b, "dlogit"), "");
   for (size_t l = top.size(); l-- > 0;) {
     append_launches(
         backward,

@@ -170,8 +170,6 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     inter_bf16_ = Buffer<uint16_t>(count(batch * top_in_));
     inter_bf16_.zero();
     dinter_bf16_ = Buffer<uint16_t>(count(batch * top_in_));
-    logits_f32_ = Buffer<float>(count(batch));
-    dlogit_f32_ = Buffer<float>(count(batch));
   } else {
     inter_ = Buffer<float>(count(batch * top_in_));
     inter_.zero();
@@ -184,9 +182,6 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   kc::LinearArguments& top0 = top_.front()->args;
   top0.x = bf16_ ? static_cast<void*>(inter_bf16_.data()) : inter_.data();
   top0.dx = bf16_ ? static_cast<void*>(dinter_bf16_.data()) : dinter_.data();
-  // The fp32 tensors of the loss.
-  logits_ = bf16_ ? logits_f32_.data() : reinterpret_cast<float*>(top_.back()->y.data());
-  dlogit_ = bf16_ ? dlogit_f32_.data() : reinterpret_cast<float*>(top_.back()->dy.data());
 
   if (options_.comm != nullptr) setup_exchange();
   check_operators();
@@ -321,9 +316,8 @@ void CudaModel::check_operators() {
   require(kc::InteractionForward::can_implement(inter), "interaction forward");
   require(kc::InteractionBackward::can_implement(inter), "interaction backward");
 
-  kc::BceArguments bce{batch, logits_, logits_, dlogit_, loss_state_.data(),
-                       reinterpret_cast<int32_t*>(loss_state_.data() + 1), nullptr, options_.batch,
-                       reinterpret_cast<uint32_t*>(loss_state_.data() + 3)};
+  // Any non-null labels pointer: checked per step.
+  const kc::BceArguments bce = loss_arguments(demb_.data());
   require(kc::BceWithLogits::can_implement(bce), "loss");
   workspace = std::max(workspace, kc::BceWithLogits::workspace_bytes(bce));
 
@@ -394,7 +388,6 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
   {
     ScopedPhase range("top MLP");
     for (const auto& layer : top_) layer->linear->forward(layer->args, ws, stream);
-    if (bf16_) cast_bf16_to_float(b, top_.back()->y.data(), logits_, stream);  // [B, 1]
   }
 }
 
@@ -402,10 +395,6 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   ScopedPhase range("backward");
   const int64_t b = local_;
   void* ws = workspace_.data();
-  if (bf16_) {
-    kc::CastFloatToBf16::run({b, dlogit_, reinterpret_cast<__nv_bfloat16*>(top_.back()->dy.data())},
-                             nullptr, stream);
-  }
   for (size_t l = top_.size(); l-- > 0;) top_[l]->linear->backward(top_[l]->args, ws, stream);
   kc::InteractionBackward::run(interaction_arguments(b), nullptr, stream);
   if (options_.comm != nullptr) {
@@ -451,13 +440,7 @@ void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
   forward(batch, stream);
   {
     ScopedPhase range("loss");
-    // Across ranks the gradient and the loss are this rank's share of the
-    // global batch's mean (n_r / B of it); options.batch == n_r otherwise.
-    kc::BceArguments a{local_, logits_, batch.labels, dlogit_, loss_state_.data(),
-                       reinterpret_cast<int32_t*>(loss_state_.data() + 1),
-                       reinterpret_cast<int32_t*>(loss_state_.data() + 2), options_.batch,
-                       reinterpret_cast<uint32_t*>(loss_state_.data() + 3)};
-    kc::BceWithLogits::run(a, workspace_.data(), stream);
+    kc::BceWithLogits::run(loss_arguments(batch.labels), workspace_.data(), stream);
   }
   backward(batch, stream);
   optimizer(batch, stream);
@@ -465,8 +448,12 @@ void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
 
 void CudaModel::forward_logits(const DeviceBatch& batch, float* logits, cudaStream_t stream) {
   forward(batch, stream);
-  PERFLAB_CUDA_CHECK(cudaMemcpyAsync(logits, logits_, count(local_) * sizeof(float),
-                                     cudaMemcpyDeviceToDevice, stream));
+  if (bf16_) {
+    cast_bf16_to_float(local_, top_.back()->y.data(), logits, stream);  // [B, 1]
+  } else {
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(logits, top_.back()->y.data(), count(local_) * sizeof(float),
+                                       cudaMemcpyDeviceToDevice, stream));
+  }
 }
 
 DeviceLoss CudaModel::take_loss(cudaStream_t stream) {
@@ -520,6 +507,28 @@ kc::InteractionArguments CudaModel::interaction_arguments(int64_t batch) {
   a.tensor_cores = options_.interaction_tensor_cores;
   a.activations = bf16_ ? kc::InteractionType::kBFloat16 : kc::InteractionType::kFloat32;
   a.embeddings = bf16_embeddings() ? kc::InteractionType::kBFloat16 : kc::InteractionType::kFloat32;
+  return a;
+}
+
+kc::BceArguments CudaModel::loss_arguments(const float* labels) {
+  kc::BceArguments a;
+  a.n = local_;
+  // The top MLP's last layer's output and gradient, [B, 1], in the model's type.
+  if (bf16_) {
+    a.logits_bf16 = reinterpret_cast<const __nv_bfloat16*>(top_.back()->y.data());
+    a.dlogit_bf16 = reinterpret_cast<__nv_bfloat16*>(top_.back()->dy.data());
+  } else {
+    a.logits = reinterpret_cast<const float*>(top_.back()->y.data());
+    a.dlogit = reinterpret_cast<float*>(top_.back()->dy.data());
+  }
+  a.labels = labels;
+  a.loss_accumulator = loss_state_.data();
+  a.nonfinite_flag = reinterpret_cast<int32_t*>(loss_state_.data() + 1);
+  a.step_counter = reinterpret_cast<int32_t*>(loss_state_.data() + 2);
+  // Across ranks the gradient and the loss are this rank's share of the
+  // global batch's mean (n_r / B of it); options.batch == n_r otherwise.
+  a.mean_over = options_.batch;
+  a.done_counter = reinterpret_cast<uint32_t*>(loss_state_.data() + 3);
   return a;
 }
 

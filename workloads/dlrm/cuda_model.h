@@ -17,8 +17,9 @@
 //          and the embeddings (gathered as bf16 on one GPU; fp32 across ranks
 //          and when serving), computes in fp32 and writes the top MLP's bf16
 //          input; backward the same way round, the embedding gradient fp32
-//          (the sparse update's input). The tables and the loss stay fp32:
-//          casts remain only at the dense input, the logits and dlogit.
+//          (the sparse update's input). The loss reads the bf16 logits and
+//          writes a bf16 dlogit (fp32/double arithmetic). The tables stay
+//          fp32; the one cast left in a step is the dense input's.
 //          Across ranks the dense gradient is all-reduced in bf16.
 // Fused: cuBLASLt epilogues (bias+ReLU with a bitmask forward; DRELU_BGRAD on
 // the dgrad of the layer above and BGRADB on wgrad, chained as linear.h
@@ -60,6 +61,7 @@
 
 #include "collectives/communicator.h"
 #include "harness/launch_plan.h"
+#include "kernels/cuda/bce.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/interaction.h"
@@ -233,6 +235,8 @@ class CudaModel {
   /// The interaction over `batch` samples, forward and backward pointers,
   /// in the model's stored types.
   kernels::cuda::InteractionArguments interaction_arguments(int64_t batch);
+  /// The loss on the top MLP's logits (bf16 in bf16), writing its dlogit.
+  kernels::cuda::BceArguments loss_arguments(const float* labels);
   /// The dense SGD over the flat parameters (bf16 gradients in bf16).
   kernels::cuda::SgdArguments dense_update();
   /// The gather writes bf16 embeddings (emb_bf16_): a bf16 model on one GPU
@@ -285,11 +289,6 @@ class CudaModel {
   Buffer<uint16_t> dense_in_bf16_;    // [B, num_dense]: the cast input
   Buffer<uint16_t> inter_bf16_;       // [B, W]: the interaction's output, the top MLP's input
   Buffer<uint16_t> dinter_bf16_;      // [B, W]: its gradient
-  Buffer<float> logits_f32_, dlogit_f32_;  // [B]: the loss's casts
-  // Views: the fp32 tensors the loss reads and writes (the Linear buffers
-  // themselves in tf32, the casts' buffers in bf16).
-  float* logits_ = nullptr;
-  float* dlogit_ = nullptr;
 
   Buffer<uint8_t> workspace_;  // shared by every operator (they run one after another)
 

@@ -20,6 +20,7 @@
 #include "kernels/cuda/bce.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
+#include "kernels/half_precision.h"
 #include "tests/support/cuda_device.h"
 #include "base/random.h"
 
@@ -47,7 +48,19 @@ TEST(BceCudaCanImplement, RejectsBadProblemsWithAReason) {
             std::string::npos);
   a = good;
   a.logits = nullptr;
-  EXPECT_NE(BceWithLogits::can_implement(a).reason().find("logits is null"), std::string::npos);
+  EXPECT_NE(BceWithLogits::can_implement(a).reason().find("exactly one of logits and logits_bf16"),
+            std::string::npos);
+  a = good;
+  const auto* bf16_anything = reinterpret_cast<const __nv_bfloat16*>(&anything);
+  a.logits_bf16 = bf16_anything;
+  EXPECT_NE(BceWithLogits::can_implement(a).reason().find("exactly one of"), std::string::npos) << "both set";
+  a.logits = nullptr;
+  EXPECT_TRUE(BceWithLogits::can_implement(a).ok()) << BceWithLogits::can_implement(a).reason();
+  a.dlogit = &anything;
+  EXPECT_NE(BceWithLogits::can_implement(a).reason().find("dlogit must have the logits' type"), std::string::npos);
+  a = good;
+  a.dlogit_bf16 = reinterpret_cast<__nv_bfloat16*>(&anything);
+  EXPECT_NE(BceWithLogits::can_implement(a).reason().find("dlogit must have the logits' type"), std::string::npos);
   a = good;
   a.labels = nullptr;
   EXPECT_NE(BceWithLogits::can_implement(a).reason().find("labels is null"), std::string::npos);
@@ -122,6 +135,49 @@ TEST(BceCuda, GradientAndAccumulatedLossMatchCpu) {
         << "accumulated loss (1.5 + 2 x batch mean): expected " << expected_loss << ", actual "
         << loss << "; n=" << n;
     EXPECT_EQ(d_flag.download()[0], 0) << "finite loss flagged; n=" << n;
+  }
+}
+
+// bf16 logits and dlogit (a bf16 model's last layer): the CPU reference on
+// the logits rounded to bf16, as the device reads them; dlogit is the
+// device's fp32 value (within 1 ulp of the CPU's, as above) rounded to bf16,
+// so within half a bf16 ulp (2^-8 relative) plus that ulp; the loss as above.
+TEST(BceCuda, Bf16LogitsAndDlogitMatchCpuWithinBf16Rounding) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (int64_t n : {int64_t{1}, int64_t{37}, int64_t{65537}}) {
+    std::vector<float> logits, labels;
+    make_batch(n, logits, labels);
+    std::vector<uint16_t> bits(logits.size());
+    for (size_t i = 0; i < logits.size(); ++i) {
+      bits[i] = to_bf16(logits[i]);
+      logits[i] = from_bf16(bits[i]);
+    }
+    std::vector<float> expected_dlogit(static_cast<size_t>(n));
+    const double mean = cpu::bce_with_logits(n, logits.data(), labels.data(), expected_dlogit.data());
+    const float expected_loss = static_cast<float>(mean);
+    DeviceBuffer<uint16_t> d_logits(bits), d_dlogit(static_cast<size_t>(n));
+    DeviceBuffer<float> d_labels(labels), d_loss(std::vector<float>{0.0f});
+    BceArguments a;
+    a.n = n;
+    a.logits_bf16 = reinterpret_cast<const __nv_bfloat16*>(d_logits.data());
+    a.dlogit_bf16 = reinterpret_cast<__nv_bfloat16*>(d_dlogit.data());
+    a.labels = d_labels.data();
+    a.loss_accumulator = d_loss.data();
+    ASSERT_TRUE(BceWithLogits::can_implement(a).ok()) << BceWithLogits::can_implement(a).reason();
+    DeviceBuffer<uint8_t> workspace(BceWithLogits::workspace_bytes(a));
+    BceWithLogits::run(a, workspace.data(), nullptr);
+    PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto dlogit = d_dlogit.download();
+    for (size_t i = 0; i < dlogit.size(); ++i) {
+      const double e = expected_dlogit[i];
+      const double tol = std::ldexp(std::fabs(e), -8) + std::ldexp(std::fabs(e), -23) +
+                         static_cast<double>(std::numeric_limits<float>::denorm_min());
+      ASSERT_LE(std::fabs(static_cast<double>(from_bf16(dlogit[i])) - e), tol)
+          << "dlogit " << i << " (logit " << logits[i] << ", label " << labels[i] << "); n=" << n;
+    }
+    EXPECT_LE(std::fabs(static_cast<double>(d_loss.download()[0]) - expected_loss),
+              std::ldexp(std::fabs(expected_loss), -22))
+        << "n=" << n;
   }
 }
 
