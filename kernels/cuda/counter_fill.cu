@@ -71,6 +71,9 @@ Status CounterFill::can_implement(const CounterFillArguments& a) {
   if (a.distribution != CounterDistribution::kNormal && a.distribution != CounterDistribution::kSymmetricUniform) {
     return Status::invalid("counter fill: unknown distribution");
   }
+  if (a.dtype != RnntDType::kFloat32 && a.dtype != RnntDType::kBFloat16 && a.dtype != RnntDType::kFloat16) {
+    return Status::invalid("counter fill: unknown element type");
+  }
   if (reinterpret_cast<uintptr_t>(a.out) % rnnt_dtype_bytes(a.dtype) != 0) {
     return Status::invalid("counter fill: out is not aligned to its element type");
   }

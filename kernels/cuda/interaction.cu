@@ -143,7 +143,7 @@ template <typename TA, typename TE>
 __global__ void interaction_backward_kernel(const TA* __restrict__ x, const TE* __restrict__ emb,
                                             const TA* __restrict__ dout, int features, int64_t dim64,
                                             int64_t stride64, int64_t width, TA* __restrict__ dx,
-                                            float* __restrict__ demb) {
+                                            float* __restrict__ demb, bool dx_relu) {
   extern __shared__ float4 backward_smem[];  // float4: 16-byte aligned
   const int dim = static_cast<int>(dim64);
   const int stride = static_cast<int>(stride64);
@@ -186,7 +186,7 @@ __global__ void interaction_backward_kernel(const TA* __restrict__ x, const TE* 
     for (int r = 0; r < kFeatureBlock && f0 + r < features; ++r) {
       const int f = f0 + r;
       if (f == 0) {
-        put(dxb, d, acc[r]);
+        put(dxb, d, dx_relu && !(z[d] > 0.0f) ? 0.0f : acc[r]);  // z row 0 is x
       } else {
         deb[(f - 1) * dim + d] = acc[r];
       }
@@ -296,7 +296,8 @@ __global__ void interaction_forward_tc_kernel(const TA* __restrict__ x, const TE
 template <typename TA, typename TE>
 __global__ void interaction_backward_tc_kernel(const TA* __restrict__ x, const TE* __restrict__ emb,
                                                const TA* __restrict__ dout, int64_t batch, int features, int dim,
-                                               int64_t width, TA* __restrict__ dx, float* __restrict__ demb) {
+                                               int64_t width, TA* __restrict__ dx, float* __restrict__ demb,
+                                               bool dx_relu) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   namespace wmma = nvcuda::wmma;
   extern __shared__ __align__(128) float tc_smem[];
@@ -342,7 +343,7 @@ __global__ void interaction_backward_tc_kernel(const TA* __restrict__ x, const T
       for (int e = lane; e < 16 * 16; e += 32) {
         const int f = m * 16 + e / 16, d = n + e % 16;
         if (f == 0) {
-          put(dxb, d, widen(db[d]) + tile[e]);
+          put(dxb, d, dx_relu && !(z[d] > 0.0f) ? 0.0f : widen(db[d]) + tile[e]);  // z row 0 is x
         } else if (f < features) {
           deb[static_cast<int64_t>(f - 1) * dim + d] = tile[e];
         }
@@ -481,13 +482,13 @@ void backward(const InteractionArguments& a, cudaStream_t stream) {
   if (a.tensor_cores) {
     const auto blocks = static_cast<unsigned>((a.batch + kTcSamplesPerBlock - 1) / kTcSamplesPerBlock);
     interaction_backward_tc_kernel<TA, TE><<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
-        x, emb, dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, dx, a.demb);
+        x, emb, dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, dx, a.demb, a.dx_relu);
     PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_kernel");
     return;
   }
   interaction_backward_kernel<TA, TE><<<static_cast<unsigned>(a.batch), kThreads,
                                         interaction_shared_bytes(a.num_tables, a.dim, true), stream>>>(
-      x, emb, dout, a.num_tables + 1, a.dim, row_stride(a.dim), width, dx, a.demb);
+      x, emb, dout, a.num_tables + 1, a.dim, row_stride(a.dim), width, dx, a.demb, a.dx_relu);
   PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_kernel");
 }
 

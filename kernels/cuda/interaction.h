@@ -69,6 +69,10 @@ struct InteractionArguments {
   InteractionType activations = InteractionType::kFloat32;
   /// Storage of emb: bf16 (a bf16 gather) needs bf16 activations.
   InteractionType embeddings = InteractionType::kFloat32;
+  /// Backward: x is a ReLU's output (DLRM's bottom MLP) and dx is written
+  /// as that ReLU's input gradient, dx * (x > 0), so the layer launches no
+  /// dReLU of its own (LinearArguments::dy_relu_applied).
+  bool dx_relu = false;
 };
 
 /// Whether the tensor-core kernels take this shape (F <= 32, dim % 16 == 0,
@@ -99,7 +103,8 @@ class InteractionForward {
   static void run(const InteractionArguments& args, void* workspace, cudaStream_t stream);
 };
 
-/// dx[b] = dout[b, :dim] + Σ_{j≠0} g_0j z_j; demb[b, t] = Σ_{j≠t+1} g_(t+1)j z_j.
+/// dx[b] = dout[b, :dim] + Σ_{j≠0} g_0j z_j (times x[b] > 0 with dx_relu);
+/// demb[b, t] = Σ_{j≠t+1} g_(t+1)j z_j.
 class InteractionBackward {
  public:
   /// As the forward, for x, emb, dout, dx and demb, with the pair gradients

@@ -71,7 +71,7 @@ bool same_problem(const LinearArguments& a, const LinearArguments& b) {
   return a.batch == b.batch && a.in_features == b.in_features && a.out_features == b.out_features &&
          a.precision == b.precision && a.activation == b.activation && a.fused == b.fused &&
          a.dy_is_pre_activation == b.dy_is_pre_activation &&
-         a.dx_applies_input_relu == b.dx_applies_input_relu;
+         a.dx_applies_input_relu == b.dx_applies_input_relu && a.dy_relu_applied == b.dy_relu_applied;
 }
 
 }  // namespace
@@ -116,6 +116,10 @@ Status Linear::can_implement(const LinearArguments& args) {
     return Status::invalid(
         "dy_is_pre_activation applies to ReLU layers only (without an activation dy already is "
         "the pre-activation gradient, and db is computed here)");
+  }
+  if (args.dy_relu_applied && (args.activation != Activation::kRelu || args.dy_is_pre_activation)) {
+    return Status::invalid(
+        "dy_relu_applied applies to ReLU layers whose db is computed here (not with dy_is_pre_activation)");
   }
   for (auto [pointer, name] : {std::pair<const void*, const char*>{args.x, "x"},
                                {args.w, "w"},
@@ -186,7 +190,7 @@ LaunchList Linear::backward_launches(const LinearArguments& a, bool dgrad) {
   const double flops = linear_flops(a.batch, a.in_features, a.out_features);
   const char* precision = precision_name(a.precision);
   LaunchList list;
-  if (a.activation == Activation::kRelu && !a.dy_is_pre_activation) {
+  if (a.activation == Activation::kRelu && !a.dy_is_pre_activation && !a.dy_relu_applied) {
     list.push_back({"relu_backward_kernel", "dReLU", "", {3 * b * out * e, 0, ""}});
   }
   if (!a.fused) {
@@ -222,6 +226,7 @@ Linear::Linear(cublasLtHandle_t handle, const LinearArguments& shape_and_modes)
   p.problem.fused = shape_and_modes.fused;
   p.problem.dy_is_pre_activation = shape_and_modes.dy_is_pre_activation;
   p.problem.dx_applies_input_relu = shape_and_modes.dx_applies_input_relu;
+  p.problem.dy_relu_applied = shape_and_modes.dy_relu_applied;
   p.status = can_implement(p.problem);
   if (!p.status) return;
 
@@ -290,7 +295,7 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
   const DType dtype = dtype_of(args.precision);
   const int64_t n = args.batch * args.out_features;
   // dz = dL/d(pre-activation), in place on dy (as the CPU model does).
-  if (args.activation == Activation::kRelu && !args.dy_is_pre_activation) {
+  if (args.activation == Activation::kRelu && !args.dy_is_pre_activation && !args.dy_relu_applied) {
     require(args.y, "y");
     relu_backward(dtype, n, args.y, args.dy, args.dy, stream);
   }

@@ -35,10 +35,13 @@
 //     dx = dL/dz_l (the pre-activation gradient of L_l) and db_l.
 //   * L_l is then built with dy_is_pre_activation = true and gets that dx as
 //     its dy: its wgrad has no epilogue (db_l is already written).
-//   * A ReLU layer whose dy arrives raw (the last layer of the bottom MLP,
-//     whose dy comes from the interaction) uses dy_is_pre_activation = false:
+//   * A ReLU layer whose dy arrives raw uses dy_is_pre_activation = false:
 //     its backward applies dReLU from y > 0 in place on dy (one extra launch)
-//     and its wgrad computes db with BGRADB. A layer without ReLU always has
+//     and its wgrad computes db with BGRADB. When the producer of dy has
+//     already applied that dReLU (the interaction's backward does it for
+//     the bottom MLP's last layer, InteractionArguments::dx_relu), the layer
+//     is built with dy_relu_applied: no dReLU launch, db still from BGRADB
+//     (or the unfused bias gradient). A layer without ReLU always has
 //     dy_is_pre_activation = false (wgrad BGRADB gives db).
 //   * The first layer of a chain (x is data or the interaction output, not a
 //     ReLU output) has dx_applies_input_relu = false.
@@ -95,6 +98,11 @@ struct LinearArguments {
   /// applies that layer's dReLU (input_aux) and writes its db (input_db), so
   /// dx receives that layer's pre-activation gradient. Requires dx.
   bool dx_applies_input_relu = false;
+  /// ReLU layers, either mode: dy arrives as dL/dz already (whoever wrote
+  /// it applied this layer's dReLU, mask y > 0), but db is not written yet:
+  /// backward launches no dReLU and computes db as for a raw dy. Exclusive
+  /// with dy_is_pre_activation.
+  bool dy_relu_applied = false;
 
   const void* x = nullptr;          ///< [B, in] input.
   const void* w = nullptr;          ///< [out, in] weights.
@@ -165,7 +173,8 @@ class Linear {
   void forward(const LinearArguments& args, void* workspace, cudaStream_t stream) const;
   /// dW, db (unless dy_is_pre_activation), dx (when non-null; with
   /// dx_applies_input_relu also input_db). Needs x, w, dy, dw, db, and y for
-  /// ReLU layers with dy_is_pre_activation false.
+  /// ReLU layers that apply their dReLU (neither dy_is_pre_activation nor
+  /// dy_relu_applied).
   void backward(const LinearArguments& args, void* workspace, cudaStream_t stream) const;
 
   /// Times each GEMM's heuristic candidates on args' buffers and keeps the

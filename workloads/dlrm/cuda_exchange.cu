@@ -27,10 +27,11 @@ __global__ void select_kernel(int64_t batch, int64_t tables, const int32_t* __re
 }
 
 /// to_segments: sample-major -> segments (pack); otherwise the reverse.
-template <bool to_segments>
+/// T: the element, moved as it is (float, or the 16 bits of a bf16).
+template <bool to_segments, typename T>
 __global__ void move_kernel(int64_t n, int64_t tables, int64_t dim,
-                            const ExchangeSlot* __restrict__ slots, const float* __restrict__ from,
-                            float* __restrict__ to) {
+                            const ExchangeSlot* __restrict__ slots, const T* __restrict__ from,
+                            T* __restrict__ to) {
   const int64_t total = n * tables * dim;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
@@ -58,10 +59,15 @@ void select_table_ids(int64_t batch, int64_t tables, const int32_t* ids, int64_t
 }
 
 void unpack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots,
-                     const float* segments, float* out, cudaStream_t stream) {
+                     const void* segments, void* out, bool bf16, cudaStream_t stream) {
   if (n < 1 || tables < 1 || dim < 1) return;
-  move_kernel<false>
-      <<<blocks_for(n * tables * dim), kThreads, 0, stream>>>(n, tables, dim, slots, segments, out);
+  if (bf16) {
+    move_kernel<false><<<blocks_for(n * tables * dim), kThreads, 0, stream>>>(
+        n, tables, dim, slots, static_cast<const uint16_t*>(segments), static_cast<uint16_t*>(out));
+  } else {
+    move_kernel<false><<<blocks_for(n * tables * dim), kThreads, 0, stream>>>(
+        n, tables, dim, slots, static_cast<const float*>(segments), static_cast<float*>(out));
+  }
   PERFLAB_CUDA_CHECK_LAUNCH("unpack_segments");
 }
 

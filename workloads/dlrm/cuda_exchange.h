@@ -21,9 +21,10 @@ void select_table_ids(int64_t batch, int64_t tables, const int32_t* ids, int64_t
                       const int32_t* columns, int32_t* out, cudaStream_t stream);
 
 /// Per-peer segments of n samples (`slots`: per global table, device
-/// memory) into sample-major [n, tables, dim].
+/// memory) into sample-major [n, tables, dim]: fp32 rows, or with `bf16`
+/// bf16 rows (a bf16 model's exchanged embeddings), moved as they are.
 void unpack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots,
-                     const float* segments, float* out, cudaStream_t stream);
+                     const void* segments, void* out, bool bf16, cudaStream_t stream);
 
 /// The inverse: sample-major [n, tables, dim] into per-peer segments.
 void pack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots,

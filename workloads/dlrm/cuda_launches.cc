@@ -65,6 +65,10 @@ std::vector<kc::LinearArguments> mlp_layer_modes(const std::vector<int>& widths,
     a.dy_is_pre_activation = options.fused && relu && l + 1 < n;
     // Every layer above the first reads a ReLU output (the layer below is ReLU).
     a.dx_applies_input_relu = options.fused && l > 0;
+    // The bottom MLP's last layer gets its dy from the interaction's
+    // backward, which applies this layer's dReLU as it writes it
+    // (InteractionArguments::dx_relu): no dReLU launch of its own.
+    a.dy_relu_applied = bottom && l + 1 == n;
     layers.push_back(a);
     in = widths[l];
   }
@@ -103,10 +107,12 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   emb.dim = dim;
   emb.total_rows = own_rows;
   emb.mode = o.update_mode;
-  // CudaModel::bf16_embeddings(): a bf16 model on one GPU gathers bf16 rows.
-  const bool bf16_embeddings = bf16 && !sharded && !o.external_embeddings;
+  // CudaModel::bf16_embeddings(): a bf16 model gathers bf16 rows, and
+  // across ranks exchanges them as bf16; the gradients go back in fp32.
+  const bool bf16_embeddings = bf16 && !o.external_embeddings;
   emb.out_type = bf16_embeddings ? kc::EmbeddingOutputType::kBFloat16 : kc::EmbeddingOutputType::kFloat32;
-  const double exchanged = b * tables * static_cast<double>(dim) * sizeof(float);
+  const double exchanged = b * tables * static_cast<double>(dim) * (bf16_embeddings ? 2 : sizeof(float));
+  const double exchanged_gradients = b * tables * static_cast<double>(dim) * sizeof(float);
 
   LaunchPlan plan;
   LaunchList forward;
@@ -128,7 +134,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   if (sharded) {
     add_nccl(forward, ranks, "send/receive: embeddings", exchanged);
     forward.push_back(
-        {"move_kernel<false>", "unpack the received embeddings", "", {2 * exchanged, 0, ""}});
+        {"move_kernel<false", "unpack the received embeddings", "", {2 * exchanged, 0, ""}});
   }
   kc::InteractionArguments inter{local, tables, dim};  // its work is the unpadded width's
   inter.tensor_cores = o.interaction_tensor_cores;
@@ -163,8 +169,8 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   append_launches(backward, kc::interaction_launches(inter, true), "");
   if (sharded) {
     backward.push_back(
-        {"move_kernel<true>", "pack the embedding gradients", "", {2 * exchanged, 0, ""}});
-    add_nccl(backward, ranks, "send/receive: embedding gradients", exchanged);
+        {"move_kernel<true", "pack the embedding gradients", "", {2 * exchanged_gradients, 0, ""}});
+    add_nccl(backward, ranks, "send/receive: embedding gradients", exchanged_gradients);
   }
   for (size_t l = bottom.size(); l-- > 0;) {
     append_launches(backward,

@@ -30,7 +30,8 @@ int64_t top_input_width(const ModelShape& shape);
 /// Shape and modes (no pointers) of each layer of an MLP of `widths` fed
 /// `in` features over `batch` samples: ReLU on every bottom layer and on
 /// every top layer but the last; fused, the dReLU/bias-gradient chain of
-/// kernels/cuda/linear.h.
+/// kernels/cuda/linear.h; the bottom MLP's last layer with dy_relu_applied
+/// (the interaction's backward applies its dReLU: CudaModel sets dx_relu).
 std::vector<kernels::cuda::LinearArguments> mlp_layer_modes(const std::vector<int>& widths,
                                                             int64_t in, bool bottom, int64_t batch,
                                                             const CudaModelOptions& options);

@@ -350,8 +350,10 @@ void CudaModel::embeddings(const DeviceBatch& batch, cudaStream_t stream) {
   kc::EmbeddingForward::run(embedding_arguments(own_ids_.data()), nullptr, stream);
   ScopedPhase exchange("exchange: embeddings");
   options_.comm->set_stream(stream);
-  options_.comm->send_recv(forward_transfers_.data(), forward_transfers_.size(), collectives::DataType::kFloat32);
-  unpack_segments(local_, num_tables_, shape_.embed_dim, slots_dev_.data(), received_.data(), emb_.data(), stream);
+  options_.comm->send_recv(forward_transfers_.data(), forward_transfers_.size(),
+                           bf16_embeddings() ? collectives::DataType::kBFloat16 : collectives::DataType::kFloat32);
+  unpack_segments(local_, num_tables_, shape_.embed_dim, slots_dev_.data(), received_.data(),
+                  bf16_embeddings() ? static_cast<void*>(emb_bf16_.data()) : emb_.data(), bf16_embeddings(), stream);
 }
 
 void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
@@ -507,6 +509,9 @@ kc::InteractionArguments CudaModel::interaction_arguments(int64_t batch) {
   a.tensor_cores = options_.interaction_tensor_cores;
   a.activations = bf16_ ? kc::InteractionType::kBFloat16 : kc::InteractionType::kFloat32;
   a.embeddings = bf16_embeddings() ? kc::InteractionType::kBFloat16 : kc::InteractionType::kFloat32;
+  // x is the bottom MLP's last ReLU: dx leaves as that layer's dL/dz, which
+  // mlp_layer_modes builds it to expect (dy_relu_applied).
+  a.dx_relu = true;
   return a;
 }
 
@@ -562,9 +567,10 @@ void CudaModel::setup_exchange() {
   own_columns_ = Buffer<int32_t>(std::vector<int32_t>(mine_.begin(), mine_.end()));
   slots_dev_ = Buffer<ExchangeSlot>(exchange_slots(placement_.tables_of, num_tables_));
   own_ids_ = Buffer<int32_t>(count(batch * own));
-  looked_up_ = Buffer<float>(count(batch * own * dim));
+  const size_t e = embedding_bytes();
+  looked_up_ = Buffer<uint8_t>(count(batch * own * dim) * e);
   grad_in_ = Buffer<float>(count(batch * own * dim));
-  received_ = Buffer<float>(count(local_ * num_tables_ * dim));
+  received_ = Buffer<uint8_t>(count(local_ * num_tables_ * dim) * e);
   grad_out_ = Buffer<float>(count(local_ * num_tables_ * dim));
   int64_t tables_before = 0;
   for (int j = 0; j < ranks; ++j) {
@@ -573,8 +579,8 @@ void CudaModel::setup_exchange() {
     const auto theirs = static_cast<int64_t>(placement_.tables_of[static_cast<size_t>(j)].size());
     // To j: the own tables' rows of j's samples; from j: j's tables' rows of
     // this rank's samples, j's segment. Backward: the reverse.
-    float* to_j = looked_up_.data() + first_j * own * dim;
-    float* from_j = received_.data() + local_ * tables_before * dim;
+    uint8_t* to_j = looked_up_.data() + count(first_j * own * dim) * e;
+    uint8_t* from_j = received_.data() + count(local_ * tables_before * dim) * e;
     const auto out = count(n_j * own * dim);
     const auto in = count(local_ * theirs * dim);
     forward_transfers_.push_back({j, to_j, nullptr, out});

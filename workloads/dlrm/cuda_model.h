@@ -20,7 +20,12 @@
 //          (the sparse update's input). The loss reads the bf16 logits and
 //          writes a bf16 dlogit (fp32/double arithmetic). The tables stay
 //          fp32; the one cast left in a step is the dense input's.
-//          Across ranks the dense gradient is all-reduced in bf16.
+//          Across ranks the embeddings are exchanged as bf16 (their
+//          gradients go back fp32) and the dense gradient is all-reduced in
+//          bf16: NCCL rounds each partial sum to bf16 on the way, so with R
+//          ranks a gradient carries up to R - 1 bf16 roundings (about 2^-9
+//          relative each) where an fp32 all-reduce of bf16 values had none;
+//          the master weights and the SGD stay fp32.
 // Fused: cuBLASLt epilogues (bias+ReLU with a bitmask forward; DRELU_BGRAD on
 // the dgrad of the layer above and BGRADB on wgrad, chained as linear.h
 // describes) versus separate bias/ReLU/bias-gradient kernels.
@@ -56,6 +61,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -158,6 +164,11 @@ class CudaModel {
   /// Floats of the flat dense parameter (and gradient) buffer, padding
   /// included: what the gradient all-reduce moves.
   int64_t dense_count() const { return dense_count_; }
+  /// Bytes the dense gradient all-reduce moves: dense_count() values, fp32
+  /// or (bf16) the GEMMs' bf16 gradients.
+  size_t gradient_all_reduce_bytes() const {
+    return static_cast<size_t>(dense_count_) * (bf16_ ? 2 : sizeof(float));
+  }
   /// This model's communicator (null without one).
   collectives::Communicator* communicator() const { return options_.comm; }
 
@@ -182,7 +193,10 @@ class CudaModel {
 
   /// With CudaModelOptions::external_embeddings: the [batch, T, D] fp32
   /// buffer the next forward_logits reads as the batch's embeddings.
-  float* embedding_input() { return emb_.data(); }
+  float* embedding_input() {
+    if (!options_.external_embeddings) throw std::logic_error("CudaModel::embedding_input: not a serving model");
+    return emb_.data();
+  }
 
   /// Reads the loss accumulator, the non-finite flag and the step counter
   /// (one counted host sync on `stream`) and resets them.
@@ -239,9 +253,11 @@ class CudaModel {
   kernels::cuda::BceArguments loss_arguments(const float* labels);
   /// The dense SGD over the flat parameters (bf16 gradients in bf16).
   kernels::cuda::SgdArguments dense_update();
-  /// The gather writes bf16 embeddings (emb_bf16_): a bf16 model on one GPU
-  /// that trains its own tables.
-  bool bf16_embeddings() const { return bf16_ && options_.comm == nullptr && !options_.external_embeddings; }
+  /// The gather writes bf16 embeddings (emb_bf16_; across ranks the
+  /// exchanged rows are bf16 too): a bf16 model that trains its own tables.
+  bool bf16_embeddings() const { return bf16_ && !options_.external_embeddings; }
+  /// Bytes of one looked-up embedding element.
+  size_t embedding_bytes() const { return bf16_embeddings() ? 2 : sizeof(float); }
   /// First row of own table `table` in tables_ (std::out_of_range when not own).
   int64_t own_first_row(int table) const;
 
@@ -297,8 +313,13 @@ class CudaModel {
   Buffer<int32_t> own_columns_;       // [T_r]: the own tables' columns of the ids
   Buffer<ExchangeSlot> slots_dev_;    // [T]: exchange_slots of the placement
   Buffer<int32_t> own_ids_;           // [B, T_r]
-  Buffer<float> looked_up_, grad_in_;  // [B, T_r, D]: own lookups; their gradients from every rank
-  Buffer<float> received_, grad_out_;  // [n_r, T, D] in per-peer segments
+  // [B, T_r, D]: own lookups (fp32, or bf16 with bf16_embeddings(): the
+  // exchange moves bf16), and their fp32 gradients from every rank.
+  Buffer<uint8_t> looked_up_;
+  Buffer<float> grad_in_;
+  // [n_r, T, D] in per-peer segments: received rows (looked_up_'s type), gradients sent.
+  Buffer<uint8_t> received_;
+  Buffer<float> grad_out_;
   std::vector<collectives::PeerTransfer> forward_transfers_, backward_transfers_;
   std::unique_ptr<kernels::cuda::Stream> side_;        // overlap: the exchanges' stream
   std::unique_ptr<kernels::cuda::Event> fork_, join_;  // overlap: its fork and join

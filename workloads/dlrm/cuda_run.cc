@@ -169,7 +169,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   /// with gemm_algorithms=tuned, every GEMM's timed candidates and choice.
   nlohmann::json run_facts() override {
     nlohmann::json facts = nccl_.comm == nullptr ? nlohmann::json::object()
-                                                 : dlrm_nccl_facts(nccl_, count(model_->dense_count()) * sizeof(float));
+                                                 : dlrm_nccl_facts(nccl_, model_->gradient_all_reduce_bytes());
     if (!model_->gemm_choices().empty()) {
       nlohmann::json gemms = nlohmann::json::array();
       for (const GemmTuning& t : model_->gemm_choices()) {

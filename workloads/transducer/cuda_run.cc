@@ -37,7 +37,6 @@
 #include "kernels/cuda/host_sync.h"
 #include "kernels/cuda/raii.h"
 #include "kernels/cuda/rnnt_loss.h"
-#include "kernels/cuda/sgd.h"
 #include "kernels/cuda/transducer_joint.h"
 #include "workloads/transducer/transducer_benchmark.h"
 

@@ -70,6 +70,9 @@ TEST(CounterFillCanImplement, RejectsBadArgumentsWithAReason) {
   b.first = UINT64_MAX - 2;
   EXPECT_NE(CounterFill::can_implement(b).reason().find("overflows"), std::string::npos);
   b = a;
+  b.dtype = static_cast<RnntDType>(9);
+  EXPECT_NE(CounterFill::can_implement(b).reason().find("unknown element type"), std::string::npos);
+  b = a;
   b.out = reinterpret_cast<unsigned char*>(&anything) + 1;
   EXPECT_NE(CounterFill::can_implement(b).reason().find("aligned"), std::string::npos);
 }

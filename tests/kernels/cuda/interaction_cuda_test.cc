@@ -269,10 +269,14 @@ void check_forward(const Problem& p, bool tensor_cores, uint32_t seed, Storage s
 }
 
 /// Backward on the device against the CPU, within the bound of its arithmetic.
-void check_backward(const Problem& p, bool tensor_cores, uint32_t seed, Storage storage = kFp32) {
+void check_backward(const Problem& p, bool tensor_cores, uint32_t seed, Storage storage = kFp32,
+                    bool dx_relu = false) {
   const cpu::InteractionShape shape{p.batch, p.num_tables, p.dim};
   const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
-  const auto x = stored(test_support::random_vector(static_cast<size_t>(p.batch * p.dim), seed), storage.activations);
+  auto x = stored(test_support::random_vector(static_cast<size_t>(p.batch * p.dim), seed), storage.activations);
+  if (dx_relu) {
+    for (size_t i = 0; i < x.size(); i += 7) x[i] = 0.0f;  // a ReLU's output holds exact zeros
+  }
   const auto emb = stored(test_support::random_vector(static_cast<size_t>(p.batch * p.num_tables * p.dim), seed + 1),
                           storage.embeddings);
   const auto dout =
@@ -286,6 +290,11 @@ void check_backward(const Problem& p, bool tensor_cores, uint32_t seed, Storage 
   const auto abs_dout = absolute(dout);
   cpu::interaction_backward(shape, abs_x.data(), abs_emb.data(), abs_dout.data(),
                             magnitude_dx.data(), magnitude_demb.data());
+  if (dx_relu) {  // the ReLU that made x: dx * (x > 0), exactly 0 where masked
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!(x[i] > 0.0f)) expected_dx[i] = magnitude_dx[i] = 0.0f;
+    }
+  }
 
   DeviceBuffer<uint8_t> d_x = upload(x, storage.activations), d_emb = upload(emb, storage.embeddings),
                         d_dout = upload(dout, storage.activations);
@@ -303,6 +312,7 @@ void check_backward(const Problem& p, bool tensor_cores, uint32_t seed, Storage 
   a.tensor_cores = tensor_cores;
   a.activations = storage.activations;
   a.embeddings = storage.embeddings;
+  a.dx_relu = dx_relu;
   ASSERT_TRUE(InteractionBackward::can_implement(a).ok()) << InteractionBackward::can_implement(a).reason();
   InteractionBackward::run(a, nullptr, nullptr);
   PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -460,6 +470,17 @@ TEST(InteractionCuda, TensorCoreForwardMatchesCpuWithinTf32) {
 TEST(InteractionCuda, TensorCoreBackwardMatchesCpuWithinTf32) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   for (const Problem& p : tensor_core_problems()) check_backward(p, true, 13);
+}
+
+// dx_relu: dx leaves as the bottom MLP's last ReLU's input gradient,
+// dx * (x > 0) (x holds exact zeros and negatives here), in every storage
+// and on both kinds of cores; demb is unchanged.
+TEST(InteractionCuda, BackwardAppliesTheReluThatMadeXWhenAsked) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (Storage storage : {kFp32, kBf16}) {
+    for (const Problem& p : problems()) check_backward(p, false, 31, storage, true);
+    for (const Problem& p : tensor_core_problems()) check_backward(p, true, 33, storage, true);
+  }
 }
 
 // A bf16 model's interaction: bf16 activations with fp32 embeddings (across

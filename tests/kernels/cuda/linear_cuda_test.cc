@@ -186,6 +186,18 @@ TEST(LinearCanImplement, RejectsUnsupportedModeCombinations) {
   a = valid();
   a.precision = static_cast<Precision>(7);
   expect_rejected(a, "unknown precision");
+  a = valid();
+  a.activation = Activation::kNone;
+  a.dy_relu_applied = true;
+  expect_rejected(a, "dy_relu_applied applies to ReLU layers");
+  a = valid();
+  a.dy_relu_applied = true;
+  a.dy_is_pre_activation = true;
+  expect_rejected(a, "not with dy_is_pre_activation");
+  a = valid();
+  a.dy_relu_applied = true;
+  a.fused = false;
+  EXPECT_TRUE(Linear::can_implement(a).ok()) << "either mode: " << Linear::can_implement(a).reason();
 }
 
 TEST(LinearCanImplement, RejectsMisalignedPointers) {
@@ -292,6 +304,79 @@ TEST_P(LinearCudaTest, ForwardAndBackwardMatchCpuReference) {
   expect_close(dx.download(), dx_ref, s.in, tol, "dx", problem);
   expect_close(dw.download(), dw_ref, s.in, tol, "dW", problem);
   expect_close(db.download(), db_ref, s.out, tol, "db", problem);
+}
+
+// A ReLU layer built with dy_relu_applied, given dy already masked by y > 0
+// (what the interaction's backward hands DLRM's bottom MLP), launches no
+// dReLU and gives the same dW, db and dx, bit for bit, as the layer that
+// masks a raw dy itself: the same GEMMs on the same values.
+TEST(LinearCuda, DyReluAppliedSkipsTheDReluAndKeepsTheResults) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (Precision precision : {Precision::kTf32, Precision::kBf16}) {
+    for (bool fused : {true, false}) {
+      const Shape s = kShapes[4];  // 37 x 127 -> 479
+      const DType dtype = dtype_of(precision);
+      LinearArguments args;
+      args.batch = s.batch;
+      args.in_features = s.in;
+      args.out_features = s.out;
+      args.precision = precision;
+      args.activation = Activation::kRelu;
+      args.fused = fused;
+      LinearArguments applied = args;
+      applied.dy_relu_applied = true;
+      const std::string problem = describe(args);
+      EXPECT_EQ(Linear::backward_launches(applied, true).size() + 1, Linear::backward_launches(args, true).size())
+          << "one dReLU launch fewer; " << problem;
+      LtHandle lt;
+      Stream stream;
+      Linear raw_op(lt.handle, args), applied_op(lt.handle, applied);
+      ASSERT_TRUE(raw_op.status().ok() && applied_op.status().ok()) << problem;
+      const auto bn = static_cast<size_t>(s.batch);
+      Tensor x(dtype, random_vector(bn * s.in, 31)), w(dtype, random_vector(static_cast<size_t>(s.out * s.in), 32));
+      Tensor b(dtype, random_vector(static_cast<size_t>(s.out), 33)), y(dtype, bn * s.out);
+      DeviceBuffer<uint8_t> aux(std::max<size_t>(1, Linear::aux_bytes(args)));
+      DeviceBuffer<uint8_t> workspace(Linear::workspace_bytes(args));
+      args.x = x.data();
+      args.w = w.data();
+      args.b = b.data();
+      args.y = y.data();
+      args.aux = aux.data();
+      raw_op.forward(args, workspace.data(), stream.stream);
+      counted_stream_synchronize(stream.stream);
+      const std::vector<float> y_host = y.download();
+      const std::vector<float> dy_values = random_vector(bn * s.out, 34);
+      std::vector<float> masked = dy_values;
+      for (size_t i = 0; i < masked.size(); ++i) {
+        if (!(y_host[i] > 0.0f)) masked[i] = 0.0f;
+      }
+      Tensor dy_raw(dtype, dy_values), dy_masked(dtype, masked);
+      Tensor dx_a(dtype, bn * s.in), dw_a(dtype, static_cast<size_t>(s.out * s.in)), db_a(dtype, static_cast<size_t>(s.out));
+      Tensor dx_b(dtype, bn * s.in), dw_b(dtype, static_cast<size_t>(s.out * s.in)), db_b(dtype, static_cast<size_t>(s.out));
+      LinearArguments a = args;
+      a.dy = dy_raw.data();
+      a.dx = dx_a.data();
+      a.dw = dw_a.data();
+      a.db = db_a.data();
+      raw_op.backward(a, workspace.data(), stream.stream);
+      LinearArguments c = applied;
+      c.x = args.x;
+      c.w = args.w;
+      c.b = args.b;
+      c.y = nullptr;  // not read: no dReLU here
+      c.aux = args.aux;
+      c.dy = dy_masked.data();
+      c.dx = dx_b.data();
+      c.dw = dw_b.data();
+      c.db = db_b.data();
+      applied_op.backward(c, workspace.data(), stream.stream);
+      counted_stream_synchronize(stream.stream);
+      EXPECT_EQ(dy_raw.download(), dy_masked.download()) << "the raw layer's in-place dReLU; " << problem;
+      EXPECT_EQ(dx_a.download(), dx_b.download()) << "dx; " << problem;
+      EXPECT_EQ(dw_a.download(), dw_b.download()) << "dW; " << problem;
+      EXPECT_EQ(db_a.download(), db_b.download()) << "db; " << problem;
+    }
+  }
 }
 
 std::string param_name(const ::testing::TestParamInfo<Param>& param) {

@@ -210,6 +210,12 @@ TEST(DlrmNcclRun, EagerAndCapturedStepsEqualThePlainRun) {
   EXPECT_EQ(facts.value("gradient_all_reduce_bytes", int64_t{-1}),
             model.dense_count() * static_cast<int64_t>(sizeof(float)))
       << facts.dump();
+  EXPECT_EQ(model.gradient_all_reduce_bytes(), static_cast<size_t>(model.dense_count()) * sizeof(float));
+  // A bf16 model all-reduces the GEMMs' bf16 gradients: half the bytes.
+  CudaModelOptions bf16_options = options;
+  bf16_options.precision = kc::Precision::kBf16;
+  const CudaModel bf16_model(init, bf16_options);
+  EXPECT_EQ(bf16_model.gradient_all_reduce_bytes(), static_cast<size_t>(bf16_model.dense_count()) * 2);
 }
 
 /// --sharp on the NCCL path with one GPU: requested, not in effect, and the
