@@ -88,6 +88,23 @@ GatherLaunch gather_launch(int64_t slots, int64_t width) {
   return l;
 }
 
+/// The update's sort input, written by the gather when keys_in_forward
+/// (make_keys_kernel's work): keys null when not.
+struct SortInput {
+  RowKey* keys = nullptr;
+  Slot* slots = nullptr;
+  unsigned* done = nullptr;
+  int64_t tiles = 0;
+};
+
+/// Slot `slot`'s sort key and slot, and its done counter zeroed (one thread per slot).
+__device__ inline void write_sort_input(const SortInput& s, int64_t slot, int64_t row) {
+  if (s.keys == nullptr || threadIdx.x != 0) return;
+  s.keys[slot] = static_cast<RowKey>(row);
+  s.slots[slot] = static_cast<Slot>(slot);
+  if (slot < s.tiles) s.done[slot] = 0;
+}
+
 /// out[slot, :] = tables[row(slot), :], counted in units of V (float or
 /// float4; `width` = dim / (floats per V)). One row per threadIdx.y: its
 /// table and row are found once per row (one 64-bit modulo), not once per
@@ -95,10 +112,11 @@ GatherLaunch gather_launch(int64_t slots, int64_t width) {
 template <typename V>
 __global__ void gather_kernel(const V* __restrict__ tables, const int64_t* __restrict__ row_offsets,
                               const int32_t* __restrict__ ids, int num_tables, int64_t width,
-                              int64_t num_slots, V* __restrict__ out) {
+                              int64_t num_slots, V* __restrict__ out, SortInput sort) {
   for (int64_t slot = blockIdx.x * int64_t{blockDim.y} + threadIdx.y; slot < num_slots;
        slot += int64_t{gridDim.x} * blockDim.y) {
     const int64_t row = row_offsets[slot % num_tables] + ids[slot];
+    write_sort_input(sort, slot, row);
     const V* __restrict__ src = tables + row * width;
     V* __restrict__ dst = out + slot * width;
     for (int64_t col = threadIdx.x; col < width; col += blockDim.x) dst[col] = src[col];
@@ -109,10 +127,11 @@ __global__ void gather_kernel(const V* __restrict__ tables, const int64_t* __res
 __global__ void gather_bf16_kernel(const float* __restrict__ tables,
                                    const int64_t* __restrict__ row_offsets,
                                    const int32_t* __restrict__ ids, int num_tables, int64_t dim,
-                                   int64_t num_slots, __nv_bfloat16* __restrict__ out) {
+                                   int64_t num_slots, __nv_bfloat16* __restrict__ out, SortInput sort) {
   for (int64_t slot = blockIdx.x * int64_t{blockDim.y} + threadIdx.y; slot < num_slots;
        slot += int64_t{gridDim.x} * blockDim.y) {
     const int64_t row = row_offsets[slot % num_tables] + ids[slot];
+    write_sort_input(sort, slot, row);
     const float* __restrict__ src = tables + row * dim;
     __nv_bfloat16* __restrict__ dst = out + slot * dim;
     for (int64_t col = threadIdx.x; col < dim; col += blockDim.x) dst[col] = __float2bfloat16_rn(src[col]);
@@ -360,29 +379,42 @@ Status EmbeddingForward::can_implement(const EmbeddingArguments& args) {
       args.out_type != EmbeddingOutputType::kBFloat16) {
     return Status::invalid("embedding forward: unknown output type");
   }
+  if (args.keys_in_forward && (args.batch * args.num_tables > std::numeric_limits<int32_t>::max() ||
+                               args.total_rows > kMaxRowsForKeys)) {
+    return Status::invalid("embedding forward: keys_in_forward needs batch * num_tables below 2^31 and total_rows "
+                           "at most 2^32 (the update's sort keys)");
+  }
   return Status::success();
 }
 
-size_t EmbeddingForward::workspace_bytes(const EmbeddingArguments&) { return 0; }
+size_t EmbeddingForward::workspace_bytes(const EmbeddingArguments& args) {
+  return args.keys_in_forward ? EmbeddingBackwardSgd::workspace_bytes(args) : 0;
+}
 
-void EmbeddingForward::run(const EmbeddingArguments& a, void*, cudaStream_t stream) {
+void EmbeddingForward::run(const EmbeddingArguments& a, void* workspace, cudaStream_t stream) {
   const int64_t slots = a.batch * a.num_tables;
+  SortInput sort;
+  if (a.keys_in_forward) {
+    const BackwardLayout l = backward_layout(slots, a.dim, row_key_bits(a.total_rows));
+    sort = {at_offset<RowKey>(workspace, l.keys_in), at_offset<Slot>(workspace, l.slots_in),
+            at_offset<unsigned>(workspace, l.done), tiles_for(slots)};
+  }
   if (a.out_type == EmbeddingOutputType::kBFloat16) {
     const GatherLaunch l = gather_launch(slots, a.dim);
     gather_bf16_kernel<<<l.grid, l.block, 0, stream>>>(a.tables, a.table_row_offsets, a.ids, a.num_tables,
-                                                       a.dim, slots, static_cast<__nv_bfloat16*>(a.out));
+                                                       a.dim, slots, static_cast<__nv_bfloat16*>(a.out), sort);
     PERFLAB_CUDA_CHECK_LAUNCH("gather_bf16_kernel");
   } else if (a.dim % 4 == 0 && aligned16(a.tables) && aligned16(a.out)) {
     const int64_t width = a.dim / 4;
     const GatherLaunch l = gather_launch(slots, width);
     gather_kernel<float4><<<l.grid, l.block, 0, stream>>>(reinterpret_cast<const float4*>(a.tables),
                                                           a.table_row_offsets, a.ids, a.num_tables, width,
-                                                          slots, static_cast<float4*>(a.out));
+                                                          slots, static_cast<float4*>(a.out), sort);
     PERFLAB_CUDA_CHECK_LAUNCH("gather_kernel<float4>");
   } else {
     const GatherLaunch l = gather_launch(slots, a.dim);
     gather_kernel<float><<<l.grid, l.block, 0, stream>>>(a.tables, a.table_row_offsets, a.ids, a.num_tables,
-                                                         a.dim, slots, static_cast<float*>(a.out));
+                                                         a.dim, slots, static_cast<float*>(a.out), sort);
     PERFLAB_CUDA_CHECK_LAUNCH("gather_kernel<float>");
   }
 }
@@ -391,17 +423,23 @@ LaunchList EmbeddingForward::launches(const EmbeddingArguments& a) {
   const double slots = static_cast<double>(a.batch * a.num_tables);
   const double values = slots * static_cast<double>(a.dim);
   const bool bf16 = a.out_type == EmbeddingOutputType::kBFloat16;
-  return {{bf16 ? "gather_bf16_kernel" : "gather_kernel", "embedding lookups (all tables)", "",
-           {slots * sizeof(int32_t) + values * sizeof(float) + values * (bf16 ? 2 : 4), 0, ""}}};
+  const double keys = a.keys_in_forward ? slots * (sizeof(RowKey) + sizeof(Slot)) : 0;
+  return {{bf16 ? "gather_bf16_kernel" : "gather_kernel",
+           a.keys_in_forward ? "embedding lookups (all tables) and the update's sort keys" : "embedding lookups (all tables)",
+           "", {slots * sizeof(int32_t) + values * sizeof(float) + values * (bf16 ? 2 : 4) + keys, 0, ""}}};
 }
 
 LaunchList EmbeddingBackwardSgd::launches(const EmbeddingArguments& a) {
   const double n = static_cast<double>(a.batch * a.num_tables);
   const double pair = sizeof(RowKey) + sizeof(Slot);
-  return {{"make_keys_kernel", "sort keys (global rows) and slots", "", {n * sizeof(int32_t) + n * pair, 0, ""}},
-          {"DeviceRadixSort", "CUB radix sort of (row, slot) pairs", "", {2 * n * pair, 0, ""}},
-          {"sgd_tiles_kernel", "sparse SGD of every distinct row (a warp per tile of sorted slots)", "",
-           {n * static_cast<double>(a.dim) * sizeof(float) + n * pair, n * static_cast<double>(a.dim) * 2, "fp32"}}};
+  LaunchList list;
+  if (!a.keys_in_forward) {
+    list.push_back({"make_keys_kernel", "sort keys (global rows) and slots", "", {n * sizeof(int32_t) + n * pair, 0, ""}});
+  }
+  list.push_back({"DeviceRadixSort", "CUB radix sort of (row, slot) pairs", "", {2 * n * pair, 0, ""}});
+  list.push_back({"sgd_tiles_kernel", "sparse SGD of every distinct row (a warp per tile of sorted slots)", "",
+                  {n * static_cast<double>(a.dim) * sizeof(float) + n * pair, n * static_cast<double>(a.dim) * 2, "fp32"}});
+  return list;
 }
 
 Status EmbeddingBackwardSgd::can_implement(const EmbeddingArguments& args) {
@@ -442,9 +480,11 @@ void EmbeddingBackwardSgd::run(const EmbeddingArguments& a, void* workspace, cud
   const int64_t tile = tile_slots(num_slots);
   const int64_t tiles = tiles_for(num_slots);
 
-  make_keys_kernel<<<blocks_for(num_slots), kThreads, 0, stream>>>(
-      a.table_row_offsets, a.ids, a.num_tables, num_slots, keys_in, slots_in, done, tiles);
-  PERFLAB_CUDA_CHECK_LAUNCH("make_keys_kernel");
+  if (!a.keys_in_forward) {  // else the forward's gather wrote them (and zeroed done)
+    make_keys_kernel<<<blocks_for(num_slots), kThreads, 0, stream>>>(
+        a.table_row_offsets, a.ids, a.num_tables, num_slots, keys_in, slots_in, done, tiles);
+    PERFLAB_CUDA_CHECK_LAUNCH("make_keys_kernel");
+  }
   size_t temp_bytes = l.temp_bytes;
   PERFLAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, slots_in,
                                                      slots_out, n, 0, key_bits, stream));

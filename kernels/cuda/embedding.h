@@ -63,6 +63,14 @@ struct EmbeddingArguments {
   const float* grad = nullptr;       ///< [batch, num_tables, dim], fp32.
   const float* lr_device = nullptr;  ///< Device float: the learning rate.
   EmbeddingUpdateMode mode = EmbeddingUpdateMode::kSyncFree;
+
+  /// Training: the forward's gather also writes the update's sort input
+  /// (each slot's global row and the slot; it zeroes the update's done
+  /// counters) into its workspace, and the update skips its keys launch:
+  /// one launch fewer per step. Both then take the same workspace
+  /// (EmbeddingBackwardSgd::workspace_bytes), which nothing else may touch
+  /// between the forward and the update, and the ids must not change.
+  bool keys_in_forward = false;
 };
 
 /// Gather of every table's rows in one launch.
@@ -70,11 +78,12 @@ class EmbeddingForward {
  public:
   /// Checks the shape and that tables, table_row_offsets, ids and out are set.
   static Status can_implement(const EmbeddingArguments& args);
-  /// Always 0.
+  /// 0, or with keys_in_forward the update's (the same workspace).
   static size_t workspace_bytes(const EmbeddingArguments& args);
   /// Launches the gather on `stream`. Never allocates or synchronises.
   static void run(const EmbeddingArguments& args, void* workspace, cudaStream_t stream);
-  /// What run() launches: one gather (ids, the rows, the output). Host-only.
+  /// What run() launches: one gather (ids, the rows, the output; with
+  /// keys_in_forward the sort keys and slots). Host-only.
   static LaunchList launches(const EmbeddingArguments& args);
 };
 
@@ -95,8 +104,8 @@ class EmbeddingBackwardSgd {
   /// kSyncFree never synchronises; kSynchronising makes exactly one counted
   /// host sync.
   static void run(const EmbeddingArguments& args, void* workspace, cudaStream_t stream);
-  /// What run() launches: the keys, CUB's radix sort (a library call:
-  /// several kernels) and the row update. The update's bytes count the
+  /// What run() launches: the keys (unless keys_in_forward), CUB's radix
+  /// sort (a library call: several kernels) and the row update. The update's bytes count the
   /// gradient and sorted pairs it reads, not the table rows it updates (how
   /// many are distinct depends on the data). Host-only.
   static LaunchList launches(const EmbeddingArguments& args);

@@ -107,6 +107,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   emb.dim = dim;
   emb.total_rows = own_rows;
   emb.mode = o.update_mode;
+  emb.keys_in_forward = true;  // CudaModel::embedding_arguments: the gather writes the sort keys
   // CudaModel::bf16_embeddings(): a bf16 model gathers bf16 rows, and
   // across ranks exchanges them as bf16; the gradients go back in fp32.
   const bool bf16_embeddings = bf16 && !o.external_embeddings;

@@ -309,7 +309,9 @@ void CudaModel::check_operators() {
     const kc::EmbeddingArguments emb = embedding_arguments(reinterpret_cast<const int32_t*>(demb_.data()));
     require(kc::EmbeddingForward::can_implement(emb), "embedding forward");
     require(kc::EmbeddingBackwardSgd::can_implement(emb), "embedding update");
-    workspace = std::max(workspace, kc::EmbeddingBackwardSgd::workspace_bytes(emb));
+    // The update's own workspace: the gather writes its sort keys there
+    // (keys_in_forward) and the GEMMs in between must not touch it.
+    update_workspace_ = Buffer<uint8_t>(kc::EmbeddingBackwardSgd::workspace_bytes(emb));
   }
 
   const kc::InteractionArguments inter = interaction_arguments(batch);
@@ -342,12 +344,12 @@ void CudaModel::join(cudaStream_t stream) {
 void CudaModel::embeddings(const DeviceBatch& batch, cudaStream_t stream) {
   ScopedPhase range("embeddings");
   if (options_.comm == nullptr) {
-    kc::EmbeddingForward::run(embedding_arguments(batch.ids), nullptr, stream);
+    kc::EmbeddingForward::run(embedding_arguments(batch.ids), update_workspace_.data(), stream);
     return;
   }
   const auto own = static_cast<int64_t>(mine_.size());
   select_table_ids(options_.batch, num_tables_, batch.ids, own, own_columns_.data(), own_ids_.data(), stream);
-  kc::EmbeddingForward::run(embedding_arguments(own_ids_.data()), nullptr, stream);
+  kc::EmbeddingForward::run(embedding_arguments(own_ids_.data()), update_workspace_.data(), stream);
   ScopedPhase exchange("exchange: embeddings");
   options_.comm->set_stream(stream);
   options_.comm->send_recv(forward_transfers_.data(), forward_transfers_.size(),
@@ -434,7 +436,7 @@ void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
   }
   kc::SgdUpdate::run(dense_update(), nullptr, stream);
   kc::EmbeddingBackwardSgd::run(embedding_arguments(options_.comm == nullptr ? batch.ids : own_ids_.data()),
-                                workspace_.data(), stream);
+                                update_workspace_.data(), stream);
 }
 
 void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
@@ -491,6 +493,10 @@ kc::EmbeddingArguments CudaModel::embedding_arguments(const int32_t* ids) {
   e.grad = sharded ? grad_in_.data() : demb_.data();
   e.lr_device = lr_.data();
   e.mode = options_.update_mode;
+  // The gather writes the update's sort keys: one launch fewer per step. An
+  // evaluation's forward writes them too, unread (the next step's forward
+  // writes its own before its update).
+  e.keys_in_forward = true;
   return e;
 }
 

@@ -307,6 +307,7 @@ class CudaModel {
   Buffer<uint16_t> dinter_bf16_;      // [B, W]: its gradient
 
   Buffer<uint8_t> workspace_;  // shared by every operator (they run one after another)
+  Buffer<uint8_t> update_workspace_;  // the embedding update's alone: the gather writes its sort keys
 
   // Across ranks (options.comm): the exchange's buffers and transfer lists.
   TablePlacement placement_;

@@ -383,6 +383,45 @@ TEST(EmbeddingCudaBackward, BothVariantsMatchCpuAndCountTheirSyncs) {
   }
 }
 
+// keys_in_forward: the gather writes the update's sort keys (fp32 and bf16
+// output), the update skips its keys launch, and the tables end bit for
+// bit as the update that makes its own keys leaves them, in both variants;
+// a workspace left dirty by an earlier update (its done counters included)
+// must not matter, so each update runs twice.
+TEST(EmbeddingCudaBackward, KeysFromTheForwardGiveTheSameUpdate) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const float lr = 0.1f;
+  for (const Problem& p : backward_problems()) {
+    HostInputs in = make_inputs(p, 23);
+    for (EmbeddingOutputType out_type : {EmbeddingOutputType::kFloat32, EmbeddingOutputType::kBFloat16}) {
+      for (EmbeddingUpdateMode mode : {EmbeddingUpdateMode::kSyncFree, EmbeddingUpdateMode::kSynchronising}) {
+        std::vector<float> results[2];
+        for (bool fused : {false, true}) {
+          DeviceInputs dev(p, in, lr);
+          dev.args.mode = mode;
+          dev.args.out_type = out_type;
+          dev.args.keys_in_forward = fused;
+          DeviceBuffer<uint8_t> out(static_cast<size_t>(p.batch * p.num_tables * p.dim) * 4);
+          dev.args.out = out.data();
+          ASSERT_TRUE(EmbeddingForward::can_implement(dev.args).ok()) << EmbeddingForward::can_implement(dev.args).reason();
+          EXPECT_EQ(EmbeddingForward::workspace_bytes(dev.args),
+                    fused ? EmbeddingBackwardSgd::workspace_bytes(dev.args) : size_t{0});
+          EXPECT_EQ(EmbeddingBackwardSgd::launches(dev.args).size(), fused ? 2u : 3u);
+          DeviceBuffer<uint8_t> workspace(EmbeddingBackwardSgd::workspace_bytes(dev.args));
+          PERFLAB_CUDA_CHECK(cudaMemset(workspace.data(), 0x5A, workspace.bytes()));  // garbage everywhere
+          for (int step = 0; step < 2; ++step) {
+            EmbeddingForward::run(dev.args, workspace.data(), nullptr);
+            EmbeddingBackwardSgd::run(dev.args, workspace.data(), nullptr);
+          }
+          PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+          results[fused ? 1 : 0] = dev.tables.download();
+        }
+        EXPECT_EQ(results[1], results[0]) << p.describe() << (mode == EmbeddingUpdateMode::kSyncFree ? " sync-free" : " synchronising");
+      }
+    }
+  }
+}
+
 TEST(EmbeddingCudaBackward, SyncFreeRunReplaysInAGraphWithTheCurrentLearningRate) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const Problem p{37, 26, 16, Duplication::kRandom};
