@@ -5,7 +5,9 @@
 #include <string>
 
 #include "kernels/cuda/bce.h"
+#include "kernels/cuda/bce_device.cuh"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/stored_types.cuh"
 
 namespace perflab::kernels::cuda {
 namespace {
@@ -17,23 +19,7 @@ int64_t partial_blocks(int64_t n) {
   return std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks);
 }
 
-/// σ(z) without overflow, as kernels/cpu/bce.cc computes it.
-__device__ double stable_sigmoid(double z) {
-  if (z >= 0) return 1.0 / (1.0 + exp(-z));
-  const double e = exp(z);
-  return e / (1.0 + e);
-}
-
 using BlockSum = cub::BlockReduce<double, kThreads>;
-
-__device__ inline double widen(float v) { return v; }
-__device__ inline double widen(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ inline void put(float* p, int64_t i, double v) { p[i] = static_cast<float>(v); }
-/// Rounded to float first (the value the fp32 path stores), then to bf16,
-/// nearest even both times.
-__device__ inline void put(__nv_bfloat16* p, int64_t i, double v) {
-  p[i] = __float2bfloat16_rn(static_cast<float>(v));
-}
 
 /// This thread's samples (a grid-stride loop): writes their dlogit and
 /// returns the sum of their losses (in double). T: the logits' and dlogit's
@@ -47,8 +33,9 @@ __device__ double thread_loss(int64_t n, int64_t mean_over, const T* __restrict_
        i += int64_t{gridDim.x} * blockDim.x) {
     const double z = widen(logits[i]);
     const double y = labels[i];
-    local += fmax(z, 0.0) - z * y + log1p(exp(-fabs(z)));
-    if (dlogit != nullptr) put(dlogit, i, (stable_sigmoid(z) - y) / count);
+    local += bce_sample_loss(z, y);
+    // Rounded to float (the value the fp32 path stores), then, bf16, to bf16.
+    if (dlogit != nullptr) put(dlogit, i, static_cast<float>((stable_sigmoid(z) - y) / count));
   }
   return local;
 }
@@ -62,24 +49,6 @@ __global__ void bce_partial_kernel(int64_t n, int64_t mean_over, const T* __rest
   const double local = thread_loss(n, mean_over, logits, labels, dlogit);
   const double block_sum = BlockSum(temp).Sum(local);
   if (threadIdx.x == 0) partials[blockIdx.x] = block_sum;
-}
-
-/// The loss of n samples, its sum over the ranks' shares and the flags,
-/// published by thread 0 of one block from the sum of the partials.
-__device__ void publish_loss(int64_t n, int64_t mean_over, double total, float* __restrict__ loss_accumulator,
-                             int32_t* __restrict__ nonfinite_flag, int32_t* __restrict__ step_counter) {
-  const double mean = total / static_cast<double>(n);
-  // n / mean_over is exactly 1 for a whole batch: the same value as before.
-  const double share = static_cast<double>(n) / static_cast<double>(mean_over);
-  if (loss_accumulator != nullptr) *loss_accumulator += static_cast<float>(mean * share);
-  int32_t step = 0;
-  if (step_counter != nullptr) {
-    step = *step_counter;
-    *step_counter = step + 1;
-  }
-  if (nonfinite_flag != nullptr && !isfinite(mean) && *nonfinite_flag == 0) {
-    *nonfinite_flag = step_counter != nullptr ? step + 1 : 1;
-  }
 }
 
 /// bce_partial_kernel and bce_finish_kernel in one launch: each block writes

@@ -9,6 +9,7 @@
 #include "kernels/cpu/interaction.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/interaction.h"
+#include "kernels/cuda/stored_types.cuh"
 
 namespace perflab::kernels::cuda {
 namespace {
@@ -39,12 +40,8 @@ __device__ void pair_from_index(int64_t p, int64_t* i, int64_t* j) {
   *j = p - r * (r - 1) / 2;
 }
 
-// Stored types: values are widened to fp32 when loaded and rounded to
-// nearest even when stored (InteractionArguments::activations, ::embeddings).
-__device__ inline float widen(float v) { return v; }
-__device__ inline float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ inline void put(float* p, int64_t i, float v) { p[i] = v; }
-__device__ inline void put(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+// Stored types (InteractionArguments::activations, ::embeddings): widen and
+// put from stored_types.cuh.
 
 /// Four consecutive values from 16-byte aligned (float) or 8-byte aligned
 /// (bf16) vector v of p, widened.

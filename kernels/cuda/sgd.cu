@@ -5,6 +5,7 @@
 
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/sgd.h"
+#include "kernels/cuda/stored_types.cuh"
 
 namespace perflab::kernels::cuda {
 namespace {
@@ -16,9 +17,6 @@ unsigned blocks_for(int64_t work) {
   return static_cast<unsigned>(
       std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1, kMaxBlocks));
 }
-
-__device__ inline float widen(float v) { return v; }
-__device__ inline float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 template <typename G>
 __global__ void sgd_kernel(int64_t count, float* __restrict__ w, const G* __restrict__ g,

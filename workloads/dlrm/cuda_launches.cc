@@ -8,6 +8,7 @@
 #include "kernels/cuda/bce.h"
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/interaction.h"
+#include "kernels/cuda/logit_head.h"
 #include "kernels/cuda/sgd.h"
 #include "workloads/dlrm/sharded_model.h"
 
@@ -143,26 +144,38 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   inter.activations = bf16 ? kc::InteractionType::kBFloat16 : kc::InteractionType::kFloat32;
   inter.embeddings = bf16_embeddings ? kc::InteractionType::kBFloat16 : kc::InteractionType::kFloat32;
   append_launches(forward, kc::interaction_launches(inter, false), "");
-  for (size_t l = 0; l < top.size(); ++l) {
+  // Fused: the top MLP's last layer runs inside the loss's kernel
+  // (CudaModel::fused_head_, kernels/cuda/logit_head.h).
+  const bool fused_head = o.fused && top.size() >= 2;
+  const size_t top_linear = top.size() - (fused_head ? 1 : 0);
+  for (size_t l = 0; l < top_linear; ++l) {
     append_launches(forward,
                     labelled(kc::Linear::forward_launches(top[l]), fmt::format("top layer {}", l)),
                     "");
   }
   append_launches(plan, forward, "forward");
 
-  kc::BceArguments bce;
-  bce.n = local;
-  // CudaModel gives the loss its block counter (one launch); any non-null
-  // pointer says so here, where nothing runs.
-  static uint32_t counter_marker = 0;
-  bce.done_counter = &counter_marker;
-  // In bf16 it reads the last layer's bf16 logits and writes its bf16 dlogit.
-  static const __nv_bfloat16 logits_marker{};
-  if (bf16) bce.logits_bf16 = &logits_marker;
-  append_launches(plan, kc::BceWithLogits::launches(bce), "loss");
+  if (fused_head) {
+    kc::LogitHeadArguments head;
+    head.n = local;
+    head.k = top.back().in_features;
+    head.bf16 = bf16;
+    append_launches(plan, kc::LogitHead::train_launches(head), "loss");
+  } else {
+    kc::BceArguments bce;
+    bce.n = local;
+    // CudaModel gives the loss its block counter (one launch); any non-null
+    // pointer says so here, where nothing runs.
+    static uint32_t counter_marker = 0;
+    bce.done_counter = &counter_marker;
+    // In bf16 it reads the last layer's bf16 logits and writes its bf16 dlogit.
+    static const __nv_bfloat16 logits_marker{};
+    if (bf16) bce.logits_bf16 = &logits_marker;
+    append_launches(plan, kc::BceWithLogits::launches(bce), "loss");
+  }
 
   LaunchList backward;
-  for (size_t l = top.size(); l-- > 0;) {
+  for (size_t l = top_linear; l-- > 0;) {
     append_launches(
         backward,
         labelled(kc::Linear::backward_launches(top[l], true), fmt::format("top layer {}", l)), "");

@@ -178,6 +178,10 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
 
   build_mlp(shape_.bottom_mlp, shape_.num_dense, /*bottom=*/true, 0);
   build_mlp(shape_.top_mlp, top_in_, /*bottom=*/false, top_weight);
+  // Fused: the last layer (K -> 1), the loss and that layer's backward are
+  // one kernel (kernels/cuda/logit_head.h); its Layer keeps the buffers and
+  // slots, its Linear never runs.
+  fused_head_ = options_.fused && top_.size() >= 2;
   // The top MLP's input is the interaction output, in the model's type.
   kc::LinearArguments& top0 = top_.front()->args;
   top0.x = bf16_ ? static_cast<void*>(inter_bf16_.data()) : inter_.data();
@@ -229,7 +233,7 @@ void CudaModel::tune_gemms() {
   for (bool bottom : {true, false}) {
     auto& layers = bottom ? bottom_ : top_;
     int64_t in = bottom ? shape_.num_dense : top_in_;
-    for (size_t l = 0; l < layers.size(); ++l) {
+    for (size_t l = 0; l < mlp_layers(bottom); ++l) {
       kc::LinearArguments a = layers[l]->args;
       if (bottom && l == 0) a.x = bf16_ ? static_cast<const void*>(dense_in_bf16_.data()) : dense_in.data();
       if (!bottom && l == 0 && !bf16_) a.x = top_in.data();
@@ -318,10 +322,17 @@ void CudaModel::check_operators() {
   require(kc::InteractionForward::can_implement(inter), "interaction forward");
   require(kc::InteractionBackward::can_implement(inter), "interaction backward");
 
-  // Any non-null labels pointer: checked per step.
-  const kc::BceArguments bce = loss_arguments(demb_.data());
-  require(kc::BceWithLogits::can_implement(bce), "loss");
-  workspace = std::max(workspace, kc::BceWithLogits::workspace_bytes(bce));
+  // Any non-null labels and logits pointers: checked per step.
+  if (fused_head_) {
+    const kc::LogitHeadArguments head = head_arguments(demb_.data(), demb_.data());
+    require(kc::LogitHead::can_implement(head, true), "last layer and loss");
+    require(kc::LogitHead::can_implement(head, false), "last layer (evaluation)");
+    workspace = std::max(workspace, kc::LogitHead::workspace_bytes(head));
+  } else {
+    const kc::BceArguments bce = loss_arguments(demb_.data());
+    require(kc::BceWithLogits::can_implement(bce), "loss");
+    workspace = std::max(workspace, kc::BceWithLogits::workspace_bytes(bce));
+  }
 
   require(kc::SgdUpdate::can_implement(dense_update()), "dense update");
   workspace_ = kc::DeviceBuffer<uint8_t>(workspace);
@@ -391,7 +402,7 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
   }
   {
     ScopedPhase range("top MLP");
-    for (const auto& layer : top_) layer->linear->forward(layer->args, ws, stream);
+    for (size_t l = 0; l < mlp_layers(false); ++l) top_[l]->linear->forward(top_[l]->args, ws, stream);
   }
 }
 
@@ -399,7 +410,7 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   ScopedPhase range("backward");
   const int64_t b = local_;
   void* ws = workspace_.data();
-  for (size_t l = top_.size(); l-- > 0;) top_[l]->linear->backward(top_[l]->args, ws, stream);
+  for (size_t l = mlp_layers(false); l-- > 0;) top_[l]->linear->backward(top_[l]->args, ws, stream);
   kc::InteractionBackward::run(interaction_arguments(b), nullptr, stream);
   if (options_.comm != nullptr) {
     // The embedding gradients go back to the tables' owners: with overlap on
@@ -444,7 +455,11 @@ void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
   forward(batch, stream);
   {
     ScopedPhase range("loss");
-    kc::BceWithLogits::run(loss_arguments(batch.labels), workspace_.data(), stream);
+    if (fused_head_) {
+      kc::LogitHead::train(head_arguments(batch.labels, nullptr), workspace_.data(), stream);
+    } else {
+      kc::BceWithLogits::run(loss_arguments(batch.labels), workspace_.data(), stream);
+    }
   }
   backward(batch, stream);
   optimizer(batch, stream);
@@ -452,7 +467,9 @@ void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
 
 void CudaModel::forward_logits(const DeviceBatch& batch, float* logits, cudaStream_t stream) {
   forward(batch, stream);
-  if (bf16_) {
+  if (fused_head_) {
+    kc::LogitHead::forward(head_arguments(nullptr, logits), stream);  // fp32 logits in place
+  } else if (bf16_) {
     cast_bf16_to_float(local_, top_.back()->y.data(), logits, stream);  // [B, 1]
   } else {
     PERFLAB_CUDA_CHECK(cudaMemcpyAsync(logits, top_.back()->y.data(), count(local_) * sizeof(float),
@@ -539,6 +556,30 @@ kc::BceArguments CudaModel::loss_arguments(const float* labels) {
   // Across ranks the gradient and the loss are this rank's share of the
   // global batch's mean (n_r / B of it); options.batch == n_r otherwise.
   a.mean_over = options_.batch;
+  a.done_counter = reinterpret_cast<uint32_t*>(loss_state_.data() + 3);
+  return a;
+}
+
+kc::LogitHeadArguments CudaModel::head_arguments(const float* labels, float* logits) {
+  const Layer& head = *top_.back();
+  const Layer& below = *top_[top_.size() - 2];
+  kc::LogitHeadArguments a;
+  a.n = local_;
+  a.k = head.args.in_features;
+  a.bf16 = bf16_;
+  a.x = below.y.data();  // its ReLU output
+  a.w = head.args.w;
+  a.bias = head.args.b;
+  a.logits = logits;
+  a.labels = labels;
+  a.dx = head.args.dx;  // the layer below's dy: its dL/dz (it is built with dy_is_pre_activation)
+  a.dw = head.args.dw;
+  a.db = head.args.db;
+  a.db_below = head.args.input_db;  // the layer below's db
+  a.loss_accumulator = loss_state_.data();
+  a.nonfinite_flag = reinterpret_cast<int32_t*>(loss_state_.data() + 1);
+  a.step_counter = reinterpret_cast<int32_t*>(loss_state_.data() + 2);
+  a.mean_over = options_.batch;  // as loss_arguments
   a.done_counter = reinterpret_cast<uint32_t*>(loss_state_.data() + 3);
   return a;
 }

@@ -28,7 +28,10 @@
 //          the master weights and the SGD stay fp32.
 // Fused: cuBLASLt epilogues (bias+ReLU with a bitmask forward; DRELU_BGRAD on
 // the dgrad of the layer above and BGRADB on wgrad, chained as linear.h
-// describes) versus separate bias/ReLU/bias-gradient kernels.
+// describes), and the top MLP's last layer (K -> 1), the loss and that
+// layer's backward in one kernel (kernels/cuda/logit_head.h: four launches
+// fewer, x read once), versus separate bias/ReLU/bias-gradient kernels and
+// the last layer's GEMMs around the loss kernel.
 //
 // Across ranks (CudaModelOptions::comm, an NCCL communicator of P ranks):
 // the same step as ShardedModel's model parallel one (sharded_model.h), on
@@ -72,6 +75,7 @@
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/interaction.h"
 #include "kernels/cuda/linear.h"
+#include "kernels/cuda/logit_head.h"
 #include "kernels/cuda/raii.h"
 #include "kernels/cuda/sgd.h"
 #include "workloads/dlrm/exchange_layout.h"
@@ -251,6 +255,12 @@ class CudaModel {
   kernels::cuda::InteractionArguments interaction_arguments(int64_t batch);
   /// The loss on the top MLP's logits (bf16 in bf16), writing its dlogit.
   kernels::cuda::BceArguments loss_arguments(const float* labels);
+  /// The fused last layer and loss (fused_head_): labels for a step,
+  /// logits for an evaluation.
+  kernels::cuda::LogitHeadArguments head_arguments(const float* labels, float* logits);
+  /// The layers of an MLP that run as Linear layers: all, but the top MLP's
+  /// last when fused_head_.
+  size_t mlp_layers(bool bottom) const { return bottom ? bottom_.size() : top_.size() - (fused_head_ ? 1 : 0); }
   /// The dense SGD over the flat parameters (bf16 gradients in bf16).
   kernels::cuda::SgdArguments dense_update();
   /// The gather writes bf16 embeddings (emb_bf16_; across ranks the
@@ -264,6 +274,7 @@ class CudaModel {
   ModelShape shape_;
   CudaModelOptions options_;
   bool bf16_ = false;
+  bool fused_head_ = false;  // the top MLP's last layer and the loss are one kernel (logit_head.h)
   int num_tables_ = 0;
   int64_t interaction_width_ = 0;  // the interaction's output width (dim + pairs)
   int64_t top_in_ = 0;             // its rows in the buffers, padded (top_input_width)

@@ -31,6 +31,7 @@
 #include "kernels/cuda/interaction.h"
 #include "kernels/half_precision.h"
 #include "tests/support/cuda_device.h"
+#include "tests/support/stored_values.h"
 #include "base/random.h"
 
 namespace perflab::kernels::cuda {
@@ -186,33 +187,13 @@ std::vector<float> stored(std::vector<float> v, InteractionType type) {
 }
 
 /// A device copy of `v` in `type` (bf16 bits, or floats).
-DeviceBuffer<uint8_t> upload(const std::vector<float>& v, InteractionType type) {
-  std::vector<uint8_t> bytes(v.size() * (is_bf16(type) ? 2 : 4));
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (is_bf16(type)) {
-      const uint16_t h = to_bf16(v[i]);
-      std::memcpy(bytes.data() + 2 * i, &h, 2);
-    } else {
-      std::memcpy(bytes.data() + 4 * i, &v[i], 4);
-    }
-  }
-  return DeviceBuffer<uint8_t>(bytes);
+DeviceBuffer<uint8_t> upload(std::vector<float> v, InteractionType type) {
+  return test_support::upload_stored(v, is_bf16(type));
 }
 
 /// `n` values of `type` from the device, widened.
 std::vector<float> download(const DeviceBuffer<uint8_t>& buffer, size_t n, InteractionType type) {
-  const std::vector<uint8_t> bytes = buffer.download();
-  std::vector<float> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (is_bf16(type)) {
-      uint16_t h = 0;
-      std::memcpy(&h, bytes.data() + 2 * i, 2);
-      out[i] = from_bf16(h);
-    } else {
-      std::memcpy(&out[i], bytes.data() + 4 * i, 4);
-    }
-  }
-  return out;
+  return test_support::download_stored(buffer, n, is_bf16(type));
 }
 
 /// The output rounding allowance of the tolerance comment.

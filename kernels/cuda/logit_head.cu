@@ -1,0 +1,227 @@
+// DLRM's last layer and its loss in one launch (see logit_head.h).
+#include "kernels/cuda/logit_head.h"
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <string>
+
+#include "kernels/cuda/bce_device.cuh"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/stored_types.cuh"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+/// Samples per block: the tile whose gradient sums one block makes.
+constexpr int kTile = 64;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+__device__ inline float stored(float v, const float*) { return v; }
+/// v as a bf16 tensor would hold it, widened back.
+__device__ inline float stored(float v, const __nv_bfloat16*) { return __bfloat162float(__float2bfloat16_rn(v)); }
+
+/// z = x[row] · w + bias for the calling warp: each lane sums its columns
+/// (k = lane, lane + 32, ...) with fused multiply-adds, then a butterfly
+/// reduction in a fixed order; every lane returns z.
+template <typename T>
+__device__ float warp_logit(const T* __restrict__ xrow, const T* __restrict__ w, const T* __restrict__ bias,
+                            int64_t k) {
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  float acc = 0.0f;
+  for (int64_t c = lane; c < k; c += 32) acc = fmaf(widen(xrow[c]), widen(w[c]), acc);
+  for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_xor_sync(kFullMask, acc, offset);
+  return acc + widen(bias[0]);
+}
+
+template <typename T>
+__global__ void logit_forward_kernel(int64_t n, int64_t k, const T* __restrict__ x, const T* __restrict__ w,
+                                     const T* __restrict__ bias, float* __restrict__ logits) {
+  const int64_t warp = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
+  const int64_t warps = (int64_t{gridDim.x} * blockDim.x) >> 5;
+  for (int64_t b = warp; b < n; b += warps) {
+    const float z = warp_logit(x + b * k, w, bias, k);
+    if ((threadIdx.x & 31u) == 0) logits[b] = z;
+  }
+}
+
+/// Block q takes samples [q kTile, (q + 1) kTile):
+///  1. a warp per sample: z, the sample's loss (double) and g (rounded to
+///     float, then to the storage type), into shared memory;
+///  2. a thread per column k: in sample order, dx[b, k] written, and the
+///     block's sums of g x[b, k] (dw) and dx[b, k] (db_below) into the
+///     partials; thread 0 the block's sums of g (db) and of the losses;
+///  3. the last block to finish sums the partials in block order, writes
+///     dw, db, db_below and publishes the loss (as BceWithLogits).
+/// Partials: [blocks] losses (double), [blocks] g sums, [blocks][k] dw and
+/// [blocks][k] db_below (floats).
+template <typename T>
+__global__ void logit_head_kernel(int64_t n, int64_t k, int64_t mean_over, const T* __restrict__ x,
+                                  const T* __restrict__ w, const T* __restrict__ bias,
+                                  const float* __restrict__ labels, T* __restrict__ dx, T* __restrict__ dw,
+                                  T* __restrict__ db, T* __restrict__ db_below, double* loss_partials,
+                                  float* g_partials, float* dw_partials, float* dbb_partials, uint32_t* done,
+                                  float* __restrict__ loss_accumulator, int32_t* __restrict__ nonfinite_flag,
+                                  int32_t* __restrict__ step_counter) {
+  __shared__ float g[kTile];
+  __shared__ double loss[kTile];
+  __shared__ bool last;
+  const int64_t first = blockIdx.x * int64_t{kTile};
+  const int count = static_cast<int>(n - first < kTile ? n - first : kTile);
+  const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31u);
+  const double count_over = static_cast<double>(mean_over);
+  for (int s = warp; s < count; s += kWarps) {
+    const int64_t b = first + s;
+    const double z = warp_logit(x + b * k, w, bias, k);
+    if (lane == 0) {
+      const double y = labels[b];
+      loss[s] = bce_sample_loss(z, y);
+      g[s] = stored(static_cast<float>((stable_sigmoid(z) - y) / count_over), w);
+    }
+  }
+  __syncthreads();
+  for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
+    const float wc = widen(w[c]);
+    float sum_w = 0.0f, sum_b = 0.0f;
+    for (int s = 0; s < count; ++s) {
+      const int64_t at = (first + s) * k + c;
+      const float xv = widen(x[at]);
+      const float d = xv > 0.0f ? g[s] * wc : 0.0f;
+      put(dx, at, d);
+      sum_w = fmaf(g[s], xv, sum_w);
+      sum_b += d;
+    }
+    dw_partials[blockIdx.x * k + c] = sum_w;
+    dbb_partials[blockIdx.x * k + c] = sum_b;
+  }
+  if (threadIdx.x == 0) {
+    double l = 0.0;
+    float sum_g = 0.0f;
+    for (int s = 0; s < count; ++s) {
+      l += loss[s];
+      sum_g += g[s];
+    }
+    loss_partials[blockIdx.x] = l;
+    g_partials[blockIdx.x] = sum_g;
+  }
+  __threadfence();  // this block's partials are visible before it is counted
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const int blocks = static_cast<int>(gridDim.x);
+  for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
+    float sum_w = 0.0f, sum_b = 0.0f;
+    for (int q = 0; q < blocks; ++q) {
+      sum_w += __ldcg(dw_partials + q * k + c);  // L2: written by other blocks
+      sum_b += __ldcg(dbb_partials + q * k + c);
+    }
+    put(dw, c, sum_w);
+    put(db_below, c, sum_b);
+  }
+  if (threadIdx.x == 0) {
+    double total = 0.0;
+    float sum_g = 0.0f;
+    for (int q = 0; q < blocks; ++q) {
+      total += __ldcg(loss_partials + q);
+      sum_g += __ldcg(g_partials + q);
+    }
+    put(db, 0, sum_g);
+    publish_loss(n, mean_over, total, loss_accumulator, nonfinite_flag, step_counter);
+    *done = 0;  // ready for the next run
+  }
+}
+
+int64_t blocks_for(int64_t n) { return (n + kTile - 1) / kTile; }
+
+size_t align8(size_t bytes) { return (bytes + 7) / 8 * 8; }
+
+template <typename T>
+void launch_train(const LogitHeadArguments& a, void* workspace, cudaStream_t stream) {
+  const int64_t blocks = blocks_for(a.n);
+  auto* loss_partials = static_cast<double*>(workspace);
+  auto* g_partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + align8(blocks * sizeof(double)));
+  float* dw_partials = g_partials + align8(blocks * sizeof(float)) / sizeof(float);
+  float* dbb_partials = dw_partials + blocks * a.k;
+  logit_head_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+      a.n, a.k, a.mean_over > 0 ? a.mean_over : a.n, static_cast<const T*>(a.x), static_cast<const T*>(a.w),
+      static_cast<const T*>(a.bias), a.labels, static_cast<T*>(a.dx), static_cast<T*>(a.dw), static_cast<T*>(a.db),
+      static_cast<T*>(a.db_below), loss_partials, g_partials, dw_partials, dbb_partials, a.done_counter,
+      a.loss_accumulator, a.nonfinite_flag, a.step_counter);
+  PERFLAB_CUDA_CHECK_LAUNCH("logit_head_kernel");
+}
+
+template <typename T>
+void launch_forward(const LogitHeadArguments& a, cudaStream_t stream) {
+  const int64_t blocks = std::clamp<int64_t>((a.n + kWarps - 1) / kWarps, 1, int64_t{1} << 20);
+  logit_forward_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+      a.n, a.k, static_cast<const T*>(a.x), static_cast<const T*>(a.w), static_cast<const T*>(a.bias), a.logits);
+  PERFLAB_CUDA_CHECK_LAUNCH("logit_forward_kernel");
+}
+
+}  // namespace
+
+Status LogitHead::can_implement(const LogitHeadArguments& a, bool training) {
+  const std::string op = training ? "logit head (train): " : "logit head (forward): ";
+  if (a.n < 1 || a.n > (int64_t{1} << 31) - 1) {
+    return Status::invalid(op + "n must be in [1, 2^31), got " + std::to_string(a.n));
+  }
+  if (a.k < 1 || a.k > kMaxFeatures) {
+    return Status::invalid(op + "k must be in [1, " + std::to_string(kMaxFeatures) + "], got " + std::to_string(a.k));
+  }
+  if (a.x == nullptr || a.w == nullptr || a.bias == nullptr) return Status::invalid(op + "x, w and bias must be set");
+  if (!training) {
+    if (a.logits == nullptr) return Status::invalid(op + "logits is null");
+    return Status::success();
+  }
+  if (a.labels == nullptr || a.dx == nullptr || a.dw == nullptr || a.db == nullptr || a.db_below == nullptr) {
+    return Status::invalid(op + "labels, dx, dw, db and db_below must be set");
+  }
+  if (a.done_counter == nullptr) return Status::invalid(op + "done_counter is null");
+  if (a.dx == a.x) return Status::invalid(op + "dx must not alias x");
+  if (a.mean_over != 0 && a.mean_over < a.n) {
+    return Status::invalid(op + "mean_over must be 0 or at least n (" + std::to_string(a.n) + "), got " +
+                           std::to_string(a.mean_over));
+  }
+  return Status::success();
+}
+
+size_t LogitHead::workspace_bytes(const LogitHeadArguments& a) {
+  const auto blocks = static_cast<size_t>(blocks_for(std::max<int64_t>(a.n, 1)));
+  return align8(blocks * sizeof(double)) + align8(blocks * sizeof(float)) +
+         2 * blocks * static_cast<size_t>(std::max<int64_t>(a.k, 1)) * sizeof(float);
+}
+
+void LogitHead::forward(const LogitHeadArguments& a, cudaStream_t stream) {
+  if (a.bf16) {
+    launch_forward<__nv_bfloat16>(a, stream);
+  } else {
+    launch_forward<float>(a, stream);
+  }
+}
+
+void LogitHead::train(const LogitHeadArguments& a, void* workspace, cudaStream_t stream) {
+  if (a.bf16) {
+    launch_train<__nv_bfloat16>(a, workspace, stream);
+  } else {
+    launch_train<float>(a, workspace, stream);
+  }
+}
+
+LaunchList LogitHead::forward_launches(const LogitHeadArguments& a) {
+  const double e = a.bf16 ? 2 : 4, n = static_cast<double>(a.n), k = static_cast<double>(a.k);
+  return {{"logit_forward_kernel", "the logit (last layer, K -> 1)", "", {n * k * e + k * e + n * 4, 2 * n * k, "fp32"}}};
+}
+
+LaunchList LogitHead::train_launches(const LogitHeadArguments& a) {
+  const double e = a.bf16 ? 2 : 4, n = static_cast<double>(a.n), k = static_cast<double>(a.k);
+  const double partials = 2 * static_cast<double>(blocks_for(std::max<int64_t>(a.n, 1))) * k * 4;
+  // x read, dx written, labels read; the partials written and read once.
+  return {{"logit_head_kernel", "last layer, loss and the last layer's backward in one pass", "",
+           {2 * n * k * e + n * 4 + 2 * partials, 6 * n * k, "fp32"}}};
+}
+
+}  // namespace perflab::kernels::cuda

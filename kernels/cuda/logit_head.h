@@ -1,0 +1,79 @@
+// DLRM's last layer and its loss in one launch: the top MLP's K -> 1 layer
+// (the logit, no activation), the sigmoid binary cross-entropy, and that
+// layer's whole backward, including the dReLU of the layer below and its
+// bias gradient. It replaces, in a fused model's step, a forward GEMM with a
+// bias epilogue, the loss kernel, a weight-gradient GEMM with a
+// bias-gradient epilogue and a data-gradient GEMM with a dReLU/bias-gradient
+// epilogue: four launches, of which three are GEMMs with a single output
+// column, by one, which reads x [n, K] once from memory where they read it
+// twice (plus the ReLU bitmask).
+//
+//   z_b       = Σ_k x[b, k] w[k] + bias                  (fp32, FMA, a warp's fixed tree)
+//   loss     += (1/N) Σ_b l(z_b, y_b)                     (as BceWithLogits: double per sample,
+//                                                          block partials summed in block order)
+//   g_b       = (σ(z_b) - y_b) / N, rounded to float and then to the storage type
+//   dx[b, k]  = g_b w[k] (x[b, k] > 0)                    (the layer below's dL/dz: x is its ReLU output)
+//   dw[k]     = Σ_b g_b x[b, k]     db = Σ_b g_b          db_below[k] = Σ_b dx[b, k]
+//
+// N = mean_over (a rank's share of a larger batch, as BceWithLogits) or n.
+// The sums over samples are per block in sample order, then over blocks in
+// block order by the last block to finish (a counter, left 0 for the next
+// run): the same bits on every run. Tensors are fp32 or bf16 (a bf16
+// model's: values widened on load, results rounded to nearest even on
+// store); the arithmetic is fp32, the loss double. forward() writes fp32
+// logits only (evaluation). Neither allocates nor synchronises.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cuda/status.h"
+#include "kernels/launch.h"
+
+namespace perflab::kernels::cuda {
+
+struct LogitHeadArguments {
+  int64_t n = 0;      ///< Samples.
+  int64_t k = 0;      ///< Input features (the layer below's width).
+  bool bf16 = false;  ///< x, w, bias, dx, dw, db and db_below are bf16 (else fp32).
+
+  const void* x = nullptr;     ///< [n, k]: the layer below's ReLU output.
+  const void* w = nullptr;     ///< [k]
+  const void* bias = nullptr;  ///< [1]
+
+  float* logits = nullptr;  ///< forward(): [n] fp32.
+
+  // train()
+  const float* labels = nullptr;  ///< [n], each in [0, 1].
+  void* dx = nullptr;             ///< [n, k]: g_b w[k] (x[b, k] > 0); must not alias x.
+  void* dw = nullptr;             ///< [k]
+  void* db = nullptr;             ///< [1]
+  void* db_below = nullptr;       ///< [k]: the layer below's bias gradient.
+  float* loss_accumulator = nullptr;  ///< Optional: += the batch's mean loss (times n / mean_over).
+  int32_t* nonfinite_flag = nullptr;  ///< Optional: as BceArguments.
+  int32_t* step_counter = nullptr;    ///< Optional: as BceArguments.
+  int64_t mean_over = 0;              ///< 0: n; else the whole batch these n samples are a share of.
+  uint32_t* done_counter = nullptr;   ///< Device counter, 0 before the first run; left 0 after each.
+};
+
+class LogitHead {
+ public:
+  /// Shapes, pointers (training: labels, dx, dw, db, db_below and
+  /// done_counter too), k <= kMaxFeatures.
+  static Status can_implement(const LogitHeadArguments& args, bool training);
+  /// The per-block partial sums train() needs.
+  static size_t workspace_bytes(const LogitHeadArguments& args);
+  /// logits = x w + bias (one launch).
+  static void forward(const LogitHeadArguments& args, cudaStream_t stream);
+  /// The forward, the loss and the backward (one launch).
+  static void train(const LogitHeadArguments& args, void* workspace, cudaStream_t stream);
+  /// What each launches. Host-only.
+  static LaunchList forward_launches(const LogitHeadArguments& args);
+  static LaunchList train_launches(const LogitHeadArguments& args);
+
+  static constexpr int64_t kMaxFeatures = 4096;
+};
+
+}  // namespace perflab::kernels::cuda

@@ -1,0 +1,215 @@
+// The fused last layer and loss (kernels/cuda/logit_head.h) against a
+// double-precision reference on odd sizes, fp32 and bf16.
+//
+// Tolerances, from the arithmetic. The device's logit z is an fp32 sum of k
+// products (a lane's fused multiply-adds, then a butterfly): within
+// dz = 2 (k + 1) 2^-24 (Σ|x w| + |bias|) of the exact one. σ' <= 1/4, so
+// g = (σ(z) - y) / N is within dg = dz / (4N) + u|g|, u the rounding of g to
+// its storage type (2^-24 fp32; bf16 rounds once more: 2^-8 more).
+// Then, each a sum of n terms in fp32 (2 (n + 1) 2^-24 of the sum of their
+// magnitudes) plus its own storage rounding u|value|:
+//   dx[b, k]  = g_b w_k [x > 0]:  |w_k| dg_b + u |g_b w_k|
+//   dw[k]     = Σ g_b x[b, k]:    Σ |x| dg_b + 2 (n + 1) 2^-24 Σ |g x|
+//   db        = Σ g_b:            Σ dg_b + 2 (n + 1) 2^-24 Σ |g|
+//   db_below  = Σ dx[b, k]:       Σ |w_k| [x > 0] dg_b + 2 (n + 1) 2^-24 Σ |g w_k| [x > 0]
+// The loss per sample moves by at most dz (|dl/dz| <= 1): the mean by the
+// mean of dz, plus float's rounding of the accumulator.
+#include "kernels/cuda/logit_head.h"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/random.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/half_precision.h"
+#include "tests/support/cuda_device.h"
+#include "tests/support/stored_values.h"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+TEST(LogitHeadCanImplement, RejectsBadArgumentsWithAReason) {
+  float anything = 0;
+  uint32_t counter = 0;
+  LogitHeadArguments a;
+  a.n = 5;
+  a.k = 3;
+  a.x = a.w = a.bias = &anything;
+  a.logits = &anything;
+  a.labels = &anything;
+  a.dw = a.db = a.db_below = &anything;
+  a.dx = &counter;  // any pointer but x's
+  a.done_counter = &counter;
+  EXPECT_TRUE(LogitHead::can_implement(a, true).ok()) << LogitHead::can_implement(a, true).reason();
+  EXPECT_TRUE(LogitHead::can_implement(a, false).ok()) << LogitHead::can_implement(a, false).reason();
+  LogitHeadArguments b = a;
+  b.n = 0;
+  EXPECT_NE(LogitHead::can_implement(b, false).reason().find("n must be in"), std::string::npos);
+  b = a;
+  b.k = LogitHead::kMaxFeatures + 1;
+  EXPECT_NE(LogitHead::can_implement(b, true).reason().find("k must be in"), std::string::npos);
+  b = a;
+  b.logits = nullptr;
+  EXPECT_NE(LogitHead::can_implement(b, false).reason().find("logits is null"), std::string::npos);
+  EXPECT_TRUE(LogitHead::can_implement(b, true).ok()) << "training needs no logits";
+  b = a;
+  b.db_below = nullptr;
+  EXPECT_NE(LogitHead::can_implement(b, true).reason().find("must be set"), std::string::npos);
+  b = a;
+  b.done_counter = nullptr;
+  EXPECT_NE(LogitHead::can_implement(b, true).reason().find("done_counter"), std::string::npos);
+  b = a;
+  b.dx = const_cast<void*>(b.x);
+  EXPECT_NE(LogitHead::can_implement(b, true).reason().find("alias"), std::string::npos);
+  b = a;
+  b.mean_over = 4;
+  EXPECT_NE(LogitHead::can_implement(b, true).reason().find("mean_over"), std::string::npos);
+  EXPECT_EQ(LogitHead::train_launches(a).size(), 1u);
+}
+
+/// Values stored in the test's type: the floats the device holds (which
+/// the reference uses) and the device copy.
+struct Stored {
+  std::vector<float> values;
+  DeviceBuffer<uint8_t> device;
+  Stored(std::vector<float> v, bool bf16) : values(std::move(v)), device(test_support::upload_stored(values, bf16)) {}
+};
+
+std::vector<float> widen(const DeviceBuffer<uint8_t>& buffer, size_t n, bool bf16) {
+  return test_support::download_stored(buffer, n, bf16);
+}
+
+double sigmoid(double z) { return z >= 0 ? 1 / (1 + std::exp(-z)) : std::exp(z) / (1 + std::exp(z)); }
+
+struct Case {
+  int64_t n, k, mean_over;
+  bool bf16;
+};
+
+std::string describe(const Case& c) {
+  return "n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " mean_over=" + std::to_string(c.mean_over) +
+         (c.bf16 ? " bf16" : " fp32");
+}
+
+void check_case(const Case& c) {
+  const auto n = static_cast<size_t>(c.n), k = static_cast<size_t>(c.k);
+  // x is a ReLU's output: non-negative, with exact zeros.
+  std::vector<float> xv = test_support::random_vector(n * k, 41, -1.0f, 2.0f);
+  for (float& v : xv) v = std::max(v, 0.0f);
+  Stored x(xv, c.bf16), w(test_support::random_vector(k, 42), c.bf16), bias(std::vector<float>{0.25f}, c.bf16);
+  std::vector<float> labels = test_support::random_vector(n, 43, 0.0f, 1.0f);
+  for (size_t b = 0; b < n; ++b) {
+    if (b % 3 != 2) labels[b] = labels[b] < 0.5f ? 0.0f : 1.0f;
+  }
+  DeviceBuffer<float> d_labels(labels), logits(n), state(std::vector<float>{0.5f, 0.0f, 0.0f});
+  DeviceBuffer<uint32_t> done(std::vector<uint32_t>{0});
+  const size_t e = c.bf16 ? 2 : 4;
+  DeviceBuffer<uint8_t> dx(n * k * e), dw(k * e), db(e), db_below(k * e);
+  LogitHeadArguments a;
+  a.n = c.n;
+  a.k = c.k;
+  a.bf16 = c.bf16;
+  a.x = x.device.data();
+  a.w = w.device.data();
+  a.bias = bias.device.data();
+  a.logits = logits.data();
+  a.labels = d_labels.data();
+  a.dx = dx.data();
+  a.dw = dw.data();
+  a.db = db.data();
+  a.db_below = db_below.data();
+  a.loss_accumulator = state.data();
+  a.mean_over = c.mean_over;
+  a.done_counter = done.data();
+  ASSERT_TRUE(LogitHead::can_implement(a, true).ok()) << LogitHead::can_implement(a, true).reason();
+  DeviceBuffer<uint8_t> workspace(LogitHead::workspace_bytes(a));
+  LogitHead::forward(a, nullptr);
+  LogitHead::train(a, workspace.data(), nullptr);
+  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> got_logits = logits.download();
+  const std::vector<float> got_dx = widen(dx, n * k, c.bf16), got_dw = widen(dw, k, c.bf16),
+                           got_db = widen(db, 1, c.bf16), got_dbb = widen(db_below, k, c.bf16);
+  const float got_loss = state.download()[0];
+  const std::vector<uint8_t> dx_bits = dx.download();
+  EXPECT_EQ(done.download()[0], 0u) << "the counter is left 0 for the next run";
+  // Deterministic: a second run writes the same bits (and adds the same loss again).
+  LogitHead::train(a, workspace.data(), nullptr);
+  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(dx.download(), dx_bits) << "a second run differs; " << describe(c);
+  EXPECT_EQ(widen(dw, k, c.bf16), got_dw) << "a second run differs; " << describe(c);
+  EXPECT_EQ(widen(db_below, k, c.bf16), got_dbb) << "a second run differs; " << describe(c);
+
+  const double N = static_cast<double>(c.mean_over > 0 ? c.mean_over : c.n);
+  const double eps = std::ldexp(1.0, -24), u = c.bf16 ? std::ldexp(1.0, -8) + eps : eps;
+  std::vector<double> g(n), dg(n);
+  double loss = 0, loss_slack = 0;
+  for (size_t b = 0; b < n; ++b) {
+    double z = bias.values[0], m = std::fabs(bias.values[0]);
+    for (size_t j = 0; j < k; ++j) {
+      z += static_cast<double>(x.values[b * k + j]) * w.values[j];
+      m += std::fabs(static_cast<double>(x.values[b * k + j]) * w.values[j]);
+    }
+    const double dz = 2 * (static_cast<double>(k) + 1) * eps * m;
+    ASSERT_LE(std::fabs(got_logits[b] - z), dz) << "logit " << b << "; " << describe(c);
+    const double y = labels[b];
+    loss += std::max(z, 0.0) - z * y + std::log1p(std::exp(-std::fabs(z)));
+    loss_slack += dz;
+    g[b] = (sigmoid(z) - y) / N;
+    dg[b] = dz / (4 * N) + u * std::fabs(g[b]);
+  }
+  const double nn = static_cast<double>(n);
+  for (size_t j = 0; j < k; ++j) {
+    double dw_ref = 0, dw_tol = 0, dw_mag = 0, dbb_ref = 0, dbb_tol = 0, dbb_mag = 0;
+    for (size_t b = 0; b < n; ++b) {
+      const double xv_ = x.values[b * k + j], wv = w.values[j];
+      const double mask = xv_ > 0 ? 1 : 0;
+      const double dx_ref = g[b] * wv * mask;
+      const double dx_tol = std::fabs(wv) * mask * dg[b] + u * std::fabs(dx_ref) + 1e-30;
+      ASSERT_LE(std::fabs(got_dx[b * k + j] - dx_ref), dx_tol)
+          << "dx[" << b << ", " << j << "]: " << got_dx[b * k + j] << " vs " << dx_ref << "; " << describe(c);
+      dw_ref += g[b] * xv_;
+      dw_tol += std::fabs(xv_) * dg[b];
+      dw_mag += std::fabs(g[b] * xv_);
+      dbb_ref += dx_ref;
+      dbb_tol += std::fabs(wv) * mask * dg[b];
+      dbb_mag += std::fabs(dx_ref);
+    }
+    dw_tol += 2 * (nn + 1) * eps * dw_mag + u * std::fabs(dw_ref) + 1e-30;
+    dbb_tol += 2 * (nn + 1) * eps * dbb_mag + u * std::fabs(dbb_ref) + 1e-30;
+    EXPECT_LE(std::fabs(got_dw[j] - dw_ref), dw_tol) << "dw[" << j << "]; " << describe(c);
+    EXPECT_LE(std::fabs(got_dbb[j] - dbb_ref), dbb_tol) << "db_below[" << j << "]; " << describe(c);
+  }
+  double db_ref = 0, db_tol = 0, db_mag = 0;
+  for (size_t b = 0; b < n; ++b) {
+    db_ref += g[b];
+    db_tol += dg[b];
+    db_mag += std::fabs(g[b]);
+  }
+  db_tol += 2 * (nn + 1) * eps * db_mag + u * std::fabs(db_ref) + 1e-30;
+  EXPECT_LE(std::fabs(got_db[0] - db_ref), db_tol) << "db; " << describe(c);
+  // The accumulator started at 0.5: += this share's mean (n / N of the batch's).
+  const double expected_loss = 0.5 + loss / nn * (nn / N);
+  EXPECT_LE(std::fabs(got_loss - expected_loss), loss_slack / N + std::ldexp(std::fabs(expected_loss), -22))
+      << "loss; " << describe(c);
+}
+
+TEST(LogitHeadCuda, MatchesTheReferenceAtOddSizesInFp32AndBf16) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (bool bf16 : {false, true}) {
+    for (const Case& c : {Case{1, 1, 0, bf16}, Case{63, 3, 0, bf16}, Case{64, 256, 0, bf16}, Case{65, 257, 0, bf16},
+                          Case{1000, 256, 4096, bf16}, Case{4097, 33, 0, bf16}}) {
+      check_case(c);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace perflab::kernels::cuda
