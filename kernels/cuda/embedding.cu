@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "base/error.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/host_sync.h"
@@ -338,7 +339,7 @@ struct BackwardLayout {
   size_t temp = 0, temp_bytes = 0, total = 0;
 };
 
-BackwardLayout backward_layout(int64_t num_slots, int64_t dim, int key_bits) {
+BackwardLayout compute_backward_layout(int64_t num_slots, int64_t dim, int key_bits) {
   const int n = static_cast<int>(num_slots);
   size_t sort_bytes = 0;
   PERFLAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
@@ -363,6 +364,24 @@ BackwardLayout backward_layout(int64_t num_slots, int64_t dim, int key_bits) {
   l.temp = take(l.temp_bytes);
   l.total = at;
   return l;
+}
+
+/// compute_backward_layout, remembered for the last problem and device of
+/// this thread: the forward (keys_in_forward) and the update ask for the
+/// same layout every step, and CUB's size query is host work per call.
+BackwardLayout backward_layout(int64_t num_slots, int64_t dim, int key_bits) {
+  struct Memo {
+    int64_t num_slots = -1, dim = -1;
+    int key_bits = -1, device = -1;
+    BackwardLayout layout;
+  };
+  thread_local Memo memo;
+  int device = 0;
+  PERFLAB_CUDA_CHECK(cudaGetDevice(&device));
+  if (memo.num_slots != num_slots || memo.dim != dim || memo.key_bits != key_bits || memo.device != device) {
+    memo = {num_slots, dim, key_bits, device, compute_backward_layout(num_slots, dim, key_bits)};
+  }
+  return memo.layout;
 }
 
 template <typename T>
@@ -395,6 +414,7 @@ void EmbeddingForward::run(const EmbeddingArguments& a, void* workspace, cudaStr
   const int64_t slots = a.batch * a.num_tables;
   SortInput sort;
   if (a.keys_in_forward) {
+    if (workspace == nullptr) throw UsageError("embedding forward: keys_in_forward needs the update's workspace");
     const BackwardLayout l = backward_layout(slots, a.dim, row_key_bits(a.total_rows));
     sort = {at_offset<RowKey>(workspace, l.keys_in), at_offset<Slot>(workspace, l.slots_in),
             at_offset<unsigned>(workspace, l.done), tiles_for(slots)};

@@ -15,8 +15,8 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-/// Samples per block: the tile whose gradient sums one block makes.
-constexpr int kTile = 64;
+/// Samples per tile: a block's shared g and losses.
+constexpr int kTile = static_cast<int>(LogitHead::kTileSamples);
 constexpr unsigned kFullMask = 0xffffffffu;
 
 __device__ inline float stored(float v, const float*) { return v; }
@@ -47,16 +47,19 @@ __global__ void logit_forward_kernel(int64_t n, int64_t k, const T* __restrict__
   }
 }
 
-/// Block q takes samples [q kTile, (q + 1) kTile):
+/// Tiles of kTile samples; block q takes tiles q, q + G, q + 2G, ... (G
+/// blocks: at most kMaxBlocks, so the last block's final sum stays short).
+/// Per tile:
 ///  1. a warp per sample: z, the sample's loss (double) and g (rounded to
 ///     float, then to the storage type), into shared memory;
-///  2. a thread per column k: in sample order, dx[b, k] written, and the
-///     block's sums of g x[b, k] (dw) and dx[b, k] (db_below) into the
-///     partials; thread 0 the block's sums of g (db) and of the losses;
-///  3. the last block to finish sums the partials in block order, writes
-///     dw, db, db_below and publishes the loss (as BceWithLogits).
-/// Partials: [blocks] losses (double), [blocks] g sums, [blocks][k] dw and
-/// [blocks][k] db_below (floats).
+///  2. a thread per column: in sample order, dx[b, k] written, and the
+///     block's running sums of g x[b, k] (dw) and dx[b, k] (db_below);
+///     thread 0 the block's running sums of g (db) and of the losses.
+/// Then each block writes its sums to the partials, and the last block to
+/// finish adds them in block order (four interleaved running sums per
+/// column, combined in a fixed order), writes dw, db, db_below and publishes
+/// the loss (as BceWithLogits). Partials: [G] losses (double), [G] g sums,
+/// [G][k] dw and [G][k] db_below (floats).
 template <typename T>
 __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t mean_over, const T* __restrict__ x,
                                   const T* __restrict__ w, const T* __restrict__ bias,
@@ -65,46 +68,61 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t mean_over, const
                                   float* g_partials, float* dw_partials, float* dbb_partials, uint32_t* done,
                                   float* __restrict__ loss_accumulator, int32_t* __restrict__ nonfinite_flag,
                                   int32_t* __restrict__ step_counter) {
+  constexpr int kCols = LogitHead::kMaxFeatures / kThreads;  // columns a thread owns, at most
   __shared__ float g[kTile];
   __shared__ double loss[kTile];
   __shared__ bool last;
-  const int64_t first = blockIdx.x * int64_t{kTile};
-  const int count = static_cast<int>(n - first < kTile ? n - first : kTile);
   const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31u);
   const double count_over = static_cast<double>(mean_over);
-  for (int s = warp; s < count; s += kWarps) {
-    const int64_t b = first + s;
-    const double z = warp_logit(x + b * k, w, bias, k);
-    if (lane == 0) {
-      const double y = labels[b];
-      loss[s] = bce_sample_loss(z, y);
-      g[s] = stored(static_cast<float>((stable_sigmoid(z) - y) / count_over), w);
+  const int64_t tiles = (n + kTile - 1) / kTile;
+  float sum_w[kCols] = {}, sum_b[kCols] = {};
+  double block_loss = 0.0;
+  float block_g = 0.0f;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t first = tile * kTile;
+    const int count = static_cast<int>(n - first < kTile ? n - first : kTile);
+    for (int s = warp; s < count; s += kWarps) {
+      const int64_t b = first + s;
+      const double z = warp_logit(x + b * k, w, bias, k);
+      if (lane == 0) {
+        const double y = labels[b];
+        loss[s] = bce_sample_loss(z, y);
+        g[s] = stored(static_cast<float>((stable_sigmoid(z) - y) / count_over), w);
+      }
     }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < kCols; ++j) {
+      const int64_t c = threadIdx.x + int64_t{j} * kThreads;
+      if (c >= k) break;
+      const float wc = widen(w[c]);
+      for (int s = 0; s < count; ++s) {
+        const int64_t at = (first + s) * k + c;
+        const float xv = widen(x[at]);
+        const float d = xv > 0.0f ? g[s] * wc : 0.0f;
+        put(dx, at, d);
+        sum_w[j] = fmaf(g[s], xv, sum_w[j]);
+        sum_b[j] += d;
+      }
+    }
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < count; ++s) {
+        block_loss += loss[s];
+        block_g += g[s];
+      }
+    }
+    __syncthreads();  // g and loss are rewritten by the next tile
   }
-  __syncthreads();
-  for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
-    const float wc = widen(w[c]);
-    float sum_w = 0.0f, sum_b = 0.0f;
-    for (int s = 0; s < count; ++s) {
-      const int64_t at = (first + s) * k + c;
-      const float xv = widen(x[at]);
-      const float d = xv > 0.0f ? g[s] * wc : 0.0f;
-      put(dx, at, d);
-      sum_w = fmaf(g[s], xv, sum_w);
-      sum_b += d;
-    }
-    dw_partials[blockIdx.x * k + c] = sum_w;
-    dbb_partials[blockIdx.x * k + c] = sum_b;
+#pragma unroll
+  for (int j = 0; j < kCols; ++j) {
+    const int64_t c = threadIdx.x + int64_t{j} * kThreads;
+    if (c >= k) break;
+    dw_partials[blockIdx.x * k + c] = sum_w[j];
+    dbb_partials[blockIdx.x * k + c] = sum_b[j];
   }
   if (threadIdx.x == 0) {
-    double l = 0.0;
-    float sum_g = 0.0f;
-    for (int s = 0; s < count; ++s) {
-      l += loss[s];
-      sum_g += g[s];
-    }
-    loss_partials[blockIdx.x] = l;
-    g_partials[blockIdx.x] = sum_g;
+    loss_partials[blockIdx.x] = block_loss;
+    g_partials[blockIdx.x] = block_g;
   }
   __threadfence();  // this block's partials are visible before it is counted
   __syncthreads();
@@ -114,13 +132,14 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t mean_over, const
   __threadfence();
   const int blocks = static_cast<int>(gridDim.x);
   for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
-    float sum_w = 0.0f, sum_b = 0.0f;
+    // Four running sums (blocks q = 0, 1, 2, 3 mod 4): four loads in flight.
+    float w4[4] = {}, b4[4] = {};
     for (int q = 0; q < blocks; ++q) {
-      sum_w += __ldcg(dw_partials + q * k + c);  // L2: written by other blocks
-      sum_b += __ldcg(dbb_partials + q * k + c);
+      w4[q & 3] += __ldcg(dw_partials + q * k + c);  // L2: written by other blocks
+      b4[q & 3] += __ldcg(dbb_partials + q * k + c);
     }
-    put(dw, c, sum_w);
-    put(db_below, c, sum_b);
+    put(dw, c, (w4[0] + w4[1]) + (w4[2] + w4[3]));
+    put(db_below, c, (b4[0] + b4[1]) + (b4[2] + b4[3]));
   }
   if (threadIdx.x == 0) {
     double total = 0.0;
@@ -135,7 +154,8 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t mean_over, const
   }
 }
 
-int64_t blocks_for(int64_t n) { return (n + kTile - 1) / kTile; }
+/// The training grid: a block per tile, at most kMaxBlocks.
+int64_t blocks_for(int64_t n) { return std::min((n + kTile - 1) / kTile, LogitHead::kMaxBlocks); }
 
 size_t align8(size_t bytes) { return (bytes + 7) / 8 * 8; }
 

@@ -16,9 +16,10 @@
 //   dw[k]     = Σ_b g_b x[b, k]     db = Σ_b g_b          db_below[k] = Σ_b dx[b, k]
 //
 // N = mean_over (a rank's share of a larger batch, as BceWithLogits) or n.
-// The sums over samples are per block in sample order, then over blocks in
-// block order by the last block to finish (a counter, left 0 for the next
-// run): the same bits on every run. Tensors are fp32 or bf16 (a bf16
+// The sums over samples are per block in sample order (a block takes every
+// G-th tile of 64 samples, G <= 256 blocks), then over blocks in a fixed
+// order by the last block to finish (a counter, left 0 for the next run):
+// the same bits on every run. Tensors are fp32 or bf16 (a bf16
 // model's: values widened on load, results rounded to nearest even on
 // store); the arithmetic is fp32, the loss double. forward() writes fp32
 // logits only (evaluation). Neither allocates nor synchronises.
@@ -73,7 +74,13 @@ class LogitHead {
   static LaunchList forward_launches(const LogitHeadArguments& args);
   static LaunchList train_launches(const LogitHeadArguments& args);
 
-  static constexpr int64_t kMaxFeatures = 4096;
+  /// k at most this (a thread's columns stay in registers: 8 of 256 threads').
+  static constexpr int64_t kMaxFeatures = 2048;
+  /// Samples per tile, and the most blocks train() launches: sums over
+  /// samples run in sample order within a block (at most
+  /// ceil(ceil(n / kTileSamples) / kMaxBlocks) tiles), then over the blocks.
+  static constexpr int64_t kTileSamples = 64;
+  static constexpr int64_t kMaxBlocks = 256;
 };
 
 }  // namespace perflab::kernels::cuda

@@ -177,11 +177,11 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   }
 
   build_mlp(shape_.bottom_mlp, shape_.num_dense, /*bottom=*/true, 0);
-  build_mlp(shape_.top_mlp, top_in_, /*bottom=*/false, top_weight);
   // Fused: the last layer (K -> 1), the loss and that layer's backward are
-  // one kernel (kernels/cuda/logit_head.h); its Layer keeps the buffers and
-  // slots, its Linear never runs.
-  fused_head_ = options_.fused && top_.size() >= 2;
+  // one kernel (kernels/cuda/logit_head.h); its Layer keeps only its
+  // parameter and gradient slots (no Linear, no buffers).
+  fused_head_ = options_.fused && shape_.top_mlp.size() >= 2;
+  build_mlp(shape_.top_mlp, top_in_, /*bottom=*/false, top_weight);
   // The top MLP's input is the interaction output, in the model's type.
   kc::LinearArguments& top0 = top_.front()->args;
   top0.x = bf16_ ? static_cast<void*>(inter_bf16_.data()) : inter_.data();
@@ -210,10 +210,11 @@ void CudaModel::tune_gemms() {
   const size_t element = bf16_ ? 2 : 4;
   uint64_t seed = 1;
   auto fill = [&](void* p, size_t bytes) { fill_uniform(p, static_cast<int64_t>(bytes / element), bf16_, seed++, nullptr); };
-  for (const auto* layers : {&bottom_, &top_}) {
-    for (const auto& layer : *layers) {
-      fill(layer->y.data(), layer->y.bytes());
-      fill(layer->dy.data(), layer->dy.bytes());
+  for (bool bottom : {true, false}) {
+    for (size_t l = 0; l < mlp_layers(bottom); ++l) {
+      Layer& layer = bottom ? *bottom_[l] : *top_[l];
+      fill(layer.y.data(), layer.y.bytes());
+      fill(layer.dy.data(), layer.dy.bytes());
     }
   }
   // The bottom MLP's input is the batch's (set per step), and the fp32 top
@@ -266,10 +267,14 @@ void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool botto
     kc::LinearArguments& a = layer->args;
     a = modes[l];
     const int64_t out = widths[l];
+    // The fused head (fused_head_) runs inside the loss's kernel.
+    const bool head = !bottom && fused_head_ && l + 1 == modes.size();
 
-    layer->y = kc::DeviceBuffer<uint8_t>(count(local_ * out) * element_bytes);
-    layer->dy = kc::DeviceBuffer<uint8_t>(count(local_ * out) * element_bytes);
-    const size_t aux_bytes = kc::Linear::aux_bytes(a);
+    if (!head) {
+      layer->y = kc::DeviceBuffer<uint8_t>(count(local_ * out) * element_bytes);
+      layer->dy = kc::DeviceBuffer<uint8_t>(count(local_ * out) * element_bytes);
+    }
+    const size_t aux_bytes = head ? 0 : kc::Linear::aux_bytes(a);
     if (aux_bytes > 0) layer->aux = kc::DeviceBuffer<uint8_t>(aux_bytes);
     const Slot& w = slots_.at(first_slot + 2 * l);
     const Slot& b = slots_.at(first_slot + 2 * l + 1);
@@ -277,8 +282,8 @@ void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool botto
     a.b = weights(b);
     a.dw = gradients(w);
     a.db = gradients(b);
-    a.y = layer->y.data();
-    a.dy = layer->dy.data();
+    a.y = head ? nullptr : layer->y.data();
+    a.dy = head ? nullptr : layer->dy.data();
     a.aux = aux_bytes > 0 ? layer->aux.data() : nullptr;
     if (l > 0) {
       Layer& below = *layers[l - 1];
@@ -290,9 +295,11 @@ void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool botto
       }
     }
     const std::string name = fmt::format("{} layer {} ({} -> {})", bottom ? "bottom" : "top", l, in, out);
-    require(kc::Linear::can_implement(a), name);
-    layer->linear = std::make_unique<kc::Linear>(lt_.get(), a);
-    require(layer->linear->status(), name);
+    if (!head) {
+      require(kc::Linear::can_implement(a), name);
+      layer->linear = std::make_unique<kc::Linear>(lt_.get(), a);
+      require(layer->linear->status(), name);
+    }
     layers.push_back(std::move(layer));
     in = out;
   }
@@ -303,9 +310,9 @@ void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool botto
 void CudaModel::check_operators() {
   const int64_t batch = local_;
   size_t workspace = 0;
-  for (const auto* layers : {&bottom_, &top_}) {
-    for (const auto& layer : *layers) {
-      workspace = std::max(workspace, kc::Linear::workspace_bytes(layer->args));
+  for (bool bottom : {true, false}) {
+    for (size_t l = 0; l < mlp_layers(bottom); ++l) {
+      workspace = std::max(workspace, kc::Linear::workspace_bytes((bottom ? bottom_ : top_)[l]->args));
     }
   }
   if (!options_.external_embeddings) {  // serving: no tables here, the caller fills emb_

@@ -259,7 +259,7 @@ class CudaModel {
   /// logits for an evaluation.
   kernels::cuda::LogitHeadArguments head_arguments(const float* labels, float* logits);
   /// The layers of an MLP that run as Linear layers: all, but the top MLP's
-  /// last when fused_head_.
+  /// last when fused_head_ (that Layer has no Linear and no buffers).
   size_t mlp_layers(bool bottom) const { return bottom ? bottom_.size() : top_.size() - (fused_head_ ? 1 : 0); }
   /// The dense SGD over the flat parameters (bf16 gradients in bf16).
   kernels::cuda::SgdArguments dense_update();
