@@ -31,11 +31,13 @@ __global__ void sgd_kernel(int64_t count, float* __restrict__ w, const G* __rest
   }
 }
 
+/// dst = bf16(src): flat (row == 0), or rows of `row` written `stride` apart.
 __global__ void cast_bf16_kernel(int64_t count, const float* __restrict__ src,
-                                 __nv_bfloat16* __restrict__ dst) {
+                                 __nv_bfloat16* __restrict__ dst, int64_t row, int64_t stride) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
-    dst[i] = __float2bfloat16_rn(src[i]);
+    const int64_t at = row == 0 ? i : i / row * stride + i % row;
+    dst[at] = __float2bfloat16_rn(src[i]);
   }
 }
 
@@ -71,13 +73,18 @@ Status CastFloatToBf16::can_implement(const CastArguments& a) {
                            std::to_string(a.count));
   if (a.src == nullptr) return Status::invalid("cast to bf16: src is null");
   if (a.dst == nullptr) return Status::invalid("cast to bf16: dst is null");
+  if (a.row < 0 || (a.row > 0 && (a.count % a.row != 0 || a.dst_stride < a.row))) {
+    return Status::invalid("cast to bf16: rows of " + std::to_string(a.row) + " need count a multiple of them and "
+                           "dst_stride at least as long, got count " + std::to_string(a.count) + ", dst_stride " +
+                           std::to_string(a.dst_stride));
+  }
   return Status::success();
 }
 
 size_t CastFloatToBf16::workspace_bytes(const CastArguments&) { return 0; }
 
 void CastFloatToBf16::run(const CastArguments& a, void*, cudaStream_t stream) {
-  cast_bf16_kernel<<<blocks_for(a.count), kThreads, 0, stream>>>(a.count, a.src, a.dst);
+  cast_bf16_kernel<<<blocks_for(a.count), kThreads, 0, stream>>>(a.count, a.src, a.dst, a.row, a.dst_stride);
   PERFLAB_CUDA_CHECK_LAUNCH("cast_bf16_kernel");
 }
 

@@ -54,6 +54,12 @@ struct CastArguments {
   int64_t count = 0;             ///< Elements.
   const float* src = nullptr;    ///< [count]
   __nv_bfloat16* dst = nullptr;  ///< [count]; must not overlap src.
+  /// Optional: src is rows of `row` elements (count a multiple of it),
+  /// written `dst_stride` elements apart in dst, the columns between left as
+  /// they are (a padded input: DLRM's 13 dense features in rows of 16).
+  /// 0: one flat run.
+  int64_t row = 0;
+  int64_t dst_stride = 0;
 };
 
 /// dst = bf16(src), round to nearest even.

@@ -40,6 +40,11 @@ void add_nccl(LaunchList& list, int ranks, const std::string& what, double bytes
 
 }  // namespace
 
+int64_t bottom_input_width(const ModelShape& shape) {
+  constexpr int64_t kAlign = 8;
+  return (shape.num_dense + kAlign - 1) / kAlign * kAlign;
+}
+
 int64_t top_input_width(const ModelShape& shape) {
   constexpr int64_t kAlign = 8;
   const int64_t width =
@@ -87,7 +92,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   const auto b = static_cast<double>(local);
   const int64_t width = top_input_width(shape);  // the interaction's rows, padded
   const std::vector<kc::LinearArguments> bottom =
-      mlp_layer_modes(shape.bottom_mlp, shape.num_dense, true, local, o);
+      mlp_layer_modes(shape.bottom_mlp, bottom_input_width(shape), true, local, o);
   const std::vector<kc::LinearArguments> top =
       mlp_layer_modes(shape.top_mlp, width, false, local, o);
 
@@ -119,7 +124,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   LaunchPlan plan;
   LaunchList forward;
   if (bf16)
-    append_launches(forward, cast_to_bf16(b * static_cast<double>(shape.num_dense), "dense input"),
+    append_launches(forward, cast_to_bf16(b * static_cast<double>(shape.num_dense), "dense input, into padded rows"),
                     "");
   for (size_t l = 0; l < bottom.size(); ++l) {
     append_launches(
@@ -196,7 +201,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
 
   // The flat dense parameter count, padded as CudaModel lays it out.
   double dense = 0;
-  int64_t in = shape.num_dense;
+  int64_t in = bottom_input_width(shape);
   for (const std::vector<int>* mlp : {&shape.bottom_mlp, &shape.top_mlp}) {
     if (mlp == &shape.top_mlp) in = width;
     for (int out : *mlp) {

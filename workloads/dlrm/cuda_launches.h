@@ -27,6 +27,12 @@ namespace perflab::dlrm {
 /// unpadded one.
 int64_t top_input_width(const ModelShape& shape);
 
+/// The bottom MLP's input width on the GPU: the dense features rounded up
+/// to 8 elements (DLE: 13 -> 16), for the same reason as top_input_width;
+/// the padding columns of the input and of the first weight are zero and
+/// stay zero.
+int64_t bottom_input_width(const ModelShape& shape);
+
 /// Shape and modes (no pointers) of each layer of an MLP of `widths` fed
 /// `in` features over `batch` samples: ReLU on every bottom layer and on
 /// every top layer but the last; fused, the dReLU/bias-gradient chain of

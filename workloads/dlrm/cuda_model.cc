@@ -71,6 +71,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   num_tables_ = static_cast<int>(shape_.table_sizes.size());
   interaction_width_ = kernels::cpu::interaction_output_width(num_tables_, shape_.embed_dim);
   top_in_ = top_input_width(shape_);
+  bottom_in_ = bottom_input_width(shape_);
   const int64_t dim = shape_.embed_dim;
   local_ = options_.batch;
   if (options_.comm != nullptr) {
@@ -103,10 +104,12 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   for (size_t i = 0; i < params.size(); ++i) {
     const DenseParameter& p = params[i];
     Slot slot{dense_count_, p.size, p.name, 1, p.size, p.size};
-    if (i == top_weight) {
-      slot.rows = shape_.top_mlp.front();
-      slot.cols = interaction_width_;
-      slot.ld = top_in_;
+    // The first weight of each MLP has zero columns past its input's width
+    // (bottom_input_width, top_input_width): rows ld apart.
+    if (i == 0 || i == top_weight) {
+      slot.rows = i == 0 ? shape_.bottom_mlp.front() : shape_.top_mlp.front();
+      slot.cols = i == 0 ? shape_.num_dense : interaction_width_;
+      slot.ld = i == 0 ? bottom_in_ : top_in_;
       if (slot.rows * slot.cols != p.size) {
         throw Error(fmt::format("dlrm cuda: {} holds {} values, not {} x {}", p.name, p.size, slot.rows, slot.cols));
       }
@@ -165,8 +168,16 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   // The interaction writes the first interaction_width_ columns of each
   // top_in_-wide row: the padding stays the zero written here (and again
   // after tune_gemms, which fills the bf16 one).
+  // The bottom MLP's input, in rows of bottom_in_ (13 -> 16) whose padding
+  // columns stay the zero written here (and again after tune_gemms): bf16
+  // always, fp32 when the dense features need padding.
+  if (!bf16_ && bottom_in_ != shape_.num_dense) {
+    dense_in_ = Buffer<float>(count(batch * bottom_in_));
+    dense_in_.zero();
+  }
   if (bf16_) {
-    dense_in_bf16_ = Buffer<uint16_t>(count(batch * shape_.num_dense));
+    dense_in_bf16_ = Buffer<uint16_t>(count(batch * bottom_in_));
+    dense_in_bf16_.zero();
     inter_bf16_ = Buffer<uint16_t>(count(batch * top_in_));
     inter_bf16_.zero();
     dinter_bf16_ = Buffer<uint16_t>(count(batch * top_in_));
@@ -176,7 +187,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     dinter_ = Buffer<float>(count(batch * top_in_));
   }
 
-  build_mlp(shape_.bottom_mlp, shape_.num_dense, /*bottom=*/true, 0);
+  build_mlp(shape_.bottom_mlp, bottom_in_, /*bottom=*/true, 0);
   // Fused: the last layer (K -> 1), the loss and that layer's backward are
   // one kernel (kernels/cuda/logit_head.h); its Layer keeps only its
   // parameter and gradient slots (no Linear, no buffers).
@@ -195,7 +206,10 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   }
   if (options_.tune_gemms) {
     tune_gemms();
-    if (bf16_) inter_bf16_.zero();  // its padding columns again (the interaction never writes them)
+    if (bf16_) {  // their padding columns again (nothing else writes them)
+      inter_bf16_.zero();
+      dense_in_bf16_.zero();
+    }
   }
   kc::counted_stream_synchronize(nullptr);  // setup: the uploads and the cast are done
 }
@@ -222,7 +236,7 @@ void CudaModel::tune_gemms() {
   // stand-ins for both. In bf16 the layers read the cast's buffer and the
   // interaction's output, filled in place (the constructor zeroes the
   // latter again after tuning).
-  kc::DeviceBuffer<uint8_t> dense_in(bf16_ ? 0 : count(local_ * shape_.num_dense) * element);
+  kc::DeviceBuffer<uint8_t> dense_in(bf16_ ? 0 : count(local_ * bottom_in_) * element);
   kc::DeviceBuffer<uint8_t> top_in(bf16_ ? 0 : count(local_ * top_in_) * element);
   if (bf16_) {
     fill(dense_in_bf16_.data(), dense_in_bf16_.bytes());
@@ -233,7 +247,7 @@ void CudaModel::tune_gemms() {
   }
   for (bool bottom : {true, false}) {
     auto& layers = bottom ? bottom_ : top_;
-    int64_t in = bottom ? shape_.num_dense : top_in_;
+    int64_t in = bottom ? bottom_in_ : top_in_;
     for (size_t l = 0; l < mlp_layers(bottom); ++l) {
       kc::LinearArguments a = layers[l]->args;
       if (bottom && l == 0) a.x = bf16_ ? static_cast<const void*>(dense_in_bf16_.data()) : dense_in.data();
@@ -346,7 +360,23 @@ void CudaModel::check_operators() {
 }
 
 const void* CudaModel::first_input(const DeviceBatch& batch) const {
-  return bf16_ ? static_cast<const void*>(dense_in_bf16_.data()) : batch.dense;
+  if (bf16_) return dense_in_bf16_.data();
+  return bottom_in_ != shape_.num_dense ? dense_in_.data() : batch.dense;
+}
+
+void CudaModel::pad_dense_input(const DeviceBatch& batch, cudaStream_t stream) {
+  const int64_t b = local_, n = shape_.num_dense;
+  if (bf16_) {
+    kc::CastArguments cast{b * n, batch.dense, as<__nv_bfloat16>(dense_in_bf16_)};
+    cast.row = n;
+    cast.dst_stride = bottom_in_;
+    kc::CastFloatToBf16::run(cast, nullptr, stream);
+  } else if (bottom_in_ != n) {
+    // Rows of n floats into rows of bottom_in_: a strided copy, no kernel of ours.
+    PERFLAB_CUDA_CHECK(cudaMemcpy2DAsync(dense_in_.data(), count(bottom_in_) * sizeof(float), batch.dense,
+                                         count(n) * sizeof(float), count(n) * sizeof(float), count(b),
+                                         cudaMemcpyDeviceToDevice, stream));
+  }
 }
 
 void CudaModel::fork(cudaStream_t stream) {
@@ -388,10 +418,7 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
   }
   {
     ScopedPhase range("bottom MLP");
-    if (bf16_) {
-      kc::CastFloatToBf16::run({b * shape_.num_dense, batch.dense, as<__nv_bfloat16>(dense_in_bf16_)},
-                               nullptr, stream);
-    }
+    pad_dense_input(batch, stream);
     for (size_t l = 0; l < bottom_.size(); ++l) {
       kc::LinearArguments a = bottom_[l]->args;
       if (l == 0) a.x = first_input(batch);

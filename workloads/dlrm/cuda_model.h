@@ -237,6 +237,9 @@ class CudaModel {
   void tune_gemms();
   void check_operators();
   const void* first_input(const DeviceBatch& batch) const;
+  /// The batch's dense features into the bottom MLP's padded input rows
+  /// (cast to bf16 in bf16); nothing when fp32 rows need no padding.
+  void pad_dense_input(const DeviceBatch& batch, cudaStream_t stream);
   void forward(const DeviceBatch& batch, cudaStream_t stream);
   /// The lookups (and across ranks their exchange) into emb_, on `stream`.
   void embeddings(const DeviceBatch& batch, cudaStream_t stream);
@@ -278,6 +281,7 @@ class CudaModel {
   int num_tables_ = 0;
   int64_t interaction_width_ = 0;  // the interaction's output width (dim + pairs)
   int64_t top_in_ = 0;             // its rows in the buffers, padded (top_input_width)
+  int64_t bottom_in_ = 0;          // the dense features' rows, padded (bottom_input_width)
   int64_t total_rows_ = 0;  // rows of the tables on this GPU
   int64_t local_ = 0;       // samples of the MLPs: options.batch, or this rank's slice
   int64_t first_ = 0;       // the slice's first global sample
@@ -313,7 +317,8 @@ class CudaModel {
   Buffer<float> demb_;                // [B, T, D]
   Buffer<float> inter_, dinter_;      // [B, W] tf32 only
   // bf16 only.
-  Buffer<uint16_t> dense_in_bf16_;    // [B, num_dense]: the cast input
+  Buffer<float> dense_in_;            // [B, bottom_in_]: fp32, when num_dense needs padding
+  Buffer<uint16_t> dense_in_bf16_;    // [B, bottom_in_]: the cast input
   Buffer<uint16_t> inter_bf16_;       // [B, W]: the interaction's output, the top MLP's input
   Buffer<uint16_t> dinter_bf16_;      // [B, W]: its gradient
 

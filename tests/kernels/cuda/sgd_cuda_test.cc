@@ -81,6 +81,15 @@ TEST(SgdCudaCanImplement, RejectsBadProblemsWithAReason) {
   c = cast;
   c.dst = nullptr;
   EXPECT_NE(CastFloatToBf16::can_implement(c).reason().find("dst is null"), std::string::npos);
+  c = cast;
+  c.row = 2;  // 3 elements are not rows of 2
+  c.dst_stride = 4;
+  EXPECT_NE(CastFloatToBf16::can_implement(c).reason().find("count a multiple"), std::string::npos);
+  c.row = 3;
+  c.dst_stride = 2;  // rows of 3 cannot be 2 apart
+  EXPECT_NE(CastFloatToBf16::can_implement(c).reason().find("dst_stride at least"), std::string::npos);
+  c.dst_stride = 3;
+  EXPECT_TRUE(CastFloatToBf16::can_implement(c).ok()) << CastFloatToBf16::can_implement(c).reason();
 }
 
 TEST(SgdCuda, UpdateMatchesCpuBitForBitWithAndWithoutTheBf16Copy) {
@@ -155,6 +164,36 @@ TEST(SgdCuda, Bf16GradientsUpdateAsTheirWidenedValues) {
     for (size_t i = 0; i < actual.size(); ++i) {
       ASSERT_EQ(float_bits(actual[i]), float_bits(expected[i])) << "w[" << i << "], count=" << count;
       ASSERT_EQ(copy[i], bf16_bits(expected[i])) << "bf16 copy [" << i << "], count=" << count;
+    }
+  }
+}
+
+// Rows of 13 into rows of 16 (DLRM's dense features, padded for the first
+// GEMM): each value rounded in its place, the padding left as it was.
+TEST(SgdCuda, CastIntoPaddedRowsLeavesThePadding) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  constexpr int64_t kRows = 1001, kRow = 13, kStride = 16;
+  const auto src = test_support::random_vector(static_cast<size_t>(kRows * kRow), 11, -100.0f, 100.0f);
+  DeviceBuffer<float> d_src(src);
+  DeviceBuffer<uint16_t> d_dst(std::vector<uint16_t>(static_cast<size_t>(kRows * kStride), 0xBEEF));
+  CastArguments a;
+  a.count = kRows * kRow;
+  a.src = d_src.data();
+  a.dst = reinterpret_cast<__nv_bfloat16*>(d_dst.data());
+  a.row = kRow;
+  a.dst_stride = kStride;
+  ASSERT_TRUE(CastFloatToBf16::can_implement(a).ok()) << CastFloatToBf16::can_implement(a).reason();
+  CastFloatToBf16::run(a, nullptr, nullptr);
+  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto dst = d_dst.download();
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t c = 0; c < kStride; ++c) {
+      const uint16_t got = dst[static_cast<size_t>(r * kStride + c)];
+      if (c < kRow) {
+        ASSERT_EQ(got, bf16_bits(src[static_cast<size_t>(r * kRow + c)])) << "row " << r << " column " << c;
+      } else {
+        ASSERT_EQ(got, 0xBEEF) << "padding written: row " << r << " column " << c;
+      }
     }
   }
 }

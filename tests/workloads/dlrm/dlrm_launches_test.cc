@@ -143,7 +143,9 @@ TEST(DlrmLaunches, EveryLaunchDeclaresItsWorkAndTheGemmsTheirFlops) {
   // layer's dgrad (no gradient for the data) and the last layer's three
   // (256 -> 1: the fused loss kernel's, 6·B·256, declared as its own).
   double mlp = 0, first = 0;
-  int64_t in = shape.num_dense;
+  // The dense features, 13, padded to 16 on the GPU (bottom_input_width).
+  int64_t in = 16;
+  EXPECT_EQ(bottom_input_width(shape), in);
   for (int out : shape.bottom_mlp) {
     if (mlp == 0) first = 2.0 * 16384 * static_cast<double>(in) * out;
     mlp += 2.0 * 16384 * static_cast<double>(in) * out;
