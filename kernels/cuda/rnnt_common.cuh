@@ -52,15 +52,55 @@ __device__ __forceinline__ float warp_sum(float x) {
   return x;
 }
 
+/// Four consecutive elements at p (aligned to four elements), widened; and
+/// four values stored there, rounded as from_float rounds each. One 16-byte
+/// (fp32) or 8-byte (fp16, bf16) access where scalar code made four.
+__device__ __forceinline__ float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+__device__ __forceinline__ float4 load4(const __half* p) {
+  const auto* h = reinterpret_cast<const __half2*>(p);
+  const float2 lo = __half22float2(h[0]), hi = __half22float2(h[1]);
+  return make_float4(lo.x, lo.y, hi.x, hi.y);
+}
+__device__ __forceinline__ float4 load4(const __nv_bfloat16* p) {
+  const auto* h = reinterpret_cast<const __nv_bfloat162*>(p);
+  const float2 lo = __bfloat1622float2(h[0]), hi = __bfloat1622float2(h[1]);
+  return make_float4(lo.x, lo.y, hi.x, hi.y);
+}
+__device__ __forceinline__ void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
+__device__ __forceinline__ void store4(__half* p, float4 v) {
+  auto* h = reinterpret_cast<__half2*>(p);
+  h[0] = __floats2half2_rn(v.x, v.y);
+  h[1] = __floats2half2_rn(v.z, v.w);
+}
+__device__ __forceinline__ void store4(__nv_bfloat16* p, float4 v) {
+  auto* h = reinterpret_cast<__nv_bfloat162*>(p);
+  h[0] = __floats2bfloat162_rn(v.x, v.y);
+  h[1] = __floats2bfloat162_rn(v.z, v.w);
+}
+
 /// log(sum_v exp(z[v])) over one row of `vocab` logits, by the warp whose
 /// lane this is (max-shifted, so no exp overflows); every lane gets it.
-/// The one log-sum-exp of the fused and unfused losses.
+/// The one log-sum-exp of the fused and unfused losses. With `vector4` (V %
+/// 4 == 0, the row aligned) each lane reads four elements at a time; the sum
+/// then adds in another order (within fp32's rounding of the scalar one).
 template <typename T>
-__device__ __forceinline__ float warp_row_log_sum_exp(const T* z, int64_t vocab, int64_t lane) {
+__device__ __forceinline__ float warp_row_log_sum_exp(const T* z, int64_t vocab, int64_t lane, bool vector4) {
   float peak = neg_inf();
+  float sum = 0;
+  if (vector4) {
+    for (int64_t q = lane; 4 * q < vocab; q += 32) {
+      const float4 x = load4(z + 4 * q);
+      peak = fmaxf(peak, fmaxf(fmaxf(x.x, x.y), fmaxf(x.z, x.w)));
+    }
+    peak = warp_max(peak);
+    for (int64_t q = lane; 4 * q < vocab; q += 32) {
+      const float4 x = load4(z + 4 * q);
+      sum += (expf(x.x - peak) + expf(x.y - peak)) + (expf(x.z - peak) + expf(x.w - peak));
+    }
+    return peak + logf(warp_sum(sum));
+  }
   for (int64_t v = lane; v < vocab; v += 32) peak = fmaxf(peak, to_float(z[v]));
   peak = warp_max(peak);
-  float sum = 0;
   for (int64_t v = lane; v < vocab; v += 32) sum += expf(to_float(z[v]) - peak);
   return peak + logf(warp_sum(sum));
 }
@@ -169,7 +209,8 @@ __device__ __forceinline__ Frame block_frame(const RnntProblem& p) {
 }
 
 /// Writes the gradient rows of frame (b, t) of the block, one warp per row;
-/// `log_prob(r, v)` gives the log-probability of symbol v in row r. Padded:
+/// `log_prob(r, v)` gives the log-probability of symbol v in row r, and
+/// `log_prob.four(r, v)` those of v .. v + 3 (p.vector4, v % 4 == 0). Padded:
 /// rows outside the valid grid get 0, every row of an invalid sequence NaN.
 /// Packed: only the sequence's own rows are written. Block 0 also reduces
 /// the loss (costs are complete: the recursions ran before on the stream).
@@ -188,13 +229,27 @@ __device__ void gradient_frame(const RnntProblem& p, const RnntWorkspace& w, Log
     const int64_t r = s.base + f.t * s.stride + u;
     T* out = grad + r * vocab;
     if (!s.valid || f.t >= s.frames || u > s.labels) {
-      const T fill = from_float<T>(s.valid ? 0.0f : NAN);
-      for (int64_t v = lane; v < vocab; v += 32) out[v] = fill;
+      const float fill = s.valid ? 0.0f : NAN;
+      if (p.vector4) {
+        for (int64_t q = lane; 4 * q < vocab; q += 32) store4(out + 4 * q, make_float4(fill, fill, fill, fill));
+      } else {
+        for (int64_t v = lane; v < vocab; v += 32) out[v] = from_float<T>(fill);
+      }
       continue;
     }
     const GradientRow g = gradient_row(p, w, s, f.b, f.t, u, r);
-    for (int64_t v = lane; v < vocab; v += 32) {
-      out[v] = from_float<T>(gradient_value(p, g, v, log_prob(r, v)));
+    if (p.vector4) {
+      // Four symbols per lane and access; the same value per symbol.
+      for (int64_t q = lane; 4 * q < vocab; q += 32) {
+        const int64_t v = 4 * q;
+        const float4 lp = log_prob.four(r, v);
+        store4(out + v, make_float4(gradient_value(p, g, v, lp.x), gradient_value(p, g, v + 1, lp.y),
+                                    gradient_value(p, g, v + 2, lp.z), gradient_value(p, g, v + 3, lp.w)));
+      }
+    } else {
+      for (int64_t v = lane; v < vocab; v += 32) {
+        out[v] = from_float<T>(gradient_value(p, g, v, log_prob(r, v)));
+      }
     }
   }
 }

@@ -24,6 +24,10 @@ struct RnntProblem {
   bool mean = false;     ///< Reduction kMean (loss and gradient divided by B).
   float grad_scale = 1;  ///< 1/B for kMean, else 1.
   RnntDType dtype = RnntDType::kFloat32;
+  /// Rows are read and written four elements at a time: V % 4 == 0 and
+  /// logits, grad (and the unfused log-probs) aligned to four elements, so
+  /// every row starts aligned (rnnt_common.cuh's load4/store4).
+  bool vector4 = false;
   const void* logits = nullptr;
   const int32_t* labels = nullptr;
   const int32_t* logit_lengths = nullptr;

@@ -217,6 +217,11 @@ Status RnntLoss::run(const RnntLossArguments& args, Variant variant, void* works
   p.loss = args.loss;
   const RnntWorkspace w = carve(workspace_sizes(args, variant), workspace);
   const bool fused = variant == Variant::kFused;
+  // Rows four elements at a time when every row starts aligned to four.
+  const size_t four = 4 * rnnt_dtype_bytes(p.dtype);
+  const auto aligned = [](const void* q, size_t a) { return reinterpret_cast<uintptr_t>(q) % a == 0; };
+  p.vector4 = p.vocab % 4 == 0 && aligned(p.logits, four) && (p.grad == nullptr || aligned(p.grad, four)) &&
+              (fused || aligned(w.log_probs, 4 * sizeof(float)));
   const bool with_grad = p.grad != nullptr;
 
   if (fused) {

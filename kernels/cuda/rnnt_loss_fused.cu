@@ -28,7 +28,7 @@ __global__ void row_stats_kernel(RnntProblem p, RnntWorkspace w) {
   for (int64_t u = threadIdx.x / 32; u <= s.labels; u += warps) {
     const int64_t r = s.base + f.t * s.stride + u;
     const T* z = logits + r * vocab;
-    const float lse = warp_row_log_sum_exp(z, vocab, lane);
+    const float lse = warp_row_log_sum_exp(z, vocab, lane, p.vector4);
     if (lane == 0) {
       w.lse[r] = lse;
       w.lp_blank[r] = to_float(z[p.blank]) - lse;
@@ -50,6 +50,11 @@ struct RecomputedLogProb {
   int64_t vocab;
   __device__ float operator()(int64_t r, int64_t v) const {
     return to_float(logits[r * vocab + v]) - lse[r];
+  }
+  __device__ float4 four(int64_t r, int64_t v) const {
+    const float4 z = load4(logits + r * vocab + v);
+    const float l = lse[r];
+    return make_float4(z.x - l, z.y - l, z.z - l, z.w - l);
   }
 };
 

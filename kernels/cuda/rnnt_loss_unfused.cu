@@ -25,9 +25,16 @@ __global__ void log_softmax_kernel(RnntProblem p, RnntWorkspace w) {
   for (int64_t u = threadIdx.x / 32; u <= s.labels; u += warps) {
     const int64_t r = s.base + f.t * s.stride + u;
     const T* z = logits + r * vocab;
-    const float lse = warp_row_log_sum_exp(z, vocab, lane);
+    const float lse = warp_row_log_sum_exp(z, vocab, lane, p.vector4);
     float* out = w.log_probs + r * vocab;
-    for (int64_t v = lane; v < vocab; v += 32) out[v] = to_float(z[v]) - lse;
+    if (p.vector4) {
+      for (int64_t q = lane; 4 * q < vocab; q += 32) {
+        const float4 x = load4(z + 4 * q);
+        store4(out + 4 * q, make_float4(x.x - lse, x.y - lse, x.z - lse, x.w - lse));
+      }
+    } else {
+      for (int64_t v = lane; v < vocab; v += 32) out[v] = to_float(z[v]) - lse;
+    }
   }
 }
 
@@ -36,6 +43,7 @@ struct StoredLogProb {
   const float* lp;
   int64_t vocab;
   __device__ float operator()(int64_t r, int64_t v) const { return lp[r * vocab + v]; }
+  __device__ float4 four(int64_t r, int64_t v) const { return load4(lp + r * vocab + v); }
 };
 
 template <typename T>

@@ -304,6 +304,16 @@ TEST(RnntLossCuda, MatchesCpuReferenceAtOddSizes) {
             kAllReductions);
 }
 
+// V a multiple of 4: rows read and written four elements at a time
+// (RnntProblem::vector4), the blank and the labels inside a group of four,
+// at its first and its last element; every dtype, reduction and layout.
+TEST(RnntLossCuda, FourAtATimeRowsMatchCpuReference) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  check_all(random_problem({3, 7, 4, 12}, {7, 5, 1}, {4, 0, 2}, 17), kAllDtypes, kAllReductions);
+  check_all(random_problem({2, 19, 9, 4}, {19, 11}, {9, 3}, 18), kAllDtypes, kAllReductions);  // V = 4: one group
+  check_all(random_problem({4, 13, 6, 36}, {13, 13, 2, 9}, {6, 1, 0, 5}, 19), kAllDtypes, kAllReductions);
+}
+
 TEST(RnntLossCuda, MatchesCpuReferenceAtMlperfSmallVocab) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const Problem p = random_problem({4, 150, 40, 28}, {150, 97, 120, 64}, {40, 12, 33, 1}, 21);
