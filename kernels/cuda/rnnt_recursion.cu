@@ -7,6 +7,10 @@
 // d+1 (beta), so the block's threads share a diagonal's nodes and
 // __syncthreads() separates diagonals (it also makes the global writes of one
 // diagonal visible to the block for the next). The alpha block writes costs[b].
+// The previous diagonal is read from shared memory (two buffers of U+1
+// values, indexed by u) when they fit, so the step's only global reads are
+// the log-probs, which do not depend on the recursion; otherwise from the
+// alpha/beta arrays in global memory. The values are the same either way.
 #include <cstdint>
 
 #include "kernels/cuda/check.h"
@@ -33,7 +37,8 @@ struct RowLogProbs {
 };
 
 template <typename Source>
-__global__ void alpha_beta_kernel(RnntProblem p, Source src, float* alpha, float* beta) {
+__global__ void alpha_beta_kernel(RnntProblem p, Source src, float* alpha, float* beta, bool shared) {
+  extern __shared__ float diagonals_smem[];  // shared: [2][max_labels + 1]
   const int64_t b = blockIdx.x;
   const bool is_alpha = blockIdx.y == 0;
   const Sequence s = load_sequence(p, b);
@@ -54,6 +59,9 @@ __global__ void alpha_beta_kernel(RnntProblem p, Source src, float* alpha, float
 
   const int64_t last_t = s.frames - 1;
   const int64_t diagonals = last_t + s.labels + 1;
+  // The previous diagonal's values by u (shared), and this one's.
+  float* prev = diagonals_smem;
+  float* cur = diagonals_smem + (p.max_labels + 1);
   for (int64_t step = 0; step < diagonals; ++step) {
     const int64_t d = is_alpha ? step : diagonals - 1 - step;
     const int64_t u_lo = d > last_t ? d - last_t : 0;
@@ -61,21 +69,29 @@ __global__ void alpha_beta_kernel(RnntProblem p, Source src, float* alpha, float
     for (int64_t u = u_lo + threadIdx.x; u <= u_hi; u += blockDim.x) {
       const int64_t t = d - u;
       const int64_t r = s.base + t * s.stride + u;
+      float value;
       if (is_alpha) {
-        float a = t == 0 && u == 0 ? 0.0f : neg_inf();
-        if (t > 0) a = alpha[r - s.stride] + src.blank_lp(r - s.stride);
-        if (u > 0) a = log_add(a, alpha[r - 1] + src.label_lp(r - 1, y[u - 1]));
-        alpha[r] = a;
+        // alpha(t-1, u) and alpha(t, u-1): the previous diagonal at u and u-1.
+        value = t == 0 && u == 0 ? 0.0f : neg_inf();
+        if (t > 0) value = (shared ? prev[u] : alpha[r - s.stride]) + src.blank_lp(r - s.stride);
+        if (u > 0) value = log_add(value, (shared ? prev[u - 1] : alpha[r - 1]) + src.label_lp(r - 1, y[u - 1]));
+        alpha[r] = value;
       } else if (t == last_t && u == s.labels) {
-        beta[r] = src.blank_lp(r);  // the final blank
+        value = src.blank_lp(r);  // the final blank
+        beta[r] = value;
       } else {
-        float value = neg_inf();
-        if (t < last_t) value = beta[r + s.stride] + src.blank_lp(r);
-        if (u < s.labels) value = log_add(value, beta[r + 1] + src.label_lp(r, y[u]));
+        // beta(t+1, u) and beta(t, u+1): the previous (later) diagonal at u and u+1.
+        value = neg_inf();
+        if (t < last_t) value = (shared ? prev[u] : beta[r + s.stride]) + src.blank_lp(r);
+        if (u < s.labels) value = log_add(value, (shared ? prev[u + 1] : beta[r + 1]) + src.label_lp(r, y[u]));
         beta[r] = value;
       }
+      if (shared) cur[u] = value;
     }
     __syncthreads();
+    float* const swap = prev;
+    prev = cur;
+    cur = swap;
   }
   if (is_alpha && threadIdx.x == 0) {
     const int64_t last = s.base + last_t * s.stride + s.labels;
@@ -102,12 +118,16 @@ void launch_alpha_beta(const RnntProblem& p, const RnntWorkspace& w, bool fused,
   if (p.batch == 0) return;
   const dim3 grid(static_cast<unsigned>(p.batch), with_beta ? 2u : 1u);
   const unsigned threads = recursion_threads(p.max_labels);
+  // Two diagonals of U+1 floats in shared memory when they fit in 48 KiB.
+  const size_t diagonal_bytes = 2 * static_cast<size_t>(p.max_labels + 1) * sizeof(float);
+  const bool shared = diagonal_bytes <= 48 * 1024;
+  const size_t smem = shared ? diagonal_bytes : 0;
   if (fused) {
-    alpha_beta_kernel<<<grid, threads, 0, stream>>>(p, RowLogProbs{w.lp_blank, w.lp_label},
-                                                    w.alpha, w.beta);
+    alpha_beta_kernel<<<grid, threads, smem, stream>>>(p, RowLogProbs{w.lp_blank, w.lp_label}, w.alpha, w.beta,
+                                                       shared);
   } else {
-    alpha_beta_kernel<<<grid, threads, 0, stream>>>(p, FullLogProbs{w.log_probs, p.vocab, p.blank},
-                                                    w.alpha, w.beta);
+    alpha_beta_kernel<<<grid, threads, smem, stream>>>(p, FullLogProbs{w.log_probs, p.vocab, p.blank}, w.alpha,
+                                                       w.beta, shared);
   }
   PERFLAB_CUDA_CHECK_LAUNCH("rnnt alpha_beta_kernel");
 }
