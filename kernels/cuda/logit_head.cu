@@ -67,7 +67,7 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t mean_over, const
                                   T* __restrict__ db, T* __restrict__ db_below, double* loss_partials,
                                   float* g_partials, float* dw_partials, float* dbb_partials, uint32_t* done,
                                   float* __restrict__ loss_accumulator, int32_t* __restrict__ nonfinite_flag,
-                                  int32_t* __restrict__ step_counter) {
+                                  int32_t* __restrict__ step_counter, float* __restrict__ dlogit) {
   constexpr int kCols = LogitHead::kMaxFeatures / kThreads;  // columns a thread owns, at most
   __shared__ float g[kTile];
   __shared__ double loss[kTile];
@@ -88,6 +88,7 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t mean_over, const
         const double y = labels[b];
         loss[s] = bce_sample_loss(z, y);
         g[s] = stored(static_cast<float>((stable_sigmoid(z) - y) / count_over), w);
+        if (dlogit != nullptr) dlogit[b] = g[s];
       }
     }
     __syncthreads();
@@ -132,14 +133,34 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t mean_over, const
   __threadfence();
   const int blocks = static_cast<int>(gridDim.x);
   for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
-    // Four running sums (blocks q = 0, 1, 2, 3 mod 4): four loads in flight.
-    float w4[4] = {}, b4[4] = {};
-    for (int q = 0; q < blocks; ++q) {
-      w4[q & 3] += __ldcg(dw_partials + q * k + c);  // L2: written by other blocks
-      b4[q & 3] += __ldcg(dbb_partials + q * k + c);
+    // Four running sums (blocks q = 0, 1, 2, 3 mod 4, in registers): four
+    // loads in flight. L2 reads: the partials were written by other blocks.
+    float w0 = 0, w1 = 0, w2 = 0, w3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+    int q = 0;
+    for (; q + 4 <= blocks; q += 4) {
+      w0 += __ldcg(dw_partials + q * k + c);
+      w1 += __ldcg(dw_partials + (q + 1) * k + c);
+      w2 += __ldcg(dw_partials + (q + 2) * k + c);
+      w3 += __ldcg(dw_partials + (q + 3) * k + c);
+      b0 += __ldcg(dbb_partials + q * k + c);
+      b1 += __ldcg(dbb_partials + (q + 1) * k + c);
+      b2 += __ldcg(dbb_partials + (q + 2) * k + c);
+      b3 += __ldcg(dbb_partials + (q + 3) * k + c);
     }
-    put(dw, c, (w4[0] + w4[1]) + (w4[2] + w4[3]));
-    put(db_below, c, (b4[0] + b4[1]) + (b4[2] + b4[3]));
+    if (q < blocks) {
+      w0 += __ldcg(dw_partials + q * k + c);
+      b0 += __ldcg(dbb_partials + q * k + c);
+    }
+    if (q + 1 < blocks) {
+      w1 += __ldcg(dw_partials + (q + 1) * k + c);
+      b1 += __ldcg(dbb_partials + (q + 1) * k + c);
+    }
+    if (q + 2 < blocks) {
+      w2 += __ldcg(dw_partials + (q + 2) * k + c);
+      b2 += __ldcg(dbb_partials + (q + 2) * k + c);
+    }
+    put(dw, c, (w0 + w1) + (w2 + w3));
+    put(db_below, c, (b0 + b1) + (b2 + b3));
   }
   if (threadIdx.x == 0) {
     double total = 0.0;
@@ -170,7 +191,7 @@ void launch_train(const LogitHeadArguments& a, void* workspace, cudaStream_t str
       a.n, a.k, a.mean_over > 0 ? a.mean_over : a.n, static_cast<const T*>(a.x), static_cast<const T*>(a.w),
       static_cast<const T*>(a.bias), a.labels, static_cast<T*>(a.dx), static_cast<T*>(a.dw), static_cast<T*>(a.db),
       static_cast<T*>(a.db_below), loss_partials, g_partials, dw_partials, dbb_partials, a.done_counter,
-      a.loss_accumulator, a.nonfinite_flag, a.step_counter);
+      a.loss_accumulator, a.nonfinite_flag, a.step_counter, a.dlogit);
   PERFLAB_CUDA_CHECK_LAUNCH("logit_head_kernel");
 }
 

@@ -57,6 +57,9 @@ struct LogitHeadArguments {
   int32_t* step_counter = nullptr;    ///< Optional: as BceArguments.
   int64_t mean_over = 0;              ///< 0: n; else the whole batch these n samples are a share of.
   uint32_t* done_counter = nullptr;   ///< Device counter, 0 before the first run; left 0 after each.
+  /// Optional [n]: each g_b as the backward used it (its storage type's
+  /// value, widened): for a test to check the sums on the kernel's own g.
+  float* dlogit = nullptr;
 };
 
 class LogitHead {

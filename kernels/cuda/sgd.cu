@@ -73,10 +73,14 @@ Status CastFloatToBf16::can_implement(const CastArguments& a) {
                            std::to_string(a.count));
   if (a.src == nullptr) return Status::invalid("cast to bf16: src is null");
   if (a.dst == nullptr) return Status::invalid("cast to bf16: dst is null");
-  if (a.row < 0 || (a.row > 0 && (a.count % a.row != 0 || a.dst_stride < a.row))) {
-    return Status::invalid("cast to bf16: rows of " + std::to_string(a.row) + " need count a multiple of them and "
-                           "dst_stride at least as long, got count " + std::to_string(a.count) + ", dst_stride " +
-                           std::to_string(a.dst_stride));
+  if (a.row < 0) return Status::invalid("cast to bf16: row must be 0 or positive, got " + std::to_string(a.row));
+  if (a.row > 0 && a.count % a.row != 0) {
+    return Status::invalid("cast to bf16: count " + std::to_string(a.count) + " is not a multiple of row " +
+                           std::to_string(a.row));
+  }
+  if (a.row > 0 && a.dst_stride < a.row) {
+    return Status::invalid("cast to bf16: dst_stride " + std::to_string(a.dst_stride) + " is below row " +
+                           std::to_string(a.row));
   }
   return Status::success();
 }

@@ -53,7 +53,7 @@ class SgdUpdate {
 struct CastArguments {
   int64_t count = 0;             ///< Elements.
   const float* src = nullptr;    ///< [count]
-  __nv_bfloat16* dst = nullptr;  ///< [count]; must not overlap src.
+  __nv_bfloat16* dst = nullptr;  ///< [count] (or count / row rows of dst_stride); must not overlap src.
   /// Optional: src is rows of `row` elements (count a multiple of it),
   /// written `dst_stride` elements apart in dst, the columns between left as
   /// they are (a padded input: DLRM's 13 dense features in rows of 16).

@@ -40,6 +40,11 @@ void add_nccl(LaunchList& list, int ranks, const std::string& what, double bytes
 
 }  // namespace
 
+bool fused_head(const ModelShape& shape, const CudaModelOptions& o) {
+  const size_t n = shape.top_mlp.size();
+  return o.fused && n >= 2 && shape.top_mlp[n - 2] <= kc::LogitHead::kMaxFeatures;
+}
+
 int64_t bottom_input_width(const ModelShape& shape) {
   constexpr int64_t kAlign = 8;
   return (shape.num_dense + kAlign - 1) / kAlign * kAlign;
@@ -151,8 +156,8 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   append_launches(forward, kc::interaction_launches(inter, false), "");
   // Fused: the top MLP's last layer runs inside the loss's kernel
   // (CudaModel::fused_head_, kernels/cuda/logit_head.h).
-  const bool fused_head = o.fused && top.size() >= 2;
-  const size_t top_linear = top.size() - (fused_head ? 1 : 0);
+  const bool head = fused_head(shape, o);
+  const size_t top_linear = top.size() - (head ? 1 : 0);
   for (size_t l = 0; l < top_linear; ++l) {
     append_launches(forward,
                     labelled(kc::Linear::forward_launches(top[l]), fmt::format("top layer {}", l)),
@@ -160,12 +165,12 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   }
   append_launches(plan, forward, "forward");
 
-  if (fused_head) {
-    kc::LogitHeadArguments head;
-    head.n = local;
-    head.k = top.back().in_features;
-    head.bf16 = bf16;
-    append_launches(plan, kc::LogitHead::train_launches(head), "loss");
+  if (head) {
+    kc::LogitHeadArguments h;
+    h.n = local;
+    h.k = top.back().in_features;
+    h.bf16 = bf16;
+    append_launches(plan, kc::LogitHead::train_launches(h), "loss");
   } else {
     kc::BceArguments bce;
     bce.n = local;

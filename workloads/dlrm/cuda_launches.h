@@ -33,6 +33,11 @@ int64_t top_input_width(const ModelShape& shape);
 /// stay zero.
 int64_t bottom_input_width(const ModelShape& shape);
 
+/// Whether the top MLP's last layer, the loss and that layer's backward run
+/// as one kernel (kernels/cuda/logit_head.h): fused, a layer below it, and
+/// that layer's width within the kernel's limit.
+bool fused_head(const ModelShape& shape, const CudaModelOptions& options);
+
 /// Shape and modes (no pointers) of each layer of an MLP of `widths` fed
 /// `in` features over `batch` samples: ReLU on every bottom layer and on
 /// every top layer but the last; fused, the dReLU/bias-gradient chain of

@@ -191,7 +191,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   // Fused: the last layer (K -> 1), the loss and that layer's backward are
   // one kernel (kernels/cuda/logit_head.h); its Layer keeps only its
   // parameter and gradient slots (no Linear, no buffers).
-  fused_head_ = options_.fused && shape_.top_mlp.size() >= 2;
+  fused_head_ = fused_head(shape_, options_);
   build_mlp(shape_.top_mlp, top_in_, /*bottom=*/false, top_weight);
   // The top MLP's input is the interaction output, in the model's type.
   kc::LinearArguments& top0 = top_.front()->args;
@@ -359,19 +359,32 @@ void CudaModel::check_operators() {
   workspace_ = kc::DeviceBuffer<uint8_t>(workspace);
 }
 
+namespace {
+
+/// Whether the batch's dense rows are the bottom MLP's padded rows already.
+bool dense_rows_padded(const DeviceBatch& batch, int64_t num_dense, int64_t width) {
+  return (batch.dense_stride == 0 ? num_dense : batch.dense_stride) == width;
+}
+
+}  // namespace
+
 const void* CudaModel::first_input(const DeviceBatch& batch) const {
   if (bf16_) return dense_in_bf16_.data();
-  return bottom_in_ != shape_.num_dense ? dense_in_.data() : batch.dense;
+  return dense_rows_padded(batch, shape_.num_dense, bottom_in_) ? batch.dense : dense_in_.data();
 }
 
 void CudaModel::pad_dense_input(const DeviceBatch& batch, cudaStream_t stream) {
   const int64_t b = local_, n = shape_.num_dense;
+  const bool in_place = dense_rows_padded(batch, n, bottom_in_);
   if (bf16_) {
-    kc::CastArguments cast{b * n, batch.dense, as<__nv_bfloat16>(dense_in_bf16_)};
-    cast.row = n;
-    cast.dst_stride = bottom_in_;
+    // Padded rows cast whole (their zeros stay zeros), or each row into its place.
+    kc::CastArguments cast{b * (in_place ? bottom_in_ : n), batch.dense, as<__nv_bfloat16>(dense_in_bf16_)};
+    if (!in_place) {
+      cast.row = n;
+      cast.dst_stride = bottom_in_;
+    }
     kc::CastFloatToBf16::run(cast, nullptr, stream);
-  } else if (bottom_in_ != n) {
+  } else if (!in_place) {
     // Rows of n floats into rows of bottom_in_: a strided copy, no kernel of ours.
     PERFLAB_CUDA_CHECK(cudaMemcpy2DAsync(dense_in_.data(), count(bottom_in_) * sizeof(float), batch.dense,
                                          count(n) * sizeof(float), count(n) * sizeof(float), count(b),

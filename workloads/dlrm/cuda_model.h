@@ -2,7 +2,7 @@
 // the operators in kernels/cuda and initialised by copying a CpuModel's
 // parameters, so that both start identical for a seed.
 //
-//   dense [B, num_dense] -> bottom MLP (Linear+ReLU, cuBLASLt)  -> x [B, D]
+//   dense [B, num_dense] (rows padded: bottom_input_width) -> bottom MLP (Linear+ReLU, cuBLASLt) -> x [B, D]
 //   ids   [B, T]         -> EmbeddingForward (all tables, one allocation) -> e [B, T, D]
 //   (x, e) -> InteractionForward -> top MLP -> logits -> BceWithLogits (loss stays on the device)
 //   backward: top MLP, InteractionBackward, bottom MLP; optimizer: SgdUpdate over every dense
@@ -132,9 +132,13 @@ std::string describe(const CudaModelOptions& options);
 /// it out. Across ranks, dense and labels are this rank's slice only
 /// (CudaModel::local_batch() samples from first_sample()); ids are global.
 struct DeviceBatch {
-  const float* dense = nullptr;   ///< [local batch, num_dense]; 16-byte aligned (cuBLASLt).
+  const float* dense = nullptr;   ///< [local batch, num_dense] rows dense_stride apart; 16-byte aligned (cuBLASLt).
   const int32_t* ids = nullptr;   ///< [batch, num_tables], each inside its table (not checked).
   const float* labels = nullptr;  ///< [local batch]; only train_step reads it.
+  /// Floats from one row of dense to the next: 0 means num_dense. Rows of
+  /// CudaModel::dense_input_width() with zero padding are read in place (no
+  /// padding copy per step); others are copied into padded rows first.
+  int64_t dense_stride = 0;
 };
 
 /// The loss accumulated on the device since the last take_loss.
@@ -168,6 +172,9 @@ class CudaModel {
   /// Floats of the flat dense parameter (and gradient) buffer, padding
   /// included: what the gradient all-reduce moves.
   int64_t dense_count() const { return dense_count_; }
+  /// The bottom MLP's padded input width (bottom_input_width): a batch whose
+  /// dense rows are this far apart, padding zero, needs no copy.
+  int64_t dense_input_width() const { return bottom_in_; }
   /// Bytes the dense gradient all-reduce moves: dense_count() values, fp32
   /// or (bf16) the GEMMs' bf16 gradients.
   size_t gradient_all_reduce_bytes() const {
@@ -229,7 +236,8 @@ class CudaModel {
     int64_t size = 0;
     std::string name;  // CpuModel's ("bottom.0.weight", ...)
     /// As a row-major matrix: rows of `cols` values `ld` apart. ld > cols
-    /// only for the top MLP's first weight (top_input_width: zero columns).
+    /// only for each MLP's first weight (bottom_input_width,
+    /// top_input_width: zero columns).
     int64_t rows = 1, cols = 0, ld = 0;
   };
 
@@ -316,8 +324,8 @@ class CudaModel {
   Buffer<uint16_t> emb_bf16_;         // [B, T, D] bf16 (bf16_embeddings())
   Buffer<float> demb_;                // [B, T, D]
   Buffer<float> inter_, dinter_;      // [B, W] tf32 only
-  // bf16 only.
   Buffer<float> dense_in_;            // [B, bottom_in_]: fp32, when num_dense needs padding
+  // bf16 only.
   Buffer<uint16_t> dense_in_bf16_;    // [B, bottom_in_]: the cast input
   Buffer<uint16_t> inter_bf16_;       // [B, W]: the interaction's output, the top MLP's input
   Buffer<uint16_t> dinter_bf16_;      // [B, W]: its gradient

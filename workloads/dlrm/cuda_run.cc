@@ -24,6 +24,7 @@
 // logits), then one grouped NCCL send/receive gathers the logits on rank 0,
 // which computes the AUC and hands it to the others.
 #include "workloads/dlrm/cuda_run.h"
+#include "workloads/dlrm/cuda_launches.h"
 
 #include <fmt/format.h>
 
@@ -76,6 +77,18 @@ struct InputSlot {
   int64_t batch_index = -1;  // which batch of the epoch the slot holds (or is receiving)
 };
 
+/// Rows of `cols` values into rows of `width` (zero past cols): the dense
+/// features as the model's first layer reads them in place
+/// (CudaModel::dense_input_width), so a step copies none.
+std::vector<float> padded_rows(const std::vector<float>& values, int64_t cols, int64_t width) {
+  const auto rows = static_cast<int64_t>(values.size()) / cols;
+  std::vector<float> out(static_cast<size_t>(rows * width), 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::copy(values.begin() + r * cols, values.begin() + (r + 1) * cols, out.begin() + r * width);
+  }
+  return out;
+}
+
 template <typename T>
 std::vector<T> padded(const std::vector<T>& values, size_t size) {
   std::vector<T> out(size, T{0});
@@ -96,14 +109,15 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
         sharp_(toggles[Toggle::kSharp].in_effect),
         options_(options_for(setup, toggles, nccl)),
         model_(make_model(setup, seed, options_)),
-        dense_(train.dense),
+        dense_(padded_rows(train.dense, train.num_dense, bottom_input_width(setup.shape))),
         ids_(train.categorical),
         labels_(train.labels) {
     const int64_t b = options_.batch;
     const int64_t n = model_->local_batch();  // b on one GPU
     const int tables = train.num_tables();
+    const int64_t width = model_->dense_input_width();
     for (InputSlot& slot : slots_) {
-      slot.dense = kc::DeviceBuffer<float>(count(n * train.num_dense));
+      slot.dense = kc::DeviceBuffer<float>(count(n * width));
       slot.ids = kc::DeviceBuffer<int32_t>(count(b * tables));
       slot.labels = kc::DeviceBuffer<float>(count(n));
     }
@@ -111,9 +125,9 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     // features, id 0: valid rows whose outputs are ignored).
     eval_chunks_ = (eval.size() + b - 1) / b;
     const int64_t rows = eval_chunks_ * b;
-    eval_dense_ = kc::DeviceBuffer<float>(padded(eval.dense, count(rows * eval.num_dense)));
+    eval_dense_ = kc::DeviceBuffer<float>(padded(padded_rows(eval.dense, eval.num_dense, width), count(rows * width)));
     eval_ids_ = kc::DeviceBuffer<int32_t>(padded(eval.categorical, count(rows * tables)));
-    eval_stage_ = kc::DeviceBuffer<float>(count(n * eval.num_dense));
+    eval_stage_ = kc::DeviceBuffer<float>(count(n * width));
     eval_logits_ = kc::DeviceBuffer<float>(count(eval_chunks_ * n));  // chunk by chunk, this rank's samples
     if (nccl_.comm != nullptr) gather_setup();
     // The uploads above ran on the legacy default stream, which the
@@ -235,16 +249,16 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     ScopedPhase range("evaluation");
     const int64_t b = options_.batch;
     const int64_t n = model_->local_batch();
-    const int64_t num_dense = eval_.num_dense;
+    const int64_t width = model_->dense_input_width();  // padded rows (padded_rows)
     const int64_t tables = eval_.num_tables();
     for (int64_t chunk = 0; chunk < eval_chunks_; ++chunk) {
       const int64_t first = chunk * b;
       // Staged so the first layer's input is 16-byte aligned (cuBLASLt).
       PERFLAB_CUDA_CHECK(cudaMemcpyAsync(eval_stage_.data(),
-                                         eval_dense_.data() + (first + model_->first_sample()) * num_dense,
-                                         count(n * num_dense) * sizeof(float), cudaMemcpyDeviceToDevice,
+                                         eval_dense_.data() + (first + model_->first_sample()) * width,
+                                         count(n * width) * sizeof(float), cudaMemcpyDeviceToDevice,
                                          compute_.get()));
-      model_->forward_logits({eval_stage_.data(), eval_ids_.data() + first * tables, nullptr},
+      model_->forward_logits({eval_stage_.data(), eval_ids_.data() + first * tables, nullptr, width},
                              eval_logits_.data() + chunk * n, compute_.get());
     }
     if (nccl_.comm == nullptr) return auc_of(eval_logits_.data());
@@ -362,7 +376,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   }
 
   DeviceBatch input(int s) const {
-    return {slots_[s].dense.data(), slots_[s].ids.data(), slots_[s].labels.data()};
+    return {slots_[s].dense.data(), slots_[s].ids.data(), slots_[s].labels.data(), model_->dense_input_width()};
   }
 
   /// Copies batch `index` of the epoch into slot `s` on the copy stream,
@@ -371,11 +385,11 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     InputSlot& slot = slots_[s];
     const int64_t b = options_.batch;
     const int64_t first = index * b + model_->first_sample();  // this rank's slice (all of it on one GPU)
-    const int64_t num_dense = train_.num_dense;
+    const int64_t width = model_->dense_input_width();  // dense_ holds padded rows
     const int64_t tables = train_.num_tables();
     cudaStream_t copy = copy_.get();
     PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(copy, slot.consumed.get(), 0));
-    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(slot.dense.data(), dense_.data() + first * num_dense,
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(slot.dense.data(), dense_.data() + first * width,
                                        slot.dense.bytes(), cudaMemcpyHostToDevice, copy));
     PERFLAB_CUDA_CHECK(cudaMemcpyAsync(slot.ids.data(), ids_.data() + index * b * tables,
                                        slot.ids.bytes(), cudaMemcpyHostToDevice, copy));
