@@ -1,7 +1,8 @@
 // Counter-based random numbers: value `index` of stream `stream` under
-// `seed` is a pure function of the three, so any thread, in any order (or a
-// GPU thread: the arithmetic is plain 64-bit integer and double math, and
-// each function is PERFLAB_HOST_DEVICE), makes the same numbers. Inputs generated in parallel equal inputs generated
+// `seed` is a pure function of the three, so any host thread, in any order,
+// makes the same numbers, and a GPU thread the same to within the device's
+// math (below): the arithmetic is plain 64-bit integer and double math, and
+// each function is PERFLAB_HOST_DEVICE. Inputs generated in parallel equal inputs generated
 // serially, whatever the thread count, and a CPU reference can regenerate
 // any element of a device's inputs. On the device the uniform draws are
 // bit-identical; the normal values go through the device's double log, sqrt,

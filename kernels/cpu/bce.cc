@@ -3,17 +3,9 @@
 
 #include <cmath>
 
+#include "kernels/bce_math.h"
+
 namespace perflab::kernels::cpu {
-namespace {
-
-/// σ(z) without overflow: exp is only ever taken of a non-positive number.
-inline double stable_sigmoid(double z) {
-  if (z >= 0) return 1.0 / (1.0 + std::exp(-z));
-  const double e = std::exp(z);
-  return e / (1.0 + e);
-}
-
-}  // namespace
 
 void sigmoid(int64_t n, const float* z, float* p) {
   for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(stable_sigmoid(z[i]));
@@ -24,7 +16,7 @@ double bce_with_logits(int64_t n, const float* logits, const float* labels, floa
   for (int64_t i = 0; i < n; ++i) {
     const double z = logits[i];
     const double y = labels[i];
-    total += std::fmax(z, 0.0) - z * y + std::log1p(std::exp(-std::fabs(z)));
+    total += bce_sample_loss(z, y);
     if (dlogit != nullptr) {
       dlogit[i] = static_cast<float>((stable_sigmoid(z) - y) / static_cast<double>(n));
     }

@@ -1,22 +1,17 @@
 // Device functions of the sigmoid binary cross-entropy, shared by the loss
 // kernel (bce.cu) and the fused last layer and loss (logit_head.cu): the
-// per-sample math in double, as kernels/cpu/bce.cc computes it, and the
+// per-sample math (kernels/bce_math.h, the CPU reference's own), and the
 // publication of a batch's mean.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/bce_math.h"
+
 namespace perflab::kernels::cuda {
 
-/// σ(z) without overflow.
-__device__ inline double stable_sigmoid(double z) {
-  if (z >= 0) return 1.0 / (1.0 + exp(-z));
-  const double e = exp(z);
-  return e / (1.0 + e);
-}
-
-/// l(z, y) = max(z, 0) - z y + log(1 + e^-|z|).
-__device__ inline double bce_sample_loss(double z, double y) { return fmax(z, 0.0) - z * y + log1p(exp(-fabs(z))); }
+using kernels::bce_sample_loss;
+using kernels::stable_sigmoid;
 
 /// The loss of n samples (their losses summed in `total`), as this share of
 /// a batch of mean_over samples, added to the accumulator; the step counter

@@ -1,3 +1,5 @@
+// Seeded tensors drawn on the device (see counter_fill.h): a thread per
+// Box-Muller pair (normal) or per value (uniform), grid-stride.
 #include "kernels/cuda/counter_fill.h"
 
 #include <cuda_bf16.h>
@@ -7,6 +9,7 @@
 #include <string>
 
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/stored_types.cuh"
 
 namespace perflab::kernels::cuda {
 namespace {
@@ -15,11 +18,11 @@ constexpr int kThreads = 256;
 /// Grid-stride cap: enough resident blocks for any current GPU.
 constexpr int64_t kMaxBlocks = 8192;
 
-__device__ inline void store(float* out, int64_t i, double v) { out[i] = static_cast<float>(v); }
-__device__ inline void store(__nv_bfloat16* out, int64_t i, double v) {
-  out[i] = __float2bfloat16_rn(static_cast<float>(v));
+/// Value v (double) as the tensor stores it: rounded to float, then to the type.
+template <typename T>
+__device__ inline void store(T* out, int64_t i, double v) {
+  put(out, i, static_cast<float>(v));
 }
-__device__ inline void store(__half* out, int64_t i, double v) { out[i] = __float2half_rn(static_cast<float>(v)); }
 
 /// Normal values a Box-Muller pair at a time: pair p holds tensor values 2p
 /// and 2p + 1 (counter_normal_pair), each written when inside the range.

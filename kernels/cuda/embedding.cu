@@ -98,9 +98,9 @@ struct SortInput {
   int64_t tiles = 0;
 };
 
-/// Slot `slot`'s sort key and slot, and its done counter zeroed (one thread per slot).
+/// Slot `slot`'s sort key and slot, and its done counter zeroed: one
+/// thread per slot, in make_keys_kernel or the gather.
 __device__ inline void write_sort_input(const SortInput& s, int64_t slot, int64_t row) {
-  if (s.keys == nullptr || threadIdx.x != 0) return;
   s.keys[slot] = static_cast<RowKey>(row);
   s.slots[slot] = static_cast<Slot>(slot);
   if (slot < s.tiles) s.done[slot] = 0;
@@ -117,7 +117,7 @@ __global__ void gather_kernel(const V* __restrict__ tables, const int64_t* __res
   for (int64_t slot = blockIdx.x * int64_t{blockDim.y} + threadIdx.y; slot < num_slots;
        slot += int64_t{gridDim.x} * blockDim.y) {
     const int64_t row = row_offsets[slot % num_tables] + ids[slot];
-    write_sort_input(sort, slot, row);
+    if (sort.keys != nullptr && threadIdx.x == 0) write_sort_input(sort, slot, row);
     const V* __restrict__ src = tables + row * width;
     V* __restrict__ dst = out + slot * width;
     for (int64_t col = threadIdx.x; col < width; col += blockDim.x) dst[col] = src[col];
@@ -132,7 +132,7 @@ __global__ void gather_bf16_kernel(const float* __restrict__ tables,
   for (int64_t slot = blockIdx.x * int64_t{blockDim.y} + threadIdx.y; slot < num_slots;
        slot += int64_t{gridDim.x} * blockDim.y) {
     const int64_t row = row_offsets[slot % num_tables] + ids[slot];
-    write_sort_input(sort, slot, row);
+    if (sort.keys != nullptr && threadIdx.x == 0) write_sort_input(sort, slot, row);
     const float* __restrict__ src = tables + row * dim;
     __nv_bfloat16* __restrict__ dst = out + slot * dim;
     for (int64_t col = threadIdx.x; col < dim; col += blockDim.x) dst[col] = __float2bfloat16_rn(src[col]);
@@ -152,9 +152,7 @@ __global__ void make_keys_kernel(const int64_t* __restrict__ row_offsets,
                                  unsigned* __restrict__ done, int64_t tiles) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < num_slots;
        i += int64_t{gridDim.x} * blockDim.x) {
-    keys[i] = static_cast<RowKey>(row_offsets[i % num_tables] + ids[i]);
-    slots[i] = static_cast<Slot>(i);
-    if (i < tiles) done[i] = 0;
+    write_sort_input(SortInput{keys, slots, done, tiles}, i, row_offsets[i % num_tables] + ids[i]);
   }
 }
 
@@ -260,7 +258,7 @@ __device__ void apply_sgd(float* __restrict__ w, int64_t dim, int64_t c0, float 
 ///    warp of the tile a chunk starts in sums it into `partials` (slot
 ///    2q + 1 for a run's first chunk, 2q for a later one: a tile holds at
 ///    most one of each), and the warp that finishes the run's last chunk
-///    (counted in done[start / tile], zeroed by make_keys_kernel) adds the
+///    (counted in done[start / tile], zeroed with the sort keys) adds the
 ///    chunks in chunk order and applies the row. The order is fixed, so the
 ///    result is the same on every run; against the CPU's sequential sum it
 ///    differs by rounding within the bound the tests state.
@@ -414,7 +412,7 @@ void EmbeddingForward::run(const EmbeddingArguments& a, void* workspace, cudaStr
   const int64_t slots = a.batch * a.num_tables;
   SortInput sort;
   if (a.keys_in_forward) {
-    if (workspace == nullptr) throw UsageError("embedding forward: keys_in_forward needs the update's workspace");
+    if (workspace == nullptr) throw Error("embedding forward: keys_in_forward needs the update's workspace");
     const BackwardLayout l = backward_layout(slots, a.dim, row_key_bits(a.total_rows));
     sort = {at_offset<RowKey>(workspace, l.keys_in), at_offset<Slot>(workspace, l.slots_in),
             at_offset<unsigned>(workspace, l.done), tiles_for(slots)};

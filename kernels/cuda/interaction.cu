@@ -43,15 +43,6 @@ __device__ void pair_from_index(int64_t p, int64_t* i, int64_t* j) {
 // Stored types (InteractionArguments::activations, ::embeddings): widen and
 // put from stored_types.cuh.
 
-/// Four consecutive values from 16-byte aligned (float) or 8-byte aligned
-/// (bf16) vector v of p, widened.
-__device__ inline float4 load4(const float* p, int v) { return reinterpret_cast<const float4*>(p)[v]; }
-__device__ inline float4 load4(const __nv_bfloat16* p, int v) {
-  const auto* pair = reinterpret_cast<const __nv_bfloat162*>(p) + 2 * v;
-  const float2 lo = __bfloat1622float2(pair[0]), hi = __bfloat1622float2(pair[1]);
-  return make_float4(lo.x, lo.y, hi.x, hi.y);
-}
-
 /// Copies the sample's features into z [features, stride] (x first, then
 /// the embedding rows), widened to fp32; also copies x through to `x_out`
 /// (its own type: exact) when not null. Indices within a sample are 32-bit:
@@ -226,9 +217,9 @@ __device__ void tc_load_features(const TA* xb, const TE* eb, int features, int d
     const int v = k - f * vectors;
     float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (f == 0) {
-      value = load4(xb, v);
+      value = load4(xb + 4 * v);
     } else if (f < features) {
-      value = load4(eb + static_cast<int64_t>(f - 1) * dim, v);
+      value = load4(eb + static_cast<int64_t>(f - 1) * dim + 4 * v);
     }
     *reinterpret_cast<float4*>(z + f * stride + 4 * v) = value;
   }

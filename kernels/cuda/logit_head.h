@@ -14,6 +14,7 @@
 //   g_b       = (σ(z_b) - y_b) / N, rounded to float and then to the storage type
 //   dx[b, k]  = g_b w[k] (x[b, k] > 0)                    (the layer below's dL/dz: x is its ReLU output)
 //   dw[k]     = Σ_b g_b x[b, k]     db = Σ_b g_b          db_below[k] = Σ_b dx[b, k]
+//                                                          (the fp32 dx, before its storage rounding)
 //
 // N = mean_over (a rank's share of a larger batch, as BceWithLogits) or n.
 // The sums over samples are per block in sample order (a block takes every

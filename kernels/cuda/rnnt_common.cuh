@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/rnnt_launch.h"
+#include "kernels/cuda/stored_types.cuh"
 
 namespace perflab::kernels::cuda::rnnt_detail {
 
@@ -50,32 +51,6 @@ __device__ __forceinline__ float warp_max(float x) {
 __device__ __forceinline__ float warp_sum(float x) {
   for (int offset = 16; offset > 0; offset /= 2) x += __shfl_xor_sync(0xffffffffu, x, offset);
   return x;
-}
-
-/// Four consecutive elements at p (aligned to four elements), widened; and
-/// four values stored there, rounded as from_float rounds each. One 16-byte
-/// (fp32) or 8-byte (fp16, bf16) access where scalar code made four.
-__device__ __forceinline__ float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
-__device__ __forceinline__ float4 load4(const __half* p) {
-  const auto* h = reinterpret_cast<const __half2*>(p);
-  const float2 lo = __half22float2(h[0]), hi = __half22float2(h[1]);
-  return make_float4(lo.x, lo.y, hi.x, hi.y);
-}
-__device__ __forceinline__ float4 load4(const __nv_bfloat16* p) {
-  const auto* h = reinterpret_cast<const __nv_bfloat162*>(p);
-  const float2 lo = __bfloat1622float2(h[0]), hi = __bfloat1622float2(h[1]);
-  return make_float4(lo.x, lo.y, hi.x, hi.y);
-}
-__device__ __forceinline__ void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
-__device__ __forceinline__ void store4(__half* p, float4 v) {
-  auto* h = reinterpret_cast<__half2*>(p);
-  h[0] = __floats2half2_rn(v.x, v.y);
-  h[1] = __floats2half2_rn(v.z, v.w);
-}
-__device__ __forceinline__ void store4(__nv_bfloat16* p, float4 v) {
-  auto* h = reinterpret_cast<__nv_bfloat162*>(p);
-  h[0] = __floats2bfloat162_rn(v.x, v.y);
-  h[1] = __floats2bfloat162_rn(v.z, v.w);
 }
 
 /// log(sum_v exp(z[v])) over one row of `vocab` logits, by the warp whose

@@ -1,6 +1,6 @@
 // Small device helpers of the DLRM CUDA model that no kernel in kernels/cuda
-// provides: the bf16 -> fp32 widening at the boundaries of the bf16 layers
-// (the interaction, BCE and the fp32 gradients the SGD reads are fp32), and
+// provides: the bf16 -> fp32 widening of a bf16 model's logits for
+// evaluation and serving (without the fused head, which writes fp32 logits), and
 // writing one float to device memory from a kernel argument (the learning
 // rate: the value travels in the launch itself, so no host buffer must stay
 // alive until the copy runs). Both only enqueue on `stream`: no allocation,

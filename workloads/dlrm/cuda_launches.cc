@@ -31,7 +31,6 @@ LaunchList cast_to_bf16(double n, const std::string& what) {
   return labelled(kc::CastFloatToBf16::launches(a), what);
 }
 
-
 /// NCCL on one rank copies (a send to itself, an all-reduce of one) and
 /// launches no kernel: only several ranks declare its kernels.
 void add_nccl(LaunchList& list, int ranks, const std::string& what, double bytes) {
@@ -129,7 +128,9 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   LaunchPlan plan;
   LaunchList forward;
   if (bf16)
-    append_launches(forward, cast_to_bf16(b * static_cast<double>(shape.num_dense), "dense input, into padded rows"),
+    // The training pipeline's batches come in padded rows (DeviceBatch::dense_stride): cast whole.
+    append_launches(forward,
+                    cast_to_bf16(b * static_cast<double>(bottom_input_width(shape)), "dense input (padded rows)"),
                     "");
   for (size_t l = 0; l < bottom.size(); ++l) {
     append_launches(

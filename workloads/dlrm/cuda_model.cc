@@ -165,9 +165,6 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     if (options_.external_embeddings) emb_.zero();  // rows a short batch leaves unwritten stay finite
   }
   demb_ = Buffer<float>(count(batch * num_tables_ * dim));
-  // The interaction writes the first interaction_width_ columns of each
-  // top_in_-wide row: the padding stays the zero written here (and again
-  // after tune_gemms, which fills the bf16 one).
   // The bottom MLP's input, in rows of bottom_in_ (13 -> 16) whose padding
   // columns stay the zero written here (and again after tune_gemms): bf16
   // always, fp32 when the dense features need padding.
@@ -178,6 +175,9 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   if (bf16_) {
     dense_in_bf16_ = Buffer<uint16_t>(count(batch * bottom_in_));
     dense_in_bf16_.zero();
+    // The interaction writes the first interaction_width_ columns of each
+    // top_in_-wide row: the padding stays the zero written here (and again
+    // after tune_gemms, which fills it), in inter_bf16_ and inter_ alike.
     inter_bf16_ = Buffer<uint16_t>(count(batch * top_in_));
     inter_bf16_.zero();
     dinter_bf16_ = Buffer<uint16_t>(count(batch * top_in_));
@@ -234,8 +234,8 @@ void CudaModel::tune_gemms() {
   // The bottom MLP's input is the batch's (set per step), and the fp32 top
   // MLP's is the interaction output, whose padding columns must stay zero:
   // stand-ins for both. In bf16 the layers read the cast's buffer and the
-  // interaction's output, filled in place (the constructor zeroes the
-  // latter again after tuning).
+  // interaction's output, filled in place (the constructor zeroes both
+  // again after tuning).
   kc::DeviceBuffer<uint8_t> dense_in(bf16_ ? 0 : count(local_ * bottom_in_) * element);
   kc::DeviceBuffer<uint8_t> top_in(bf16_ ? 0 : count(local_ * top_in_) * element);
   if (bf16_) {
@@ -375,6 +375,11 @@ const void* CudaModel::first_input(const DeviceBatch& batch) const {
 
 void CudaModel::pad_dense_input(const DeviceBatch& batch, cudaStream_t stream) {
   const int64_t b = local_, n = shape_.num_dense;
+  const int64_t stride = batch.dense_stride == 0 ? n : batch.dense_stride;
+  if (stride != n && stride != bottom_in_) {
+    throw Error(fmt::format("dlrm cuda: a batch's dense rows are {} floats apart; the model reads rows of {} "
+                            "(num_dense) or {} (dense_input_width)", stride, n, bottom_in_));
+  }
   const bool in_place = dense_rows_padded(batch, n, bottom_in_);
   if (bf16_) {
     // Padded rows cast whole (their zeros stay zeros), or each row into its place.

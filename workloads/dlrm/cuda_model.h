@@ -14,12 +14,13 @@
 //          accumulate); the master weights and the SGD are fp32 (SgdUpdate
 //          reads the GEMMs' bf16 gradients and writes the bf16 copies the
 //          GEMMs read). The interaction reads the bottom MLP's bf16 output
-//          and the embeddings (gathered as bf16 on one GPU; fp32 across ranks
-//          and when serving), computes in fp32 and writes the top MLP's bf16
-//          input; backward the same way round, the embedding gradient fp32
-//          (the sparse update's input). The loss reads the bf16 logits and
-//          writes a bf16 dlogit (fp32/double arithmetic). The tables stay
-//          fp32; the one cast left in a step is the dense input's.
+//          and the embeddings (gathered as bf16 when the model trains its
+//          own tables; fp32 when serving), computes in fp32 and writes the
+//          top MLP's bf16 input; backward the same way round, the embedding
+//          gradient fp32 (the sparse update's input). The loss (or the fused
+//          head) reads bf16 and writes a bf16 gradient (fp32/double
+//          arithmetic). The tables stay fp32; the one cast left in a step is
+//          the dense input's.
 //          Across ranks the embeddings are exchanged as bf16 (their
 //          gradients go back fp32) and the dense gradient is all-reduced in
 //          bf16: NCCL rounds each partial sum to bf16 on the way, so with R
@@ -29,9 +30,10 @@
 // Fused: cuBLASLt epilogues (bias+ReLU with a bitmask forward; DRELU_BGRAD on
 // the dgrad of the layer above and BGRADB on wgrad, chained as linear.h
 // describes), and the top MLP's last layer (K -> 1), the loss and that
-// layer's backward in one kernel (kernels/cuda/logit_head.h: four launches
-// fewer, x read once), versus separate bias/ReLU/bias-gradient kernels and
-// the last layer's GEMMs around the loss kernel.
+// layer's backward in one kernel (kernels/cuda/logit_head.h, when the layer
+// below is at most 2048 wide: four launches become one, x read once), versus
+// separate bias/ReLU/bias-gradient kernels and the last layer's GEMMs around
+// the loss kernel.
 //
 // Across ranks (CudaModelOptions::comm, an NCCL communicator of P ranks):
 // the same step as ShardedModel's model parallel one (sharded_model.h), on
@@ -88,7 +90,9 @@ namespace perflab::dlrm {
 struct CudaModelOptions {
   int64_t batch = 0;  ///< Samples in every step and every forward_logits call.
   kernels::cuda::Precision precision = kernels::cuda::Precision::kTf32;
-  bool fused = true;  ///< cuBLASLt epilogues (true) or separate bias/ReLU kernels.
+  /// cuBLASLt epilogues and the fused last layer + loss (fused_head()), or
+  /// separate bias/ReLU kernels and the last layer's GEMMs.
+  bool fused = true;
   kernels::cuda::EmbeddingUpdateMode update_mode = kernels::cuda::EmbeddingUpdateMode::kSyncFree;
   /// Model-parallel embeddings over this communicator's ranks (device
   /// buffers: NCCL; see the file comment); batch is then the global batch.
@@ -135,9 +139,9 @@ struct DeviceBatch {
   const float* dense = nullptr;   ///< [local batch, num_dense] rows dense_stride apart; 16-byte aligned (cuBLASLt).
   const int32_t* ids = nullptr;   ///< [batch, num_tables], each inside its table (not checked).
   const float* labels = nullptr;  ///< [local batch]; only train_step reads it.
-  /// Floats from one row of dense to the next: 0 means num_dense. Rows of
-  /// CudaModel::dense_input_width() with zero padding are read in place (no
-  /// padding copy per step); others are copied into padded rows first.
+  /// Floats from one row of dense to the next: 0 or num_dense (copied into
+  /// padded rows each step), or CudaModel::dense_input_width() with zero
+  /// padding (read in place); any other value is refused.
   int64_t dense_stride = 0;
 };
 
@@ -249,7 +253,7 @@ class CudaModel {
   /// (cast to bf16 in bf16); nothing when fp32 rows need no padding.
   void pad_dense_input(const DeviceBatch& batch, cudaStream_t stream);
   void forward(const DeviceBatch& batch, cudaStream_t stream);
-  /// The lookups (and across ranks their exchange) into emb_, on `stream`.
+  /// The lookups (and across ranks their exchange) into emb_ or emb_bf16_, on `stream`.
   void embeddings(const DeviceBatch& batch, cudaStream_t stream);
   bool overlapped() const { return side_ != nullptr; }
   /// The side stream waits for `stream`'s work so far; `stream` for the side's.

@@ -24,7 +24,6 @@
 // logits), then one grouped NCCL send/receive gathers the logits on rank 0,
 // which computes the AUC and hands it to the others.
 #include "workloads/dlrm/cuda_run.h"
-#include "workloads/dlrm/cuda_launches.h"
 
 #include <fmt/format.h>
 
@@ -109,7 +108,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
         sharp_(toggles[Toggle::kSharp].in_effect),
         options_(options_for(setup, toggles, nccl)),
         model_(make_model(setup, seed, options_)),
-        dense_(padded_rows(train.dense, train.num_dense, bottom_input_width(setup.shape))),
+        dense_(padded_rows(train.dense, train.num_dense, model_->dense_input_width())),
         ids_(train.categorical),
         labels_(train.labels) {
     const int64_t b = options_.batch;
@@ -127,7 +126,6 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     const int64_t rows = eval_chunks_ * b;
     eval_dense_ = kc::DeviceBuffer<float>(padded(padded_rows(eval.dense, eval.num_dense, width), count(rows * width)));
     eval_ids_ = kc::DeviceBuffer<int32_t>(padded(eval.categorical, count(rows * tables)));
-    eval_stage_ = kc::DeviceBuffer<float>(count(n * width));
     eval_logits_ = kc::DeviceBuffer<float>(count(eval_chunks_ * n));  // chunk by chunk, this rank's samples
     if (nccl_.comm != nullptr) gather_setup();
     // The uploads above ran on the legacy default stream, which the
@@ -253,12 +251,10 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     const int64_t tables = eval_.num_tables();
     for (int64_t chunk = 0; chunk < eval_chunks_; ++chunk) {
       const int64_t first = chunk * b;
-      // Staged so the first layer's input is 16-byte aligned (cuBLASLt).
-      PERFLAB_CUDA_CHECK(cudaMemcpyAsync(eval_stage_.data(),
-                                         eval_dense_.data() + (first + model_->first_sample()) * width,
-                                         count(n * width) * sizeof(float), cudaMemcpyDeviceToDevice,
-                                         compute_.get()));
-      model_->forward_logits({eval_stage_.data(), eval_ids_.data() + first * tables, nullptr, width},
+      // Read in place: rows of `width` floats (a multiple of 8) keep every
+      // chunk 16-byte aligned, as cuBLASLt's algorithms need.
+      model_->forward_logits({eval_dense_.data() + (first + model_->first_sample()) * width,
+                              eval_ids_.data() + first * tables, nullptr, width},
                              eval_logits_.data() + chunk * n, compute_.get());
     }
     if (nccl_.comm == nullptr) return auc_of(eval_logits_.data());
@@ -433,7 +429,6 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   int64_t eval_chunks_ = 0;
   kc::DeviceBuffer<float> eval_dense_;
   kc::DeviceBuffer<int32_t> eval_ids_;
-  kc::DeviceBuffer<float> eval_stage_;
   kc::DeviceBuffer<float> eval_logits_;
   kc::DeviceBuffer<float> eval_gathered_;  // rank 0 of an NCCL run: every rank's logits
   std::vector<collectives::PeerTransfer> eval_transfers_;

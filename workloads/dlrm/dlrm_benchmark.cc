@@ -483,8 +483,9 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     step.hyperparameters["perflab_dlrm_interaction"] =
         setup_.interaction_tensor_cores ? "TF32 tensor cores (WMMA), fp32 accumulate" : "fp32 CUDA cores";
     step.hyperparameters["perflab_dlrm_precision"] =
-        bf16 ? "bf16 Linear layers (fp32 accumulate); fp32 master weights, SGD, embeddings, "
-               "interaction and loss"
+        bf16 ? "bf16 storage (Linear layers, interaction, gathered and exchanged embeddings, logits and their "
+               "gradients, the dense gradient and its all-reduce), fp32 arithmetic (fp32 accumulate); fp32 master "
+               "weights, tables and SGD"
              : "TF32 GEMMs (fp32 storage and accumulate); everything else fp32";
   }
   if (nccl_) {

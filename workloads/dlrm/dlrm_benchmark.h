@@ -32,9 +32,10 @@ struct DlrmSetup {
   ModelShape shape;
   LrSchedule schedule;
   int64_t batch_size = 0;
-  /// "fp32" (cuda: TF32 GEMMs, fp32 storage) or "bf16" (cuda: bf16 Linear
-  /// layers, fp32 master weights, embeddings, interaction and loss; cpu, one
-  /// rank: bf16 numbers emulated, CpuPrecision::kBf16).
+  /// "fp32" (cuda: TF32 GEMMs, fp32 storage) or "bf16" (cuda: bf16 storage
+  /// from the gathered embeddings to the logits and the dense gradients,
+  /// fp32 arithmetic, fp32 master weights and tables: cuda_model.h; cpu,
+  /// one rank: bf16 numbers emulated, CpuPrecision::kBf16).
   std::string precision = "fp32";
   StepPlan step;
   TrainingPlan training;

@@ -7,8 +7,9 @@
 // iteration i uses set i % length_sets. Sequence 0 of every set has the full
 // lengths (T, U), the others are drawn uniformly from
 // [min_length_fraction x max, max]. The logits (or f, g, dh for the joint)
-// are one buffer of the worst-case size, filled once; each set uses its
-// valid region (padded) or its first Σ T_b (U_b + 1) rows (packed).
+// are one buffer of the worst-case size, drawn once per invocation (on the
+// host for the cpu backend, on the device for cuda: TensorsOn); each set uses
+// its valid region (padded) or its first Σ T_b (U_b + 1) rows (packed).
 #pragma once
 
 #include <cstdint>

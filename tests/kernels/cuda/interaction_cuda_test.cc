@@ -464,8 +464,8 @@ TEST(InteractionCuda, BackwardAppliesTheReluThatMadeXWhenAsked) {
   }
 }
 
-// A bf16 model's interaction: bf16 activations with fp32 embeddings (across
-// ranks) or bf16 embeddings (one GPU), on the CUDA cores and tensor cores.
+// A bf16 model's interaction: bf16 activations with bf16 embeddings
+// (training) or fp32 embeddings (serving), on the CUDA cores and tensor cores.
 TEST(InteractionCuda, Bf16StorageMatchesCpuWithinItsRounding) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   for (Storage storage : {kBf16Activations, kBf16}) {

@@ -63,12 +63,12 @@ void expect_launches(const LaunchPlan& plan, const std::map<std::string, int>& r
 
 TEST(DlrmLaunches, Tf32FusedStep) {
 #if PERFLAB_DLRM_CUDA
-  // forward: 3 + 5 GEMMs with epilogues, the gather, the interaction;
-  // backward: wgrad + dgrad per top layer, the interaction (which applies
-  // the bottom's last ReLU's dReLU), the bottom's last layer's wgrad and
-  // dgrad, then 2 and 1 (no dgrad for the data); the top MLP's last layer
-  // (256 -> 1) runs inside the loss's kernel, forward and backward, so the
-  // forward has 3 + 4 GEMMs and the backward 4 top layers; optimizer: dense SGD,
+  // forward: 3 bottom + 4 top GEMMs with epilogues, the gather, the
+  // interaction (the top MLP's last layer, 256 -> 1, runs inside the loss's
+  // kernel, forward and backward); backward: wgrad + dgrad for each of the 4
+  // top layers, the interaction (which applies the bottom's last ReLU's
+  // dReLU), the bottom's last layer's wgrad and dgrad, then 2 and 1 (no
+  // dgrad for the data); optimizer: dense SGD,
   // sort, row update (the gather wrote the sort keys; the update finds each
   // row's run in the sorted keys: no run-length encoding or scan); the loss
   // is one kernel (its last block finishes the sum).
