@@ -106,7 +106,7 @@ std::string render_projection_markdown(const Result& result) {
   md += fmt::format("Model: {}. Assumptions: {}; {} samples per GPU", text_at(p, "model"), text_at(p, "assumptions"),
                     batch ? fmt::format("{:.0f}", *batch) : "?");
   if (scale && *scale < 1) md += fmt::format("; hybrid embedding: all-to-all bytes x {:.3f} as measured", *scale);
-  md += ".\n\n| GPUs | nodes x GPUs | global batch | all-to-all per GPU, each way | all-to-all time | "
+  md += ".\n\n| GPUs | nodes x GPUs | global batch | all-to-all per GPU, forward / backward | all-to-all time | "
         "gradient all-reduce | all-reduce (ring/tree) | all-reduce (SHARP/NVLS) | communication per iteration | "
         "with SHARP/NVLS | samples/s ceiling |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const nlohmann::json& s : scales) {
@@ -120,10 +120,16 @@ std::string render_projection_markdown(const Result& result) {
                 : per_s >= 1e3 ? fmt::format("{:.3g}k", per_s / 1e3)
                                : fmt::format("{:.3g}", per_s);
     }
-    md += fmt::format("| {:.0f} | {:.0f} x {:.0f} ({}) | {:.0f} | {} | {} | {} | {} {} | {} {} | {} | {} | {} |\n",
+    // Results from before the backward direction was its own (same bytes both ways).
+    const std::optional<double> back_bytes = n("all_to_all_backward_bytes").has_value()
+                                                 ? n("all_to_all_backward_bytes") : n("all_to_all_bytes");
+    const std::optional<double> back_us =
+        n("all_to_all_backward_us").has_value() ? n("all_to_all_backward_us") : n("all_to_all_us");
+    md += fmt::format("| {:.0f} | {:.0f} x {:.0f} ({}) | {:.0f} | {} / {} | {} / {} | {} | {} {} | {} {} | {} | {} | {} |\n",
                       n("gpus").value_or(0), n("nodes").value_or(0), n("gpus_per_node").value_or(0),
                       text_at(s, "link"), global.value_or(0), bytes_text(n("all_to_all_bytes")),
-                      us_text(n("all_to_all_us")), bytes_text(n("all_reduce_bytes")),
+                      bytes_text(back_bytes), us_text(n("all_to_all_us")), us_text(back_us),
+                      bytes_text(n("all_reduce_bytes")),
                       us_text(n("all_reduce_us")), text_at(s, "all_reduce_algorithm"),
                       us_text(n("sharp_all_reduce_us")), text_at(s, "sharp_all_reduce_algorithm"),
                       us_text(n("communication_us")), us_text(comm), ceiling);

@@ -71,7 +71,7 @@ else
   fail "compliance checker: $(cat "$tmp/cc.txt")"
 fi
 grep -q "## Ranks" "$dir/report.md" && pass "report.md has the ranks section" || fail "report.md lacks ## Ranks"
-grep -q "^| 512 | 64 x 8 (h100-ndr) | 65536 | 208.0 KiB | " "$dir/report.md" &&
+grep -q "^| 512 | 64 x 8 (h100-ndr) | 65536 | 208.0 KiB / 208.0 KiB | " "$dir/report.md" &&
   pass "report.md projects to 512 GPUs" || fail "no 512-GPU projection row in report.md"
 
 # --- hybrid embedding, 3 ranks, timed iterations, overlap off -------------

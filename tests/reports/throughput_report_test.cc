@@ -136,10 +136,17 @@ TEST(ThroughputReport, RanksPlacementAndExchangeBytes) {
   const std::string projected_md = reports::render_run_markdown(projected);
   EXPECT_NE(projected_md.find("## Communication at 8, 64 and 512 GPUs (projected)"), std::string::npos) << projected_md;
   EXPECT_NE(projected_md.find("hybrid embedding: all-to-all bytes x 0.250 as measured"), std::string::npos);
-  EXPECT_NE(projected_md.find("| 8 | 1 x 8 (h100) | 512 | 2.0 KiB | 12.5 us | 4.0 MiB | 30 us RING | 20 us NVLS | "
+  EXPECT_NE(projected_md.find("| 8 | 1 x 8 (h100) | 512 | 2.0 KiB / 2.0 KiB | 12.5 us / 12.5 us | 4.0 MiB | 30 us RING | 20 us NVLS | "
                               "55 us | 45 us | 11.4M |"),
             std::string::npos)
       << projected_md;
+  // A result with the backward direction of its own (bf16 rows forward, fp32
+  // gradients back); the row above is an older result's (one size for both).
+  rec.step.data["projection"]["scales"][0]["all_to_all_backward_bytes"] = 4096.0;
+  rec.step.data["projection"]["scales"][0]["all_to_all_backward_us"] = 20.0;
+  const std::string directions_md = reports::render_run_markdown(result_to_json(rec, {}));
+  EXPECT_NE(directions_md.find("| 512 | 2.0 KiB / 4.0 KiB | 12.5 us / 20 us | 4.0 MiB |"), std::string::npos)
+      << directions_md;
   EXPECT_NE(reports::render_run_summary(projected).find(
                 "projected communication per iteration (weak scaling; ring/tree, SHARP/NVLS): 8 GPUs 55 us / 45 us\n"),
             std::string::npos)

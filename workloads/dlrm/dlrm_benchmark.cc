@@ -449,8 +449,11 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     // at this run's per-rank batch), for the report.
     std::optional<double> reduction;
     if (const auto r = data_facts.find("all_to_all_reduction"); r != data_facts.end()) reduction = r->get<double>();
+    // A bf16 cuda run moves bf16 rows forward and bf16 dense gradients.
+    ValueBytes values;
+    if (ctx.backend() == Backend::kCuda && setup_.precision == "bf16") values = {2, 4, 2};
     data_facts["projection"] = projection_json(
-        project_communication(shape, std::max<int64_t>(1, setup_.batch_size / ctx.size()), reduction));
+        project_communication(shape, std::max<int64_t>(1, setup_.batch_size / ctx.size()), reduction, values));
   }
   data_facts["forward_flops_per_sample"] = forward_flops_per_sample(shape);
   step.data = data_facts;

@@ -37,15 +37,16 @@ std::optional<collectives::Prediction> best_all_reduce(uint64_t bytes, const col
 }  // namespace
 
 Projection project_communication(const ModelShape& shape, int64_t per_gpu_batch,
-                                 std::optional<double> hybrid_reduction) {
+                                 std::optional<double> hybrid_reduction, ValueBytes values) {
   if (per_gpu_batch <= 0) throw UsageError(fmt::format("projection: per-GPU batch {} must be positive", per_gpu_batch));
   Projection out;
   out.per_gpu_batch = per_gpu_batch;
+  out.values = values;
   out.exchange_scale = hybrid_reduction ? 1.0 - *hybrid_reduction : 1.0;
   const double tables = static_cast<double>(shape.table_sizes.size());
-  const double a2a_bytes = static_cast<double>(per_gpu_batch) * tables * shape.embed_dim * sizeof(float) *
-                           out.exchange_scale;
-  const auto ar_bytes = static_cast<uint64_t>(dense_parameter_count(shape)) * sizeof(float);
+  const double a2a_values = static_cast<double>(per_gpu_batch) * tables * shape.embed_dim * out.exchange_scale;
+  const double a2a_bytes = a2a_values * values.forward, a2a_backward_bytes = a2a_values * values.backward;
+  const auto ar_bytes = static_cast<uint64_t>(dense_parameter_count(shape)) * static_cast<uint64_t>(values.all_reduce);
   for (const Scale& s : kScales) {
     ScaleProjection p;
     p.nodes = s.nodes;
@@ -58,6 +59,9 @@ Projection project_communication(const ModelShape& shape, int64_t per_gpu_batch,
     p.global_batch = per_gpu_batch * topo.ranks();
     p.all_to_all_bytes = a2a_bytes;
     p.all_to_all_us = collectives::predict_all_to_all(static_cast<uint64_t>(a2a_bytes), topo, plain).time_us;
+    p.all_to_all_backward_bytes = a2a_backward_bytes;
+    p.all_to_all_backward_us =
+        collectives::predict_all_to_all(static_cast<uint64_t>(a2a_backward_bytes), topo, plain).time_us;
     p.all_reduce_bytes = static_cast<double>(ar_bytes);
     // --sharp off sets NCCL_COLLNET_ENABLE=0 and NCCL_NVLS_ENABLE=0: ring or tree.
     const auto off = best_all_reduce(ar_bytes, topo, plain, {NcclAlgo::kRing, NcclAlgo::kTree});
@@ -84,6 +88,8 @@ nlohmann::json projection_json(const Projection& projection) {
                       {"global_batch", p.global_batch},
                       {"all_to_all_bytes", p.all_to_all_bytes},
                       {"all_to_all_us", p.all_to_all_us},
+                      {"all_to_all_backward_bytes", p.all_to_all_backward_bytes},
+                      {"all_to_all_backward_us", p.all_to_all_backward_us},
                       {"all_reduce_bytes", p.all_reduce_bytes},
                       {"all_reduce_algorithm", p.all_reduce_algo},
                       {"all_reduce_us", p.all_reduce_us},
@@ -100,6 +106,10 @@ nlohmann::json projection_json(const Projection& projection) {
                           "InfiniBand NDR 400 rail per GPU"},
           {"per_gpu_batch", projection.per_gpu_batch},
           {"exchange_scale", projection.exchange_scale},
+          {"value_bytes",
+           {{"forward", projection.values.forward},
+            {"backward", projection.values.backward},
+            {"all_reduce", projection.values.all_reduce}}},
           {"scales", scales}};
 }
 

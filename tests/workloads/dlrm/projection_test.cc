@@ -67,6 +67,29 @@ TEST(DlrmProjection, TheHybridReductionScalesTheExchangeOnly) {
   EXPECT_DOUBLE_EQ(j["exchange_scale"].get<double>(), 0.25);
 }
 
+// A bf16 cuda run's bytes: bf16 rows forward, fp32 gradients backward, a
+// bf16 all-reduce; the communication is the three, nothing overlapped.
+TEST(DlrmProjection, Bf16MovesHalfTheForwardRowsAndHalfTheAllReduce) {
+  const Projection fp32 = project_communication(odd_shape(), 64);
+  const Projection bf16 = project_communication(odd_shape(), 64, std::nullopt, ValueBytes{2, 4, 2});
+  for (size_t i = 0; i < 3; ++i) {
+    const ScaleProjection& a = fp32.scales[i];
+    const ScaleProjection& b = bf16.scales[i];
+    EXPECT_DOUBLE_EQ(b.all_to_all_bytes, a.all_to_all_bytes / 2);
+    EXPECT_DOUBLE_EQ(b.all_to_all_backward_bytes, a.all_to_all_backward_bytes);
+    EXPECT_DOUBLE_EQ(a.all_to_all_backward_bytes, a.all_to_all_bytes);
+    EXPECT_DOUBLE_EQ(b.all_reduce_bytes, a.all_reduce_bytes / 2);
+    EXPECT_LE(b.all_to_all_us, a.all_to_all_us);
+    EXPECT_DOUBLE_EQ(b.all_to_all_backward_us, a.all_to_all_backward_us);
+    EXPECT_DOUBLE_EQ(b.communication_us(false), b.all_to_all_us + b.all_to_all_backward_us + b.all_reduce_us);
+    EXPECT_LT(b.communication_us(true), a.communication_us(true));
+  }
+  const nlohmann::json j = projection_json(bf16);
+  EXPECT_EQ(j["value_bytes"]["forward"], 2);
+  EXPECT_EQ(j["value_bytes"]["all_reduce"], 2);
+  EXPECT_DOUBLE_EQ(j["scales"][0]["all_to_all_backward_bytes"].get<double>(), bf16.scales[0].all_to_all_backward_bytes);
+}
+
 TEST(DlrmProjection, RefusesAnEmptyBatch) { EXPECT_THROW(project_communication(odd_shape(), 0), UsageError); }
 
 }  // namespace
