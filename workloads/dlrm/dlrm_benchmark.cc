@@ -212,12 +212,22 @@ double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_
 /// epoch): enough for a stable mean, cheap at preparation.
 constexpr int64_t kByteSampleBatches = 64;
 
+/// Bytes per value the step moves (projection.h's ValueBytes): a bf16 cuda
+/// run exchanges bf16 rows forward and all-reduces bf16 dense gradients
+/// (cuda_model.h); everything else moves fp32.
+ValueBytes exchange_values(const RunContext& ctx, const DlrmSetup& setup) {
+  if (ctx.backend() == Backend::kCuda && setup.precision == "bf16") return {2, 4, 2};
+  return {};
+}
+
 /// Several ranks: the table placement, the batch split, the frequent
 /// categories of the hybrid embedding, and the bytes each exchange moves
 /// per iteration (the hybrid's beside model parallel's, with the
-/// reduction), recorded with the data facts. Throws UsageError when the
-/// tables or the batch cannot be split over `ranks`.
-void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, nlohmann::json& facts) {
+/// reduction), recorded with the data facts; `forward_value_bytes`: 2 when
+/// the rows travel as bf16 (a bf16 cuda run; the gradients stay fp32).
+/// Throws UsageError when the tables or the batch cannot be split over `ranks`.
+void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, double forward_value_bytes,
+                    nlohmann::json& facts) {
   const TablePlacement placement = place_tables(setup.shape.table_sizes, ranks);
   if (setup.batch_size < ranks) {
     throw UsageError(fmt::format("dlrm: batch_size {} cannot be split over {} ranks (every rank needs a sample)",
@@ -227,7 +237,8 @@ void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, nlo
   for (int r = 0; r < ranks; ++r) {
     local.push_back(slice_first(setup.batch_size, ranks, r + 1) - slice_first(setup.batch_size, ranks, r));
   }
-  const ExchangeBytes bytes = model_parallel_exchange_bytes(placement, setup.batch_size, setup.shape.embed_dim);
+  ExchangeBytes bytes = model_parallel_exchange_bytes(placement, setup.batch_size, setup.shape.embed_dim);
+  bytes.forward *= forward_value_bytes / sizeof(float);
   const bool hybrid = setup.sharding.mode == EmbeddingMode::kHybrid;
   facts["ranks"] = ranks;
   facts["embedding"] = hybrid ? "hybrid" : "model_parallel";
@@ -433,7 +444,7 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
       setup_.sharding.frequent = find_frequent(train_.categorical.data(), plan.train_samples, shape.table_sizes,
                                       frequency_threshold(plan.train_samples, setup_.batch_size));
     }
-    add_rank_facts(ctx.size(), setup_, train_, data_facts);
+    add_rank_facts(ctx.size(), setup_, train_, exchange_values(ctx, setup_).forward, data_facts);
     if (nccl_) {
       data_facts["exchange"] =
           "nccl: grouped send/receive of the embeddings and their gradients, all-reduce of the MLP gradients, "
@@ -449,11 +460,8 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     // at this run's per-rank batch), for the report.
     std::optional<double> reduction;
     if (const auto r = data_facts.find("all_to_all_reduction"); r != data_facts.end()) reduction = r->get<double>();
-    // A bf16 cuda run moves bf16 rows forward and bf16 dense gradients.
-    ValueBytes values;
-    if (ctx.backend() == Backend::kCuda && setup_.precision == "bf16") values = {2, 4, 2};
-    data_facts["projection"] = projection_json(
-        project_communication(shape, std::max<int64_t>(1, setup_.batch_size / ctx.size()), reduction, values));
+    data_facts["projection"] = projection_json(project_communication(
+        shape, std::max<int64_t>(1, setup_.batch_size / ctx.size()), reduction, exchange_values(ctx, setup_)));
   }
   data_facts["forward_flops_per_sample"] = forward_flops_per_sample(shape);
   step.data = data_facts;
