@@ -262,14 +262,37 @@ __device__ void apply_sgd(float* __restrict__ w, int64_t dim, int64_t c0, float 
 ///    chunks in chunk order and applies the row. The order is fixed, so the
 ///    result is the same on every run; against the CPU's sequential sum it
 ///    differs by rounding within the bound the tests state.
+/// The dense SGD some of the update's blocks run (EmbeddingArguments::dense):
+/// SgdUpdate's arithmetic (no fused multiply-add), fp32 or bf16 gradients,
+/// the optional bf16 copy of the updated weights.
+struct DenseSgd {
+  int64_t count = 0;  ///< 0: none
+  float* w = nullptr;
+  const float* g = nullptr;
+  const __nv_bfloat16* g_bf16 = nullptr;
+  const float* lr = nullptr;
+  __nv_bfloat16* w_bf16 = nullptr;
+};
+
 __global__ void sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const Slot* __restrict__ sorted_slots,
                                  int64_t num_slots, int64_t tile, int64_t num_tiles,
                                  const float* __restrict__ grad, const float* __restrict__ lr_device, int64_t dim,
                                  float* __restrict__ partials, unsigned* __restrict__ done,
-                                 float* __restrict__ tables) {
+                                 float* __restrict__ tables, unsigned tile_blocks, DenseSgd dense) {
+  if (blockIdx.x >= tile_blocks) {  // the dense SGD's blocks
+    const float lr = *dense.lr;
+    const int64_t stride = int64_t{gridDim.x - tile_blocks} * blockDim.x;
+    for (int64_t i = int64_t{blockIdx.x - tile_blocks} * blockDim.x + threadIdx.x; i < dense.count; i += stride) {
+      const float g = dense.g_bf16 != nullptr ? __bfloat162float(dense.g_bf16[i]) : dense.g[i];
+      const float updated = __fsub_rn(dense.w[i], __fmul_rn(lr, g));
+      dense.w[i] = updated;
+      if (dense.w_bf16 != nullptr) dense.w_bf16[i] = __float2bfloat16_rn(updated);
+    }
+    return;
+  }
   const int lane = static_cast<int>(threadIdx.x & 31u);
   const int64_t warp = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
-  const int64_t warps = (int64_t{gridDim.x} * blockDim.x) >> 5;
+  const int64_t warps = (int64_t{tile_blocks} * blockDim.x) >> 5;
   const float lr = *lr_device;
   constexpr int64_t kPass = 32 * kColsPerLane;
   for (int64_t q = warp; q < num_tiles; q += warps) {
@@ -455,8 +478,16 @@ LaunchList EmbeddingBackwardSgd::launches(const EmbeddingArguments& a) {
     list.push_back({"make_keys_kernel", "sort keys (global rows) and slots", "", {n * sizeof(int32_t) + n * pair, 0, ""}});
   }
   list.push_back({"DeviceRadixSort", "CUB radix sort of (row, slot) pairs", "", {2 * n * pair, 0, ""}});
-  list.push_back({"sgd_tiles_kernel", "sparse SGD of every distinct row (a warp per tile of sorted slots)", "",
-                  {n * static_cast<double>(a.dim) * sizeof(float) + n * pair, n * static_cast<double>(a.dim) * 2, "fp32"}});
+  double bytes = n * static_cast<double>(a.dim) * sizeof(float) + n * pair, flops = n * static_cast<double>(a.dim) * 2;
+  if (a.dense != nullptr) {  // SgdUpdate's work, in the same launch
+    const LaunchList dense = SgdUpdate::launches(*a.dense, a.dense->weights_bf16 != nullptr);
+    bytes += dense.front().cost.bytes;
+    flops += dense.front().cost.flops;
+  }
+  list.push_back({"sgd_tiles_kernel",
+                  a.dense != nullptr ? "sparse SGD of every distinct row (a warp per tile of sorted slots) and the dense SGD"
+                                     : "sparse SGD of every distinct row (a warp per tile of sorted slots)",
+                  "", {bytes, flops, "fp32"}});
   return list;
 }
 
@@ -472,6 +503,11 @@ Status EmbeddingBackwardSgd::can_implement(const EmbeddingArguments& args) {
   }
   if (args.grad == nullptr) return Status::invalid("embedding backward: grad is null");
   if (args.lr_device == nullptr) return Status::invalid("embedding backward: lr_device is null");
+  if (args.dense != nullptr) {
+    if (const Status s = SgdUpdate::can_implement(*args.dense); !s) {
+      return Status::invalid("embedding backward: its dense SGD: " + s.reason());
+    }
+  }
   if (args.mode != EmbeddingUpdateMode::kSyncFree &&
       args.mode != EmbeddingUpdateMode::kSynchronising) {
     return Status::invalid("embedding backward: unknown update mode");
@@ -516,8 +552,17 @@ void EmbeddingBackwardSgd::run(const EmbeddingArguments& a, void* workspace, cud
   constexpr int64_t kWarpsPerBlock = kThreads / 32;
   const auto blocks =
       static_cast<unsigned>(std::clamp<int64_t>((tiles + kWarpsPerBlock - 1) / kWarpsPerBlock, 1, kMaxBlocks));
-  sgd_tiles_kernel<<<blocks, kThreads, 0, stream>>>(keys_out, slots_out, num_slots, tile, tiles, a.grad,
-                                                    a.lr_device, a.dim, partials, done, a.tables);
+  DenseSgd dense;
+  unsigned dense_blocks = 0;
+  if (a.dense != nullptr) {
+    dense = {a.dense->count, a.dense->weights, a.dense->gradients, a.dense->gradients_bf16, a.dense->lr_device,
+             a.dense->weights_bf16};
+    constexpr int64_t kMaxDenseBlocks = 1024;  // grid-stride beyond
+    dense_blocks = static_cast<unsigned>(std::clamp<int64_t>((dense.count + kThreads - 1) / kThreads, 1, kMaxDenseBlocks));
+  }
+  sgd_tiles_kernel<<<blocks + dense_blocks, kThreads, 0, stream>>>(keys_out, slots_out, num_slots, tile, tiles,
+                                                                   a.grad, a.lr_device, a.dim, partials, done,
+                                                                   a.tables, blocks, dense);
   PERFLAB_CUDA_CHECK_LAUNCH("sgd_tiles_kernel");
 }
 

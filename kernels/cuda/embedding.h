@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cuda/sgd.h"
 #include "kernels/cuda/status.h"
 #include "kernels/launch.h"
 
@@ -71,6 +72,11 @@ struct EmbeddingArguments {
   /// (EmbeddingBackwardSgd::workspace_bytes), which nothing else may touch
   /// between the forward and the update, and the ids must not change.
   bool keys_in_forward = false;
+
+  /// Optional: a dense SGD (SgdUpdate's, the same arithmetic) run by the
+  /// update's own launch, in blocks past the tiles': the optimizer's two
+  /// updates in one launch (DLRM's fused mode). Must outlive run().
+  const SgdArguments* dense = nullptr;
 };
 
 /// Gather of every table's rows in one launch.
@@ -105,7 +111,8 @@ class EmbeddingBackwardSgd {
   /// host sync.
   static void run(const EmbeddingArguments& args, void* workspace, cudaStream_t stream);
   /// What run() launches: the keys (unless keys_in_forward), CUB's radix
-  /// sort (a library call: several kernels) and the row update. The update's bytes count the
+  /// sort (a library call: several kernels) and the row update (with the
+  /// dense SGD's work when `dense` is set). The update's bytes count the
   /// gradient and sorted pairs it reads, not the table rows it updates (how
   /// many are distinct depends on the data). Host-only.
   static LaunchList launches(const EmbeddingArguments& args);

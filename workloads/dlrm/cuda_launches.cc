@@ -222,8 +222,16 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   kc::SgdArguments sgd;
   sgd.count = static_cast<int64_t>(dense);
   static const __nv_bfloat16 bf16_marker{};  // any non-null pointer: the bytes are bf16's
-  if (bf16) sgd.gradients_bf16 = &bf16_marker;
-  append_launches(optimizer, kc::SgdUpdate::launches(sgd, bf16), "");
+  if (bf16) {
+    sgd.gradients_bf16 = &bf16_marker;
+    sgd.weights_bf16 = const_cast<__nv_bfloat16*>(&bf16_marker);  // the bf16 copy is written too
+  }
+  // Fused: the dense SGD runs in the sparse update's launch (CudaModel::optimizer).
+  if (o.fused) {
+    emb.dense = &sgd;
+  } else {
+    append_launches(optimizer, kc::SgdUpdate::launches(sgd, bf16), "");
+  }
   append_launches(optimizer, kc::EmbeddingBackwardSgd::launches(emb), "");
   append_launches(plan, optimizer, "optimizer");
   return plan;

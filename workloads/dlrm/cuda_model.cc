@@ -334,6 +334,12 @@ void CudaModel::check_operators() {
     const kc::EmbeddingArguments emb = embedding_arguments(reinterpret_cast<const int32_t*>(demb_.data()));
     require(kc::EmbeddingForward::can_implement(emb), "embedding forward");
     require(kc::EmbeddingBackwardSgd::can_implement(emb), "embedding update");
+    if (options_.fused) {  // the dense SGD in the update's launch
+      kc::EmbeddingArguments both = emb;
+      const kc::SgdArguments dense = dense_update();
+      both.dense = &dense;
+      require(kc::EmbeddingBackwardSgd::can_implement(both), "embedding and dense update");
+    }
     // The update's own workspace: the gather writes its sort keys there
     // (keys_in_forward) and the GEMMs in between must not touch it.
     update_workspace_ = Buffer<uint8_t>(kc::EmbeddingBackwardSgd::workspace_bytes(emb));
@@ -497,9 +503,14 @@ void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
                               bf16_ ? collectives::DataType::kBFloat16 : collectives::DataType::kFloat32,
                               collectives::ReduceOp::kSum);
   }
-  kc::SgdUpdate::run(dense_update(), nullptr, stream);
-  kc::EmbeddingBackwardSgd::run(embedding_arguments(options_.comm == nullptr ? batch.ids : own_ids_.data()),
-                                update_workspace_.data(), stream);
+  const kc::SgdArguments dense = dense_update();
+  kc::EmbeddingArguments sparse = embedding_arguments(options_.comm == nullptr ? batch.ids : own_ids_.data());
+  if (options_.fused) {
+    sparse.dense = &dense;  // one launch for both updates
+  } else {
+    kc::SgdUpdate::run(dense, nullptr, stream);
+  }
+  kc::EmbeddingBackwardSgd::run(sparse, update_workspace_.data(), stream);
 }
 
 void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {

@@ -422,6 +422,58 @@ TEST(EmbeddingCudaBackward, KeysFromTheForwardGiveTheSameUpdate) {
   }
 }
 
+// A dense SGD in the update's launch (EmbeddingArguments::dense) writes what
+// SgdUpdate's own launch writes, bit for bit, fp32 and bf16 gradients (with
+// the bf16 copy), and the tables are unchanged by it.
+TEST(EmbeddingCudaBackward, TheDenseSgdInTheUpdatesLaunchIsSgdUpdates) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const float lr = 0.1f;
+  const Problem& p = backward_problems().back();
+  HostInputs in = make_inputs(p, 29);
+  for (bool bf16 : {false, true}) {
+    constexpr int64_t kDense = 300007;  // odd, many blocks' worth
+    const auto w0 = test_support::random_vector(static_cast<size_t>(kDense), 31);
+    const auto g32 = test_support::random_vector(static_cast<size_t>(kDense), 32, -5.0f, 5.0f);
+    std::vector<uint16_t> g16(g32.size());
+    for (size_t i = 0; i < g16.size(); ++i) g16[i] = bf16_bits(g32[i]);
+    std::vector<float> tables[2], weights[2];
+    std::vector<uint16_t> copies[2];
+    for (bool folded : {false, true}) {
+      DeviceInputs dev(p, in, lr);
+      DeviceBuffer<float> w(w0), g(g32);
+      DeviceBuffer<uint16_t> gb(g16), copy(static_cast<size_t>(kDense));
+      SgdArguments dense;
+      dense.count = kDense;
+      dense.weights = w.data();
+      if (bf16) {
+        dense.gradients_bf16 = reinterpret_cast<const __nv_bfloat16*>(gb.data());
+        dense.weights_bf16 = reinterpret_cast<__nv_bfloat16*>(copy.data());
+      } else {
+        dense.gradients = g.data();
+      }
+      dense.lr_device = dev.lr.data();
+      DeviceBuffer<uint8_t> workspace(EmbeddingBackwardSgd::workspace_bytes(dev.args));
+      if (folded) {
+        dev.args.dense = &dense;
+        ASSERT_TRUE(EmbeddingBackwardSgd::can_implement(dev.args).ok())
+            << EmbeddingBackwardSgd::can_implement(dev.args).reason();
+      } else {
+        SgdUpdate::run(dense, nullptr, nullptr);
+      }
+      EmbeddingBackwardSgd::run(dev.args, workspace.data(), nullptr);
+      PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+      tables[folded] = dev.tables.download();
+      weights[folded] = w.download();
+      copies[folded] = copy.download();
+    }
+    EXPECT_EQ(tables[1], tables[0]) << p.describe();
+    EXPECT_EQ(weights[1], weights[0]) << (bf16 ? "bf16 gradients" : "fp32 gradients");
+    if (bf16) {
+      EXPECT_EQ(copies[1], copies[0]) << "the bf16 copy";
+    }
+  }
+}
+
 TEST(EmbeddingCudaBackward, SyncFreeRunReplaysInAGraphWithTheCurrentLearningRate) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const Problem p{37, 26, 16, Duplication::kRandom};
