@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/embedding.h"
+#include "kernels/cuda/sgd_device.cuh"
 #include "kernels/cuda/host_sync.h"
 
 namespace perflab::kernels::cuda {
@@ -283,10 +284,7 @@ __global__ void sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const S
     const float lr = *dense.lr;
     const int64_t stride = int64_t{gridDim.x - tile_blocks} * blockDim.x;
     for (int64_t i = int64_t{blockIdx.x - tile_blocks} * blockDim.x + threadIdx.x; i < dense.count; i += stride) {
-      const float g = dense.g_bf16 != nullptr ? __bfloat162float(dense.g_bf16[i]) : dense.g[i];
-      const float updated = __fsub_rn(dense.w[i], __fmul_rn(lr, g));
-      dense.w[i] = updated;
-      if (dense.w_bf16 != nullptr) dense.w_bf16[i] = __float2bfloat16_rn(updated);
+      sgd_step(dense.w, dense.g_bf16 != nullptr ? __bfloat162float(dense.g_bf16[i]) : dense.g[i], lr, dense.w_bf16, i);
     }
     return;
   }

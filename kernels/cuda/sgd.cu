@@ -5,6 +5,7 @@
 
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/sgd.h"
+#include "kernels/cuda/sgd_device.cuh"
 #include "kernels/cuda/stored_types.cuh"
 
 namespace perflab::kernels::cuda {
@@ -25,9 +26,7 @@ __global__ void sgd_kernel(int64_t count, float* __restrict__ w, const G* __rest
   const float lr = *lr_device;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const float updated = __fsub_rn(w[i], __fmul_rn(lr, widen(g[i])));
-    w[i] = updated;
-    if (w_bf16 != nullptr) w_bf16[i] = __float2bfloat16_rn(updated);
+    sgd_step(w, widen(g[i]), lr, w_bf16, i);
   }
 }
 
