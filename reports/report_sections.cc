@@ -106,7 +106,7 @@ std::string render_projection_markdown(const Result& result) {
   md += fmt::format("Model: {}. Assumptions: {}; {} samples per GPU", text_at(p, "model"), text_at(p, "assumptions"),
                     batch ? fmt::format("{:.0f}", *batch) : "?");
   if (scale && *scale < 1) md += fmt::format("; hybrid embedding: all-to-all bytes x {:.3f} as measured", *scale);
-  md += ".\n\n| GPUs | nodes x GPUs | global batch | all-to-all per GPU, forward / backward | all-to-all time | "
+  md += ".\n\n| GPUs | nodes x GPUs | global batch | all-to-all per GPU, forward / backward | all-to-all time, forward / backward | "
         "gradient all-reduce | all-reduce (ring/tree) | all-reduce (SHARP/NVLS) | communication per iteration | "
         "with SHARP/NVLS | samples/s ceiling |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const nlohmann::json& s : scales) {

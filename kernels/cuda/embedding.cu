@@ -248,6 +248,18 @@ __device__ void apply_sgd(float* __restrict__ w, int64_t dim, int64_t c0, float 
   }
 }
 
+/// The dense SGD some of the update's blocks run (EmbeddingArguments::dense):
+/// SgdUpdate's arithmetic (no fused multiply-add), fp32 or bf16 gradients,
+/// the optional bf16 copy of the updated weights.
+struct DenseSgd {
+  int64_t count = 0;  ///< 0: none
+  float* w = nullptr;
+  const float* g = nullptr;
+  const __nv_bfloat16* g_bf16 = nullptr;
+  const float* lr = nullptr;
+  __nv_bfloat16* w_bf16 = nullptr;
+};
+
 /// The sparse SGD of every distinct row, one warp per tile of `tile` sorted
 /// positions (so the grid follows B*T, never B*T*dim, and no warp waits on
 /// a hot row's thousands of slots). A row's run of slots is found in the
@@ -263,18 +275,7 @@ __device__ void apply_sgd(float* __restrict__ w, int64_t dim, int64_t c0, float 
 ///    chunks in chunk order and applies the row. The order is fixed, so the
 ///    result is the same on every run; against the CPU's sequential sum it
 ///    differs by rounding within the bound the tests state.
-/// The dense SGD some of the update's blocks run (EmbeddingArguments::dense):
-/// SgdUpdate's arithmetic (no fused multiply-add), fp32 or bf16 gradients,
-/// the optional bf16 copy of the updated weights.
-struct DenseSgd {
-  int64_t count = 0;  ///< 0: none
-  float* w = nullptr;
-  const float* g = nullptr;
-  const __nv_bfloat16* g_bf16 = nullptr;
-  const float* lr = nullptr;
-  __nv_bfloat16* w_bf16 = nullptr;
-};
-
+/// Blocks from tile_blocks on run `dense` instead (when it has a count).
 __global__ void sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const Slot* __restrict__ sorted_slots,
                                  int64_t num_slots, int64_t tile, int64_t num_tiles,
                                  const float* __restrict__ grad, const float* __restrict__ lr_device, int64_t dim,

@@ -237,8 +237,9 @@ void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, dou
   for (int r = 0; r < ranks; ++r) {
     local.push_back(slice_first(setup.batch_size, ranks, r + 1) - slice_first(setup.batch_size, ranks, r));
   }
+  const double forward_scale = forward_value_bytes / sizeof(float);  // the rows' bytes against fp32's
   ExchangeBytes bytes = model_parallel_exchange_bytes(placement, setup.batch_size, setup.shape.embed_dim);
-  bytes.forward *= forward_value_bytes / sizeof(float);
+  bytes.forward *= forward_scale;
   const bool hybrid = setup.sharding.mode == EmbeddingMode::kHybrid;
   facts["ranks"] = ranks;
   facts["embedding"] = hybrid ? "hybrid" : "model_parallel";
@@ -259,7 +260,7 @@ void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, dou
     const ExchangeBytes b = hybrid_exchange_bytes(placement, setup.sharding.frequent,
                                                   train.batch(i * setup.batch_size, setup.batch_size),
                                                   setup.shape.embed_dim);
-    mean.forward += b.forward / static_cast<double>(batches);
+    mean.forward += b.forward * forward_scale / static_cast<double>(batches);
     mean.backward += b.backward / static_cast<double>(batches);
   }
   nlohmann::json h = frequent_json(setup.sharding.frequent);

@@ -451,7 +451,10 @@ TEST(EmbeddingCudaBackward, TheDenseSgdInTheUpdatesLaunchIsSgdUpdates) {
       } else {
         dense.gradients = g.data();
       }
-      dense.lr_device = dev.lr.data();
+      // Its own learning rate, not the sparse update's: a kernel reading the
+      // wrong one fails.
+      DeviceBuffer<float> dense_lr(std::vector<float>{0.0625f});
+      dense.lr_device = dense_lr.data();
       DeviceBuffer<uint8_t> workspace(EmbeddingBackwardSgd::workspace_bytes(dev.args));
       if (folded) {
         dev.args.dense = &dense;
