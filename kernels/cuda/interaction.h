@@ -61,7 +61,9 @@ struct InteractionArguments {
   /// dim a multiple of 16 up to 144, x and emb 16-byte aligned, and sm_80
   /// or later (built for an older GPU the kernels trap). Products of inputs rounded to
   /// TF32 (10-bit mantissas): each dot product within 2^-10 Σ|z_i z_j| plus
-  /// fp32 accumulation, where the CUDA-core kernels are within fp32's.
+  /// fp32 accumulation, where the CUDA-core kernels are within fp32's. When
+  /// activations and embeddings are both bf16, bf16 WMMA (m16n16k16) on the
+  /// bf16 features as they are: exact products, fp32 accumulation.
   bool tensor_cores = false;
   /// Storage of x, out, dout and dx: bf16 in a bf16 model, whose bottom MLP
   /// writes x, top MLP reads out, and so on, in bf16. The forward's x

@@ -94,6 +94,18 @@ TEST(DlrmLaunches, TensorCoreInteractionKeepsTheCountsAndNamesItsKernels) {
     }
   }
   EXPECT_EQ(tc, 2) << "the forward and the backward";
+  // A bf16 model's interaction, everything stored bf16, runs on bf16 tensor cores.
+  CudaModelOptions b = options(kc::Precision::kBf16, true);
+  b.interaction_tensor_cores = true;
+  int bf16_tc = 0;
+  for (const auto& k : train_step_launches(dle_shape(), b)) {
+    if (k.kernel.find("interaction_") == 0) {
+      EXPECT_NE(k.kernel.find("_tc_bf16_kernel"), std::string::npos) << k.kernel;
+      EXPECT_EQ(k.cost.precision, "bf16") << k.label;
+      ++bf16_tc;
+    }
+  }
+  EXPECT_EQ(bf16_tc, 2) << "the forward and the backward";
 #else
   GTEST_SKIP() << "built without CUDA";
 #endif
