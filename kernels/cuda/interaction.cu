@@ -376,8 +376,8 @@ __global__ void interaction_backward_tc_kernel(const TA* __restrict__ x, const T
 // The same tiles on bf16 WMMA (m16n16k16, fp32 accumulate): the features stay
 // bf16 in shared memory, so every product is exact (two bf16 significands fit
 // an fp32 one) where the TF32 kernels round each factor to 10 bits; twice the
-// tensor-core rate and half the shared memory of the features. Each warp's
-// region is the TF32 kernels' (tc_warp_floats), carved differently.
+// tensor-core rate and half the shared memory of the features
+// (tc_bf16_warp_floats per warp).
 
 /// bf16 elements between feature rows: dim + 8 (a multiple of 8, as WMMA's
 /// ldm must be for 16-bit types; every 16-row tile 32-byte aligned).
@@ -385,21 +385,34 @@ __host__ __device__ int tc_bf16_row_stride(int dim) { return dim + 8; }
 /// bf16 elements between rows of the backward's 32 x 32 pair-gradient matrix.
 constexpr int kTcBf16PairStride = 40;
 
+/// Floats one warp's region holds: the bf16 features, then the forward's
+/// fp32 pair matrix, or the backward's bf16 pair gradients and a 16 x 16
+/// fp32 staging tile (the larger: the forward's). A multiple of 8 floats,
+/// so every region stays 32-byte aligned.
+__host__ __device__ int64_t tc_bf16_warp_floats(int64_t dim) {
+  return kTcRows * (dim + 8) / 2 + kTcRows * kTcPairStride;
+}
+
+size_t tc_bf16_shared_bytes(int64_t dim) {
+  return static_cast<size_t>(kTcSamplesPerBlock * tc_bf16_warp_floats(dim)) * sizeof(float);
+}
+
 /// The sample's features as bf16 rows in z [32, stride] (x, the embedding
-/// rows, zero rows up to 32), copied as they are, four at a time (8 bytes).
+/// rows, zero rows up to 32), copied as they are, eight at a time (16 bytes:
+/// x and emb are 16-byte aligned and rows of 2 dim + 16 bytes keep z's).
 __device__ void tc_bf16_load_features(const __nv_bfloat16* xb, const __nv_bfloat16* eb, int features, int dim,
                                       int stride, __nv_bfloat16* z, int lane) {
-  const int vectors = dim / 4;
+  const int vectors = dim / 8;
   for (int k = lane; k < kTcRows * vectors; k += 32) {
     const int f = k / vectors;
     const int v = k - f * vectors;
-    uint2 value = make_uint2(0u, 0u);
+    uint4 value = make_uint4(0u, 0u, 0u, 0u);
     if (f == 0) {
-      value = reinterpret_cast<const uint2*>(xb)[v];
+      value = reinterpret_cast<const uint4*>(xb)[v];
     } else if (f < features) {
-      value = reinterpret_cast<const uint2*>(eb + static_cast<int64_t>(f - 1) * dim)[v];
+      value = reinterpret_cast<const uint4*>(eb + static_cast<int64_t>(f - 1) * dim)[v];
     }
-    *reinterpret_cast<uint2*>(z + f * stride + 4 * v) = value;
+    *reinterpret_cast<uint4*>(z + f * stride + 8 * v) = value;
   }
 }
 
@@ -413,7 +426,7 @@ __global__ void interaction_forward_tc_bf16_kernel(const __nv_bfloat16* __restri
   const int64_t b = static_cast<int64_t>(blockIdx.x) * kTcSamplesPerBlock + warp;
   if (b >= batch) return;  // a whole warp leaves together
   const int stride = tc_bf16_row_stride(dim);
-  float* region = tc_smem + static_cast<int64_t>(warp) * tc_warp_floats(dim);
+  float* region = tc_smem + static_cast<int64_t>(warp) * tc_bf16_warp_floats(dim);
   auto* z = reinterpret_cast<__nv_bfloat16*>(region);  // [32, stride] bf16
   float* s = region + kTcRows * stride / 2;             // [32, kTcPairStride]: Z·Zᵀ's lower tiles
   tc_bf16_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z,
@@ -455,7 +468,7 @@ __global__ void interaction_backward_tc_bf16_kernel(const __nv_bfloat16* __restr
   const int64_t b = static_cast<int64_t>(blockIdx.x) * kTcSamplesPerBlock + warp;
   if (b >= batch) return;
   const int stride = tc_bf16_row_stride(dim);
-  float* region = tc_smem + static_cast<int64_t>(warp) * tc_warp_floats(dim);
+  float* region = tc_smem + static_cast<int64_t>(warp) * tc_bf16_warp_floats(dim);
   auto* z = reinterpret_cast<__nv_bfloat16*>(region);                        // [32, stride] bf16
   auto* g = reinterpret_cast<__nv_bfloat16*>(region + kTcRows * stride / 2);  // [32, kTcBf16PairStride] bf16
   float* tile = region + kTcRows * stride / 2 + kTcRows * kTcBf16PairStride / 2;  // [16, 16] staging
@@ -599,7 +612,7 @@ void forward(const InteractionArguments& a, cudaStream_t stream) {
   if (a.tensor_cores) {
     const auto blocks = static_cast<unsigned>((a.batch + kTcSamplesPerBlock - 1) / kTcSamplesPerBlock);
     if constexpr (std::is_same_v<TA, __nv_bfloat16> && std::is_same_v<TE, __nv_bfloat16>) {
-      interaction_forward_tc_bf16_kernel<<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
+      interaction_forward_tc_bf16_kernel<<<blocks, 32 * kTcSamplesPerBlock, tc_bf16_shared_bytes(a.dim), stream>>>(
           x, emb, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, out);
       PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_tc_bf16_kernel");
     } else {
@@ -625,7 +638,7 @@ void backward(const InteractionArguments& a, cudaStream_t stream) {
   if (a.tensor_cores) {
     const auto blocks = static_cast<unsigned>((a.batch + kTcSamplesPerBlock - 1) / kTcSamplesPerBlock);
     if constexpr (std::is_same_v<TA, __nv_bfloat16> && std::is_same_v<TE, __nv_bfloat16>) {
-      interaction_backward_tc_bf16_kernel<<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
+      interaction_backward_tc_bf16_kernel<<<blocks, 32 * kTcSamplesPerBlock, tc_bf16_shared_bytes(a.dim), stream>>>(
           x, emb, dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, dx, a.demb, a.dx_relu);
       PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_bf16_kernel");
     } else {
