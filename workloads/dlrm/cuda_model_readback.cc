@@ -11,13 +11,11 @@
 
 #include "kernels/cuda/check.h"
 #include "workloads/dlrm/cuda_model.h"
+#include "workloads/dlrm/cuda_model_parts.h"
 
 namespace perflab::dlrm {
-namespace {
 
-size_t count(int64_t n) { return static_cast<size_t>(n); }
-
-}  // namespace
+using model_parts::count;
 
 std::string CudaModel::first_nonfinite_tensor() const {
   auto finite = [](const std::vector<float>& v) {

@@ -1,0 +1,387 @@
+// DLRM dot interaction on tensor cores (InteractionArguments::tensor_cores;
+// interaction.h): a warp per sample, WMMA tiles of Z·Zᵀ forward and of G·Z
+// backward; TF32, or bf16 when everything is stored bf16. Reached through
+// InteractionForward/InteractionBackward (interaction.cu), which check the
+// problem first.
+#include <cuda_bf16.h>
+#include <mma.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/interaction_detail.cuh"
+#include "kernels/cuda/stored_types.cuh"
+
+namespace perflab::kernels::cuda::interaction_detail {
+namespace {
+
+// ---- TF32 tensor cores (InteractionArguments::tensor_cores) ----------------
+
+constexpr int kTcSamplesPerBlock = 2;  // a warp each
+/// Floats between rows of the 32 x 32 pair matrix (forward Z·Zᵀ, backward
+/// G): 36, not 32, so a tile's eight rows start in different banks (and
+/// every 16-row tile stays 32-byte aligned: 16 * 36 * 4 bytes).
+constexpr int kTcPairStride = 36;
+
+/// Floats between feature rows in the tensor-core kernels' shared memory:
+/// dim + 4 (a multiple of 4, as WMMA's ldm must be for float, and every
+/// 16-row tile 32-byte aligned).
+__host__ __device__ int64_t tc_row_stride(int64_t dim) { return dim + 4; }
+
+/// Floats one warp (one sample) uses: its features, the 32 x 32 pair matrix
+/// (forward: Z·Zᵀ; backward: G) and a 16 x 16 staging tile.
+__host__ __device__ int64_t tc_warp_floats(int64_t dim) {
+  return kTcRows * tc_row_stride(dim) + kTcRows * kTcPairStride + 16 * 16;
+}
+
+}  // namespace
+
+size_t tc_shared_bytes(int64_t dim) {
+  return static_cast<size_t>(kTcSamplesPerBlock * tc_warp_floats(dim)) * sizeof(float);
+}
+
+namespace {
+
+/// Loads the sample's features into z [32, stride] (x, then the embedding
+/// rows, then zero rows up to 32), four values at a time (dim % 16 == 0),
+/// widened to fp32.
+template <typename TA, typename TE>
+__device__ void tc_load_features(const TA* xb, const TE* eb, int features, int dim, int stride, float* z, int lane) {
+  const int vectors = dim / 4;
+  for (int k = lane; k < kTcRows * vectors; k += 32) {
+    const int f = k / vectors;
+    const int v = k - f * vectors;
+    float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (f == 0) {
+      value = load4(xb + 4 * v);
+    } else if (f < features) {
+      value = load4(eb + static_cast<int64_t>(f - 1) * dim + 4 * v);
+    }
+    *reinterpret_cast<float4*>(z + f * stride + 4 * v) = value;
+  }
+}
+
+template <typename Fragment>
+__device__ void to_tf32(Fragment& fragment) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  for (int t = 0; t < fragment.num_elements; ++t) fragment.x[t] = nvcuda::wmma::__float_to_tf32(fragment.x[t]);
+#endif
+}
+
+/// The tensor-core kernels' shared epilogues (TF32 and bf16): the pair
+/// matrix's lower triangle into out's pair columns; a 16 x 16 tile of
+/// dZ = G·Z (features m*16.., columns n..) into dx (x's row, with the
+/// passthrough gradient and the optional dReLU: z row 0 holds x) and demb;
+/// the pair gradients into the symmetric matrix G (zero elsewhere, set before).
+template <typename TA>
+__device__ void tc_write_pairs(TA* ob, int dim, int features, const float* s, int lane) {
+  const int pairs = features * (features - 1) / 2;
+  for (int p = lane; p < pairs; p += 32) {
+    int64_t i = 0, j = 0;
+    pair_from_index(p, &i, &j);
+    put(ob, dim + p, s[i * kTcPairStride + j]);
+  }
+}
+
+template <typename TA, typename TZ>
+__device__ void tc_write_gradient_tile(const float* tile, int m, int n, int features, int dim, const TZ* z,
+                                       const TA* db, bool dx_relu, TA* dxb, float* deb, int lane) {
+  for (int e = lane; e < 16 * 16; e += 32) {
+    const int f = m * 16 + e / 16, d = n + e % 16;
+    if (f == 0) {
+      put(dxb, d, dx_relu && !(widen(z[d]) > 0.0f) ? 0.0f : widen(db[d]) + tile[e]);
+    } else if (f < features) {
+      deb[static_cast<int64_t>(f - 1) * dim + d] = tile[e];
+    }
+  }
+}
+
+template <typename TG, typename TA>
+__device__ void tc_fill_pair_gradients(const TA* db, int dim, int features, TG* g, int g_stride, int lane) {
+  const int pairs = features * (features - 1) / 2;
+  for (int p = lane; p < pairs; p += 32) {
+    int64_t i = 0, j = 0;
+    pair_from_index(p, &i, &j);
+    TG v;
+    if constexpr (std::is_same_v<TG, float>) {
+      v = widen(db[dim + p]);
+    } else {
+      v = db[dim + p];  // bf16 into bf16: exact
+    }
+    g[i * g_stride + j] = v;
+    g[j * g_stride + i] = v;
+  }
+}
+
+/// out = concat(x, z_i · z_j for i > j): a warp per sample, the lower
+/// triangle's 16 x 16 tiles of Z·Zᵀ on tensor cores.
+template <typename TA, typename TE>
+__global__ void interaction_forward_tc_kernel(const TA* __restrict__ x, const TE* __restrict__ emb, int64_t batch,
+                                              int features, int dim, int64_t width, TA* __restrict__ out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  namespace wmma = nvcuda::wmma;
+  extern __shared__ __align__(128) float tc_smem[];
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t b = static_cast<int64_t>(blockIdx.x) * kTcSamplesPerBlock + warp;
+  if (b >= batch) return;  // a whole warp leaves together
+  const auto stride = static_cast<int>(tc_row_stride(dim));
+  float* z = tc_smem + static_cast<int64_t>(warp) * tc_warp_floats(dim);
+  float* s = z + kTcRows * stride;  // [32, kTcPairStride]: Z·Zᵀ's lower tiles
+  tc_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z, lane);
+  __syncwarp();
+  const int tiles = features > 16 ? 2 : 1;
+  for (int ti = 0; ti < tiles; ++ti) {
+    for (int tj = 0; tj <= ti; ++tj) {
+      wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
+      wmma::fill_fragment(acc, 0.0f);
+      for (int k = 0; k < dim; k += 8) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a;
+        wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> bt;
+        wmma::load_matrix_sync(a, z + ti * 16 * stride + k, stride);
+        wmma::load_matrix_sync(bt, z + tj * 16 * stride + k, stride);  // Zᵀ: rows of Z as columns
+        to_tf32(a);
+        to_tf32(bt);
+        wmma::mma_sync(acc, a, bt, acc);
+      }
+      wmma::store_matrix_sync(s + ti * 16 * kTcPairStride + tj * 16, acc, kTcPairStride, wmma::mem_row_major);
+    }
+  }
+  __syncwarp();
+  TA* ob = out + b * width;
+  for (int d = lane; d < dim; d += 32) put(ob, d, z[d]);  // the passthrough: widened and back, exact
+  tc_write_pairs(ob, dim, features, s, lane);
+#elif defined(__CUDA_ARCH__)
+  __trap();  // built for a GPU without TF32 tensor cores: fail loudly, never leave out unwritten
+#endif
+}
+
+/// dx = dout[:, :dim] + Σ_j g_0j z_j, demb[t] = Σ_j g_(t+1)j z_j: a warp per
+/// sample, dZ = G·Z on tensor cores (G symmetric, zero diagonal and padding).
+template <typename TA, typename TE>
+__global__ void interaction_backward_tc_kernel(const TA* __restrict__ x, const TE* __restrict__ emb,
+                                               const TA* __restrict__ dout, int64_t batch, int features, int dim,
+                                               int64_t width, TA* __restrict__ dx, float* __restrict__ demb,
+                                               bool dx_relu) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  namespace wmma = nvcuda::wmma;
+  extern __shared__ __align__(128) float tc_smem[];
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t b = static_cast<int64_t>(blockIdx.x) * kTcSamplesPerBlock + warp;
+  if (b >= batch) return;
+  const auto stride = static_cast<int>(tc_row_stride(dim));
+  float* z = tc_smem + static_cast<int64_t>(warp) * tc_warp_floats(dim);
+  float* g = z + kTcRows * stride;            // [32, kTcPairStride]
+  float* tile = g + kTcRows * kTcPairStride;  // [16, 16] staging
+  tc_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z, lane);
+  for (int k = lane; k < kTcRows * kTcPairStride; k += 32) g[k] = 0.0f;
+  __syncwarp();
+  const TA* db = dout + b * width;
+  tc_fill_pair_gradients(db, dim, features, g, kTcPairStride, lane);
+  __syncwarp();
+  TA* dxb = dx + b * dim;
+  float* deb = demb + b * static_cast<int64_t>(features - 1) * dim;
+  const int row_tiles = features > 16 ? 2 : 1;
+  const int k_end = (features + 7) / 8 * 8;  // G's columns and Z's rows past F are zero
+  for (int m = 0; m < row_tiles; ++m) {
+    for (int n = 0; n < dim; n += 16) {
+      wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
+      wmma::fill_fragment(acc, 0.0f);
+      for (int k = 0; k < k_end; k += 8) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a;
+        wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> bz;
+        wmma::load_matrix_sync(a, g + m * 16 * kTcPairStride + k, kTcPairStride);
+        wmma::load_matrix_sync(bz, z + k * stride + n, stride);
+        to_tf32(a);
+        to_tf32(bz);
+        wmma::mma_sync(acc, a, bz, acc);
+      }
+      wmma::store_matrix_sync(tile, acc, 16, wmma::mem_row_major);
+      __syncwarp();
+      tc_write_gradient_tile(tile, m, n, features, dim, z, db, dx_relu, dxb, deb, lane);
+      __syncwarp();  // the tile is rewritten next
+    }
+  }
+#elif defined(__CUDA_ARCH__)
+  __trap();  // built for a GPU without TF32 tensor cores: fail loudly, never leave dx and demb unwritten
+#endif
+}
+
+// ---- bf16 tensor cores (bf16 storage throughout: activations and embeddings) ----
+//
+// The same tiles on bf16 WMMA (m16n16k16, fp32 accumulate): the features stay
+// bf16 in shared memory, so every product is exact (two bf16 significands fit
+// an fp32 one) where the TF32 kernels round each factor to 10 bits; twice the
+// tensor-core rate and half the shared memory of the features
+// (tc_bf16_warp_floats per warp).
+
+/// bf16 elements between feature rows: dim + 8 (a multiple of 8, as WMMA's
+/// ldm must be for 16-bit types; every 16-row tile 32-byte aligned).
+__host__ __device__ int tc_bf16_row_stride(int dim) { return dim + 8; }
+/// bf16 elements between rows of the backward's 32 x 32 pair-gradient matrix.
+constexpr int kTcBf16PairStride = 40;
+
+/// Floats one warp's region holds: the bf16 features, then the forward's
+/// fp32 pair matrix, or the backward's bf16 pair gradients and a 16 x 16
+/// fp32 staging tile (the larger: the forward's). A multiple of 8 floats,
+/// so every region stays 32-byte aligned.
+__host__ __device__ int64_t tc_bf16_warp_floats(int64_t dim) {
+  return kTcRows * (dim + 8) / 2 + kTcRows * kTcPairStride;
+}
+
+size_t tc_bf16_shared_bytes(int64_t dim) {
+  return static_cast<size_t>(kTcSamplesPerBlock * tc_bf16_warp_floats(dim)) * sizeof(float);
+}
+
+/// The sample's features as bf16 rows in z [32, stride] (x, the embedding
+/// rows, zero rows up to 32), copied as they are, eight at a time (16 bytes:
+/// x and emb are 16-byte aligned and rows of 2 dim + 16 bytes keep z's).
+__device__ void tc_bf16_load_features(const __nv_bfloat16* xb, const __nv_bfloat16* eb, int features, int dim,
+                                      int stride, __nv_bfloat16* z, int lane) {
+  const int vectors = dim / 8;
+  for (int k = lane; k < kTcRows * vectors; k += 32) {
+    const int f = k / vectors;
+    const int v = k - f * vectors;
+    uint4 value = make_uint4(0u, 0u, 0u, 0u);
+    if (f == 0) {
+      value = reinterpret_cast<const uint4*>(xb)[v];
+    } else if (f < features) {
+      value = reinterpret_cast<const uint4*>(eb + static_cast<int64_t>(f - 1) * dim)[v];
+    }
+    *reinterpret_cast<uint4*>(z + f * stride + 8 * v) = value;
+  }
+}
+
+__global__ void interaction_forward_tc_bf16_kernel(const __nv_bfloat16* __restrict__ x,
+                                                   const __nv_bfloat16* __restrict__ emb, int64_t batch, int features,
+                                                   int dim, int64_t width, __nv_bfloat16* __restrict__ out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  namespace wmma = nvcuda::wmma;
+  extern __shared__ __align__(128) float tc_smem[];
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t b = static_cast<int64_t>(blockIdx.x) * kTcSamplesPerBlock + warp;
+  if (b >= batch) return;  // a whole warp leaves together
+  const int stride = tc_bf16_row_stride(dim);
+  float* region = tc_smem + static_cast<int64_t>(warp) * tc_bf16_warp_floats(dim);
+  auto* z = reinterpret_cast<__nv_bfloat16*>(region);  // [32, stride] bf16
+  float* s = region + kTcRows * stride / 2;             // [32, kTcPairStride]: Z·Zᵀ's lower tiles
+  tc_bf16_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z,
+                        lane);
+  __syncwarp();
+  const int tiles = features > 16 ? 2 : 1;
+  for (int ti = 0; ti < tiles; ++ti) {
+    for (int tj = 0; tj <= ti; ++tj) {
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+      wmma::fill_fragment(acc, 0.0f);
+      for (int k = 0; k < dim; k += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> bt;
+        wmma::load_matrix_sync(a, z + ti * 16 * stride + k, stride);
+        wmma::load_matrix_sync(bt, z + tj * 16 * stride + k, stride);  // Zᵀ: rows of Z as columns
+        wmma::mma_sync(acc, a, bt, acc);
+      }
+      wmma::store_matrix_sync(s + ti * 16 * kTcPairStride + tj * 16, acc, kTcPairStride, wmma::mem_row_major);
+    }
+  }
+  __syncwarp();
+  __nv_bfloat16* ob = out + b * width;
+  for (int d = lane; d < dim; d += 32) ob[d] = z[d];  // the passthrough: x as it is
+  tc_write_pairs(ob, dim, features, s, lane);
+#elif defined(__CUDA_ARCH__)
+  __trap();  // built for a GPU without bf16 tensor cores: fail loudly, never leave out unwritten
+#endif
+}
+
+__global__ void interaction_backward_tc_bf16_kernel(const __nv_bfloat16* __restrict__ x,
+                                                    const __nv_bfloat16* __restrict__ emb,
+                                                    const __nv_bfloat16* __restrict__ dout, int64_t batch, int features,
+                                                    int dim, int64_t width, __nv_bfloat16* __restrict__ dx,
+                                                    float* __restrict__ demb, bool dx_relu) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  namespace wmma = nvcuda::wmma;
+  extern __shared__ __align__(128) float tc_smem[];
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t b = static_cast<int64_t>(blockIdx.x) * kTcSamplesPerBlock + warp;
+  if (b >= batch) return;
+  const int stride = tc_bf16_row_stride(dim);
+  float* region = tc_smem + static_cast<int64_t>(warp) * tc_bf16_warp_floats(dim);
+  auto* z = reinterpret_cast<__nv_bfloat16*>(region);                        // [32, stride] bf16
+  auto* g = reinterpret_cast<__nv_bfloat16*>(region + kTcRows * stride / 2);  // [32, kTcBf16PairStride] bf16
+  float* tile = region + kTcRows * stride / 2 + kTcRows * kTcBf16PairStride / 2;  // [16, 16] staging
+  tc_bf16_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z,
+                        lane);
+  const __nv_bfloat16 zero = __float2bfloat16_rn(0.0f);
+  for (int k = lane; k < kTcRows * kTcBf16PairStride; k += 32) g[k] = zero;
+  __syncwarp();
+  const __nv_bfloat16* db = dout + b * width;
+  tc_fill_pair_gradients(db, dim, features, g, kTcBf16PairStride, lane);
+  __syncwarp();
+  __nv_bfloat16* dxb = dx + b * dim;
+  float* deb = demb + b * static_cast<int64_t>(features - 1) * dim;
+  const int row_tiles = features > 16 ? 2 : 1;
+  const int k_end = features > 16 ? 32 : 16;  // G's columns and Z's rows past F are zero
+  for (int m = 0; m < row_tiles; ++m) {
+    for (int n = 0; n < dim; n += 16) {
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+      wmma::fill_fragment(acc, 0.0f);
+      for (int k = 0; k < k_end; k += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major> bz;
+        wmma::load_matrix_sync(a, g + m * 16 * kTcBf16PairStride + k, kTcBf16PairStride);
+        wmma::load_matrix_sync(bz, z + k * stride + n, stride);
+        wmma::mma_sync(acc, a, bz, acc);
+      }
+      wmma::store_matrix_sync(tile, acc, 16, wmma::mem_row_major);
+      __syncwarp();
+      tc_write_gradient_tile(tile, m, n, features, dim, z, db, dx_relu, dxb, deb, lane);
+      __syncwarp();  // the tile is rewritten next
+    }
+  }
+#elif defined(__CUDA_ARCH__)
+  __trap();  // built for a GPU without bf16 tensor cores: fail loudly, never leave dx and demb unwritten
+#endif
+}
+
+template <typename TA, typename TE>
+void forward(const InteractionArguments& a, cudaStream_t stream) {
+  const int64_t width = out_row_stride(a);
+  const auto [x, emb, out, dout, dx] = typed<TA, TE>(a);
+  const auto blocks = static_cast<unsigned>((a.batch + kTcSamplesPerBlock - 1) / kTcSamplesPerBlock);
+  if constexpr (std::is_same_v<TA, __nv_bfloat16> && std::is_same_v<TE, __nv_bfloat16>) {
+    interaction_forward_tc_bf16_kernel<<<blocks, 32 * kTcSamplesPerBlock, tc_bf16_shared_bytes(a.dim), stream>>>(
+        x, emb, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, out);
+    PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_tc_bf16_kernel");
+  } else {
+    interaction_forward_tc_kernel<TA, TE><<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
+        x, emb, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, out);
+    PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_tc_kernel");
+  }
+}
+
+template <typename TA, typename TE>
+void backward(const InteractionArguments& a, cudaStream_t stream) {
+  const int64_t width = out_row_stride(a);
+  const auto [x, emb, out, dout, dx] = typed<TA, TE>(a);
+  const auto blocks = static_cast<unsigned>((a.batch + kTcSamplesPerBlock - 1) / kTcSamplesPerBlock);
+  if constexpr (std::is_same_v<TA, __nv_bfloat16> && std::is_same_v<TE, __nv_bfloat16>) {
+    interaction_backward_tc_bf16_kernel<<<blocks, 32 * kTcSamplesPerBlock, tc_bf16_shared_bytes(a.dim), stream>>>(
+        x, emb, dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, dx, a.demb, a.dx_relu);
+    PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_bf16_kernel");
+  } else {
+    interaction_backward_tc_kernel<TA, TE><<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
+        x, emb, dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, dx, a.demb, a.dx_relu);
+    PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_kernel");
+  }
+}
+
+}  // namespace
+
+void interaction_forward_tc(const InteractionArguments& a, cudaStream_t stream) {
+  with_types(a, [&](auto ta, auto te) { forward<decltype(ta), decltype(te)>(a, stream); });
+}
+
+void interaction_backward_tc(const InteractionArguments& a, cudaStream_t stream) {
+  with_types(a, [&](auto ta, auto te) { backward<decltype(ta), decltype(te)>(a, stream); });
+}
+
+}  // namespace perflab::kernels::cuda::interaction_detail
