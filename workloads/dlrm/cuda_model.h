@@ -24,7 +24,7 @@
 //          Across ranks the embeddings are exchanged as bf16 (their
 //          gradients go back fp32) and the dense gradient is all-reduced in
 //          bf16: NCCL rounds each partial sum to bf16 on the way, so with R
-//          ranks a gradient carries up to R - 1 bf16 roundings (about 2^-9
+//          ranks a gradient carries up to R - 1 bf16 roundings (at most 2^-8
 //          relative each) where an fp32 all-reduce of bf16 values had none;
 //          the master weights and the SGD stay fp32.
 // Fused: cuBLASLt epilogues (bias+ReLU with a bitmask forward; DRELU_BGRAD on
