@@ -1,12 +1,15 @@
 // Half-precision values on the host: bf16 and IEEE fp16 bits, rounded to
 // nearest even, and back (exact). Tests use them to give a CPU reference
 // exactly the values a bf16 or fp16 kernel reads; the MPI communicator uses
-// them to reduce fp16 and bf16 buffers, which MPI has no type for.
+// them to reduce fp16 and bf16 buffers, which MPI has no type for; the halo
+// layer and its tests to fill and read back bf16 device buffers.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 namespace perflab {
 
@@ -61,5 +64,32 @@ inline float from_fp16(uint16_t h) {
     value = std::ldexp(1024 + mantissa, exponent - 25);
   }
   return static_cast<float>((h & 0x8000) ? -value : value);
+}
+
+/// Host floats as a device stores them: the same floats (T = float) or
+/// their nearest bf16 bits (T = uint16_t).
+template <typename T>
+std::vector<T> stored_as(const std::vector<float>& v) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, uint16_t>, "float or bf16 bits");
+  if constexpr (std::is_same_v<T, float>) {
+    return v;
+  } else {
+    std::vector<T> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) out[i] = to_bf16(v[i]);
+    return out;
+  }
+}
+
+/// The floats stored values stand for (exact): stored_as's inverse on its values.
+template <typename T>
+std::vector<float> widened_from(const std::vector<T>& v) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, uint16_t>, "float or bf16 bits");
+  if constexpr (std::is_same_v<T, float>) {
+    return v;
+  } else {
+    std::vector<float> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) out[i] = from_bf16(v[i]);
+    return out;
+  }
 }
 }  // namespace perflab

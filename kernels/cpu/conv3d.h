@@ -9,7 +9,9 @@
 //
 // Layout: NCDHW, fp32. Weights w[C_out][C_in][k][k][k], dense. A tensor is
 // seen through a view of some of its planes (PlaneView), so a call can read
-// or write planes [p0, p0+planes) of a slab in place.
+// or write planes [p0, p0+planes) of a slab in place. The views are
+// templates: the CUDA convolution (kernels/cuda/conv3d.h) sees bf16 tensors
+// through them too.
 //
 // With r = k/2, for output plane o in [0, y.planes), pixel (yy, xx):
 //   y[n][co][o][yy][xx] (+)= sum_{ci,kd,kh,kw} w[co][ci][kd][kh][kw]
@@ -23,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace perflab::kernels::cpu {
 
@@ -39,38 +42,40 @@ struct Conv3dGeometry {
 /// Planes [0, planes) of an NCDHW tensor: element (n, c, p, y, x) lives at
 /// data[n*batch_stride + c*channel_stride + p*H*W + y*W + x].
 /// channel_stride >= planes*H*W, batch_stride >= channels*channel_stride.
-struct PlaneView {
-  float* data = nullptr;
+/// T is the element (float here; the CUDA convolution also takes bf16 views
+/// as untyped ones, kernels/cuda/conv3d.h). A view converts implicitly to the
+/// same view with any pointer its T* converts to: const, or untyped.
+template <typename T>
+struct BasicPlaneView {
+  T* data = nullptr;
   int64_t planes = 0;
   int64_t channel_stride = 0;
   int64_t batch_stride = 0;
+
+  template <typename U, typename = std::enable_if_t<!std::is_same_v<T, U> && std::is_convertible_v<T*, U*>>>
+  operator BasicPlaneView<U>() const {  // NOLINT(google-explicit-constructor): a pointer's conversions
+    return {data, planes, channel_stride, batch_stride};
+  }
 };
 
+using PlaneView = BasicPlaneView<float>;
 /// The read-only twin of PlaneView.
-struct ConstPlaneView {
-  const float* data = nullptr;
-  int64_t planes = 0;
-  int64_t channel_stride = 0;
-  int64_t batch_stride = 0;
-};
+using ConstPlaneView = BasicPlaneView<const float>;
 
 /// A dense [N][channels][planes][H][W] tensor seen whole.
-inline PlaneView dense_view(float* data, int64_t planes, int64_t channels, int64_t height, int64_t width) {
-  return {data, planes, planes * height * width, channels * planes * height * width};
-}
-inline ConstPlaneView dense_view(const float* data, int64_t planes, int64_t channels, int64_t height,
-                                 int64_t width) {
+template <typename T>
+BasicPlaneView<T> dense_view(T* data, int64_t planes, int64_t channels, int64_t height, int64_t width) {
   return {data, planes, planes * height * width, channels * planes * height * width};
 }
 /// Planes [first, first+count) of `v`.
-inline PlaneView plane_range(PlaneView v, int64_t first, int64_t count, int64_t height, int64_t width) {
+template <typename T>
+BasicPlaneView<T> plane_range(BasicPlaneView<T> v, int64_t first, int64_t count, int64_t height, int64_t width) {
   return {v.data + first * height * width, count, v.channel_stride, v.batch_stride};
 }
-inline ConstPlaneView plane_range(ConstPlaneView v, int64_t first, int64_t count, int64_t height,
-                                  int64_t width) {
-  return {v.data + first * height * width, count, v.channel_stride, v.batch_stride};
+template <typename T>
+BasicPlaneView<const T> as_const(BasicPlaneView<T> v) {
+  return {v.data, v.planes, v.channel_stride, v.batch_stride};
 }
-inline ConstPlaneView as_const(PlaneView v) { return {v.data, v.planes, v.channel_stride, v.batch_stride}; }
 
 /// Floats of workspace any of the three calls below needs for `g`
 /// (independent of the plane counts).

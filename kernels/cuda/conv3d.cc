@@ -12,6 +12,7 @@
 #include <cudnn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cstdint>
@@ -35,14 +36,14 @@ size_t round_up(size_t bytes) { return (bytes + kWorkspaceAlignment - 1) / kWork
 
 /// The input-side view (x, or dx for backward data) and the output-side one
 /// (y for forward, dy otherwise) of a call, as read-only views.
-cpu::ConstPlaneView x_side(const Conv3dArguments& a) {
+ConstDevicePlaneView x_side(const Conv3dArguments& a) {
   return a.pass == Conv3dPass::kBackwardData ? cpu::as_const(a.dx) : a.x;
 }
-cpu::ConstPlaneView y_side(const Conv3dArguments& a) {
+ConstDevicePlaneView y_side(const Conv3dArguments& a) {
   return a.pass == Conv3dPass::kForward ? cpu::as_const(a.y) : a.dy;
 }
 
-bool same_layout(const cpu::ConstPlaneView& a, const cpu::ConstPlaneView& b) {
+bool same_layout(const ConstDevicePlaneView& a, const ConstDevicePlaneView& b) {
   return a.planes == b.planes && a.channel_stride == b.channel_stride && a.batch_stride == b.batch_stride;
 }
 
@@ -55,7 +56,8 @@ bool same_shape(const Conv3dArguments& a, const Conv3dArguments& b) {
          same_layout(x_side(a), x_side(b)) && same_layout(y_side(a), y_side(b));
 }
 
-Status check_view(const char* name, const cpu::ConstPlaneView& v, int64_t batch, int64_t channels, int64_t hw) {
+Status check_view(const char* name, const ConstDevicePlaneView& v, int64_t batch, int64_t channels, int64_t hw,
+                  size_t element) {
   if (v.planes < 0) return Status::invalid(fmt::format("conv3d: {}.planes = {} is negative", name, v.planes));
   if (v.channel_stride < v.planes * hw) {
     return Status::invalid(fmt::format("conv3d: {}.channel_stride = {} is below planes*H*W = {}", name,
@@ -68,16 +70,36 @@ Status check_view(const char* name, const cpu::ConstPlaneView& v, int64_t batch,
   if (v.batch_stride > INT_MAX / batch || v.planes > INT_MAX / 2) {
     return Status::invalid(fmt::format("conv3d: {}'s extent exceeds cuDNN's int range", name));
   }
-  if (reinterpret_cast<uintptr_t>(v.data) % alignof(float) != 0) {
-    return Status::invalid(fmt::format("conv3d: {}.data is not aligned to a float", name));
+  if (reinterpret_cast<uintptr_t>(v.data) % element != 0) {
+    return Status::invalid(fmt::format("conv3d: {}.data is not aligned to its {}-byte elements", name, element));
   }
   return Status::success();
 }
 
 int to_int(int64_t v) { return static_cast<int>(v); }
 
+/// The math type the convolution descriptor asks for: FMA only for kFp32;
+/// tensor cores without down-conversion for kBf16; cuDNN's default (TF32
+/// tensor cores) for kTf32.
+cudnnMathType_t asked_math(Conv3dMath math) {
+  switch (math) {
+    case Conv3dMath::kFp32:
+      return CUDNN_FMA_MATH;
+    case Conv3dMath::kBf16:
+      return CUDNN_TENSOR_OP_MATH;
+    case Conv3dMath::kTf32:
+      break;
+  }
+  return CUDNN_DEFAULT_MATH;
+}
+
+/// The stored elements' cuDNN type (the compute type stays fp32).
+cudnnDataType_t storage_type(Conv3dMath math) {
+  return math == Conv3dMath::kBf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
 /// The first of cuDNN's ranked algorithms that ran its self-check, fits the
-/// math asked for (never fp16 conversion; no tensor cores for kFp32) and
+/// math asked for (never a down-conversion; no tensor cores for kFp32) and
 /// reports a workspace size for this configuration. When none of the ranked
 /// ones does, every algorithm of the pass (`count` of them, ranked or not) is
 /// asked for its workspace with the math asked for (the query fails for a
@@ -90,7 +112,7 @@ template <typename Perf, typename Algo, typename WorkspaceSize>
 bool choose_algorithm(const std::vector<Perf>& perf, int returned, int count, Conv3dMath math,
                       WorkspaceSize workspace_size, Algo* algo, size_t* bytes, cudnnMathType_t* math_type,
                       std::string* tried) {
-  const cudnnMathType_t asked = math == Conv3dMath::kFp32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+  const cudnnMathType_t asked = asked_math(math);
   for (int i = 0; i < returned; ++i) {
     const Perf& candidate = perf[static_cast<size_t>(i)];
     *tried += fmt::format(" [algo {} ranked {}: {}, math {}", static_cast<int>(candidate.algo), i,
@@ -108,7 +130,9 @@ bool choose_algorithm(const std::vector<Perf>& perf, int returned, int count, Co
     }
     *tried += "]";
     *algo = candidate.algo;
-    *bytes = needed;
+    // The query ran with the math asked for and the plan runs with the
+    // candidate's, which the heuristics sized (`memory`): the larger of both.
+    *bytes = std::max(needed, candidate.memory);
     *math_type = math == Conv3dMath::kFp32 ? CUDNN_FMA_MATH : candidate.mathType;
     return true;
   }
@@ -142,6 +166,20 @@ const char* conv3d_pass_name(Conv3dPass pass) {
   return "unknown";
 }
 
+const char* conv3d_math_name(Conv3dMath math) {
+  switch (math) {
+    case Conv3dMath::kTf32:
+      return "tf32";
+    case Conv3dMath::kFp32:
+      return "fp32";
+    case Conv3dMath::kBf16:
+      return "bf16";
+  }
+  return "unknown";
+}
+
+size_t conv3d_element_bytes(Conv3dMath math) { return math == Conv3dMath::kBf16 ? 2 : sizeof(float); }
+
 CudnnHandle::CudnnHandle() { PERFLAB_CUDNN_CHECK(cudnnCreate(&handle_)); }
 CudnnHandle::~CudnnHandle() {
   if (handle_ != nullptr) cudnnDestroy(handle_);
@@ -159,8 +197,10 @@ Status Conv3d::can_implement(const Conv3dArguments& a) {
   if (g.batch > INT_MAX || g.c_in > INT_MAX || g.c_out > INT_MAX || hw > INT_MAX) {
     return Status::invalid("conv3d: a size exceeds cuDNN's int range");
   }
-  if (Status s = check_view(data ? "dx" : "x", x_side(a), g.batch, g.c_in, hw); !s) return s;
-  if (Status s = check_view(a.pass == Conv3dPass::kForward ? "y" : "dy", y_side(a), g.batch, g.c_out, hw); !s) {
+  const size_t element = conv3d_element_bytes(a.math);
+  if (Status s = check_view(data ? "dx" : "x", x_side(a), g.batch, g.c_in, hw, element); !s) return s;
+  if (Status s = check_view(a.pass == Conv3dPass::kForward ? "y" : "dy", y_side(a), g.batch, g.c_out, hw, element);
+      !s) {
     return s;
   }
   // Staged calls hold Y + 2r x-side planes densely; d_offset only moves them.
@@ -169,9 +209,9 @@ Status Conv3d::can_implement(const Conv3dArguments& a) {
   if (a.d_offset > INT_MAX || a.d_offset < -INT_MAX) {
     return Status::invalid(fmt::format("conv3d: d_offset = {} is out of range", a.d_offset));
   }
-  for (const void* p : {static_cast<const void*>(a.w), static_cast<const void*>(a.dw)}) {
-    if (reinterpret_cast<uintptr_t>(p) % alignof(float) != 0) {
-      return Status::invalid("conv3d: weights are not aligned to a float");
+  for (const void* p : {a.w, static_cast<const void*>(a.dw)}) {
+    if (reinterpret_cast<uintptr_t>(p) % element != 0) {
+      return Status::invalid(fmt::format("conv3d: weights are not aligned to their {}-byte elements", element));
     }
   }
   return Status::success();
@@ -223,7 +263,7 @@ struct Conv3d::Plan {
     tried += stage ? " staged:" : " direct:";
     const cpu::Conv3dGeometry& g = shape.geometry;
     const int64_t r = g.k / 2, hw = g.height * g.width;
-    const cpu::ConstPlaneView xv = x_side(shape), yv = y_side(shape);
+    const ConstDevicePlaneView xv = x_side(shape), yv = y_side(shape);
     first = shape.d_offset - r;
     block_planes = yv.planes + 2 * r;
     PERFLAB_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_desc));
@@ -243,12 +283,15 @@ struct Conv3d::Plan {
     const std::array<int, 5> w_dims{to_int(g.c_out), to_int(g.c_in), g.k, g.k, g.k};
     const std::array<int, 3> pads{to_int(staged ? 0 : r - shape.d_offset), to_int(r), to_int(r)};
     const std::array<int, 3> ones{1, 1, 1};
-    PERFLAB_CUDNN_CHECK(cudnnSetTensorNdDescriptor(x_desc, CUDNN_DATA_FLOAT, 5, x_dims.data(), x_strides.data()));
-    PERFLAB_CUDNN_CHECK(cudnnSetTensorNdDescriptor(y_desc, CUDNN_DATA_FLOAT, 5, y_dims.data(), y_strides.data()));
-    PERFLAB_CUDNN_CHECK(cudnnSetFilterNdDescriptor(w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 5, w_dims.data()));
+    const cudnnDataType_t stored = storage_type(shape.math);
+    PERFLAB_CUDNN_CHECK(cudnnSetTensorNdDescriptor(x_desc, stored, 5, x_dims.data(), x_strides.data()));
+    PERFLAB_CUDNN_CHECK(cudnnSetTensorNdDescriptor(y_desc, stored, 5, y_dims.data(), y_strides.data()));
+    PERFLAB_CUDNN_CHECK(cudnnSetFilterNdDescriptor(w_desc, stored, CUDNN_TENSOR_NCHW, 5, w_dims.data()));
+    // The compute type is fp32 whatever is stored (for bf16: cuDNN's
+    // PSEUDO_BFLOAT16 configuration, fp32 accumulation).
     PERFLAB_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(conv, 3, pads.data(), ones.data(), ones.data(),
                                                         CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    const cudnnMathType_t asked = shape.math == Conv3dMath::kFp32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+    const cudnnMathType_t asked = asked_math(shape.math);
     PERFLAB_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, asked));
 
     std::array<int, 5> out{};
@@ -306,7 +349,8 @@ struct Conv3d::Plan {
     }
     if (!found) return false;
     PERFLAB_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, math_type));
-    const auto block_bytes = static_cast<size_t>(g.batch * g.c_in * block_planes * hw) * sizeof(float);
+    const auto block_bytes =
+        static_cast<size_t>(g.batch * g.c_in * block_planes * hw) * conv3d_element_bytes(shape.math);
     block_offset = round_up(cudnn_bytes);
     total_bytes = staged ? block_offset + block_bytes : cudnn_bytes;
     return true;
@@ -335,7 +379,7 @@ Conv3d::Conv3d(const CudnnHandle& handle, const Conv3dArguments& shape) : plan_(
       "conv3d: cuDNN has no {} algorithm for N={} C_in={} C_out={} D {}->{} H={} W={} k={} ({})",
       conv3d_pass_name(shape.pass), shape.geometry.batch, shape.geometry.c_in, shape.geometry.c_out,
       x_side(shape).planes, y_side(shape).planes, shape.geometry.height, shape.geometry.width, shape.geometry.k,
-      shape.math == Conv3dMath::kFp32 ? "fp32" : "tf32") + "; cuDNN " + std::to_string(cudnnGetVersion()) +
+      conv3d_math_name(shape.math)) + "; cuDNN " + std::to_string(cudnnGetVersion()) +
       " answered" + p.tried);
 }
 
@@ -361,9 +405,10 @@ void Conv3d::run(const Conv3dArguments& a, void* workspace, cudaStream_t stream)
   };
   const cpu::Conv3dGeometry& g = a.geometry;
   const int64_t x_planes = x_side(a).planes, y_planes = y_side(a).planes;
-  const PlaneShape x_shape{g.batch, g.c_in, g.height * g.width};
-  const PlaneShape y_shape{g.batch, g.c_out, g.height * g.width};
-  float* block = p.staged ? reinterpret_cast<float*>(static_cast<char*>(workspace) + p.block_offset) : nullptr;
+  const bool bf16 = a.math == Conv3dMath::kBf16;
+  const PlaneShape x_shape{g.batch, g.c_in, g.height * g.width, bf16};
+  const PlaneShape y_shape{g.batch, g.c_out, g.height * g.width, bf16};
+  void* block = p.staged ? static_cast<char*>(workspace) + p.block_offset : nullptr;
   void* cudnn_workspace = p.cudnn_bytes > 0 ? workspace : nullptr;
   const float one = 1.0f, zero = 0.0f;
   const float* beta = a.accumulate ? &one : &zero;
@@ -378,7 +423,7 @@ void Conv3d::run(const Conv3dArguments& a, void* workspace, cudaStream_t stream)
         conv3d_detail::add_planes(nullptr, 0, 0, a.y, y_shape, a.accumulate, stream);  // y = acc ? y : 0
         return;
       }
-      const float* x = a.x.data;
+      const void* x = a.x.data;
       if (p.staged) {
         conv3d_detail::gather_planes(a.x, x_shape, p.first, p.block_planes, block, stream);
         x = block;
@@ -414,12 +459,13 @@ void Conv3d::run(const Conv3dArguments& a, void* workspace, cudaStream_t stream)
       require(a.dw, true, "dw");
       if (p.trivial) {
         if (!a.accumulate) {
-          const auto bytes = static_cast<size_t>(g.c_out * g.c_in * g.k * g.k * g.k) * sizeof(float);
+          const auto bytes =
+              static_cast<size_t>(g.c_out * g.c_in * g.k * g.k * g.k) * conv3d_element_bytes(a.math);
           PERFLAB_CUDA_CHECK(cudaMemsetAsync(a.dw, 0, bytes, stream));
         }
         return;
       }
-      const float* x = a.x.data;
+      const void* x = a.x.data;
       if (p.staged) {
         conv3d_detail::gather_planes(a.x, x_shape, p.first, p.block_planes, block, stream);
         x = block;

@@ -2,8 +2,9 @@
 // kernels/cpu/conv3d.h, with its geometry, its plane views (holding device
 // pointers here), its d_offset rule (output plane o sees input planes
 // o + d_offset + kd - r; planes outside the view are zero), and its
-// accumulate (beta = 1) for all three passes. fp32 storage; math is TF32
-// tensor cores (cuDNN's default, as frameworks run it) or plain fp32 FMA.
+// accumulate (beta = 1) for all three passes. fp32 storage with TF32 tensor
+// cores (cuDNN's default, as frameworks run it) or plain fp32 FMA; or bf16
+// storage (tensors and weights) with fp32 accumulation on bf16 tensor cores.
 //
 // Lifecycle (CUTLASS-style): Conv3d::can_implement(args) (host only) ->
 // Conv3d(handle, args) once per shape, outside the timed path (descriptors
@@ -48,15 +49,31 @@ namespace perflab::kernels::cuda {
 /// Which of the three maps of kernels/cpu/conv3d.h a call computes.
 enum class Conv3dPass { kForward, kBackwardData, kBackwardFilter };
 
-/// kTf32: cuDNN's default math (TF32 tensor cores on Ampere and later).
-/// kFp32: fp32 FMA only (CUDNN_FMA_MATH).
-enum class Conv3dMath { kTf32, kFp32 };
+/// kTf32: fp32 storage, cuDNN's default math (TF32 tensor cores on Ampere
+/// and later). kFp32: fp32 storage, fp32 FMA only (CUDNN_FMA_MATH).
+/// kBf16: every tensor and the weights stored bf16 (the views' elements are
+/// bf16 bit patterns), products exact and summed in fp32 (cuDNN's
+/// PSEUDO_BFLOAT16 configuration: bf16 tensors, fp32 compute type), the
+/// result rounded to bf16 as it is stored (a staged data gradient twice:
+/// its block, then its sum into dx).
+enum class Conv3dMath { kTf32, kFp32, kBf16 };
 
 /// "forward", "backward_data", "backward_filter".
 const char* conv3d_pass_name(Conv3dPass pass);
+/// "tf32", "fp32", "bf16".
+const char* conv3d_math_name(Conv3dMath math);
+/// Bytes of one stored element: 4, or 2 for kBf16.
+size_t conv3d_element_bytes(Conv3dMath math);
 
-/// One call. The views and weights are device memory; a pass reads and
-/// writes only its own fields (the others are ignored):
+/// A plane view of device memory whose elements are the math's storage type
+/// (float, or bf16 bits): typed views (cpu::PlaneView, a view of uint16_t)
+/// convert to these implicitly.
+using DevicePlaneView = cpu::BasicPlaneView<void>;
+using ConstDevicePlaneView = cpu::BasicPlaneView<const void>;
+
+/// One call. The views and weights are device memory holding the math's
+/// storage type; strides count elements. A pass reads and writes only its
+/// own fields (the others are ignored):
 ///   kForward         y  = (accumulate ? y : 0)  + conv(x)        x, w -> y
 ///   kBackwardData    dx = (accumulate ? dx : 0) + convᵀ(dy)      dy, w -> dx
 ///   kBackwardFilter  dw = (accumulate ? dw : 0) + dW(x, dy)      x, dy -> dw
@@ -67,12 +84,12 @@ struct Conv3dArguments {
   cpu::Conv3dGeometry geometry;
   int64_t d_offset = 0;
   bool accumulate = false;   ///< Per call: add to the output (cuDNN beta = 1).
-  cpu::ConstPlaneView x;     ///< kForward, kBackwardFilter: [N][C_in][X][H][W].
-  cpu::PlaneView dx;         ///< kBackwardData (written): [N][C_in][X][H][W].
-  cpu::PlaneView y;          ///< kForward (written): [N][C_out][Y][H][W].
-  cpu::ConstPlaneView dy;    ///< kBackwardData, kBackwardFilter: [N][C_out][Y][H][W].
-  const float* w = nullptr;  ///< kForward, kBackwardData: [C_out][C_in][k][k][k].
-  float* dw = nullptr;       ///< kBackwardFilter (written): [C_out][C_in][k][k][k].
+  ConstDevicePlaneView x;   ///< kForward, kBackwardFilter: [N][C_in][X][H][W].
+  DevicePlaneView dx;       ///< kBackwardData (written): [N][C_in][X][H][W].
+  DevicePlaneView y;        ///< kForward (written): [N][C_out][Y][H][W].
+  ConstDevicePlaneView dy;  ///< kBackwardData, kBackwardFilter: [N][C_out][Y][H][W].
+  const void* w = nullptr;  ///< kForward, kBackwardData: [C_out][C_in][k][k][k].
+  void* dw = nullptr;       ///< kBackwardFilter (written): [C_out][C_in][k][k][k].
 };
 
 /// Owns a cuDNN handle (created on the current device). Build once at setup.
@@ -92,8 +109,8 @@ class CudnnHandle {
 class Conv3d {
  public:
   /// Whether the shape can run, and why not: a valid geometry, views that
-  /// fit their strides, sizes within cuDNN's int range, 4-byte-aligned
-  /// non-null pointers (null ones are allowed: pointers are per call). Host
+  /// fit their strides, sizes within cuDNN's int range, pointers aligned to
+  /// the storage element (null ones are allowed: pointers are per call). Host
   /// only: never touches a device.
   static Status can_implement(const Conv3dArguments& args);
   /// Whether this shape goes to cuDNN on its views as they are (false:

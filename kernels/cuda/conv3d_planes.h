@@ -8,27 +8,29 @@
 
 #include <cstdint>
 
-#include "kernels/cpu/conv3d.h"
+#include "kernels/cuda/conv3d.h"
 
 namespace perflab::kernels::cuda::conv3d_detail {
 
-/// Sizes shared by a view and its block.
+/// Sizes shared by a view and its block, and their element.
 struct PlaneShape {
   int64_t batch = 0;
   int64_t channels = 0;
-  int64_t hw = 0;  ///< H*W.
+  int64_t hw = 0;     ///< H*W.
+  bool bf16 = false;  ///< Elements are bf16 bits (else float).
 };
 
 /// block[n][c][q] = src plane first + q of (n, c) for q in [0, count), zero
 /// where that plane is outside [0, src.planes). block is dense
 /// [batch][channels][count][hw].
-void gather_planes(const cpu::ConstPlaneView& src, const PlaneShape& shape, int64_t first, int64_t count,
-                   float* block, cudaStream_t stream);
+void gather_planes(const ConstDevicePlaneView& src, const PlaneShape& shape, int64_t first, int64_t count,
+                   void* block, cudaStream_t stream);
 
 /// For every plane p of dst: dst = (accumulate ? dst : 0) + block plane
 /// p - first, the block's term zero where p - first is outside [0, count)
-/// (block may be null when count is 0).
-void add_planes(const float* block, int64_t first, int64_t count, const cpu::PlaneView& dst,
+/// (block may be null when count is 0). bf16: the sum is formed in fp32 and
+/// rounded to the nearest bf16 once.
+void add_planes(const void* block, int64_t first, int64_t count, const DevicePlaneView& dst,
                 const PlaneShape& shape, bool accumulate, cudaStream_t stream);
 
 }  // namespace perflab::kernels::cuda::conv3d_detail

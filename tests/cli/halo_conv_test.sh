@@ -2,8 +2,8 @@
 # End-to-end: the halo convolution. Both variants on 2 slabs of one
 # process and on 2 MPI ranks pass their gate against the unpartitioned
 # convolution and record the variant as it ran with its parts timed alone;
-# overlap on slabs too thin to pay is recorded as not in effect; bad input
-# gets one line and exit 2.
+# overlap on slabs too thin to pay is recorded as not in effect; bf16
+# (emulated) passes its gate; bad input gets one line and exit 2.
 set -uo pipefail
 : "${PERFLAB:?}" "${PERFLAB_SOURCE_DIR:?}"
 # shellcheck source=tests/cli/lib.bash
@@ -85,7 +85,25 @@ else
   fail "hybrid run: $(cat "$tmp/hybrid.err")"
 fi
 
+# precision=bf16 on the cpu backend: bf16 numbers emulated, its gate at bf16's tolerance.
+if (cd "$tmp" && "$PERFLAB" run halo_conv --set precision=bf16 --set partitions=2 --iterations 2 --out bf16 \
+      >"$tmp/bf16.txt" 2>"$tmp/bf16.err") && "$PYTHON" - "$tmp/bf16" <<'PY'
+import json, pathlib, sys
+[path] = pathlib.Path(sys.argv[1]).rglob("result.json")
+r = json.load(open(path))
+run = r["runs"][0]
+assert run["correctness"]["passed"] and "tolerance 0.03125" in run["correctness"]["detail"], run["correctness"]
+assert run["facts"]["math"].startswith("bf16 (emulated"), run["facts"]
+assert r["plan"]["data"]["precision"] == "bf16" and r["plan"]["precision"] == "bf16", r["plan"]
+PY
+then
+  pass "precision=bf16 on the cpu backend: emulated, gate at bf16's tolerance"
+else
+  fail "bf16 run: $(cat "$tmp/bf16.err")"
+fi
+
 # Bad input: one line, exit 2.
+expect 2 "^perflab: error: halo_conv: scheme=hybrid computes in fp32 only" -- run halo_conv --set scheme=hybrid --set precision=bf16 --out "$tmp/bad"
 expect 2 "^perflab: error: halo_conv: kernel must be odd \(1, 3, 5 or 7\), not 4" -- run halo_conv --set kernel=4 --out "$tmp/bad"
 expect 2 "^perflab: error: 21 partitions \(1 rank\(s\) x partitions=21\) but depth is 20 planes" -- run halo_conv --set partitions=21 --out "$tmp/bad"
 expect 2 "^perflab: error: depth 20 in 10 partitions gives slabs of 2 plane\(s\), thinner than the halo of 3 planes" -- run halo_conv --set partitions=10 --set kernel=7 --out "$tmp/bad"

@@ -76,7 +76,11 @@ class Embedded {
         buffer_(test_support::random_vector(static_cast<size_t>(batch * batch_stride_), seed)) {}
 
   /// The view over `base`, a buffer laid out as buffer().
-  PlaneView view_of(float* base) const { return {base + kBefore * hw_, planes_, channel_stride_, batch_stride_}; }
+  /// (Any element type: the CUDA tests lay it over bf16 copies too.)
+  template <typename T>
+  BasicPlaneView<T> view_of(T* base) const {
+    return {base + kBefore * hw_, planes_, channel_stride_, batch_stride_};
+  }
   PlaneView view() { return view_of(buffer_.data()); }
   ConstPlaneView const_view() { return as_const(view()); }
   std::vector<float>& buffer() { return buffer_; }

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/cpu/bf16.h"
+
 namespace perflab::halo_conv {
 
 namespace kc = kernels::cpu;
@@ -161,6 +163,7 @@ CpuHaloLayer::CpuHaloLayer(const LayerConfig& config, collectives::Communicator&
   const auto weights = static_cast<size_t>(g.c_out * g.c_in * g.k * g.k * g.k);
   w_.assign(weights, 0.0f);
   dw_.assign(weights, 0.0f);
+  if (config_.bf16) slab_dw_.assign(weights, 0.0f);
   workspace_.assign(kc::conv3d_workspace_floats(g), 0.0f);
   if (config_.overlap) {
     worker_workspace_.assign(workspace_.size(), 0.0f);
@@ -176,6 +179,37 @@ void CpuHaloLayer::fill(uint64_t seed) {
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(g.c_in * g.k * g.k * g.k));
   fill_dense(w_.data(), static_cast<int64_t>(w_.size()), seed, TensorTag::kWeight, scale);
+  if (config_.bf16) {
+    for (size_t j = 0; j < mine_.size(); ++j) {
+      stored(x_.interior(j), g.c_in);
+      stored(dy_.interior(j), g.c_out);
+    }
+    kc::round_to_bf16(static_cast<int64_t>(w_.size()), w_.data(), w_.data());
+  }
+}
+
+void CpuHaloLayer::stored(kc::PlaneView v, int64_t channels) const {
+  if (!config_.bf16) return;
+  const int64_t run = v.planes * hw_;
+  for (int64_t n = 0; n < config_.geometry.batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      float* row = v.data + n * v.batch_stride + c * v.channel_stride;
+      kc::round_to_bf16(run, row, row);
+    }
+  }
+}
+
+float* CpuHaloLayer::slab_dw() { return config_.bf16 ? slab_dw_.data() : dw_.data(); }
+
+bool CpuHaloLayer::slab_dw_accumulates(size_t j) const { return !config_.bf16 && j > 0; }
+
+void CpuHaloLayer::slab_dw_stored() {
+  if (config_.bf16) kc::round_to_bf16(static_cast<int64_t>(slab_dw_.size()), slab_dw_.data(), slab_dw_.data());
+}
+
+void CpuHaloLayer::slab_dw_done(size_t j) {
+  if (!config_.bf16) return;
+  for (size_t i = 0; i < dw_.size(); ++i) dw_[i] = (j > 0 ? dw_[i] : 0.0f) + slab_dw_[i];
 }
 
 kc::ConstPlaneView CpuHaloLayer::output(size_t j) const {
@@ -222,12 +256,14 @@ kc::PlaneView CpuHaloLayer::input_grad_view(size_t j) {
 void CpuHaloLayer::forward_padded(float* ws) {
   for (size_t j = 0; j < mine_.size(); ++j) {
     kc::conv3d_forward(config_.geometry, x_.padded(j), w_.data(), output_view(j), r_, false, ws);
+    stored(output_view(j), config_.geometry.c_out);
   }
 }
 
 void CpuHaloLayer::forward_interior(float* ws) {
   for (size_t j = 0; j < mine_.size(); ++j) {
     kc::conv3d_forward(config_.geometry, kc::as_const(x_.interior(j)), w_.data(), output_view(j), 0, false, ws);
+    stored(output_view(j), config_.geometry.c_out);
   }
 }
 
@@ -235,10 +271,15 @@ void CpuHaloLayer::forward_corrections(float* ws) {
   const kc::Conv3dGeometry& g = config_.geometry;
   for (size_t j = 0; j < mine_.size(); ++j) {
     const kc::PlaneView y = output_view(j);
-    if (x_.has_top(j)) kc::conv3d_forward(g, x_.top(j), w_.data(), kc::plane_range(y, 0, r_, 1, hw_), r_, true, ws);
+    if (x_.has_top(j)) {
+      const kc::PlaneView top = kc::plane_range(y, 0, r_, 1, hw_);
+      kc::conv3d_forward(g, x_.top(j), w_.data(), top, r_, true, ws);
+      stored(top, g.c_out);
+    }
     if (x_.has_bottom(j)) {
-      kc::conv3d_forward(g, x_.bottom(j), w_.data(), kc::plane_range(y, mine_[j].planes - r_, r_, 1, hw_), -r_, true,
-                         ws);
+      const kc::PlaneView bottom = kc::plane_range(y, mine_[j].planes - r_, r_, 1, hw_);
+      kc::conv3d_forward(g, x_.bottom(j), w_.data(), bottom, -r_, true, ws);
+      stored(bottom, g.c_out);
     }
   }
 }
@@ -247,7 +288,11 @@ void CpuHaloLayer::backward_padded(float* ws) {
   const kc::Conv3dGeometry& g = config_.geometry;
   for (size_t j = 0; j < mine_.size(); ++j) {
     kc::conv3d_backward_data(g, dy_.padded(j), w_.data(), input_grad_view(j), -r_, false, ws);
-    kc::conv3d_backward_filter(g, x_.padded(j), kc::as_const(dy_.interior(j)), dw_.data(), r_, j > 0, ws);
+    stored(input_grad_view(j), g.c_in);
+    kc::conv3d_backward_filter(g, x_.padded(j), kc::as_const(dy_.interior(j)), slab_dw(), r_,
+                               slab_dw_accumulates(j), ws);
+    slab_dw_stored();
+    slab_dw_done(j);
   }
 }
 
@@ -256,15 +301,20 @@ void CpuHaloLayer::backward_interior(float* ws) {
   for (size_t j = 0; j < mine_.size(); ++j) {
     const kc::ConstPlaneView dy = kc::as_const(dy_.interior(j));
     kc::conv3d_backward_data(g, dy, w_.data(), input_grad_view(j), 0, false, ws);
-    kc::conv3d_backward_filter(g, kc::as_const(x_.interior(j)), dy, dw_.data(), 0, j > 0, ws);
+    stored(input_grad_view(j), g.c_in);
+    kc::conv3d_backward_filter(g, kc::as_const(x_.interior(j)), dy, slab_dw(), 0, slab_dw_accumulates(j), ws);
+    slab_dw_stored();
     // The input's halo arrived in the forward pass: its share of the weight gradient now.
     if (x_.has_top(j)) {
-      kc::conv3d_backward_filter(g, x_.top(j), kc::plane_range(dy, 0, r_, 1, hw_), dw_.data(), r_, true, ws);
+      kc::conv3d_backward_filter(g, x_.top(j), kc::plane_range(dy, 0, r_, 1, hw_), slab_dw(), r_, true, ws);
+      slab_dw_stored();
     }
     if (x_.has_bottom(j)) {
-      kc::conv3d_backward_filter(g, x_.bottom(j), kc::plane_range(dy, mine_[j].planes - r_, r_, 1, hw_), dw_.data(),
+      kc::conv3d_backward_filter(g, x_.bottom(j), kc::plane_range(dy, mine_[j].planes - r_, r_, 1, hw_), slab_dw(),
                                  -r_, true, ws);
+      slab_dw_stored();
     }
+    slab_dw_done(j);
   }
 }
 
@@ -273,11 +323,14 @@ void CpuHaloLayer::backward_corrections(float* ws) {
   for (size_t j = 0; j < mine_.size(); ++j) {
     const kc::PlaneView dx = input_grad_view(j);
     if (dy_.has_top(j)) {
-      kc::conv3d_backward_data(g, dy_.top(j), w_.data(), kc::plane_range(dx, 0, r_, 1, hw_), -r_, true, ws);
+      const kc::PlaneView top = kc::plane_range(dx, 0, r_, 1, hw_);
+      kc::conv3d_backward_data(g, dy_.top(j), w_.data(), top, -r_, true, ws);
+      stored(top, g.c_in);
     }
     if (dy_.has_bottom(j)) {
-      kc::conv3d_backward_data(g, dy_.bottom(j), w_.data(), kc::plane_range(dx, mine_[j].planes - r_, r_, 1, hw_), r_,
-                               true, ws);
+      const kc::PlaneView bottom = kc::plane_range(dx, mine_[j].planes - r_, r_, 1, hw_);
+      kc::conv3d_backward_data(g, dy_.bottom(j), w_.data(), bottom, r_, true, ws);
+      stored(bottom, g.c_in);
     }
   }
 }

@@ -8,7 +8,8 @@
 //            boundary corrections computed from the arrived halo planes.
 // The backward pass exchanges the output gradient's halo the same way
 // (data gradient), computes the weight gradient from the forward's halo,
-// and sums the weight gradient over slabs and ranks (all-reduce).
+// and sums the weight gradient over slabs and ranks (all-reduce). With
+// LayerConfig::bf16 the numbers are bf16, emulated (see LayerConfig).
 #pragma once
 
 #include <memory>
@@ -29,6 +30,13 @@ struct LayerConfig {
   int per_rank = 1;       ///< Slabs in this process.
   bool overlap = false;   ///< The overlapped variant (in effect).
   bool backward = true;   ///< Forward and backward, or forward only.
+  /// bf16 storage: input, weights, output gradient, output, input gradient
+  /// and each partition's weight gradient hold bf16 values (on the cuda
+  /// backend bf16 memory, halos moved as bf16; on the cpu backend fp32
+  /// memory rounded to bf16 wherever the cuda backend stores, so the
+  /// arithmetic is the same); the weight gradient is summed over
+  /// partitions in fp32.
+  bool bf16 = false;
 };
 
 /// One tensor split into this process's slabs: each slab stored with room
@@ -114,6 +122,15 @@ class CpuHaloLayer {
   void backward_corrections(float* ws);
   kernels::cpu::PlaneView output_view(size_t j);
   kernels::cpu::PlaneView input_grad_view(size_t j);
+  // bf16 emulation (no-ops in fp32): a call's output rounded to bf16 as it
+  // is stored; slab j's weight-gradient calls accumulate into a bf16 buffer
+  // of their own (slab_dw), rounded after each call, then added to dw_ in
+  // fp32 (slab_dw_done), as the cuda backend's partitions do.
+  void stored(kernels::cpu::PlaneView v, int64_t channels) const;
+  float* slab_dw();
+  bool slab_dw_accumulates(size_t j) const;
+  void slab_dw_stored();
+  void slab_dw_done(size_t j);
 
   LayerConfig config_;
   collectives::Communicator& comm_;
@@ -121,7 +138,7 @@ class CpuHaloLayer {
   std::vector<Slab> mine_;
   HaloField x_, dy_;
   std::vector<std::vector<float>> y_, dx_;
-  std::vector<float> w_, dw_;
+  std::vector<float> w_, dw_, slab_dw_;
   std::vector<float> workspace_, worker_workspace_;
   std::unique_ptr<BackgroundTask> worker_;
 };

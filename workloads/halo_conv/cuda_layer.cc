@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -12,6 +14,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/host_sync.h"
 #include "kernels/cuda/raii.h"
+#include "kernels/half_precision.h"
 #include "workloads/halo_conv/cuda_sum.h"
 
 namespace perflab::halo_conv {
@@ -28,17 +31,20 @@ struct Call {
 };
 
 /// One tensor of one slab: its planes with room for the halo on each side.
+/// T is the stored element: float, or uint16_t holding bf16 bits.
+template <typename T>
 struct Padded {
-  kc::DeviceBuffer<float> buffer;
+  kc::DeviceBuffer<T> buffer;
   int64_t planes = 0;  ///< The slab's own planes (L).
   int64_t channels = 0;
 };
 
+template <typename T>
 struct DeviceSlab {
   Slab slab;
   bool top = false, bottom = false;
-  Padded x, dy;
-  kc::DeviceBuffer<float> y, dx, dw;
+  Padded<T> x, dy;
+  kc::DeviceBuffer<T> y, dx, dw;
   kc::Stream stream;
   /// The slab's own cuDNN handle: slabs run concurrently on their streams,
   /// and a handle re-pointed between them with cudnnSetStream would share
@@ -51,24 +57,51 @@ struct DeviceSlab {
 };
 
 /// A halo going to or coming from another rank, contiguous for NCCL.
+template <typename T>
 struct RemoteHalo {
-  kc::DeviceBuffer<float> send, recv;
+  kc::DeviceBuffer<T> send, recv;
 };
 
 }  // namespace
 
-struct CudaHaloLayer::State {
+/// What CudaHaloLayer does, for either stored element (State<T> below).
+struct CudaHaloLayer::Impl {
+  virtual ~Impl() = default;
+  virtual void fill(uint64_t seed) = 0;
+  virtual void* stream() const = 0;
+  virtual void enqueue_step() = 0;
+  virtual SlabResults download() = 0;
+  virtual void enqueue_exchange_alone() = 0;
+  virtual void enqueue_compute_alone() = 0;
+  virtual void sum_weight_grads() = 0;
+  virtual double halo_bytes_per_step() const = 0;
+  virtual const LayerConfig& layer_config() const = 0;
+  virtual bool sync_free_step() const = 0;
+};
+
+namespace {
+
+template <typename T>
+struct State final : CudaHaloLayer::Impl {
+  static constexpr bool kBf16 = std::is_same_v<T, uint16_t>;
+  static constexpr kc::Conv3dMath kMath = kBf16 ? kc::Conv3dMath::kBf16 : kc::Conv3dMath::kTf32;
+  static constexpr collectives::DataType kHaloType =
+      kBf16 ? collectives::DataType::kBFloat16 : collectives::DataType::kFloat32;
+  using View = cpu::BasicPlaneView<T>;
+
   LayerConfig config;
   collectives::Communicator& host;
   collectives::Communicator* device;
   bool sync_free;
   int64_t r, hw;
-  std::vector<DeviceSlab> slabs;
-  std::vector<float> w_host;
-  kc::DeviceBuffer<float> w;
+  std::vector<DeviceSlab<T>> slabs;
+  std::vector<float> w_host;  ///< The weights' values (bf16 values, as floats, in bf16).
+  kc::DeviceBuffer<T> w;
+  /// bf16: the weight gradient summed over this process's slabs and all-reduced, fp32.
+  kc::DeviceBuffer<float> dw_sum;
   kc::Stream step, copy;
   kc::Event fork, x_ready, dy_ready;
-  RemoteHalo x_top, x_bottom, dy_top, dy_bottom;
+  RemoteHalo<T> x_top, x_bottom, dy_top, dy_bottom;
 
   State(const LayerConfig& c, collectives::Communicator& host_comm, collectives::Communicator* device_comm,
         bool sync_free_step)
@@ -79,22 +112,32 @@ struct CudaHaloLayer::State {
         r(c.geometry.k / 2),
         hw(c.geometry.height * c.geometry.width) {}
 
+  void build();
+  void fill(uint64_t seed) override;
+  void* stream() const override { return step.get(); }
+  SlabResults download() override;
+  void enqueue_exchange_alone() override;
+  void enqueue_compute_alone() override;
+  double halo_bytes_per_step() const override;
+  const LayerConfig& layer_config() const override { return config; }
+  bool sync_free_step() const override { return sync_free; }
+
   const cpu::Conv3dGeometry& g() const { return config.geometry; }
   int first_global() const { return host.rank() * config.per_rank; }
   int total() const { return host.size() * config.per_rank; }
 
-  cpu::PlaneView whole(Padded& p) const {
+  View whole(Padded<T>& p) const {
     return cpu::dense_view(p.buffer.data(), p.planes + 2 * r, p.channels, g().height, g().width);
   }
-  cpu::PlaneView own(Padded& p) const { return cpu::plane_range(whole(p), r, p.planes, g().height, g().width); }
-  cpu::PlaneView top_halo(Padded& p) const { return cpu::plane_range(whole(p), 0, r, g().height, g().width); }
-  cpu::PlaneView bottom_halo(Padded& p) const {
+  View own(Padded<T>& p) const { return cpu::plane_range(whole(p), r, p.planes, g().height, g().width); }
+  View top_halo(Padded<T>& p) const { return cpu::plane_range(whole(p), 0, r, g().height, g().width); }
+  View bottom_halo(Padded<T>& p) const {
     return cpu::plane_range(whole(p), r + p.planes, r, g().height, g().width);
   }
-  cpu::PlaneView dense(kc::DeviceBuffer<float>& b, int64_t planes, int64_t channels) const {
+  View dense(kc::DeviceBuffer<T>& b, int64_t planes, int64_t channels) const {
     return cpu::dense_view(b.data(), planes, channels, g().height, g().width);
   }
-  cpu::PlaneView rows(cpu::PlaneView v, int64_t first, int64_t count) const {
+  View rows(View v, int64_t first, int64_t count) const {
     return cpu::plane_range(v, first, count, g().height, g().width);
   }
 
@@ -110,38 +153,38 @@ struct CudaHaloLayer::State {
   kc::Conv3dArguments base(kc::Conv3dPass pass, int64_t d_offset, bool accumulate) const {
     kc::Conv3dArguments a;
     a.pass = pass;
-    a.math = kc::Conv3dMath::kTf32;
+    a.math = kMath;
     a.geometry = g();
     a.d_offset = d_offset;
     a.accumulate = accumulate;
     return a;
   }
-  kc::Conv3dArguments forward(cpu::PlaneView x, cpu::PlaneView y, int64_t d, bool acc) {
+  kc::Conv3dArguments forward(View x, View y, int64_t d, bool acc) {
     kc::Conv3dArguments a = base(kc::Conv3dPass::kForward, d, acc);
-    a.x = cpu::as_const(x);
+    a.x = x;
     a.y = y;
     a.w = w.data();
     return a;
   }
-  kc::Conv3dArguments data_grad(cpu::PlaneView dy, cpu::PlaneView dx, int64_t d, bool acc) {
+  kc::Conv3dArguments data_grad(View dy, View dx, int64_t d, bool acc) {
     kc::Conv3dArguments a = base(kc::Conv3dPass::kBackwardData, d, acc);
-    a.dy = cpu::as_const(dy);
+    a.dy = dy;
     a.dx = dx;
     a.w = w.data();
     return a;
   }
-  kc::Conv3dArguments filter_grad(cpu::PlaneView x, cpu::PlaneView dy, float* dw, int64_t d, bool acc) {
+  kc::Conv3dArguments filter_grad(View x, View dy, T* dw, int64_t d, bool acc) {
     kc::Conv3dArguments a = base(kc::Conv3dPass::kBackwardFilter, d, acc);
-    a.x = cpu::as_const(x);
-    a.dy = cpu::as_const(dy);
+    a.x = x;
+    a.dy = dy;
     a.dw = dw;
     return a;
   }
 
   /// The calls of slab `s` in this variant (see the header comment).
-  void plan_slab(DeviceSlab& s) {
+  void plan_slab(DeviceSlab<T>& s) {
     const int64_t L = s.slab.planes;
-    const cpu::PlaneView y = dense(s.y, L, g().c_out), dx = dense(s.dx, L, g().c_in);
+    const View y = dense(s.y, L, g().c_out), dx = dense(s.dx, L, g().c_in);
     if (!config.overlap) {
       s.forward_fix.push_back(plan(s.cudnn, forward(whole(s.x), y, r, false)));
       if (config.backward) {
@@ -184,28 +227,28 @@ struct CudaHaloLayer::State {
     s.workspace = kc::DeviceBuffer<unsigned char>(bytes);
   }
 
-  void run(DeviceSlab& s, const std::vector<Call>& calls) {
+  void run(DeviceSlab<T>& s, const std::vector<Call>& calls) {
     for (const Call& c : calls) c.plan->run(c.args, s.workspace.data(), s.stream.get());
   }
 
   /// `r` planes of every (n, c) row from one view to another (same rows).
-  void copy_rows(cpu::PlaneView to, cpu::PlaneView from, int64_t channels) {
-    const size_t width = static_cast<size_t>(r * hw) * sizeof(float);
-    PERFLAB_CUDA_CHECK(cudaMemcpy2DAsync(to.data, static_cast<size_t>(to.channel_stride) * sizeof(float), from.data,
-                                         static_cast<size_t>(from.channel_stride) * sizeof(float), width,
+  void copy_rows(View to, View from, int64_t channels) {
+    const size_t width = static_cast<size_t>(r * hw) * sizeof(T);
+    PERFLAB_CUDA_CHECK(cudaMemcpy2DAsync(to.data, static_cast<size_t>(to.channel_stride) * sizeof(T), from.data,
+                                         static_cast<size_t>(from.channel_stride) * sizeof(T), width,
                                          static_cast<size_t>(g().batch * channels), cudaMemcpyDeviceToDevice,
                                          copy.get()));
   }
 
   /// Every slab's halo of one tensor filled from its neighbours, on the copy stream.
-  void exchange(Padded DeviceSlab::*field, RemoteHalo& remote_top, RemoteHalo& remote_bottom) {
+  void exchange(Padded<T> DeviceSlab<T>::*field, RemoteHalo<T>& remote_top, RemoteHalo<T>& remote_bottom) {
     if (r == 0) return;
     const size_t last = slabs.size() - 1;
     const int64_t channels = (slabs[0].*field).channels;
     for (size_t j = 0; j < slabs.size(); ++j) {
-      Padded& p = slabs[j].*field;
+      Padded<T>& p = slabs[j].*field;
       if (j > 0) {
-        Padded& above = slabs[j - 1].*field;
+        Padded<T>& above = slabs[j - 1].*field;
         copy_rows(top_halo(p), rows(own(above), above.planes - r, r), channels);
       }
       if (j < last) copy_rows(bottom_halo(p), rows(own(slabs[j + 1].*field), 0, r), channels);
@@ -213,9 +256,9 @@ struct CudaHaloLayer::State {
     collectives::PeerTransfer transfers[2];
     size_t n = 0;
     const size_t count = static_cast<size_t>(g().batch * channels * r * hw);
-    auto contiguous = [&](kc::DeviceBuffer<float>& b) { return cpu::dense_view(b.data(), r, channels, 1, hw); };
-    Padded& first = slabs[0].*field;
-    Padded& final_slab = slabs[last].*field;
+    auto contiguous = [&](kc::DeviceBuffer<T>& b) { return cpu::dense_view(b.data(), r, channels, 1, hw); };
+    Padded<T>& first = slabs[0].*field;
+    Padded<T>& final_slab = slabs[last].*field;
     if (slabs[0].top) {
       copy_rows(contiguous(remote_top.send), rows(own(first), 0, r), channels);
       transfers[n++] = {host.rank() - 1, remote_top.send.data(), remote_top.recv.data(), count};
@@ -226,22 +269,22 @@ struct CudaHaloLayer::State {
     }
     if (n == 0) return;
     device->set_stream(copy.get());
-    device->send_recv(transfers, n, collectives::DataType::kFloat32);
+    device->send_recv(transfers, n, kHaloType);
     if (slabs[0].top) copy_rows(top_halo(first), contiguous(remote_top.recv), channels);
     if (slabs[last].bottom) copy_rows(bottom_halo(final_slab), contiguous(remote_bottom.recv), channels);
   }
-  void exchange_x() { exchange(&DeviceSlab::x, x_top, x_bottom); }
-  void exchange_dy() { exchange(&DeviceSlab::dy, dy_top, dy_bottom); }
+  void exchange_x() { exchange(&DeviceSlab<T>::x, x_top, x_bottom); }
+  void exchange_dy() { exchange(&DeviceSlab<T>::dy, dy_top, dy_bottom); }
 
   /// Every slab stream and the copy stream wait for what the step stream enqueued so far.
   void fork_all() {
     PERFLAB_CUDA_CHECK(cudaEventRecord(fork.get(), step.get()));
     PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(copy.get(), fork.get(), 0));
-    for (DeviceSlab& s : slabs) PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(s.stream.get(), fork.get(), 0));
+    for (DeviceSlab<T>& s : slabs) PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(s.stream.get(), fork.get(), 0));
   }
   /// The step stream waits for every slab stream (and, through them, the copies).
   void join_all() {
-    for (DeviceSlab& s : slabs) {
+    for (DeviceSlab<T>& s : slabs) {
       PERFLAB_CUDA_CHECK(cudaEventRecord(s.done.get(), s.stream.get()));
       PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(step.get(), s.done.get(), 0));
     }
@@ -250,36 +293,50 @@ struct CudaHaloLayer::State {
   void halo_arrived(kc::Event& ready) {
     PERFLAB_CUDA_CHECK(cudaEventRecord(ready.get(), copy.get()));
     if (!sync_free) kc::counted_stream_synchronize(copy.get());
-    for (DeviceSlab& s : slabs) PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(s.stream.get(), ready.get(), 0));
+    for (DeviceSlab<T>& s : slabs) PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(s.stream.get(), ready.get(), 0));
   }
 
-  void sum_weight_grads() {
-    for (size_t j = 1; j < slabs.size(); ++j) {
-      add_into(slabs[0].dw.data(), slabs[j].dw.data(), slabs[0].dw.size(), step.get());
+  /// The weight gradient summed over slabs and ranks: slab 0's in fp32; the
+  /// bf16 slabs' widened into dw_sum.
+  float* summed_dw() {
+    if constexpr (kBf16) {
+      return dw_sum.data();
+    } else {
+      return slabs[0].dw.data();
+    }
+  }
+
+  void sum_weight_grads() override {
+    const size_t n = w.size();
+    for (size_t j = 0; j < slabs.size(); ++j) {
+      if constexpr (kBf16) {
+        add_bf16_into(dw_sum.data(), slabs[j].dw.data(), n, j > 0, step.get());
+      } else {
+        if (j > 0) add_into(slabs[0].dw.data(), slabs[j].dw.data(), n, step.get());
+      }
     }
     if (device != nullptr) {
       device->set_stream(step.get());
-      device->all_reduce(slabs[0].dw.data(), slabs[0].dw.data(), slabs[0].dw.size(), collectives::DataType::kFloat32,
-                         collectives::ReduceOp::kSum);
+      device->all_reduce(summed_dw(), summed_dw(), n, collectives::DataType::kFloat32, collectives::ReduceOp::kSum);
     }
   }
 
-  void enqueue_step() {
+  void enqueue_step() override {
     fork_all();
-    for (DeviceSlab& s : slabs) run(s, s.forward_main);
+    for (DeviceSlab<T>& s : slabs) run(s, s.forward_main);
     exchange_x();
     halo_arrived(x_ready);
-    for (DeviceSlab& s : slabs) run(s, s.forward_fix);
+    for (DeviceSlab<T>& s : slabs) run(s, s.forward_fix);
     if (config.backward) {
       // The output gradient exists once the forward is done: its halo goes then.
-      for (DeviceSlab& s : slabs) {
+      for (DeviceSlab<T>& s : slabs) {
         PERFLAB_CUDA_CHECK(cudaEventRecord(s.forward_done.get(), s.stream.get()));
         PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(copy.get(), s.forward_done.get(), 0));
       }
       exchange_dy();
-      for (DeviceSlab& s : slabs) run(s, s.backward_main);
+      for (DeviceSlab<T>& s : slabs) run(s, s.backward_main);
       halo_arrived(dy_ready);
-      for (DeviceSlab& s : slabs) run(s, s.backward_fix);
+      for (DeviceSlab<T>& s : slabs) run(s, s.backward_fix);
     }
     join_all();
     if (config.backward) sum_weight_grads();
@@ -287,73 +344,75 @@ struct CudaHaloLayer::State {
 
 };
 
-CudaHaloLayer::CudaHaloLayer(const LayerConfig& config, collectives::Communicator& host_comm,
-                             collectives::Communicator* device_comm, bool sync_free)
-    : s_(std::make_unique<State>(config, host_comm, device_comm, sync_free)) {
-  State& s = *s_;
-  const cpu::Conv3dGeometry& g = config.geometry;
-  cpu::conv3d_check_geometry(g);
-  if (host_comm.size() > 1 && device_comm == nullptr) {
+template <typename T>
+void State<T>::build() {
+  const cpu::Conv3dGeometry& geo = g();
+  cpu::conv3d_check_geometry(geo);
+  if (host.size() > 1 && device == nullptr) {
     throw Error("halo_conv: several ranks on the cuda backend need NCCL, which this build does not have");
   }
-  Partitioning p{config.depth, host_comm.size(), config.per_rank, g.k / 2};
+  Partitioning p{config.depth, host.size(), config.per_rank, geo.k / 2};
   check_partitioning(p);
   const std::vector<Slab> all = p.slabs();
-  s.w_host.assign(static_cast<size_t>(g.c_out * g.c_in * g.k * g.k * g.k), 0.0f);
-  s.w = kc::DeviceBuffer<float>(s.w_host.size());
-  s.slabs = std::vector<DeviceSlab>(static_cast<size_t>(config.per_rank));
-  const auto halo = static_cast<size_t>(g.batch * s.r * s.hw);
-  for (size_t j = 0; j < s.slabs.size(); ++j) {
-    DeviceSlab& d = s.slabs[j];
-    const int global = s.first_global() + static_cast<int>(j);
+  w_host.assign(static_cast<size_t>(geo.c_out * geo.c_in * geo.k * geo.k * geo.k), 0.0f);
+  w = kc::DeviceBuffer<T>(w_host.size());
+  if constexpr (kBf16) {
+    if (config.backward) dw_sum = kc::DeviceBuffer<float>(w_host.size());
+  }
+  slabs = std::vector<DeviceSlab<T>>(static_cast<size_t>(config.per_rank));
+  const auto halo = static_cast<size_t>(geo.batch * r * hw);
+  for (size_t j = 0; j < slabs.size(); ++j) {
+    DeviceSlab<T>& d = slabs[j];
+    const int global = first_global() + static_cast<int>(j);
     d.slab = all[static_cast<size_t>(global)];
     d.top = global > 0;
-    d.bottom = global + 1 < s.total();
+    d.bottom = global + 1 < total();
     const int64_t L = d.slab.planes;
-    const auto padded = static_cast<size_t>(g.batch * (L + 2 * s.r) * s.hw);
-    d.x = {kc::DeviceBuffer<float>(padded * static_cast<size_t>(g.c_in)), L, g.c_in};
-    d.dy = {kc::DeviceBuffer<float>(padded * static_cast<size_t>(g.c_out)), L, g.c_out};
-    d.x.buffer.zero();  // the halo planes beyond the volume's ends stay zero
+    const auto padded = static_cast<size_t>(geo.batch * (L + 2 * r) * hw);
+    d.x = {kc::DeviceBuffer<T>(padded * static_cast<size_t>(geo.c_in)), L, geo.c_in};
+    d.dy = {kc::DeviceBuffer<T>(padded * static_cast<size_t>(geo.c_out)), L, geo.c_out};
+    d.x.buffer.zero();  // the halo planes beyond the volume's ends stay zero (bf16 +0 is all zero bits too)
     d.dy.buffer.zero();
-    d.y = kc::DeviceBuffer<float>(static_cast<size_t>(g.batch * g.c_out * L * s.hw));
-    d.dx = kc::DeviceBuffer<float>(static_cast<size_t>(g.batch * g.c_in * L * s.hw));
-    d.dw = kc::DeviceBuffer<float>(s.w_host.size());
-    s.plan_slab(d);
+    d.y = kc::DeviceBuffer<T>(static_cast<size_t>(geo.batch * geo.c_out * L * hw));
+    d.dx = kc::DeviceBuffer<T>(static_cast<size_t>(geo.batch * geo.c_in * L * hw));
+    d.dw = kc::DeviceBuffer<T>(w_host.size());
+    plan_slab(d);
   }
-  if (device_comm != nullptr) {
-    for (RemoteHalo* h : {&s.x_top, &s.x_bottom}) {
-      h->send = kc::DeviceBuffer<float>(halo * static_cast<size_t>(g.c_in));
-      h->recv = kc::DeviceBuffer<float>(halo * static_cast<size_t>(g.c_in));
+  if (device != nullptr) {
+    for (RemoteHalo<T>* h : {&x_top, &x_bottom}) {
+      h->send = kc::DeviceBuffer<T>(halo * static_cast<size_t>(geo.c_in));
+      h->recv = kc::DeviceBuffer<T>(halo * static_cast<size_t>(geo.c_in));
     }
-    for (RemoteHalo* h : {&s.dy_top, &s.dy_bottom}) {
-      h->send = kc::DeviceBuffer<float>(halo * static_cast<size_t>(g.c_out));
-      h->recv = kc::DeviceBuffer<float>(halo * static_cast<size_t>(g.c_out));
+    for (RemoteHalo<T>* h : {&dy_top, &dy_bottom}) {
+      h->send = kc::DeviceBuffer<T>(halo * static_cast<size_t>(geo.c_out));
+      h->recv = kc::DeviceBuffer<T>(halo * static_cast<size_t>(geo.c_out));
     }
   }
 }
 
-CudaHaloLayer::~CudaHaloLayer() = default;
-
-void CudaHaloLayer::fill(uint64_t seed) {
-  State& s = *s_;
-  const cpu::Conv3dGeometry& g = s.config.geometry;
-  for (DeviceSlab& d : s.slabs) {
-    for (Padded* p : {&d.x, &d.dy}) {
+template <typename T>
+void State<T>::fill(uint64_t seed) {
+  const cpu::Conv3dGeometry& geo = g();
+  for (DeviceSlab<T>& d : slabs) {
+    for (Padded<T>* p : {&d.x, &d.dy}) {
       const bool input = p == &d.x;
-      std::vector<float> host(static_cast<size_t>(g.batch * p->channels * p->planes * s.hw));
-      fill_planes(cpu::dense_view(host.data(), p->planes, p->channels, g.height, g.width),
-                  input ? input_shape(s.config) : output_shape(s.config), d.slab.first, seed,
+      std::vector<float> values(static_cast<size_t>(geo.batch * p->channels * p->planes * hw));
+      fill_planes(cpu::dense_view(values.data(), p->planes, p->channels, geo.height, geo.width),
+                  input ? input_shape(config) : output_shape(config), d.slab.first, seed,
                   input ? TensorTag::kInput : TensorTag::kOutputGrad, 1.0f);
-      const cpu::PlaneView own = s.own(*p);
-      const size_t width = static_cast<size_t>(p->planes * s.hw) * sizeof(float);
-      const auto rows = static_cast<size_t>(g.batch * p->channels);
-      const size_t pitch = static_cast<size_t>(own.channel_stride) * sizeof(float);
-      PERFLAB_CUDA_CHECK(cudaMemcpy2D(own.data, pitch, host.data(), width, width, rows, cudaMemcpyHostToDevice));  // sync outside the iteration: setup
+      const std::vector<T> stored = stored_as<T>(values);
+      const View mine = own(*p);
+      const size_t width = static_cast<size_t>(p->planes * hw) * sizeof(T);
+      const auto row_count = static_cast<size_t>(geo.batch * p->channels);
+      const size_t pitch = static_cast<size_t>(mine.channel_stride) * sizeof(T);
+      PERFLAB_CUDA_CHECK(cudaMemcpy2D(mine.data, pitch, stored.data(), width, width, row_count, cudaMemcpyHostToDevice));  // sync outside the iteration: setup
     }
   }
-  const float scale = 1.0f / std::sqrt(static_cast<float>(g.c_in * g.k * g.k * g.k));
-  fill_dense(s.w_host.data(), static_cast<int64_t>(s.w_host.size()), seed, TensorTag::kWeight, scale);
-  s.w.upload(s.w_host);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(geo.c_in * geo.k * geo.k * geo.k));
+  fill_dense(w_host.data(), static_cast<int64_t>(w_host.size()), seed, TensorTag::kWeight, scale);
+  const std::vector<T> w_stored = stored_as<T>(w_host);
+  w_host = widened_from<T>(w_stored);  // what the device holds, for the gate
+  w.upload(w_stored);
   // The padding's memsets (constructor) and these copies ran on the legacy
   // stream, and a pageable copy returns once staged, not landed: the step's
   // non-blocking streams do not wait for the legacy stream, so wait here,
@@ -361,70 +420,101 @@ void CudaHaloLayer::fill(uint64_t seed) {
   PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());  // sync outside the iteration: setup
 }
 
-void* CudaHaloLayer::stream() const { return s_->step.get(); }
-
-void CudaHaloLayer::enqueue() { s_->enqueue_step(); }
-
-int CudaHaloLayer::expected_host_syncs() const {
-  if (s_->sync_free) return 0;
-  return s_->config.backward ? 2 : 1;
-}
-
-SlabResults CudaHaloLayer::download() {
-  State& s = *s_;
+template <typename T>
+SlabResults State<T>::download() {
   PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());  // sync outside the iteration: read-back for the gate
   SlabResults out;
   std::vector<std::vector<float>>& keep = out.storage;
-  out.config = &s.config;
-  const cpu::Conv3dGeometry& g = s.config.geometry;
-  for (DeviceSlab& d : s.slabs) {
+  out.config = &config;
+  const cpu::Conv3dGeometry& geo = g();
+  for (DeviceSlab<T>& d : slabs) {
     out.slabs.push_back(d.slab);
-    keep.push_back(d.y.download());
-    out.y.push_back(cpu::dense_view(static_cast<const float*>(keep.back().data()), d.slab.planes, g.c_out, g.height,
-                                    g.width));
-    if (s.config.backward) {
-      keep.push_back(d.dx.download());
-      out.dx.push_back(cpu::dense_view(static_cast<const float*>(keep.back().data()), d.slab.planes, g.c_in, g.height,
-                                       g.width));
+    keep.push_back(widened_from<T>(d.y.download()));
+    out.y.push_back(cpu::dense_view(static_cast<const float*>(keep.back().data()), d.slab.planes, geo.c_out,
+                                    geo.height, geo.width));
+    if (config.backward) {
+      keep.push_back(widened_from<T>(d.dx.download()));
+      out.dx.push_back(cpu::dense_view(static_cast<const float*>(keep.back().data()), d.slab.planes, geo.c_in,
+                                       geo.height, geo.width));
     }
   }
-  out.w = s.w_host.data();
-  out.weights = s.w_host.size();
-  if (s.config.backward) {
-    keep.push_back(s.slabs[0].dw.download());
+  out.w = w_host.data();
+  out.weights = w_host.size();
+  if (config.backward) {
+    if constexpr (kBf16) {
+      keep.push_back(dw_sum.download());
+    } else {
+      keep.push_back(slabs[0].dw.download());
+    }
     out.dw = keep.back().data();
   }
   return out;
 }
 
-void CudaHaloLayer::enqueue_exchange_alone() {
-  State& s = *s_;
-  s.fork_all();
-  s.exchange_x();
-  if (s.config.backward) s.exchange_dy();
-  PERFLAB_CUDA_CHECK(cudaEventRecord(s.x_ready.get(), s.copy.get()));
-  PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(s.step.get(), s.x_ready.get(), 0));
+template <typename T>
+void State<T>::enqueue_exchange_alone() {
+  fork_all();
+  exchange_x();
+  if (config.backward) exchange_dy();
+  PERFLAB_CUDA_CHECK(cudaEventRecord(x_ready.get(), copy.get()));
+  PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(step.get(), x_ready.get(), 0));
 }
 
-void CudaHaloLayer::enqueue_compute_alone() {
-  State& s = *s_;
-  s.fork_all();
-  for (DeviceSlab& d : s.slabs) {
-    for (const auto* calls : {&d.forward_main, &d.forward_fix, &d.backward_main, &d.backward_fix}) s.run(d, *calls);
+template <typename T>
+void State<T>::enqueue_compute_alone() {
+  fork_all();
+  for (DeviceSlab<T>& d : slabs) {
+    for (const auto* calls : {&d.forward_main, &d.forward_fix, &d.backward_main, &d.backward_fix}) run(d, *calls);
   }
-  s.join_all();
+  join_all();
 }
+
+template <typename T>
+double State<T>::halo_bytes_per_step() const {
+  const double halos = halos_received(first_global(), static_cast<int>(slabs.size()), total());
+  const cpu::Conv3dGeometry& geo = g();
+  const double channels = static_cast<double>(geo.c_in + (config.backward ? geo.c_out : 0));
+  return halos * static_cast<double>(geo.batch * r * hw) * channels * sizeof(T);
+}
+
+template <typename T>
+std::unique_ptr<CudaHaloLayer::Impl> make_state(const LayerConfig& config, collectives::Communicator& host_comm,
+                                                collectives::Communicator* device_comm, bool sync_free) {
+  auto state = std::make_unique<State<T>>(config, host_comm, device_comm, sync_free);
+  state->build();
+  return state;
+}
+
+}  // namespace
+
+CudaHaloLayer::CudaHaloLayer(const LayerConfig& config, collectives::Communicator& host_comm,
+                             collectives::Communicator* device_comm, bool sync_free)
+    : s_(config.bf16 ? make_state<uint16_t>(config, host_comm, device_comm, sync_free)
+                     : make_state<float>(config, host_comm, device_comm, sync_free)) {}
+
+CudaHaloLayer::~CudaHaloLayer() = default;
+
+void CudaHaloLayer::fill(uint64_t seed) { s_->fill(seed); }
+
+void* CudaHaloLayer::stream() const { return s_->stream(); }
+
+void CudaHaloLayer::enqueue() { s_->enqueue_step(); }
+
+int CudaHaloLayer::expected_host_syncs() const {
+  if (s_->sync_free_step()) return 0;
+  return s_->layer_config().backward ? 2 : 1;
+}
+
+SlabResults CudaHaloLayer::download() { return s_->download(); }
+
+void CudaHaloLayer::enqueue_exchange_alone() { s_->enqueue_exchange_alone(); }
+
+void CudaHaloLayer::enqueue_compute_alone() { s_->enqueue_compute_alone(); }
 
 void CudaHaloLayer::enqueue_all_reduce_alone() { s_->sum_weight_grads(); }
 
-double CudaHaloLayer::halo_bytes_per_step() const {
-  const State& s = *s_;
-  const double halos = halos_received(s.first_global(), static_cast<int>(s.slabs.size()), s.total());
-  const cpu::Conv3dGeometry& g = s.config.geometry;
-  const double channels = static_cast<double>(g.c_in + (s.config.backward ? g.c_out : 0));
-  return halos * static_cast<double>(g.batch * s.r * s.hw) * channels * sizeof(float);
-}
+double CudaHaloLayer::halo_bytes_per_step() const { return s_->halo_bytes_per_step(); }
 
-const LayerConfig& CudaHaloLayer::config() const { return s_->config; }
+const LayerConfig& CudaHaloLayer::config() const { return s_->layer_config(); }
 
 }  // namespace perflab::halo_conv

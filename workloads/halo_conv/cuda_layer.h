@@ -12,7 +12,11 @@
 // gradients of this process's slabs are summed on the step's stream and
 // all-reduced over ranks (NCCL). enqueue() only enqueues: no allocation, and
 // no host synchronisation unless sync-free is off, when the host waits for
-// each halo exchange (counted, kernels/cuda/host_sync.h). Host-only header.
+// each halo exchange (counted, kernels/cuda/host_sync.h). With
+// LayerConfig::bf16 every tensor, the weights and the halos are bf16 in
+// device memory (cuDNN's bf16 configuration, fp32 accumulation), each
+// slab's weight gradient is bf16, and their sum and all-reduce are fp32.
+// Host-only header.
 #pragma once
 
 #include <memory>
@@ -58,9 +62,11 @@ class CudaHaloLayer {
   double halo_bytes_per_step() const;
   const LayerConfig& config() const;
 
+  /// The layer for one stored element (cuda_layer.cc: fp32, or bf16 bits).
+  struct Impl;
+
  private:
-  struct State;
-  std::unique_ptr<State> s_;
+  std::unique_ptr<Impl> s_;
 };
 
 }  // namespace perflab::halo_conv

@@ -4,7 +4,8 @@
 // harness's. Several ranks: one GPU each (the local rank), NCCL created over
 // the run's MPI communicator for the halo send/receive and the weight
 // gradient's all-reduce. The gate downloads the results and compares them
-// with the CPU's unpartitioned convolution at TF32's tolerance.
+// with the CPU's unpartitioned convolution at TF32's tolerance, or bf16's
+// (precision=bf16: gate.h says why each).
 #include <cuda_runtime.h>
 
 #include <fmt/format.h>
@@ -37,10 +38,13 @@ class CudaHaloStep final : public TimedStep, public DeviceStep {
   int expected_host_syncs() const override { return layer_.expected_host_syncs(); }
 
   CorrectnessReport check_correctness() override {
-    return check_against_whole(layer_.download(), host_, seed_, kTf32Tolerance);
+    return check_against_whole(layer_.download(), host_, seed_,
+                               config_.layer.bf16 ? kBf16Tolerance : kTf32Tolerance);
   }
 
-  nlohmann::json run_facts() override { return halo_facts(config_, host_, layer_.halo_bytes_per_step(), "tf32"); }
+  nlohmann::json run_facts() override {
+    return halo_facts(config_, host_, layer_.halo_bytes_per_step(), config_.layer.bf16 ? "bf16" : "tf32");
+  }
 
   /// The parts alone, between CUDA events on the step's stream.
   void time_parts(PartTimer& parts) override {
@@ -82,12 +86,16 @@ class CudaHaloBenchmark final : public Benchmark {
 
   StepPlan step_plan() const override {
     StepPlan plan = halo_conv_step_plan(config_);
-    plan.precision = "tf32";
-    plan.work.flops_precision = "tf32";
     const LayerConfig& c = config_.layer;
+    plan.precision = c.bf16 ? "bf16" : "tf32";
+    plan.work.flops_precision = plan.precision;
+    // Every tensor and the weights are stored in 2 bytes in bf16 (the step
+    // plan counted 4).
+    const double element = c.bf16 ? 2.0 : sizeof(float);
+    plan.work.bytes *= element / sizeof(float);
     const kernels::cpu::Conv3dGeometry& g = c.geometry;
     const double slab = std::ceil(static_cast<double>(c.depth) / (config_.ranks * c.per_rank));
-    const double plane = static_cast<double>(g.batch * g.height * g.width) * sizeof(float);
+    const double plane = static_cast<double>(g.batch * g.height * g.width) * element;
     // Per slab: padded input and output gradient, output, input gradient.
     plan.device_bytes = c.per_rank * plane * static_cast<double>(g.c_in + g.c_out) * (2 * slab + g.k - 1);
     plan.device_bytes_advice = "reduce depth, height, width or channels, or use more ranks";

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "kernels/cpu/bf16.h"
+
 namespace perflab::halo_conv {
 
 namespace kc = kernels::cpu;
@@ -31,10 +33,14 @@ int64_t count_wrong(const float* got, const float* ref, size_t n, double limit) 
   return wrong;
 }
 
-std::vector<float> region(const VolumeShape& shape, int64_t first, int64_t planes, uint64_t seed, TensorTag tag) {
+/// Planes [first, first + planes) of the whole tensor, as the layer drew
+/// them (rounded to bf16 when it stores bf16).
+std::vector<float> region(const VolumeShape& shape, int64_t first, int64_t planes, uint64_t seed, TensorTag tag,
+                          bool bf16) {
   std::vector<float> out(static_cast<size_t>(shape.batch * shape.channels * planes * shape.height * shape.width));
   fill_planes(kc::dense_view(out.data(), planes, shape.channels, shape.height, shape.width), shape, first, seed, tag,
               1.0f);
+  if (bf16) kc::round_to_bf16(static_cast<int64_t>(out.size()), out.data(), out.data());
   return out;
 }
 
@@ -69,14 +75,14 @@ CorrectnessReport check_against_whole(const SlabResults& got, collectives::Commu
     const size_t nx = static_cast<size_t>(g.batch * g.c_in * s.planes * g.height * g.width);
     // The whole volume's convolution at this slab's planes: its input
     // planes drawn straight from the seed (zero beyond the volume's ends).
-    std::vector<float> x = region(in, s.first - r, s.planes + 2 * r, seed, TensorTag::kInput);
+    std::vector<float> x = region(in, s.first - r, s.planes + 2 * r, seed, TensorTag::kInput, c.bf16);
     y_ref.emplace_back(ny);
     kc::conv3d_forward(g, kc::dense_view(std::as_const(x).data(), s.planes + 2 * r, g.c_in, g.height, g.width),
                        got.w, kc::dense_view(y_ref.back().data(), s.planes, g.c_out, g.height, g.width),
                        r, false, workspace.data());
     y_dev.add(got.y[j].data, y_ref.back().data(), ny);
     if (!c.backward) continue;
-    std::vector<float> dy = region(out, s.first - r, s.planes + 2 * r, seed, TensorTag::kOutputGrad);
+    std::vector<float> dy = region(out, s.first - r, s.planes + 2 * r, seed, TensorTag::kOutputGrad, c.bf16);
     dx_ref.emplace_back(nx);
     kc::conv3d_backward_data(g, kc::dense_view(std::as_const(dy).data(), s.planes + 2 * r, g.c_out, g.height, g.width),
                              got.w,
@@ -87,8 +93,8 @@ CorrectnessReport check_against_whole(const SlabResults& got, collectives::Commu
   std::vector<float> dw_ref;
   if (c.backward) {
     // The weight gradient of the whole volume at once.
-    std::vector<float> x = region(in, 0, c.depth, seed, TensorTag::kInput);
-    std::vector<float> dy = region(out, 0, c.depth, seed, TensorTag::kOutputGrad);
+    std::vector<float> x = region(in, 0, c.depth, seed, TensorTag::kInput, c.bf16);
+    std::vector<float> dy = region(out, 0, c.depth, seed, TensorTag::kOutputGrad, c.bf16);
     dw_ref.resize(got.weights);
     kc::conv3d_backward_filter(g, kc::dense_view(std::as_const(x).data(), c.depth, g.c_in, g.height, g.width),
                                kc::dense_view(std::as_const(dy).data(), c.depth, g.c_out, g.height, g.width), dw_ref.data(), 0,

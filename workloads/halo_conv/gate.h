@@ -4,7 +4,9 @@
 // tensors, computed here on the CPU (kernels/cpu/conv3d). The output and
 // input gradient are compared at the slab's planes of the whole volume's
 // convolution (its input planes drawn from the seed, zero beyond the
-// volume's ends); the weight gradient with the whole volume's at once.
+// volume's ends); the weight gradient with the whole volume's at once. In
+// bf16 (LayerConfig::bf16) the reference draws the same bf16-rounded inputs
+// and computes in fp32.
 #pragma once
 
 #include <vector>
@@ -20,6 +22,19 @@ namespace perflab::halo_conv {
 constexpr double kFp32Tolerance = 1e-4;
 /// TF32 tensor-core math (10-bit mantissa products) against the fp32 CPU.
 constexpr double kTf32Tolerance = 5e-3;
+/// bf16 storage (LayerConfig::bf16), against the fp32 convolution of the
+/// same bf16 inputs: the products are exact in fp32 and summed in fp32, so
+/// the error is the roundings of stored results, each at most 2^-9 of the
+/// value rounded (nearest, 8-bit significand). An output element is
+/// rounded at most 3 times (the interior, two corrections), an input-
+/// gradient element at most 5 (the cuda backend's staged corrections round
+/// their block, then the sum); a
+/// partition's weight gradient at most 3 times (interior, two halos), then
+/// summed over P partitions in fp32, whose partial sums of these zero-mean
+/// terms are about 1/sqrt(P) of the whole's. 2^-5 is 16 roundings at the
+/// tensor's largest value: the bound for outputs with room, and for the
+/// weight gradient up to P = 28 partitions.
+constexpr double kBf16Tolerance = 1.0 / 32;
 
 /// What one process computed, in host memory.
 struct SlabResults {

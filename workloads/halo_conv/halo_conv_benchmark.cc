@@ -29,10 +29,15 @@ class CpuHaloStep final : public TimedStep {
   void run_iteration(int64_t /*iteration*/) override { layer_.step(); }
 
   CorrectnessReport check_correctness() override {
-    return check_against_whole(slab_results(layer_), comm_, seed_, kFp32Tolerance);
+    return check_against_whole(slab_results(layer_), comm_, seed_,
+                               config_.layer.bf16 ? kBf16Tolerance : kFp32Tolerance);
   }
 
-  nlohmann::json run_facts() override { return halo_facts(config_, comm_, layer_.halo_bytes_per_step(), "fp32"); }
+  nlohmann::json run_facts() override {
+    return halo_facts(config_, comm_, layer_.halo_bytes_per_step(),
+                      config_.layer.bf16 ? "bf16 (emulated: fp32 arithmetic, rounded to bf16 where cuda stores)"
+                                         : "fp32");
+  }
 
   void time_parts(PartTimer& parts) override {
     parts.host(kTransferPart, [&] { layer_.exchange_alone(); });
@@ -157,6 +162,7 @@ HaloConvConfig resolve_config(const ParamValues& params, int ranks) {
   c.depth = params.get_int("depth");
   c.per_rank = static_cast<int>(params.get_int("partitions"));
   c.backward = params.get_string("pass") == "train";
+  c.bf16 = params.get_string("precision") == "bf16";
   out.ranks = ranks;
   const Partitioning p{c.depth, ranks, c.per_rank, g.k / 2};
   check_partitioning(p);
@@ -165,7 +171,12 @@ HaloConvConfig resolve_config(const ParamValues& params, int ranks) {
     out.overlap_reason = overlap_not_in_effect_reason(p, g.k);
     c.overlap = out.overlap_reason.empty();
   }
-  if (params.get_string("scheme") == "hybrid") out.hybrid = hybrid_levels(c, ranks);
+  if (params.get_string("scheme") == "hybrid") {
+    if (c.bf16) {
+      throw UsageError("halo_conv: scheme=hybrid computes in fp32 only; use precision=fp32 or scheme=single");
+    }
+    out.hybrid = hybrid_levels(c, ranks);
+  }
   return out;
 }
 
@@ -177,7 +188,8 @@ StepPlan halo_conv_step_plan(const HaloConvConfig& config) {
   StepPlan plan;
   plan.batch_size = g.batch * c.depth * g.height * g.width;
   plan.sample_unit = "voxels";
-  plan.precision = "fp32";
+  // The cpu backend's bf16 is emulated: bf16 numbers, fp32 arithmetic and memory.
+  plan.precision = c.bf16 ? "bf16" : "fp32";
   plan.data = {{"batch", g.batch},
                {"channels", g.c_in},
                {"out_channels", g.c_out},
@@ -188,7 +200,8 @@ StepPlan halo_conv_step_plan(const HaloConvConfig& config) {
                {"partitions", config.ranks * c.per_rank},
                {"ranks", config.ranks},
                {"halo", c.overlap ? "overlap" : "naive"},
-               {"pass", c.backward ? "train" : "forward"}};
+               {"pass", c.backward ? "train" : "forward"},
+               {"precision", c.bf16 ? "bf16" : "fp32"}};
   plan.work.flops = 2.0 * kc::conv3d_macs(g, c.depth) * passes;
   if (config.hybrid) {
     plan.data["scheme"] = "hybrid";

@@ -6,7 +6,8 @@
 // `halo=overlap` convolves the slab as if its halo were zero while the halo
 // travels, then adds the boundary corrections (NVIDIA's MLPerf 3D U-Net).
 // One iteration is one training step (forward, data and weight gradients,
-// weight gradient all-reduced) or, with pass=forward, the forward alone.
+// weight gradient all-reduced) or, with pass=forward, the forward alone;
+// precision=bf16 stores bf16 (halving the halo's bytes on the cuda backend).
 #include "harness/registry.h"
 #include "workloads/halo_conv/halo_conv_benchmark.h"
 
@@ -30,6 +31,10 @@ std::vector<ParamSpec> halo_conv_params() {
        {}, {}, {"single", "hybrid"}},
       {"pass", ParamType::kString, "train", "train: forward and both gradients; forward: forward only",
        {}, {}, {"train", "forward"}},
+      {"precision", ParamType::kString, "fp32",
+       "fp32 (cuda: TF32 tensor cores) or bf16 (tensors, weights and halos bf16, fp32 accumulation, weight "
+       "gradient summed in fp32; cpu: emulated, rounded to bf16 wherever cuda stores)",
+       {}, {}, {"fp32", "bf16"}},
   };
 }
 

@@ -9,8 +9,13 @@
 // absolute values of every buffer (a bound on the magnitude of the terms
 // summed), c = 2e-4 for fp32 FMA math (cuDNN's algorithms, FFT included,
 // reorder the sums) and 4e-3 for TF32 (each operand rounded to 10 mantissa
-// bits, about 2^-11 relative each). Elements outside the output view and all
-// inputs must be bit-identical to what they were.
+// bits, about 2^-11 relative each). bf16 storage: every buffer is rounded to
+// bf16 on the host first and the CPU computes on those values, so the
+// products are exact and the error is the result's rounding to bf16, at
+// most 2^-9 of its magnitude (<= m), twice on the staged data gradient (the
+// block, then the sum into dx): c = 2^-8 + fp32's 2e-4 < 5e-3. Elements
+// outside the output view and all inputs must be bit-identical to what they
+// were.
 #include "kernels/cuda/conv3d.h"
 
 #include <cuda_runtime.h>
@@ -20,6 +25,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/conv3d.h"
@@ -27,6 +33,7 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/raii.h"
+#include "kernels/half_precision.h"
 #include "tests/kernels/conv3d_support.h"
 #include "tests/support/cuda_device.h"
 #include "base/random.h"
@@ -44,7 +51,7 @@ struct Case {
   int64_t x_planes, y_planes, d_offset;
   bool accumulate;
   std::string describe() const {
-    return std::string(conv3d_pass_name(pass)) + (math == Conv3dMath::kFp32 ? " fp32" : " tf32") +
+    return std::string(conv3d_pass_name(pass)) + " " + conv3d_math_name(math) +
            " N=2 C_in=3 C_out=5 H=7 W=9 k=" + std::to_string(k) + " X=" + std::to_string(x_planes) +
            " Y=" + std::to_string(y_planes) + " d_offset=" + std::to_string(d_offset) +
            " accumulate=" + std::to_string(accumulate);
@@ -54,16 +61,17 @@ struct Case {
 cpu::Conv3dGeometry geometry(int k) { return {2, 3, 5, 7, 9, k}; }
 
 /// Arguments of `c` over x-side and y-side buffers laid out as `x` and `y`,
-/// and weights `w` (device or host pointers: can_implement reads none).
-Conv3dArguments arguments(const Case& c, const Embedded& x, float* x_base, const Embedded& y, float* y_base,
-                          float* w) {
+/// and weights `w` (device or host pointers: can_implement reads none), of
+/// the storage type T (float, or uint16_t bf16 bits).
+template <typename T>
+Conv3dArguments arguments(const Case& c, const Embedded& x, T* x_base, const Embedded& y, T* y_base, T* w) {
   Conv3dArguments a;
   a.pass = c.pass;
   a.math = c.math;
   a.geometry = geometry(c.k);
   a.d_offset = c.d_offset;
   a.accumulate = c.accumulate;
-  const cpu::PlaneView xv = x.view_of(x_base), yv = y.view_of(y_base);
+  const cpu::BasicPlaneView<T> xv = x.view_of(x_base), yv = y.view_of(y_base);
   switch (c.pass) {
     case Conv3dPass::kForward:
       a.x = cpu::as_const(xv);
@@ -127,16 +135,17 @@ void expect_within(const std::vector<float>& actual, const std::vector<float>& e
   }
 }
 
-/// Runs `c` on the device (eagerly, or captured in a CUDA graph and
-/// replayed) and checks it against the CPU kernel.
-void check_case(const CudnnHandle& handle, const Case& c, uint32_t seed, bool graph = false) {
-  const std::string what = c.describe() + (graph ? " (graph replay)" : "");
-  const cpu::Conv3dGeometry g = geometry(c.k);
-  const int64_t hw = g.height * g.width;
-  Embedded x(g.batch, g.c_in, c.x_planes, hw, seed), y(g.batch, g.c_out, c.y_planes, hw, seed + 1);
-  std::vector<float> w = test_support::random_vector(static_cast<size_t>(g.c_out * g.c_in * c.k * c.k * c.k),
-                                                     seed + 2);
-  DeviceBuffer<float> x_dev(x.buffer()), y_dev(y.buffer()), w_dev(w);
+/// Every buffer after a device run, as floats.
+struct DeviceResult {
+  std::vector<float> x, y, w;
+};
+
+/// Runs `c` on copies of x, y and w stored as T, eagerly or captured in a
+/// CUDA graph and replayed.
+template <typename T>
+void run_on_device(const CudnnHandle& handle, const Case& c, const Embedded& x, const Embedded& y,
+                   const std::vector<float>& w, bool graph, const std::string& what, DeviceResult* out) {
+  DeviceBuffer<T> x_dev(stored_as<T>(x.buffer())), y_dev(stored_as<T>(y.buffer())), w_dev(stored_as<T>(w));
   const Conv3dArguments a = arguments(c, x, x_dev.data(), y, y_dev.data(), w_dev.data());
   const Status implementable = Conv3d::can_implement(a);
   ASSERT_TRUE(implementable.ok()) << implementable.reason() << "; " << what;
@@ -149,9 +158,9 @@ void check_case(const CudnnHandle& handle, const Case& c, uint32_t seed, bool gr
     // lazily), then the inputs restored, then one capture and its replay.
     op.run(a, workspace.data(), stream.get());
     PERFLAB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-    x_dev.upload(x.buffer());
-    y_dev.upload(y.buffer());
-    w_dev.upload(w);
+    x_dev.upload(stored_as<T>(x.buffer()));
+    y_dev.upload(stored_as<T>(y.buffer()));
+    w_dev.upload(stored_as<T>(w));
     GraphExec exec;
     kernels::cuda::begin_capture(stream.get());
     op.run(a, workspace.data(), stream.get());
@@ -161,13 +170,45 @@ void check_case(const CudnnHandle& handle, const Case& c, uint32_t seed, bool gr
     op.run(a, workspace.data(), stream.get());
   }
   PERFLAB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  *out = {widened_from(x_dev.download()), widened_from(y_dev.download()), widened_from(w_dev.download())};
+}
+
+std::vector<float> rounded_to_bf16(std::vector<float> v) {
+  for (float& e : v) e = from_bf16(to_bf16(e));
+  return v;
+}
+
+/// Runs `c` on the device (eagerly, or captured in a CUDA graph and
+/// replayed) and checks it against the CPU kernel.
+void check_case(const CudnnHandle& handle, const Case& c, uint32_t seed, bool graph = false) {
+  const std::string what = c.describe() + (graph ? " (graph replay)" : "");
+  const cpu::Conv3dGeometry g = geometry(c.k);
+  const int64_t hw = g.height * g.width;
+  Embedded x(g.batch, g.c_in, c.x_planes, hw, seed), y(g.batch, g.c_out, c.y_planes, hw, seed + 1);
+  std::vector<float> w = test_support::random_vector(static_cast<size_t>(g.c_out * g.c_in * c.k * c.k * c.k),
+                                                     seed + 2);
+  const bool bf16 = c.math == Conv3dMath::kBf16;
+  if (bf16) {  // the values bf16 storage holds, on both sides
+    x.buffer() = rounded_to_bf16(x.buffer());
+    y.buffer() = rounded_to_bf16(y.buffer());
+    w = rounded_to_bf16(w);
+  }
+  DeviceResult device;
+  if (bf16) {
+    run_on_device<uint16_t>(handle, c, x, y, w, graph, what, &device);
+  } else {
+    run_on_device<float>(handle, c, x, y, w, graph, what, &device);
+  }
+  if (testing::Test::HasFatalFailure()) return;
 
   std::vector<float> x_cpu = x.buffer(), y_cpu = y.buffer(), w_cpu = w;
   run_cpu(c, x, x_cpu, y, y_cpu, w_cpu);
   std::vector<float> x_abs = absolute(x.buffer()), y_abs = absolute(y.buffer()), w_abs = absolute(w);
   run_cpu(c, x, x_abs, y, y_abs, w_abs);
-  const double tolerance = c.math == Conv3dMath::kFp32 ? 2e-4 : 4e-3;
-  const std::vector<float> x_gpu = x_dev.download(), y_gpu = y_dev.download(), w_gpu = w_dev.download();
+  const double tolerance = c.math == Conv3dMath::kFp32 ? 2e-4 : bf16 ? 5e-3 : 4e-3;
+  const std::vector<float>& x_gpu = device.x;
+  const std::vector<float>& y_gpu = device.y;
+  const std::vector<float>& w_gpu = device.w;
   switch (c.pass) {
     case Conv3dPass::kForward:
       expect_within(y_gpu, y_cpu, y_abs, tolerance, "y: " + what);
@@ -202,7 +243,7 @@ TEST(Conv3dCudaTest, EveryPassMatchesTheCpuKernel) {
   CudnnHandle handle;
   uint32_t seed = 500;
   for (Conv3dPass pass : {Conv3dPass::kForward, Conv3dPass::kBackwardData, Conv3dPass::kBackwardFilter}) {
-    for (Conv3dMath math : {Conv3dMath::kFp32, Conv3dMath::kTf32}) {
+    for (Conv3dMath math : {Conv3dMath::kFp32, Conv3dMath::kTf32, Conv3dMath::kBf16}) {
       for (int k : {1, 3, 5}) {
         for (const auto& [x_planes, y_planes, d_offset] : plane_cases(k / 2)) {
           for (bool accumulate : {false, true}) {
@@ -222,6 +263,7 @@ TEST(Conv3dCudaTest, ReplaysFromACudaGraph) {
   check_case(handle, {Conv3dPass::kForward, Conv3dMath::kTf32, 3, 7, 5, 1, true}, 11, true);
   check_case(handle, {Conv3dPass::kBackwardData, Conv3dMath::kFp32, 3, 1, 1, -1, true}, 12, true);
   check_case(handle, {Conv3dPass::kBackwardFilter, Conv3dMath::kFp32, 5, 2, 2, 2, false}, 13, true);
+  check_case(handle, {Conv3dPass::kBackwardData, Conv3dMath::kBf16, 3, 1, 1, -1, true}, 14, true);
 }
 
 TEST(Conv3dCudaTest, RunRefusesAnotherShapeOrAMissingWorkspace) {
@@ -286,6 +328,24 @@ TEST(Conv3dCanImplement, RefusesWithTheFieldNamed) {
   a = s.args(Conv3dPass::kForward, 5, 5, 0);
   a.geometry.c_in = 0;
   EXPECT_NE(Conv3d::can_implement(a).reason().find("c_in = 0"), std::string::npos);
+}
+
+TEST(Conv3dCanImplement, AlignmentFollowsTheStoredElement) {
+  HostShape s;
+  Conv3dArguments a = s.args(Conv3dPass::kBackwardFilter, 5, 5, 0);
+  a.dw = reinterpret_cast<char*>(s.storage) + 2;  // a bf16 element's alignment, not a float's
+  EXPECT_FALSE(Conv3d::can_implement(a).ok());
+  a.math = Conv3dMath::kBf16;
+  EXPECT_TRUE(Conv3d::can_implement(a).ok()) << Conv3d::can_implement(a).reason();
+  a.dw = reinterpret_cast<char*>(s.storage) + 1;
+  EXPECT_NE(Conv3d::can_implement(a).reason().find("2-byte elements"), std::string::npos);
+  a = s.args(Conv3dPass::kForward, 5, 5, 0);
+  a.math = Conv3dMath::kBf16;
+  a.x.data = reinterpret_cast<const char*>(a.x.data) + 1;
+  EXPECT_NE(Conv3d::can_implement(a).reason().find("x.data is not aligned"), std::string::npos);
+  EXPECT_EQ(conv3d_element_bytes(Conv3dMath::kBf16), 2u);
+  EXPECT_EQ(conv3d_element_bytes(Conv3dMath::kTf32), 4u);
+  EXPECT_STREQ(conv3d_math_name(Conv3dMath::kBf16), "bf16");
 }
 
 TEST(Conv3dCanImplement, DirectOnlyWhereCudnnPadsSymmetrically) {

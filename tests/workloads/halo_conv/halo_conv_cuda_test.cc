@@ -5,7 +5,9 @@
 // k = 3 and 5, odd channel counts, a depth no slab count divides, at TF32's
 // tolerance; the host-sync count of each step (0 sync-free, one per halo
 // exchange otherwise); a step captured in a CUDA graph and replayed gives
-// the eager step's results; a gate on another seed's input fails.
+// the eager step's results; a gate on another seed's input fails. bf16
+// storage (cuDNN's bf16 configuration) the same way at bf16's tolerance,
+// with its halo bytes half the fp32 layer's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,38 +86,71 @@ TEST(HaloConvCuda, EverySlabCountAndVariantEqualsTheWholeConvolution) {
   EXPECT_EQ(cases, 32);
 }
 
+TEST(HaloConvCuda, Bf16EverySlabCountAndVariantEqualsTheWholeConvolution) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  int cases = 0;
+  for (int k : {3, 5}) {
+    for (int per_rank = 1; per_rank <= 4; ++per_rank) {
+      for (bool overlap : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "bf16 k=" << k << " slabs=" << per_rank << " overlap=" << overlap);
+        LayerConfig c = odd_layer(k, per_rank, overlap);
+        c.bf16 = true;
+        const uint64_t seed = 400 + static_cast<uint64_t>(k * 10 + per_rank);
+        const bool sync_free = per_rank % 2 == 1;  // and the host waiting for each exchange
+        CudaHaloLayer layer(c, one_process(), nullptr, sync_free);
+        layer.fill(seed);
+        layer.enqueue();
+        layer.enqueue();  // a second step must not accumulate anything of the first
+        // The CPU layer counts fp32 halos; the device moves bf16.
+        EXPECT_EQ(2 * layer.halo_bytes_per_step(), CpuHaloLayer(c, one_process()).halo_bytes_per_step());
+        const SlabResults got = layer.download();
+        const CorrectnessReport gate = check_against_whole(got, one_process(), seed, kBf16Tolerance);
+        EXPECT_TRUE(gate.passed) << gate.detail;
+        EXPECT_FALSE(check_against_whole(got, one_process(), seed + 1, kBf16Tolerance).passed);
+        ++cases;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 16);
+}
+
 TEST(HaloConvCuda, AStepCapturedInAGraphGivesTheEagerResults) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  const LayerConfig c = odd_layer(3, 3, true);
-  CudaHaloLayer layer(c, one_process(), nullptr, true);
-  layer.fill(5);
-  auto stream = static_cast<cudaStream_t>(layer.stream());
-  layer.enqueue();
-  const SlabResults eager = layer.download();
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  kernels::cuda::begin_capture(stream);
-  layer.enqueue();
-  PERFLAB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  PERFLAB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  PERFLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-  PERFLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-  const SlabResults replayed = layer.download();
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  // The same calls in the same order; cuDNN's weight-gradient algorithms
-  // may add in a different order each time, so not bit-identical.
-  ASSERT_EQ(eager.storage.size(), replayed.storage.size());
-  for (size_t j = 0; j < eager.storage.size(); ++j) {
-    ASSERT_EQ(eager.storage[j].size(), replayed.storage[j].size());
-    float scale = 0, diff = 0;
-    for (size_t i = 0; i < eager.storage[j].size(); ++i) {
-      scale = std::max(scale, std::abs(eager.storage[j][i]));
-      diff = std::max(diff, std::abs(eager.storage[j][i] - replayed.storage[j][i]));
+  for (bool bf16 : {false, true}) {
+    SCOPED_TRACE(bf16 ? "bf16" : "fp32");
+    LayerConfig c = odd_layer(3, 3, true);
+    c.bf16 = bf16;
+    CudaHaloLayer layer(c, one_process(), nullptr, true);
+    layer.fill(5);
+    auto stream = static_cast<cudaStream_t>(layer.stream());
+    layer.enqueue();
+    const SlabResults eager = layer.download();
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    kernels::cuda::begin_capture(stream);
+    layer.enqueue();
+    PERFLAB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    PERFLAB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    PERFLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    PERFLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    const SlabResults replayed = layer.download();
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    // The same calls in the same order; cuDNN's weight-gradient algorithms
+    // may add in a different order each time, so not bit-identical.
+    ASSERT_EQ(eager.storage.size(), replayed.storage.size());
+    for (size_t j = 0; j < eager.storage.size(); ++j) {
+      ASSERT_EQ(eager.storage[j].size(), replayed.storage[j].size());
+      float scale = 0, diff = 0;
+      for (size_t i = 0; i < eager.storage[j].size(); ++i) {
+        scale = std::max(scale, std::abs(eager.storage[j][i]));
+        diff = std::max(diff, std::abs(eager.storage[j][i] - replayed.storage[j][i]));
+      }
+      // bf16: the two results may round apart by one bf16 step (2^-8 relative).
+      EXPECT_LE(diff, (bf16 ? 1.0f / 128 : 1e-5f) * scale) << "host copy " << j;
     }
-    EXPECT_LE(diff, 1e-5f * scale) << "host copy " << j;
+    EXPECT_TRUE(check_against_whole(replayed, one_process(), 5, bf16 ? kBf16Tolerance : kTf32Tolerance).passed);
   }
-  EXPECT_TRUE(check_against_whole(replayed, one_process(), 5, kTf32Tolerance).passed);
 }
 
 TEST(HaloConvCuda, TheGateFailsOnAnotherSeedsInput) {

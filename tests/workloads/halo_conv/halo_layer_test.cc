@@ -12,6 +12,8 @@
 
 #include "collectives/communicator.h"
 #include "base/error.h"
+#include "kernels/cpu/bf16.h"
+#include "kernels/half_precision.h"
 #include "workloads/halo_conv/cpu_layer.h"
 #include "workloads/halo_conv/gate.h"
 #include "tests/workloads/halo_conv/odd_layer.h"
@@ -31,6 +33,7 @@ struct Whole {
   std::vector<float> y, dx, dw;
 };
 
+/// With `c.bf16`, of the same bf16-rounded inputs (the weights given are the layer's).
 Whole whole_volume(const LayerConfig& c, const std::vector<float>& w, uint64_t seed) {
   const kc::Conv3dGeometry& g = c.geometry;
   const VolumeShape in = input_shape(c), out = output_shape(c);
@@ -40,6 +43,10 @@ Whole whole_volume(const LayerConfig& c, const std::vector<float>& w, uint64_t s
   fill_planes(kc::dense_view(x.data(), c.depth, g.c_in, g.height, g.width), in, 0, seed, TensorTag::kInput, 1.0f);
   fill_planes(kc::dense_view(dy.data(), c.depth, g.c_out, g.height, g.width), out, 0, seed, TensorTag::kOutputGrad,
               1.0f);
+  if (c.bf16) {
+    kc::round_to_bf16(static_cast<int64_t>(x.size()), x.data(), x.data());
+    kc::round_to_bf16(static_cast<int64_t>(dy.size()), dy.data(), dy.data());
+  }
   std::vector<float> ws(kc::conv3d_workspace_floats(g));
   Whole whole{std::vector<float>(dy.size()), std::vector<float>(x.size()), std::vector<float>(w.size())};
   const auto xv = kc::dense_view(static_cast<const float*>(x.data()), c.depth, g.c_in, g.height, g.width);
@@ -111,6 +118,79 @@ TEST(HaloLayer, EveryPartitioningAndVariantEqualsTheWholeConvolution) {
     }
   }
   EXPECT_GT(cases, 8);
+}
+
+/// Elements of `v` (batch x channels rows) that are not bf16 values.
+int64_t not_bf16(kc::ConstPlaneView v, int64_t batch, int64_t channels, int64_t hw) {
+  int64_t count = 0;
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t i = 0; i < v.planes * hw; ++i) {
+        const float e = v.data[n * v.batch_stride + c * v.channel_stride + i];
+        count += from_bf16(to_bf16(e)) != e ? 1 : 0;
+      }
+    }
+  }
+  return count;
+}
+
+// precision=bf16 on the cpu backend: bf16 numbers where the cuda backend
+// stores them, fp32 arithmetic. Its error against the fp32 convolution of
+// the same bf16 inputs is the roundings of stored results (gate.h): on the
+// cpu backend an output or input-gradient element is rounded at most 3
+// times (no staged block), each at most 2^-9 of a partial sum; the weight
+// gradient at most 3 times per partition. The check below allows 4
+// roundings at the whole's largest value for y and dx, and the gate's 2^-5
+// for dw; that the error exceeds fp32's tolerance shows the rounding is
+// done at all.
+TEST(HaloLayer, Bf16EmulationStoresBf16AndStaysWithinItsRoundingBound) {
+  collectives::Communicator& comm = world();
+  int cases = 0;
+  for (int k : {3, 5}) {
+    for (int per_rank = 1; per_rank <= 4; ++per_rank) {
+      for (bool overlap : {false, true}) {
+        LayerConfig c = odd_layer(k, per_rank, overlap);
+        c.bf16 = true;
+        const int total = comm.size() * per_rank;
+        if (c.depth / total < k / 2) continue;
+        SCOPED_TRACE(fmt::format("bf16 k={} partitions={} halo={}", k, total, overlap ? "overlap" : "naive"));
+        const uint64_t seed = 300 + static_cast<uint64_t>(k * 10 + per_rank);
+        CpuHaloLayer layer(c, comm);
+        layer.fill(seed);
+        layer.step();
+        layer.step();
+        const kc::Conv3dGeometry& g = c.geometry;
+        const int64_t hw = g.height * g.width;
+        for (float w : layer.weights()) ASSERT_EQ(from_bf16(to_bf16(w)), w) << "weights are bf16 values";
+        const Whole whole = whole_volume(c, layer.weights(), seed);
+        const double four_roundings = 4.0 / 512;
+        for (size_t j = 0; j < layer.my_slabs().size(); ++j) {
+          const Slab s = layer.my_slabs()[j];
+          EXPECT_EQ(not_bf16(layer.output(j), g.batch, g.c_out, hw), 0);
+          EXPECT_EQ(not_bf16(layer.input_grad(j), g.batch, g.c_in, hw), 0);
+          EXPECT_LT(slab_error(layer.output(j), whole.y, s.first, c.depth, g.batch, g.c_out, hw), four_roundings);
+          EXPECT_LT(slab_error(layer.input_grad(j), whole.dx, s.first, c.depth, g.batch, g.c_in, hw), four_roundings);
+        }
+        const CorrectnessReport gate = check_against_whole(slab_results(layer), comm, seed, kBf16Tolerance);
+        EXPECT_TRUE(gate.passed) << gate.detail;
+        EXPECT_FALSE(check_against_whole(slab_results(layer), comm, seed, kFp32Tolerance).passed)
+            << "bf16 results within fp32's tolerance: the rounding is not done";
+        ++cases;
+      }
+    }
+  }
+  EXPECT_GT(cases, 8);
+}
+
+TEST(HaloLayer, TheBf16GateFailsOnAnotherSeedsInput) {
+  collectives::Communicator& comm = world();
+  LayerConfig c = odd_layer(3, 2, true);
+  c.bf16 = true;
+  CpuHaloLayer layer(c, comm);
+  layer.fill(7);
+  layer.step();
+  EXPECT_TRUE(check_against_whole(slab_results(layer), comm, 7, kBf16Tolerance).passed);
+  EXPECT_FALSE(check_against_whole(slab_results(layer), comm, 8, kBf16Tolerance).passed);
 }
 
 TEST(HaloLayer, TheGateFailsOnAnotherSeedsInput) {
