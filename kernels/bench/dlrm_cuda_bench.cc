@@ -240,6 +240,49 @@ void BM_InteractionBackward(benchmark::State& state) {
 }
 BENCHMARK(BM_InteractionBackward)->ArgName("batch")->Arg(65536)->UseManualTime();
 
+// The lookups and the interaction, forward then backward, on Zipf ids
+// over the shared tables: the gather then the interaction (fused = 0), or
+// the interaction reading the rows itself (fused = 1,
+// InteractionArguments::lookup). Args: batch, fused. Bytes: what the
+// arithmetic needs either way (the rows twice, x, dout and the output,
+// dx and demb), so the two rates compare as times do. Neither writes the
+// update's sort keys (the model's step does, in the gather or the fused
+// forward): the comparison is of the lookups and the interaction alone.
+void BM_LookupAndInteraction(benchmark::State& state) {
+  const int64_t batch = state.range(0);
+  const bool fused = state.range(1) != 0;
+  EmbeddingCase lookups(batch);
+  InteractionCase c(batch);
+  lookups.args.out = c.emb.data();
+  InteractionArguments a = c.args;
+  if (fused) {
+    a.emb = nullptr;
+    a.lookup.tables = lookups.args.tables;
+    a.lookup.table_row_offsets = lookups.args.table_row_offsets;
+    a.lookup.ids = lookups.args.ids;
+  }
+  for (const Status& s : {EmbeddingForward::can_implement(lookups.args), InteractionForward::can_implement(a),
+                          InteractionBackward::can_implement(a)}) {
+    if (!s) return state.SkipWithError(s.reason().c_str());
+  }
+  const double slots = static_cast<double>(batch * kTables);
+  const double bytes = slots * (2.0 * kDim * sizeof(float) + sizeof(int32_t)) +
+                       static_cast<double>(batch) * static_cast<double>((2 * kDim + 2 * c.width) * sizeof(float)) +
+                       slots * kDim * sizeof(float);
+  time_launches(
+      state,
+      [&] {
+        if (!fused) EmbeddingForward::run(lookups.args, nullptr, nullptr);
+        InteractionForward::run(a, nullptr, nullptr);
+        InteractionBackward::run(a, nullptr, nullptr);
+      },
+      bytes, batch);
+}
+BENCHMARK(BM_LookupAndInteraction)
+    ->ArgNames({"batch", "fused"})
+    ->ArgsProduct({{8192, 65536}, {0, 1}})
+    ->UseManualTime();
+
 // Args: n. Bytes: read logits and labels, write dlogit.
 void BM_BceWithLogits(benchmark::State& state) {
   const int64_t n = state.range(0);

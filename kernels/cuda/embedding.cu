@@ -6,10 +6,12 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "base/error.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/embedding.h"
+#include "kernels/cuda/embedding_sort.cuh"
 #include "kernels/cuda/sgd_device.cuh"
 #include "kernels/cuda/host_sync.h"
 
@@ -92,20 +94,9 @@ GatherLaunch gather_launch(int64_t slots, int64_t width) {
 
 /// The update's sort input, written by the gather when keys_in_forward
 /// (make_keys_kernel's work): keys null when not.
-struct SortInput {
-  RowKey* keys = nullptr;
-  Slot* slots = nullptr;
-  unsigned* done = nullptr;
-  int64_t tiles = 0;
-};
-
-/// Slot `slot`'s sort key and slot, and its done counter zeroed: one
-/// thread per slot, in make_keys_kernel or the gather.
-__device__ inline void write_sort_input(const SortInput& s, int64_t slot, int64_t row) {
-  s.keys[slot] = static_cast<RowKey>(row);
-  s.slots[slot] = static_cast<Slot>(slot);
-  if (slot < s.tiles) s.done[slot] = 0;
-}
+using SortInput = EmbeddingSortInput;
+static_assert(std::is_same_v<RowKey, uint32_t> && std::is_same_v<Slot, int32_t>,
+              "EmbeddingSortInput's keys and slots are the sort's RowKey and Slot");
 
 /// out[slot, :] = tables[row(slot), :], counted in units of V (float or
 /// float4; `width` = dim / (floats per V)). One row per threadIdx.y: its
@@ -411,6 +402,13 @@ T* at_offset(void* base, size_t offset) {
 
 }  // namespace
 
+EmbeddingSortInput embedding_sort_input(const EmbeddingArguments& a, void* workspace) {
+  const int64_t slots = a.batch * a.num_tables;
+  const BackwardLayout l = backward_layout(slots, a.dim, row_key_bits(a.total_rows));
+  return {at_offset<RowKey>(workspace, l.keys_in), at_offset<Slot>(workspace, l.slots_in),
+          at_offset<unsigned>(workspace, l.done), tiles_for(slots)};
+}
+
 Status EmbeddingForward::can_implement(const EmbeddingArguments& args) {
   if (Status s = check_common(args); !s) return s;
   if (args.out == nullptr) return Status::invalid("embedding forward: out is null");
@@ -435,9 +433,7 @@ void EmbeddingForward::run(const EmbeddingArguments& a, void* workspace, cudaStr
   SortInput sort;
   if (a.keys_in_forward) {
     if (workspace == nullptr) throw Error("embedding forward: keys_in_forward needs the update's workspace");
-    const BackwardLayout l = backward_layout(slots, a.dim, row_key_bits(a.total_rows));
-    sort = {at_offset<RowKey>(workspace, l.keys_in), at_offset<Slot>(workspace, l.slots_in),
-            at_offset<unsigned>(workspace, l.done), tiles_for(slots)};
+    sort = embedding_sort_input(a, workspace);
   }
   if (a.out_type == EmbeddingOutputType::kBFloat16) {
     const GatherLaunch l = gather_launch(slots, a.dim);

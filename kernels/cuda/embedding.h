@@ -70,7 +70,9 @@ struct EmbeddingArguments {
   /// counters) into its workspace, and the update skips its keys launch:
   /// one launch fewer per step. Both then take the same workspace
   /// (EmbeddingBackwardSgd::workspace_bytes), which nothing else may touch
-  /// between the forward and the update, and the ids must not change.
+  /// between the forward and the update, and the ids must not change (with
+  /// the lookup fused into the interaction, InteractionLookup, not before
+  /// its backward has read them either).
   bool keys_in_forward = false;
 
   /// Optional: a dense SGD (SgdUpdate's, the same arithmetic) run by the
@@ -78,6 +80,23 @@ struct EmbeddingArguments {
   /// updates in one launch (DLRM's fused mode). Must outlive run().
   const SgdArguments* dense = nullptr;
 };
+
+/// The update's sort input, which keys_in_forward has the gather write:
+/// each slot's global row and the slot, and the update's done counters to
+/// zero, where they live in the update's workspace. A kernel that fuses the
+/// lookup into its consumer writes them in the gather's place
+/// (InteractionArguments::lookup; the device side is embedding_sort.cuh's
+/// write_sort_input).
+struct EmbeddingSortInput {
+  uint32_t* keys = nullptr;  ///< [B*T]: the global row of slot b*T + t (null: nothing to write).
+  int32_t* slots = nullptr;  ///< [B*T]: the slot itself.
+  unsigned* done = nullptr;  ///< [tiles]: the update's done counters, zeroed.
+  int64_t tiles = 0;
+};
+
+/// Where `args`' update keeps its sort input in `workspace`
+/// (EmbeddingBackwardSgd::workspace_bytes(args) bytes). Host-only.
+EmbeddingSortInput embedding_sort_input(const EmbeddingArguments& args, void* workspace);
 
 /// Gather of every table's rows in one launch.
 class EmbeddingForward {

@@ -39,22 +39,28 @@ __host__ __device__ int64_t pair_count(int features) {
 // Stored types (InteractionArguments::activations, ::embeddings): widen and
 // put from stored_types.cuh.
 
-/// Copies the sample's features into z [features, stride] (x first, then
-/// the embedding rows), widened to fp32; also copies x through to `x_out`
-/// (its own type: exact) when not null. Indices within a sample are 32-bit:
+/// Copies sample b's features into z [features, stride] (x first, then the
+/// embedding rows from `rows`, interaction_detail.cuh), widened to fp32;
+/// also copies x through to `x_out` (its own type: exact) when not null. A
+/// warp per feature row: the row's start is found once (with the lookup
+/// fused in, one id and one offset read per row, not per value), and the
+/// lanes read consecutive columns. Indices within a row are 32-bit:
 /// features * stride fits the block's shared memory (check() caps it at
-/// 48 KiB), and 64-bit division was a large part of the kernels' instructions.
-template <typename TA, typename TE>
-__device__ void load_features(const TA* xb, const TE* eb, int features, int dim, int stride, float* z, TA* x_out) {
-  const int total = features * dim;
-  for (int k = static_cast<int>(threadIdx.x); k < total; k += static_cast<int>(blockDim.x)) {
-    const int f = k / dim;
-    const int d = k - f * dim;
-    if (k < dim) {
-      z[d] = widen(xb[k]);
-      if (x_out != nullptr) x_out[k] = xb[k];
+/// 48 KiB).
+template <typename TA, typename Rows>
+__device__ void load_features(const TA* xb, const Rows& rows, int64_t b, int features, int dim, int stride,
+                              float* z, TA* x_out) {
+  const int lane = static_cast<int>(threadIdx.x % 32), warps = static_cast<int>(blockDim.x / 32);
+  for (int f = static_cast<int>(threadIdx.x / 32); f < features; f += warps) {
+    if (f == 0) {
+      for (int d = lane; d < dim; d += 32) {
+        z[d] = widen(xb[d]);
+        if (x_out != nullptr) x_out[d] = xb[d];
+      }
     } else {
-      z[f * stride + d] = widen(eb[k - dim]);
+      const int64_t s = rows.start(b, f - 1);
+      float* zf = z + f * stride;
+      for (int d = lane; d < dim; d += 32) zf[d] = rows.at(s, d);
     }
   }
 }
@@ -64,16 +70,19 @@ __device__ void load_features(const TA* xb, const TE* eb, int features, int dim,
 /// multiply-adds, where one float at a time took two per one) and sums in
 /// d order; consecutive pairs share i (a broadcast) and take consecutive j
 /// (different bank groups, forward_row_stride).
-template <typename TA, typename TE>
-__global__ void interaction_forward_kernel(const TA* __restrict__ x, const TE* __restrict__ emb, int features,
-                                           int64_t dim64, int64_t stride64, int64_t width, TA* __restrict__ out) {
+template <typename TA, typename Rows>
+__global__ void interaction_forward_kernel(const TA* __restrict__ x, Rows rows, int features, int64_t dim64,
+                                           int64_t stride64, int64_t width, TA* __restrict__ out) {
   extern __shared__ float4 forward_smem[];  // float4: 16-byte aligned rows
   float* z = reinterpret_cast<float*>(forward_smem);  // [features, stride]
   const int dim = static_cast<int>(dim64);
   const int stride = static_cast<int>(stride64);
   const int64_t b = blockIdx.x;
   TA* ob = out + b * width;
-  load_features(x + b * dim64, emb + b * (features - 1) * dim64, features, dim, stride, z, ob);
+  load_features(x + b * dim64, rows, b, features, dim, stride, z, ob);
+  for (int t = static_cast<int>(threadIdx.x); t < features - 1; t += static_cast<int>(blockDim.x)) {
+    rows.write_sort(b, t);  // the lookup fused in: the update's sort input
+  }
   __syncthreads();
   const int64_t pairs = pair_count(features);
   const int vectors = dim / 4;
@@ -123,11 +132,10 @@ __host__ __device__ int64_t backward_z_floats(int features, int64_t stride) {
 /// over ascending j, as the CPU's; the diagonal adds an exact zero. Fused
 /// multiply-adds round once where the CPU rounds twice: the results are
 /// within the tests' first-order bound, not bit-equal to the CPU's.
-template <typename TA, typename TE>
-__global__ void interaction_backward_kernel(const TA* __restrict__ x, const TE* __restrict__ emb,
-                                            const TA* __restrict__ dout, int features, int64_t dim64,
-                                            int64_t stride64, int64_t width, TA* __restrict__ dx,
-                                            float* __restrict__ demb, bool dx_relu) {
+template <typename TA, typename Rows>
+__global__ void interaction_backward_kernel(const TA* __restrict__ x, Rows rows, const TA* __restrict__ dout,
+                                            int features, int64_t dim64, int64_t stride64, int64_t width,
+                                            TA* __restrict__ dx, float* __restrict__ demb, bool dx_relu) {
   extern __shared__ float4 backward_smem[];  // float4: 16-byte aligned
   const int dim = static_cast<int>(dim64);
   const int stride = static_cast<int>(stride64);
@@ -136,7 +144,7 @@ __global__ void interaction_backward_kernel(const TA* __restrict__ x, const TE* 
   float* gt = z + backward_z_floats(features, stride64);  // [features, fp]
   const int64_t b = blockIdx.x;
   const TA* db = dout + b * width;
-  load_features(x + b * dim64, emb + b * (features - 1) * dim64, features, dim, stride, z, static_cast<TA*>(nullptr));
+  load_features(x + b * dim64, rows, b, features, dim, stride, z, static_cast<TA*>(nullptr));
   const int entries = features * fp;
   for (int e = static_cast<int>(threadIdx.x); e < entries; e += static_cast<int>(blockDim.x)) {
     const int j = e / fp;
@@ -198,9 +206,11 @@ Status check(const InteractionArguments& a, bool backward) {
                            "memory), got num_tables " + std::to_string(a.num_tables) + ", dim " +
                            std::to_string(a.dim));
   }
-  if (a.tensor_cores && (reinterpret_cast<uintptr_t>(a.x) % 16 != 0 || reinterpret_cast<uintptr_t>(a.emb) % 16 != 0)) {
-    return Status::invalid(std::string(op) + "the tensor-core kernels read x and emb 16 bytes at a time: both "
-                           "must be 16-byte aligned");
+  const bool lookup = a.lookup.tables != nullptr;
+  const void* rows = lookup ? static_cast<const void*>(a.lookup.tables) : a.emb;
+  if (a.tensor_cores && (reinterpret_cast<uintptr_t>(a.x) % 16 != 0 || reinterpret_cast<uintptr_t>(rows) % 16 != 0)) {
+    return Status::invalid(std::string(op) + "the tensor-core kernels read x and the embedding rows 16 bytes at a "
+                           "time: x and " + (lookup ? "the tables" : "emb") + " must be 16-byte aligned");
   }
   const size_t shared = a.tensor_cores ? tc_shared_bytes(a.dim) : interaction_shared_bytes(a.num_tables, a.dim, backward);
   if (shared > kMaxSharedBytes) {
@@ -220,7 +230,19 @@ Status check(const InteractionArguments& a, bool backward) {
     return Status::invalid(std::string(op) + "bf16 embeddings need bf16 activations");
   }
   if (a.x == nullptr) return Status::invalid(std::string(op) + "x is null");
-  if (a.emb == nullptr) return Status::invalid(std::string(op) + "emb is null");
+  if (lookup) {
+    if (a.lookup.table_row_offsets == nullptr || a.lookup.ids == nullptr) {
+      return Status::invalid(std::string(op) + "the fused lookup needs table_row_offsets and ids");
+    }
+    if (a.lookup.sort.keys != nullptr &&
+        (a.lookup.sort.slots == nullptr || a.lookup.sort.done == nullptr || a.lookup.sort.tiles < 0 ||
+         a.batch * a.num_tables > std::numeric_limits<int32_t>::max())) {
+      return Status::invalid(std::string(op) + "the fused lookup's sort input needs keys, slots and done "
+                             "counters, and batch * num_tables below 2^31");
+    }
+  } else if (a.emb == nullptr) {
+    return Status::invalid(std::string(op) + "emb is null");
+  }
   if (!backward && a.out == nullptr) return Status::invalid(std::string(op) + "out is null");
   if (backward) {
     if (a.dout == nullptr) return Status::invalid(std::string(op) + "dout is null");
@@ -256,21 +278,25 @@ namespace {
 template <typename TA, typename TE>
 void forward(const InteractionArguments& a, cudaStream_t stream) {
   const int64_t width = out_row_stride(a);
-  const auto [x, emb, out, dout, dx] = typed<TA, TE>(a);
-  interaction_forward_kernel<TA, TE><<<static_cast<unsigned>(a.batch), kThreads,
-                                       interaction_shared_bytes(a.num_tables, a.dim, false), stream>>>(
-      x, emb, a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, out);
-  PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_kernel");
+  const Typed<TA> t = typed<TA>(a);
+  with_rows<TE>(a, [&](auto rows) {
+    interaction_forward_kernel<TA, decltype(rows)><<<static_cast<unsigned>(a.batch), kThreads,
+                                                     interaction_shared_bytes(a.num_tables, a.dim, false), stream>>>(
+        t.x, rows, a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, t.out);
+    PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_kernel");
+  });
 }
 
 template <typename TA, typename TE>
 void backward(const InteractionArguments& a, cudaStream_t stream) {
   const int64_t width = out_row_stride(a);
-  const auto [x, emb, out, dout, dx] = typed<TA, TE>(a);
-  interaction_backward_kernel<TA, TE><<<static_cast<unsigned>(a.batch), kThreads,
-                                        interaction_shared_bytes(a.num_tables, a.dim, true), stream>>>(
-      x, emb, dout, a.num_tables + 1, a.dim, row_stride(a.dim), width, dx, a.demb, a.dx_relu);
-  PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_kernel");
+  const Typed<TA> t = typed<TA>(a);
+  with_rows<TE>(a, [&](auto rows) {
+    interaction_backward_kernel<TA, decltype(rows)><<<static_cast<unsigned>(a.batch), kThreads,
+                                                      interaction_shared_bytes(a.num_tables, a.dim, true), stream>>>(
+        t.x, rows, t.dout, a.num_tables + 1, a.dim, row_stride(a.dim), width, t.dx, a.demb, a.dx_relu);
+    PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_kernel");
+  });
 }
 
 }  // namespace
@@ -303,11 +329,17 @@ LaunchList interaction_launches(const InteractionArguments& a, bool backward) {
   const double pairs = features * (features - 1) / 2;
   const auto size = [](InteractionType t) { return t == InteractionType::kBFloat16 ? 2.0 : 4.0; };
   const double act = size(a.activations), embedded = size(a.embeddings);
-  const double x = b * d * act, emb = b * a.num_tables * d * embedded;
+  const double slots = b * a.num_tables;
+  // With the lookup fused in, the rows come from the fp32 tables (and the
+  // ids), and the forward writes the update's sort keys and slots.
+  const bool lookup = a.lookup.tables != nullptr;
+  const double x = b * d * act, emb = lookup ? slots * (d * 4.0 + 4.0) : slots * d * embedded;
+  const double keys = lookup && a.lookup.sort.keys != nullptr ? slots * 8.0 : 0.0;
   const double out = b * static_cast<double>(cpu::interaction_output_width(a.num_tables, a.dim)) * act;
   const double flops = 2 * b * pairs * d;
   // Backward: dout, x and emb read; dx (its type) and demb (fp32) written.
-  const double backward_bytes = out + x + emb + x + b * a.num_tables * d * 4.0;
+  const double backward_bytes = out + x + emb + x + slots * d * 4.0;
+  const std::string fused = lookup ? " (the lookups fused in)" : "";
   if (a.tensor_cores) {
     // The tensor cores' work as the arithmetic needs it (the pairs), not the
     // padded tiles they compute: bf16 WMMA when everything is stored bf16,
@@ -316,17 +348,18 @@ LaunchList interaction_launches(const InteractionArguments& a, bool backward) {
     const char* precision = bf16 ? "bf16" : "tf32";
     if (backward) {
       return {{bf16 ? "interaction_backward_tc_bf16_kernel" : "interaction_backward_tc_kernel",
-               bf16 ? "interaction backward (bf16 tensor cores)" : "interaction backward (TF32 tensor cores)", "",
-               {backward_bytes, 2 * flops, precision}}};
+               (bf16 ? "interaction backward (bf16 tensor cores)" : "interaction backward (TF32 tensor cores)") +
+                   fused,
+               "", {backward_bytes, 2 * flops, precision}}};
     }
     return {{bf16 ? "interaction_forward_tc_bf16_kernel" : "interaction_forward_tc_kernel",
-             bf16 ? "interaction forward (bf16 tensor cores)" : "interaction forward (TF32 tensor cores)", "",
-             {x + emb + out, flops, precision}}};
+             (bf16 ? "interaction forward (bf16 tensor cores)" : "interaction forward (TF32 tensor cores)") + fused,
+             "", {x + emb + out + keys, flops, precision}}};
   }
   if (backward) {
-    return {{"interaction_backward_kernel", "interaction backward", "", {backward_bytes, 2 * flops, "fp32"}}};
+    return {{"interaction_backward_kernel", "interaction backward" + fused, "", {backward_bytes, 2 * flops, "fp32"}}};
   }
-  return {{"interaction_forward_kernel", "interaction forward", "", {x + emb + out, flops, "fp32"}}};
+  return {{"interaction_forward_kernel", "interaction forward" + fused, "", {x + emb + out + keys, flops, "fp32"}}};
 }
 
 }  // namespace perflab::kernels::cuda

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cuda/embedding.h"
 #include "kernels/cuda/status.h"
 #include "kernels/launch.h"
 
@@ -33,6 +34,23 @@ namespace perflab::kernels::cuda {
 /// How a tensor of the interaction is stored.
 enum class InteractionType { kFloat32, kBFloat16 };
 
+/// The embedding lookup fused into the interaction (InteractionArguments::
+/// lookup): sample b's feature t + 1 is row table_row_offsets[t] +
+/// ids[b, t] of the fp32 `tables` (embedding.h's layout), read where the
+/// interaction would read emb[b, t]. With bf16 embeddings each value is
+/// rounded to bf16 (nearest even) as it is loaded: the values a bf16 gather
+/// would have written, so the results are the gather-then-interaction
+/// results bit for bit, without the [batch, T, dim] tensor written and read
+/// back (forward and backward).
+struct InteractionLookup {
+  const float* tables = nullptr;               ///< [total_rows, dim], fp32; null: no lookup (emb is read).
+  const int64_t* table_row_offsets = nullptr;  ///< [num_tables]
+  const int32_t* ids = nullptr;                ///< [batch, num_tables]
+  /// Forward: the embedding update's sort input, written as the gather
+  /// writes it with keys_in_forward (keys null: not written).
+  EmbeddingSortInput sort;
+};
+
 /// Problem and device pointers of the forward and the backward.
 struct InteractionArguments {
   int64_t batch = 0;   ///< B: samples.
@@ -40,7 +58,7 @@ struct InteractionArguments {
   int64_t dim = 0;     ///< D: length of every feature vector.
 
   const void* x = nullptr;    ///< [batch, dim] of `activations`
-  const void* emb = nullptr;  ///< [batch, num_tables, dim] of `embeddings`
+  const void* emb = nullptr;  ///< [batch, num_tables, dim] of `embeddings` (unread with `lookup`)
 
   // Forward.
   void* out = nullptr;  ///< [batch, width] of `activations`; must not alias x or emb.
@@ -69,12 +87,16 @@ struct InteractionArguments {
   /// writes x, top MLP reads out, and so on, in bf16. The forward's x
   /// columns of out are exact copies in either type.
   InteractionType activations = InteractionType::kFloat32;
-  /// Storage of emb: bf16 (a bf16 gather) needs bf16 activations.
+  /// Storage of emb: bf16 (a bf16 gather) needs bf16 activations. With
+  /// `lookup`, the precision the tables' values are rounded to as loaded.
   InteractionType embeddings = InteractionType::kFloat32;
   /// Backward: x is a ReLU's output (DLRM's bottom MLP) and dx is written
   /// as that ReLU's input gradient, dx * (x > 0), so the layer launches no
   /// dReLU of its own (LinearArguments::dy_relu_applied).
   bool dx_relu = false;
+  /// The lookup fused in: the rows are read from the tables (see
+  /// InteractionLookup), emb is not read and may be null.
+  InteractionLookup lookup;
 };
 
 /// Whether the tensor-core kernels take this shape (F <= 32, dim % 16 == 0,

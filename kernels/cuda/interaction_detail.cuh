@@ -8,9 +8,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "kernels/cpu/interaction.h"
+#include "kernels/cuda/embedding_sort.cuh"
 #include "kernels/cuda/interaction.h"
+#include "kernels/cuda/stored_types.cuh"
 
 namespace perflab::kernels::cuda::interaction_detail {
 
@@ -24,6 +28,96 @@ __device__ inline void pair_from_index(int64_t p, int64_t* i, int64_t* j) {
   while ((r + 1) * r / 2 <= p) ++r;
   *i = r;
   *j = p - r * (r - 1) / 2;
+}
+
+/// A value as stored in TE and widened back: fp32 as it is, bf16 rounded to
+/// nearest even (what a bf16 gather writes, widened exactly).
+template <typename TE>
+__device__ __forceinline__ float as_stored(float v) {
+  if constexpr (std::is_same_v<TE, float>) {
+    return v;
+  } else {
+    return __bfloat162float(__float2bfloat16_rn(v));
+  }
+}
+
+/// A sample's embedding rows as the kernels read them (TE: the embeddings'
+/// stored type), from the [batch, T, dim] tensor the gather wrote. Every
+/// row source has: start(b, t), where feature t + 1 of sample b starts (an
+/// element offset: a loader finds it once per row, not per value); at(s,
+/// d), its column d widened to fp32; at4(s, d), four of them from
+/// d % 4 == 0; bits8(s, v), eight bf16 values' bits from column 8 v (TE
+/// bf16 only); write_sort(b, t), slot b*T + t's sort input for the update
+/// (nothing here).
+template <typename TE>
+struct DenseRows {
+  const TE* emb;
+  int num_tables;
+  int dim;
+  __device__ int64_t start(int64_t b, int t) const { return (b * num_tables + t) * static_cast<int64_t>(dim); }
+  __device__ float at(int64_t s, int d) const { return widen(emb[s + d]); }
+  __device__ float4 at4(int64_t s, int d) const { return load4(emb + s + d); }
+  __device__ uint4 bits8(int64_t s, int v) const { return reinterpret_cast<const uint4*>(emb + s)[v]; }
+  __device__ void write_sort(int64_t, int) const {}
+};
+
+/// The same rows read from the fp32 tables (InteractionLookup: the lookup
+/// fused in), each value as TE stores it; the forward writes the update's
+/// sort input as the gather would (sort.keys null: nothing).
+template <typename TE>
+struct LookupRows {
+  const float* tables;
+  const int64_t* offsets;
+  const int32_t* ids;
+  EmbeddingSortInput sort;
+  int num_tables;
+  int dim;
+  __device__ int64_t global_row(int64_t b, int t) const { return offsets[t] + ids[b * num_tables + t]; }
+  __device__ int64_t start(int64_t b, int t) const { return global_row(b, t) * dim; }
+  __device__ float at(int64_t s, int d) const { return as_stored<TE>(tables[s + d]); }
+  __device__ float4 at4(int64_t s, int d) const {
+    const float4 v = load4(tables + s + d);
+    return make_float4(as_stored<TE>(v.x), as_stored<TE>(v.y), as_stored<TE>(v.z), as_stored<TE>(v.w));
+  }
+  __device__ uint4 bits8(int64_t s, int v) const {
+    const float* r = tables + s + 8 * v;
+    const float4 lo = load4(r), hi = load4(r + 4);
+    // .x of each pair at the lower address: element 8v first, as in a bf16 row.
+    const __nv_bfloat162 h[4] = {__floats2bfloat162_rn(lo.x, lo.y), __floats2bfloat162_rn(lo.z, lo.w),
+                                 __floats2bfloat162_rn(hi.x, hi.y), __floats2bfloat162_rn(hi.z, hi.w)};
+    uint4 out;
+    memcpy(&out, h, sizeof out);
+    return out;
+  }
+  __device__ void write_sort(int64_t b, int t) const {
+    if (sort.keys != nullptr) write_sort_input(sort, b * num_tables + t, global_row(b, t));
+  }
+};
+
+/// For the tensor-core loaders (a warp per sample, F <= 32): lane t holds
+/// where sample b's embedding row t starts (t < features - 1), found once;
+/// row_start_of shares it with the lanes that load row t.
+template <typename Rows>
+__device__ int64_t lane_row_start(const Rows& rows, int64_t b, int features, int lane) {
+  return lane < features - 1 ? rows.start(b, lane) : 0;
+}
+/// Where feature f's row starts (f >= 1), from lane f - 1's lane_row_start.
+/// Every lane of the warp must call it (a shuffle); a lane with f outside
+/// [1, 32] gets lane 0's value, which it does not use.
+__device__ inline int64_t row_start_of(int64_t mine, int f) {
+  const int src = f >= 1 && f <= 32 ? f - 1 : 0;
+  return __shfl_sync(0xffffffffu, mine, src);
+}
+
+/// Calls f(rows) with `a`'s row source for embeddings stored as TE.
+template <typename TE, typename F>
+void with_rows(const InteractionArguments& a, F&& f) {
+  const int dim = static_cast<int>(a.dim);
+  if (a.lookup.tables != nullptr) {
+    f(LookupRows<TE>{a.lookup.tables, a.lookup.table_row_offsets, a.lookup.ids, a.lookup.sort, a.num_tables, dim});
+  } else {
+    f(DenseRows<TE>{static_cast<const TE*>(a.emb), a.num_tables, dim});
+  }
 }
 
 /// Elements between rows of out/dout.
@@ -44,20 +138,19 @@ void with_types(const InteractionArguments& a, F&& f) {
   }
 }
 
-/// The arguments' pointers in their stored types (activations TA,
-/// embeddings TE; demb is fp32 always).
-template <typename TA, typename TE>
+/// The arguments' activation pointers in their stored type TA (the
+/// embeddings come through a row source, with_rows; demb is fp32 always).
+template <typename TA>
 struct Typed {
   const TA* x;
-  const TE* emb;
   TA* out;
   const TA* dout;
   TA* dx;
 };
-template <typename TA, typename TE>
-Typed<TA, TE> typed(const InteractionArguments& a) {
-  return {static_cast<const TA*>(a.x), static_cast<const TE*>(a.emb), static_cast<TA*>(a.out),
-          static_cast<const TA*>(a.dout), static_cast<TA*>(a.dx)};
+template <typename TA>
+Typed<TA> typed(const InteractionArguments& a) {
+  return {static_cast<const TA*>(a.x), static_cast<TA*>(a.out), static_cast<const TA*>(a.dout),
+          static_cast<TA*>(a.dx)};
 }
 
 /// Shared memory a block of the TF32 tensor-core kernels takes (the bf16

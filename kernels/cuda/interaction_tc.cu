@@ -43,23 +43,33 @@ size_t tc_shared_bytes(int64_t dim) {
 
 namespace {
 
-/// Loads the sample's features into z [32, stride] (x, then the embedding
-/// rows, then zero rows up to 32), four values at a time (dim % 16 == 0),
-/// widened to fp32.
-template <typename TA, typename TE>
-__device__ void tc_load_features(const TA* xb, const TE* eb, int features, int dim, int stride, float* z, int lane) {
+/// Loads sample b's features into z [32, stride] (x, then the embedding
+/// rows from `rows`, then zero rows up to 32), four values at a time
+/// (dim % 16 == 0), widened to fp32.
+template <typename TA, typename Rows>
+__device__ void tc_load_features(const TA* xb, const Rows& rows, int64_t b, int features, int dim, int stride,
+                                 float* z, int lane) {
   const int vectors = dim / 4;
-  for (int k = lane; k < kTcRows * vectors; k += 32) {
+  const int64_t mine = lane_row_start(rows, b, features, lane);
+  for (int k = lane; k < kTcRows * vectors; k += 32) {  // the same trips for every lane: 32 * vectors
     const int f = k / vectors;
     const int v = k - f * vectors;
+    const int64_t s = row_start_of(mine, f);  // every lane: a shuffle
     float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (f == 0) {
       value = load4(xb + 4 * v);
     } else if (f < features) {
-      value = load4(eb + static_cast<int64_t>(f - 1) * dim + 4 * v);
+      value = rows.at4(s, 4 * v);
     }
     *reinterpret_cast<float4*>(z + f * stride + 4 * v) = value;
   }
+}
+
+/// The lookup fused in: lanes write the update's sort input of sample b's
+/// slots (nothing for the gathered tensor).
+template <typename Rows>
+__device__ void tc_write_sort(const Rows& rows, int64_t b, int features, int lane) {
+  for (int t = lane; t < features - 1; t += 32) rows.write_sort(b, t);
 }
 
 template <typename Fragment>
@@ -116,9 +126,9 @@ __device__ void tc_fill_pair_gradients(const TA* db, int dim, int features, TG* 
 
 /// out = concat(x, z_i · z_j for i > j): a warp per sample, the lower
 /// triangle's 16 x 16 tiles of Z·Zᵀ on tensor cores.
-template <typename TA, typename TE>
-__global__ void interaction_forward_tc_kernel(const TA* __restrict__ x, const TE* __restrict__ emb, int64_t batch,
-                                              int features, int dim, int64_t width, TA* __restrict__ out) {
+template <typename TA, typename Rows>
+__global__ void interaction_forward_tc_kernel(const TA* __restrict__ x, Rows rows, int64_t batch, int features,
+                                              int dim, int64_t width, TA* __restrict__ out) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   namespace wmma = nvcuda::wmma;
   extern __shared__ __align__(128) float tc_smem[];
@@ -128,7 +138,8 @@ __global__ void interaction_forward_tc_kernel(const TA* __restrict__ x, const TE
   const auto stride = static_cast<int>(tc_row_stride(dim));
   float* z = tc_smem + static_cast<int64_t>(warp) * tc_warp_floats(dim);
   float* s = z + kTcRows * stride;  // [32, kTcPairStride]: Z·Zᵀ's lower tiles
-  tc_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z, lane);
+  tc_load_features(x + b * dim, rows, b, features, dim, stride, z, lane);
+  tc_write_sort(rows, b, features, lane);
   __syncwarp();
   const int tiles = features > 16 ? 2 : 1;
   for (int ti = 0; ti < tiles; ++ti) {
@@ -158,11 +169,10 @@ __global__ void interaction_forward_tc_kernel(const TA* __restrict__ x, const TE
 
 /// dx = dout[:, :dim] + Σ_j g_0j z_j, demb[t] = Σ_j g_(t+1)j z_j: a warp per
 /// sample, dZ = G·Z on tensor cores (G symmetric, zero diagonal and padding).
-template <typename TA, typename TE>
-__global__ void interaction_backward_tc_kernel(const TA* __restrict__ x, const TE* __restrict__ emb,
-                                               const TA* __restrict__ dout, int64_t batch, int features, int dim,
-                                               int64_t width, TA* __restrict__ dx, float* __restrict__ demb,
-                                               bool dx_relu) {
+template <typename TA, typename Rows>
+__global__ void interaction_backward_tc_kernel(const TA* __restrict__ x, Rows rows, const TA* __restrict__ dout,
+                                               int64_t batch, int features, int dim, int64_t width,
+                                               TA* __restrict__ dx, float* __restrict__ demb, bool dx_relu) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   namespace wmma = nvcuda::wmma;
   extern __shared__ __align__(128) float tc_smem[];
@@ -173,7 +183,7 @@ __global__ void interaction_backward_tc_kernel(const TA* __restrict__ x, const T
   float* z = tc_smem + static_cast<int64_t>(warp) * tc_warp_floats(dim);
   float* g = z + kTcRows * stride;            // [32, kTcPairStride]
   float* tile = g + kTcRows * kTcPairStride;  // [16, 16] staging
-  tc_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z, lane);
+  tc_load_features(x + b * dim, rows, b, features, dim, stride, z, lane);
   for (int k = lane; k < kTcRows * kTcPairStride; k += 32) g[k] = 0.0f;
   __syncwarp();
   const TA* db = dout + b * width;
@@ -233,28 +243,33 @@ size_t tc_bf16_shared_bytes(int64_t dim) {
   return static_cast<size_t>(kTcSamplesPerBlock * tc_bf16_warp_floats(dim)) * sizeof(float);
 }
 
-/// The sample's features as bf16 rows in z [32, stride] (x, the embedding
-/// rows, zero rows up to 32), copied as they are, eight at a time (16 bytes:
-/// x and emb are 16-byte aligned and rows of 2 dim + 16 bytes keep z's).
-__device__ void tc_bf16_load_features(const __nv_bfloat16* xb, const __nv_bfloat16* eb, int features, int dim,
+/// Sample b's features as bf16 rows in z [32, stride] (x, the embedding
+/// rows from `rows`, zero rows up to 32), copied as they are stored, eight
+/// at a time (16 bytes: x and the rows are 16-byte aligned and rows of
+/// 2 dim + 16 bytes keep z's).
+template <typename Rows>
+__device__ void tc_bf16_load_features(const __nv_bfloat16* xb, const Rows& rows, int64_t b, int features, int dim,
                                       int stride, __nv_bfloat16* z, int lane) {
   const int vectors = dim / 8;
-  for (int k = lane; k < kTcRows * vectors; k += 32) {
+  const int64_t mine = lane_row_start(rows, b, features, lane);
+  for (int k = lane; k < kTcRows * vectors; k += 32) {  // the same trips for every lane: 32 * vectors
     const int f = k / vectors;
     const int v = k - f * vectors;
+    const int64_t s = row_start_of(mine, f);  // every lane: a shuffle
     uint4 value = make_uint4(0u, 0u, 0u, 0u);
     if (f == 0) {
       value = reinterpret_cast<const uint4*>(xb)[v];
     } else if (f < features) {
-      value = reinterpret_cast<const uint4*>(eb + static_cast<int64_t>(f - 1) * dim)[v];
+      value = rows.bits8(s, v);
     }
     *reinterpret_cast<uint4*>(z + f * stride + 8 * v) = value;
   }
 }
 
-__global__ void interaction_forward_tc_bf16_kernel(const __nv_bfloat16* __restrict__ x,
-                                                   const __nv_bfloat16* __restrict__ emb, int64_t batch, int features,
-                                                   int dim, int64_t width, __nv_bfloat16* __restrict__ out) {
+template <typename Rows>
+__global__ void interaction_forward_tc_bf16_kernel(const __nv_bfloat16* __restrict__ x, Rows rows, int64_t batch,
+                                                   int features, int dim, int64_t width,
+                                                   __nv_bfloat16* __restrict__ out) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   namespace wmma = nvcuda::wmma;
   extern __shared__ __align__(128) float tc_smem[];
@@ -265,8 +280,8 @@ __global__ void interaction_forward_tc_bf16_kernel(const __nv_bfloat16* __restri
   float* region = tc_smem + static_cast<int64_t>(warp) * tc_bf16_warp_floats(dim);
   auto* z = reinterpret_cast<__nv_bfloat16*>(region);  // [32, stride] bf16
   float* s = region + kTcRows * stride / 2;             // [32, kTcPairStride]: Z·Zᵀ's lower tiles
-  tc_bf16_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z,
-                        lane);
+  tc_bf16_load_features(x + b * dim, rows, b, features, dim, stride, z, lane);
+  tc_write_sort(rows, b, features, lane);
   __syncwarp();
   const int tiles = features > 16 ? 2 : 1;
   for (int ti = 0; ti < tiles; ++ti) {
@@ -292,8 +307,8 @@ __global__ void interaction_forward_tc_bf16_kernel(const __nv_bfloat16* __restri
 #endif
 }
 
-__global__ void interaction_backward_tc_bf16_kernel(const __nv_bfloat16* __restrict__ x,
-                                                    const __nv_bfloat16* __restrict__ emb,
+template <typename Rows>
+__global__ void interaction_backward_tc_bf16_kernel(const __nv_bfloat16* __restrict__ x, Rows rows,
                                                     const __nv_bfloat16* __restrict__ dout, int64_t batch, int features,
                                                     int dim, int64_t width, __nv_bfloat16* __restrict__ dx,
                                                     float* __restrict__ demb, bool dx_relu) {
@@ -308,8 +323,7 @@ __global__ void interaction_backward_tc_bf16_kernel(const __nv_bfloat16* __restr
   auto* z = reinterpret_cast<__nv_bfloat16*>(region);                        // [32, stride] bf16
   auto* g = reinterpret_cast<__nv_bfloat16*>(region + kTcRows * stride / 2);  // [32, kTcBf16PairStride] bf16
   float* tile = region + kTcRows * stride / 2 + kTcRows * kTcBf16PairStride / 2;  // [16, 16] staging
-  tc_bf16_load_features(x + b * dim, emb + b * static_cast<int64_t>(features - 1) * dim, features, dim, stride, z,
-                        lane);
+  tc_bf16_load_features(x + b * dim, rows, b, features, dim, stride, z, lane);
   const __nv_bfloat16 zero = __float2bfloat16_rn(0.0f);
   for (int k = lane; k < kTcRows * kTcBf16PairStride; k += 32) g[k] = zero;
   __syncwarp();
@@ -345,33 +359,42 @@ __global__ void interaction_backward_tc_bf16_kernel(const __nv_bfloat16* __restr
 template <typename TA, typename TE>
 void forward(const InteractionArguments& a, cudaStream_t stream) {
   const int64_t width = out_row_stride(a);
-  const auto [x, emb, out, dout, dx] = typed<TA, TE>(a);
+  const Typed<TA> t = typed<TA>(a);
   const auto blocks = static_cast<unsigned>((a.batch + kTcSamplesPerBlock - 1) / kTcSamplesPerBlock);
-  if constexpr (std::is_same_v<TA, __nv_bfloat16> && std::is_same_v<TE, __nv_bfloat16>) {
-    interaction_forward_tc_bf16_kernel<<<blocks, 32 * kTcSamplesPerBlock, tc_bf16_shared_bytes(a.dim), stream>>>(
-        x, emb, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, out);
-    PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_tc_bf16_kernel");
-  } else {
-    interaction_forward_tc_kernel<TA, TE><<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
-        x, emb, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, out);
-    PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_tc_kernel");
-  }
+  with_rows<TE>(a, [&](auto rows) {
+    using Rows = decltype(rows);
+    if constexpr (std::is_same_v<TA, __nv_bfloat16> && std::is_same_v<TE, __nv_bfloat16>) {
+      interaction_forward_tc_bf16_kernel<Rows>
+          <<<blocks, 32 * kTcSamplesPerBlock, tc_bf16_shared_bytes(a.dim), stream>>>(
+              t.x, rows, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, t.out);
+      PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_tc_bf16_kernel");
+    } else {
+      interaction_forward_tc_kernel<TA, Rows><<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
+          t.x, rows, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, t.out);
+      PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_tc_kernel");
+    }
+  });
 }
 
 template <typename TA, typename TE>
 void backward(const InteractionArguments& a, cudaStream_t stream) {
   const int64_t width = out_row_stride(a);
-  const auto [x, emb, out, dout, dx] = typed<TA, TE>(a);
+  const Typed<TA> t = typed<TA>(a);
   const auto blocks = static_cast<unsigned>((a.batch + kTcSamplesPerBlock - 1) / kTcSamplesPerBlock);
-  if constexpr (std::is_same_v<TA, __nv_bfloat16> && std::is_same_v<TE, __nv_bfloat16>) {
-    interaction_backward_tc_bf16_kernel<<<blocks, 32 * kTcSamplesPerBlock, tc_bf16_shared_bytes(a.dim), stream>>>(
-        x, emb, dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, dx, a.demb, a.dx_relu);
-    PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_bf16_kernel");
-  } else {
-    interaction_backward_tc_kernel<TA, TE><<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
-        x, emb, dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, dx, a.demb, a.dx_relu);
-    PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_kernel");
-  }
+  with_rows<TE>(a, [&](auto rows) {
+    using Rows = decltype(rows);
+    if constexpr (std::is_same_v<TA, __nv_bfloat16> && std::is_same_v<TE, __nv_bfloat16>) {
+      interaction_backward_tc_bf16_kernel<Rows>
+          <<<blocks, 32 * kTcSamplesPerBlock, tc_bf16_shared_bytes(a.dim), stream>>>(
+              t.x, rows, t.dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, t.dx, a.demb,
+              a.dx_relu);
+      PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_bf16_kernel");
+    } else {
+      interaction_backward_tc_kernel<TA, Rows><<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
+          t.x, rows, t.dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, t.dx, a.demb, a.dx_relu);
+      PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_kernel");
+    }
+  });
 }
 
 }  // namespace

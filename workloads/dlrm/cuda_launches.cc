@@ -85,6 +85,10 @@ std::vector<kc::LinearArguments> mlp_layer_modes(const std::vector<int>& widths,
   return layers;
 }
 
+bool lookup_in_interaction(const CudaModelOptions& o, bool sharded) {
+  return o.fused && !sharded && !o.external_embeddings;
+}
+
 LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& o, int ranks,
                                int rank) {
   const bool bf16 = o.precision == kc::Precision::kBf16;
@@ -143,7 +147,8 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
                        "",
                        {static_cast<double>(o.batch) * (tables + own) * sizeof(int32_t), 0, ""}});
   }
-  append_launches(forward, kc::EmbeddingForward::launches(emb), "");
+  const bool lookup = lookup_in_interaction(o, sharded);
+  if (!lookup) append_launches(forward, kc::EmbeddingForward::launches(emb), "");
   if (sharded) {
     add_nccl(forward, ranks, "send/receive: embeddings", exchanged);
     forward.push_back(
@@ -154,6 +159,16 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   // In bf16 the interaction reads and writes the MLPs' bf16 buffers: no casts.
   inter.activations = bf16 ? kc::InteractionType::kBFloat16 : kc::InteractionType::kFloat32;
   inter.embeddings = bf16_embeddings ? kc::InteractionType::kBFloat16 : kc::InteractionType::kFloat32;
+  if (lookup) {
+    // The rows read from the tables and the sort keys written by the
+    // interaction's forward (any non-null pointers say so; nothing runs).
+    static const float tables_marker = 0;
+    static uint32_t keys_marker = 0;
+    inter.lookup.tables = &tables_marker;
+    inter.lookup.sort.keys = &keys_marker;
+  }
+  kc::InteractionArguments inter_backward = inter;
+  inter_backward.lookup.sort = {};  // the backward writes no sort input
   append_launches(forward, kc::interaction_launches(inter, false), "");
   // Fused: the top MLP's last layer runs inside the loss's kernel
   // (CudaModel::fused_head_, kernels/cuda/logit_head.h).
@@ -191,7 +206,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
         backward,
         labelled(kc::Linear::backward_launches(top[l], true), fmt::format("top layer {}", l)), "");
   }
-  append_launches(backward, kc::interaction_launches(inter, true), "");
+  append_launches(backward, kc::interaction_launches(inter_backward, true), "");
   if (sharded) {
     backward.push_back(
         {"move_kernel<true", "pack the embedding gradients", "", {2 * exchanged_gradients, 0, ""}});

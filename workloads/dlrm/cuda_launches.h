@@ -38,6 +38,13 @@ int64_t bottom_input_width(const ModelShape& shape);
 /// that layer's width within the kernel's limit.
 bool fused_head(const ModelShape& shape, const CudaModelOptions& options);
 
+/// Whether the embedding lookup runs inside the interaction's kernels
+/// (kernels/cuda/interaction.h's InteractionLookup: no gather launch and no
+/// [batch, T, dim] tensor written and read back, forward or backward): fused,
+/// every table on this GPU with no exchange (no communicator), and the
+/// model's own tables (not a serving model's external embeddings).
+bool lookup_in_interaction(const CudaModelOptions& options, bool sharded);
+
 /// Shape and modes (no pointers) of each layer of an MLP of `widths` fed
 /// `in` features over `batch` samples: ReLU on every bottom layer and on
 /// every top layer but the last; fused, the dReLU/bias-gradient chain of

@@ -84,6 +84,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     std::iota(mine_.begin(), mine_.end(), 0);
   }
   const int64_t batch = local_;  // the MLPs', the interaction's and the loss's samples
+  lookup_fused_ = lookup_in_interaction(options_, options_.comm != nullptr);
   cublasLtHandle_t handle = nullptr;
   PERFLAB_CUBLAS_CHECK(cublasLtCreate(&handle));
   lt_.reset(handle);
@@ -149,7 +150,9 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   loss_state_ = Buffer<float>(4);
   loss_state_.zero();
 
-  if (bf16_embeddings()) {
+  if (lookup_fused_) {
+    // No gathered [batch, T, dim] tensor: the interaction reads the tables.
+  } else if (bf16_embeddings()) {
     emb_bf16_ = Buffer<uint16_t>(count(batch * num_tables_ * dim));
   } else {
     emb_ = Buffer<float>(count(batch * num_tables_ * dim));
@@ -323,7 +326,7 @@ void CudaModel::check_operators() {
   if (!options_.external_embeddings) {  // serving: no tables here, the caller fills emb_
     // any non-null ids pointer: checked per call
     const kc::EmbeddingArguments emb = embedding_arguments(reinterpret_cast<const int32_t*>(demb_.data()));
-    require(kc::EmbeddingForward::can_implement(emb), "embedding forward");
+    if (!lookup_fused_) require(kc::EmbeddingForward::can_implement(emb), "embedding forward");
     require(kc::EmbeddingBackwardSgd::can_implement(emb), "embedding update");
     if (options_.fused) {  // the dense SGD in the update's launch
       kc::EmbeddingArguments both = emb;
@@ -331,12 +334,14 @@ void CudaModel::check_operators() {
       both.dense = &dense;
       require(kc::EmbeddingBackwardSgd::can_implement(both), "embedding and dense update");
     }
-    // The update's own workspace: the gather writes its sort keys there
+    // The update's own workspace: the gather (or the interaction, with the
+    // lookup fused in) writes its sort keys there
     // (keys_in_forward) and the GEMMs in between must not touch it.
     update_workspace_ = Buffer<uint8_t>(kc::EmbeddingBackwardSgd::workspace_bytes(emb));
   }
 
-  const kc::InteractionArguments inter = interaction_arguments(batch);
+  // any non-null ids pointer: checked per call
+  const kc::InteractionArguments inter = interaction_arguments(batch, reinterpret_cast<const int32_t*>(demb_.data()));
   require(kc::InteractionForward::can_implement(inter), "interaction forward");
   require(kc::InteractionBackward::can_implement(inter), "interaction backward");
 
@@ -442,12 +447,12 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
   }
   if (overlapped()) {
     join(stream);  // the embeddings have arrived
-  } else if (!options_.external_embeddings) {
+  } else if (!options_.external_embeddings && !lookup_fused_) {
     embeddings(batch, stream);
   }
   {
-    ScopedPhase range("interaction");
-    kc::InteractionForward::run(interaction_arguments(b), nullptr, stream);
+    ScopedPhase range(lookup_fused_ ? "interaction (with the lookups)" : "interaction");
+    kc::InteractionForward::run(interaction_arguments(b, batch.ids), nullptr, stream);
   }
   {
     ScopedPhase range("top MLP");
@@ -460,7 +465,9 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   const int64_t b = local_;
   void* ws = workspace_.data();
   for (size_t l = mlp_layers(false); l-- > 0;) top_[l]->linear->backward(top_[l]->args, ws, stream);
-  kc::InteractionBackward::run(interaction_arguments(b), nullptr, stream);
+  kc::InteractionArguments inter = interaction_arguments(b, batch.ids);
+  inter.lookup.sort = {};  // the forward wrote the update's sort input
+  kc::InteractionBackward::run(inter, nullptr, stream);
   if (options_.comm != nullptr) {
     // The embedding gradients go back to the tables' owners: with overlap on
     // the side stream while the bottom MLP's backward runs here.

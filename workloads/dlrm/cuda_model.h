@@ -5,6 +5,8 @@
 //   dense [B, num_dense] (rows padded: bottom_input_width) -> bottom MLP (Linear+ReLU, cuBLASLt) -> x [B, D]
 //   ids   [B, T]         -> EmbeddingForward (all tables, one allocation) -> e [B, T, D]
 //   (x, e) -> InteractionForward -> top MLP -> logits -> BceWithLogits (loss stays on the device)
+//   (fused, one GPU: no EmbeddingForward and no e; the interaction reads the
+//   ids' rows from the tables itself, forward and backward)
 //   backward: top MLP, InteractionBackward, bottom MLP; optimizer: SgdUpdate over every dense
 //   parameter (one flat allocation) and EmbeddingBackwardSgd (deduplicated sparse update).
 //
@@ -31,9 +33,13 @@
 // the dgrad of the layer above and BGRADB on wgrad, chained as linear.h
 // describes), and the top MLP's last layer (K -> 1), the loss and that
 // layer's backward in one kernel (kernels/cuda/logit_head.h, when the layer
-// below is at most 2048 wide: four launches become one, x read once), versus
-// separate bias/ReLU/bias-gradient kernels and the last layer's GEMMs around
-// the loss kernel.
+// below is at most 2048 wide: four launches become one, x read once), and
+// on one GPU without a communicator the embedding lookup inside the
+// interaction's kernels (InteractionLookup: no gather launch, and the
+// [B, T, D] tensor neither written nor read back; the forward writes the
+// update's sort keys as the gather did; bit for bit the gathered results),
+// versus separate bias/ReLU/bias-gradient kernels, the last layer's GEMMs
+// around the loss kernel, and the gather.
 //
 // Across ranks (CudaModelOptions::comm, an NCCL communicator of P ranks):
 // the same step as ShardedModel's model parallel one (sharded_model.h), on
@@ -51,8 +57,10 @@
 //      and the owner's sparse SGD over all B samples.
 // Every buffer and every transfer list is made at construction and NCCL
 // calls are stream-ordered, so the step stays capturable. With one rank it
-// computes what the model without a communicator computes: the same
-// kernels, the exchanges copies through NCCL, the all-reduce of one rank.
+// computes what the model without a communicator computes, bit for bit:
+// the same kernels but the lookup (a gather, where the fused model without
+// a communicator looks up inside the interaction), the exchanges copies
+// through NCCL, the all-reduce of one rank.
 //
 // Every step has the batch size given at construction (the cuBLASLt plans are
 // made for it). train_step and forward_logits only enqueue work on the given
@@ -90,8 +98,10 @@ namespace perflab::dlrm {
 struct CudaModelOptions {
   int64_t batch = 0;  ///< Samples in every step and every forward_logits call.
   kernels::cuda::Precision precision = kernels::cuda::Precision::kTf32;
-  /// cuBLASLt epilogues and the fused last layer + loss (fused_head()), or
-  /// separate bias/ReLU kernels and the last layer's GEMMs.
+  /// cuBLASLt epilogues, the fused last layer + loss (fused_head()) and,
+  /// without a communicator, the lookup inside the interaction
+  /// (lookup_in_interaction()); or separate bias/ReLU kernels, the last
+  /// layer's GEMMs and the gather.
   bool fused = true;
   kernels::cuda::EmbeddingUpdateMode update_mode = kernels::cuda::EmbeddingUpdateMode::kSyncFree;
   /// Model-parallel embeddings over this communicator's ranks (device
@@ -253,7 +263,8 @@ class CudaModel {
   /// (cast to bf16 in bf16); nothing when fp32 rows need no padding.
   void pad_dense_input(const DeviceBatch& batch, cudaStream_t stream);
   void forward(const DeviceBatch& batch, cudaStream_t stream);
-  /// The lookups (and across ranks their exchange) into emb_ or emb_bf16_, on `stream`.
+  /// The lookups (and across ranks their exchange) into emb_ or emb_bf16_,
+  /// on `stream` (not called with lookup_fused_: the interaction looks up).
   void embeddings(const DeviceBatch& batch, cudaStream_t stream);
   bool overlapped() const { return side_ != nullptr; }
   /// The side stream waits for `stream`'s work so far; `stream` for the side's.
@@ -266,8 +277,10 @@ class CudaModel {
   void setup_exchange();
   kernels::cuda::EmbeddingArguments embedding_arguments(const int32_t* ids);
   /// The interaction over `batch` samples, forward and backward pointers,
-  /// in the model's stored types.
-  kernels::cuda::InteractionArguments interaction_arguments(int64_t batch);
+  /// in the model's stored types; with lookup_fused_ it reads the batch's
+  /// `ids` rows from the tables (and its forward writes the update's sort
+  /// input), else the gathered emb_ / emb_bf16_.
+  kernels::cuda::InteractionArguments interaction_arguments(int64_t batch, const int32_t* ids);
   /// The loss on the top MLP's logits (bf16 in bf16), writing its dlogit.
   kernels::cuda::BceArguments loss_arguments(const float* labels);
   /// The fused last layer and loss (fused_head_): labels for a step,
@@ -290,6 +303,8 @@ class CudaModel {
   CudaModelOptions options_;
   bool bf16_ = false;
   bool fused_head_ = false;  // the top MLP's last layer and the loss are one kernel (logit_head.h)
+  // The interaction reads the tables itself (lookup_in_interaction): no gather, no emb_.
+  bool lookup_fused_ = false;
   int num_tables_ = 0;
   int64_t interaction_width_ = 0;  // the interaction's output width (dim + pairs)
   int64_t top_in_ = 0;             // its rows in the buffers, padded (top_input_width)
@@ -335,7 +350,9 @@ class CudaModel {
   Buffer<uint16_t> dinter_bf16_;      // [B, W]: its gradient
 
   Buffer<uint8_t> workspace_;  // shared by every operator (they run one after another)
-  Buffer<uint8_t> update_workspace_;  // the embedding update's alone: the gather writes its sort keys
+  // The embedding update's alone: the gather (or, lookup_fused_, the
+  // interaction) writes its sort keys there.
+  Buffer<uint8_t> update_workspace_;
 
   // Across ranks (options.comm): the exchange's buffers and transfer lists.
   TablePlacement placement_;

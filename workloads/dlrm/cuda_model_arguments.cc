@@ -25,8 +25,10 @@ kc::EmbeddingArguments CudaModel::embedding_arguments(const int32_t* ids) {
   e.tables = tables_.data();
   e.table_row_offsets = table_offsets_.data();
   e.ids = ids;
+  // With lookup_fused_ no gather runs and out stays null.
   e.out = sharded ? static_cast<void*>(looked_up_.data())
-                  : bf16_embeddings() ? static_cast<void*>(emb_bf16_.data()) : emb_.data();
+          : lookup_fused_ ? nullptr
+          : bf16_embeddings() ? static_cast<void*>(emb_bf16_.data()) : emb_.data();
   e.out_type = bf16_embeddings() ? kc::EmbeddingOutputType::kBFloat16 : kc::EmbeddingOutputType::kFloat32;
   e.grad = sharded ? grad_in_.data() : demb_.data();
   e.lr_device = lr_.data();
@@ -38,13 +40,23 @@ kc::EmbeddingArguments CudaModel::embedding_arguments(const int32_t* ids) {
   return e;
 }
 
-kc::InteractionArguments CudaModel::interaction_arguments(int64_t batch) {
+kc::InteractionArguments CudaModel::interaction_arguments(int64_t batch, const int32_t* ids) {
   kc::InteractionArguments a;
   a.batch = batch;
   a.num_tables = num_tables_;
   a.dim = shape_.embed_dim;
   a.x = bottom_.back()->y.data();  // the bottom MLP's output, in the model's type
-  a.emb = bf16_embeddings() ? static_cast<const void*>(emb_bf16_.data()) : emb_.data();
+  if (lookup_fused_) {
+    // The rows straight from the tables (bf16 models: rounded as loaded, the
+    // gather's values); the forward writes the update's sort input, as the
+    // gather would with keys_in_forward.
+    a.lookup.tables = tables_.data();
+    a.lookup.table_row_offsets = table_offsets_.data();
+    a.lookup.ids = ids;
+    a.lookup.sort = kc::embedding_sort_input(embedding_arguments(ids), update_workspace_.data());
+  } else {
+    a.emb = bf16_embeddings() ? static_cast<const void*>(emb_bf16_.data()) : emb_.data();
+  }
   a.out = bf16_ ? static_cast<void*>(inter_bf16_.data()) : inter_.data();  // the top MLP's input
   a.dout = bf16_ ? static_cast<const void*>(dinter_bf16_.data()) : dinter_.data();
   a.dx = bottom_.back()->dy.data();

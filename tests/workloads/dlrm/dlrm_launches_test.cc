@@ -63,17 +63,18 @@ void expect_launches(const LaunchPlan& plan, const std::map<std::string, int>& r
 
 TEST(DlrmLaunches, Tf32FusedStep) {
 #if PERFLAB_DLRM_CUDA
-  // forward: 3 bottom + 4 top GEMMs with epilogues, the gather, the
-  // interaction (the top MLP's last layer, 256 -> 1, runs inside the loss's
-  // kernel, forward and backward); backward: wgrad + dgrad for each of the 4
+  // forward: 3 bottom + 4 top GEMMs with epilogues and the interaction,
+  // which looks the embedding rows up itself and writes the update's sort
+  // keys (one rank: no gather launch); the top MLP's last layer, 256 -> 1,
+  // runs inside the loss's kernel, forward and backward; backward: wgrad + dgrad for each of the 4
   // top layers, the interaction (which applies the bottom's last ReLU's
   // dReLU), the bottom's last layer's wgrad and dgrad, then 2 and 1 (no
   // dgrad for the data); optimizer: the sort and the row update, whose
-  // launch also runs the dense SGD (the gather wrote the sort keys; the
+  // launch also runs the dense SGD (the interaction wrote the sort keys; the
   // update finds each row's run in the sorted keys: no run-length encoding
   // or scan); the loss is one kernel (its last block finishes the sum).
   expect_launches(train_step_launches(dle_shape(), options(kc::Precision::kTf32, true)),
-                  {{"forward", 9}, {"loss", 1}, {"backward", 14}, {"optimizer", 2}}, 26);
+                  {{"forward", 8}, {"loss", 1}, {"backward", 14}, {"optimizer", 2}}, 25);
 #else
   GTEST_SKIP() << "built without CUDA: the operators' declarations are not built";
 #endif
@@ -84,7 +85,7 @@ TEST(DlrmLaunches, TensorCoreInteractionKeepsTheCountsAndNamesItsKernels) {
   CudaModelOptions o = options(kc::Precision::kTf32, true);
   o.interaction_tensor_cores = true;
   const LaunchPlan plan = train_step_launches(dle_shape(), o);
-  expect_launches(plan, {{"forward", 9}, {"loss", 1}, {"backward", 14}, {"optimizer", 2}}, 26);
+  expect_launches(plan, {{"forward", 8}, {"loss", 1}, {"backward", 14}, {"optimizer", 2}}, 25);
   int tc = 0;
   for (const auto& k : plan) {
     if (k.kernel.find("interaction_") == 0) {
@@ -111,6 +112,56 @@ TEST(DlrmLaunches, TensorCoreInteractionKeepsTheCountsAndNamesItsKernels) {
 #endif
 }
 
+TEST(DlrmLaunches, FusedOnOneGpuTheInteractionLooksTheRowsUp) {
+#if PERFLAB_DLRM_CUDA
+  // Fused on one GPU: no gather, the interaction's forward reads the tables
+  // and writes the sort keys, and neither pass reads a gathered tensor;
+  // unfused, or across ranks (the rows are exchanged), the gather stays.
+  const auto gathers = [](const LaunchPlan& plan) {
+    int n = 0;
+    for (const DeclaredKernel& k : plan) n += k.kernel.find("gather") == 0;
+    return n;
+  };
+  const auto fused_interactions = [](const LaunchPlan& plan) {
+    int n = 0;
+    for (const DeclaredKernel& k : plan) n += k.label.find("(the lookups fused in)") != std::string::npos;
+    return n;
+  };
+  for (kc::Precision p : {kc::Precision::kTf32, kc::Precision::kBf16}) {
+    const LaunchPlan fused = train_step_launches(dle_shape(), options(p, true));
+    EXPECT_EQ(gathers(fused), 0);
+    EXPECT_EQ(fused_interactions(fused), 2) << "forward and backward";
+    const LaunchPlan unfused = train_step_launches(dle_shape(), options(p, false));
+    EXPECT_EQ(gathers(unfused), 1);
+    EXPECT_EQ(fused_interactions(unfused), 0);
+    const LaunchPlan ranks = train_step_launches(dle_shape(), options(p, true), 2, 1);
+    EXPECT_EQ(gathers(ranks), 1);
+    EXPECT_EQ(fused_interactions(ranks), 0);
+  }
+  CudaModelOptions serving = options(kc::Precision::kTf32, true);
+  serving.external_embeddings = true;
+  EXPECT_FALSE(lookup_in_interaction(serving, false));
+  EXPECT_TRUE(lookup_in_interaction(options(kc::Precision::kTf32, true), false));
+  EXPECT_FALSE(lookup_in_interaction(options(kc::Precision::kTf32, true), true));
+  // The fused forward reads the rows from the fp32 tables whatever the
+  // precision, plus the ids, and writes 8 bytes of sort input per slot.
+  const ModelShape shape = dle_shape();
+  const LaunchPlan plan = train_step_launches(shape, options(kc::Precision::kTf32, true));
+  const double slots = 16384.0 * 26;
+  int found = 0;
+  for (const DeclaredKernel& k : plan) {
+    if (k.kernel == "interaction_forward_kernel") {
+      const double x = 16384.0 * 128 * 4, out = 16384.0 * (128 + 27 * 26 / 2) * 4;
+      EXPECT_DOUBLE_EQ(k.cost.bytes, x + slots * (128 * 4 + 4) + out + slots * 8);
+      ++found;
+    }
+  }
+  EXPECT_EQ(found, 1);
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
 TEST(DlrmLaunches, Tf32UnfusedStepAddsTheBiasAndReluKernels) {
 #if PERFLAB_DLRM_CUDA
   expect_launches(train_step_launches(dle_shape(), options(kc::Precision::kTf32, false)),
@@ -127,7 +178,7 @@ TEST(DlrmLaunches, Bf16StepCastsOnlyItsDenseInput) {
   // bf16 gradients (40 launches before): the one cast left is the dense
   // input's, the TF32 step's count plus one.
   const LaunchPlan plan = train_step_launches(dle_shape(), options(kc::Precision::kBf16, true));
-  expect_launches(plan, {{"forward", 10}, {"loss", 1}, {"backward", 14}, {"optimizer", 2}}, 27);
+  expect_launches(plan, {{"forward", 9}, {"loss", 1}, {"backward", 14}, {"optimizer", 2}}, 26);
   int casts = 0;
   for (const DeclaredKernel& k : plan) casts += k.kernel == "cast_bf16_kernel" || k.kernel == "widen_kernel";
   EXPECT_EQ(casts, 1);
