@@ -188,8 +188,11 @@ double host_bytes_needed(const SyntheticConfig& sc, int64_t embed_dim, Backend b
 /// held-out set and two input slots, activations and their gradients, and
 /// the embedding update's sort workspace. With the NCCL exchange over
 /// `ranks` GPUs, only the most loaded rank's tables, plus the exchange
-/// buffers (lookups and received rows with their gradients).
-double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_samples, bool nccl, int ranks) {
+/// buffers (lookups and received rows with their gradients). With the lookup
+/// inside the interaction (`lookup_fused`: fused, no exchange; cuda_launches.h's
+/// lookup_in_interaction) the gathered [batch, T, D] rows are not allocated.
+double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_samples, bool nccl, int ranks,
+                           bool lookup_fused) {
   constexpr double kSampleBytes = (13 + 1) * sizeof(float) + 26 * sizeof(int32_t);
   double rows = 0, widths = static_cast<double>(shape.embed_dim) * static_cast<double>(shape.table_sizes.size());
   for (int64_t r : shape.table_sizes) rows += static_cast<double>(r);
@@ -204,7 +207,9 @@ double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_
   const double dense = static_cast<double>(dense_parameter_count(shape)) * sizeof(float) * 2;
   const auto b = static_cast<double>(batch);
   const double eval_rows = std::ceil(static_cast<double>(eval_samples) / b) * b;
-  return tables + dense + (eval_rows + 2 * b) * kSampleBytes + 3 * b * widths * sizeof(float) +
+  const double gathered =
+      lookup_fused ? b * static_cast<double>(shape.embed_dim * shape.table_sizes.size()) * sizeof(float) : 0.0;
+  return tables + dense + (eval_rows + 2 * b) * kSampleBytes + 3 * b * widths * sizeof(float) - gathered +
          b * static_cast<double>(shape.table_sizes.size()) * 32;
 }
 
@@ -478,7 +483,8 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
         "weights, biases, SGD and loss (workloads/dlrm/model.h)";
   }
   if (backend_ == Backend::kCuda) {
-    step.device_bytes = device_bytes_needed(shape, setup_.batch_size, eval_.size(), nccl_, ctx.size());
+    step.device_bytes = device_bytes_needed(shape, setup_.batch_size, eval_.size(), nccl_, ctx.size(),
+                                            toggles_[Toggle::kFused].in_effect && !nccl_);
     step.device_bytes_advice = "reduce max_table_size, embed_dim, batch_size or eval_samples";
 #ifdef PERFLAB_DLRM_CUDA
     if (ctx.spec.mode == RunMode::kInference) {
