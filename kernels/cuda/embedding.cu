@@ -13,6 +13,7 @@
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/embedding_sort.cuh"
 #include "kernels/cuda/sgd_device.cuh"
+#include "kernels/cuda/stored_types.cuh"
 #include "kernels/cuda/host_sync.h"
 
 namespace perflab::kernels::cuda {
@@ -209,8 +210,10 @@ __device__ int64_t run_end(const RowKey* __restrict__ keys, int64_t num_slots, i
 /// acc[i] += grad[slot, c0 + lane + 32 i] for the slots at sorted positions
 /// [begin, end), in order (warp-uniform arguments). Each lane loads one
 /// slot index of 32 and the warp broadcasts it, so a row's gradient is
-/// read in coalesced 128-byte pieces.
-__device__ void add_slots(const Slot* __restrict__ sorted_slots, const float* __restrict__ grad, int64_t dim,
+/// read in coalesced 128-byte pieces. TG: the gradient's stored type (fp32,
+/// or bf16 widened exactly).
+template <typename TG>
+__device__ void add_slots(const Slot* __restrict__ sorted_slots, const TG* __restrict__ grad, int64_t dim,
                           int64_t c0, int64_t begin, int64_t end, float (&acc)[kColsPerLane]) {
   const int lane = static_cast<int>(threadIdx.x & 31u);
   for (int64_t base = begin; base < end; base += 32) {
@@ -218,11 +221,11 @@ __device__ void add_slots(const Slot* __restrict__ sorted_slots, const float* __
     const Slot mine = lane < count ? sorted_slots[base + lane] : 0;
 #pragma unroll 8
     for (int u = 0; u < count; ++u) {
-      const float* __restrict__ row = grad + int64_t{__shfl_sync(kFullMask, mine, u)} * dim;
+      const TG* __restrict__ row = grad + int64_t{__shfl_sync(kFullMask, mine, u)} * dim;
 #pragma unroll
       for (int i = 0; i < kColsPerLane; ++i) {
         const int64_t col = c0 + lane + 32 * i;
-        if (col < dim) acc[i] = __fadd_rn(acc[i], row[col]);
+        if (col < dim) acc[i] = __fadd_rn(acc[i], widen(row[col]));
       }
     }
   }
@@ -267,9 +270,10 @@ struct DenseSgd {
 ///    result is the same on every run; against the CPU's sequential sum it
 ///    differs by rounding within the bound the tests state.
 /// Blocks from tile_blocks on run `dense` instead (when it has a count).
+template <typename TG>
 __global__ void sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const Slot* __restrict__ sorted_slots,
                                  int64_t num_slots, int64_t tile, int64_t num_tiles,
-                                 const float* __restrict__ grad, const float* __restrict__ lr_device, int64_t dim,
+                                 const TG* __restrict__ grad, const float* __restrict__ lr_device, int64_t dim,
                                  float* __restrict__ partials, unsigned* __restrict__ done,
                                  float* __restrict__ tables, unsigned tile_blocks, DenseSgd dense) {
   if (blockIdx.x >= tile_blocks) {  // the dense SGD's blocks
@@ -473,7 +477,8 @@ LaunchList EmbeddingBackwardSgd::launches(const EmbeddingArguments& a) {
     list.push_back({"make_keys_kernel", "sort keys (global rows) and slots", "", {n * sizeof(int32_t) + n * pair, 0, ""}});
   }
   list.push_back({"DeviceRadixSort", "CUB radix sort of (row, slot) pairs", "", {2 * n * pair, 0, ""}});
-  double bytes = n * static_cast<double>(a.dim) * sizeof(float) + n * pair, flops = n * static_cast<double>(a.dim) * 2;
+  const double grad_bytes = a.grad_bf16 != nullptr ? 2.0 : sizeof(float);
+  double bytes = n * static_cast<double>(a.dim) * grad_bytes + n * pair, flops = n * static_cast<double>(a.dim) * 2;
   if (a.dense != nullptr) {  // SgdUpdate's work, in the same launch
     const LaunchList dense = SgdUpdate::launches(*a.dense, a.dense->weights_bf16 != nullptr);
     bytes += dense.front().cost.bytes;
@@ -496,7 +501,10 @@ Status EmbeddingBackwardSgd::can_implement(const EmbeddingArguments& args) {
     return Status::invalid("embedding backward: total_rows (" + std::to_string(args.total_rows) +
                            ") must be at most 2^32 (rows are 32-bit sort keys)");
   }
-  if (args.grad == nullptr) return Status::invalid("embedding backward: grad is null");
+  if ((args.grad == nullptr) == (args.grad_bf16 == nullptr)) {
+    return Status::invalid(args.grad == nullptr ? "embedding backward: grad is null"
+                                                : "embedding backward: grad and grad_bf16 are both set");
+  }
   if (args.lr_device == nullptr) return Status::invalid("embedding backward: lr_device is null");
   if (args.dense != nullptr) {
     if (const Status s = SgdUpdate::can_implement(*args.dense); !s) {
@@ -555,9 +563,15 @@ void EmbeddingBackwardSgd::run(const EmbeddingArguments& a, void* workspace, cud
     constexpr int64_t kMaxDenseBlocks = 1024;  // grid-stride beyond
     dense_blocks = static_cast<unsigned>(std::clamp<int64_t>((dense.count + kThreads - 1) / kThreads, 1, kMaxDenseBlocks));
   }
-  sgd_tiles_kernel<<<blocks + dense_blocks, kThreads, 0, stream>>>(keys_out, slots_out, num_slots, tile, tiles,
-                                                                   a.grad, a.lr_device, a.dim, partials, done,
-                                                                   a.tables, blocks, dense);
+  if (a.grad_bf16 != nullptr) {
+    sgd_tiles_kernel<__nv_bfloat16><<<blocks + dense_blocks, kThreads, 0, stream>>>(
+        keys_out, slots_out, num_slots, tile, tiles, a.grad_bf16, a.lr_device, a.dim, partials, done, a.tables,
+        blocks, dense);
+  } else {
+    sgd_tiles_kernel<float><<<blocks + dense_blocks, kThreads, 0, stream>>>(
+        keys_out, slots_out, num_slots, tile, tiles, a.grad, a.lr_device, a.dim, partials, done, a.tables, blocks,
+        dense);
+  }
   PERFLAB_CUDA_CHECK_LAUNCH("sgd_tiles_kernel");
 }
 

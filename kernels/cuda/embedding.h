@@ -62,6 +62,9 @@ struct EmbeddingArguments {
 
   // Backward + sparse SGD.
   const float* grad = nullptr;       ///< [batch, num_tables, dim], fp32.
+  /// Instead of grad: the gradient stored bf16 (a bf16 model's interaction
+  /// writes it so), widened exactly as it is summed. Exactly one is set.
+  const __nv_bfloat16* grad_bf16 = nullptr;
   const float* lr_device = nullptr;  ///< Device float: the learning rate.
   EmbeddingUpdateMode mode = EmbeddingUpdateMode::kSyncFree;
 

@@ -132,10 +132,10 @@ __host__ __device__ int64_t backward_z_floats(int features, int64_t stride) {
 /// over ascending j, as the CPU's; the diagonal adds an exact zero. Fused
 /// multiply-adds round once where the CPU rounds twice: the results are
 /// within the tests' first-order bound, not bit-equal to the CPU's.
-template <typename TA, typename Rows>
+template <typename TA, typename Rows, typename TG>
 __global__ void interaction_backward_kernel(const TA* __restrict__ x, Rows rows, const TA* __restrict__ dout,
                                             int features, int64_t dim64, int64_t stride64, int64_t width,
-                                            TA* __restrict__ dx, float* __restrict__ demb, bool dx_relu) {
+                                            TA* __restrict__ dx, TG* __restrict__ demb, bool dx_relu) {
   extern __shared__ float4 backward_smem[];  // float4: 16-byte aligned
   const int dim = static_cast<int>(dim64);
   const int stride = static_cast<int>(stride64);
@@ -155,7 +155,7 @@ __global__ void interaction_backward_kernel(const TA* __restrict__ x, Rows rows,
   }
   __syncthreads();
   TA* dxb = dx + b * dim64;
-  float* deb = demb + b * (features - 1) * dim64;
+  TG* deb = demb + b * (features - 1) * dim64;
   const int total = fp / kFeatureBlock * dim;
   for (int k = static_cast<int>(threadIdx.x); k < total; k += static_cast<int>(blockDim.x)) {
     const int q = k / dim;
@@ -180,7 +180,7 @@ __global__ void interaction_backward_kernel(const TA* __restrict__ x, Rows rows,
       if (f == 0) {
         put(dxb, d, dx_relu && !(z[d] > 0.0f) ? 0.0f : acc[r]);  // z row 0 is x
       } else {
-        deb[(f - 1) * dim + d] = acc[r];
+        put(deb, (f - 1) * dim + d, acc[r]);
       }
     }
   }
@@ -247,7 +247,12 @@ Status check(const InteractionArguments& a, bool backward) {
   if (backward) {
     if (a.dout == nullptr) return Status::invalid(std::string(op) + "dout is null");
     if (a.dx == nullptr) return Status::invalid(std::string(op) + "dx is null");
-    if (a.demb == nullptr) return Status::invalid(std::string(op) + "demb is null");
+    if ((a.demb == nullptr) == (a.demb_bf16 == nullptr)) {
+      return Status::invalid(std::string(op) + (a.demb == nullptr ? "demb is null" : "demb and demb_bf16 are both set"));
+    }
+    if (a.demb_bf16 != nullptr && a.embeddings != InteractionType::kBFloat16) {
+      return Status::invalid(std::string(op) + "a bf16 embedding gradient (demb_bf16) needs bf16 embeddings");
+    }
   }
   return Status::success();
 }
@@ -292,10 +297,12 @@ void backward(const InteractionArguments& a, cudaStream_t stream) {
   const int64_t width = out_row_stride(a);
   const Typed<TA> t = typed<TA>(a);
   with_rows<TE>(a, [&](auto rows) {
-    interaction_backward_kernel<TA, decltype(rows)><<<static_cast<unsigned>(a.batch), kThreads,
-                                                      interaction_shared_bytes(a.num_tables, a.dim, true), stream>>>(
-        t.x, rows, t.dout, a.num_tables + 1, a.dim, row_stride(a.dim), width, t.dx, a.demb, a.dx_relu);
-    PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_kernel");
+    with_gradient<TE>(a, [&](auto* demb) {
+      interaction_backward_kernel<TA, decltype(rows), std::remove_pointer_t<decltype(demb)>>
+          <<<static_cast<unsigned>(a.batch), kThreads, interaction_shared_bytes(a.num_tables, a.dim, true), stream>>>(
+              t.x, rows, t.dout, a.num_tables + 1, a.dim, row_stride(a.dim), width, t.dx, demb, a.dx_relu);
+      PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_kernel");
+    });
   });
 }
 
@@ -337,8 +344,8 @@ LaunchList interaction_launches(const InteractionArguments& a, bool backward) {
   const double keys = lookup && a.lookup.sort.keys != nullptr ? slots * 8.0 : 0.0;
   const double out = b * static_cast<double>(cpu::interaction_output_width(a.num_tables, a.dim)) * act;
   const double flops = 2 * b * pairs * d;
-  // Backward: dout, x and emb read; dx (its type) and demb (fp32) written.
-  const double backward_bytes = out + x + emb + x + slots * d * 4.0;
+  // Backward: dout, x and emb read; dx (its type) and demb (fp32, or bf16) written.
+  const double backward_bytes = out + x + emb + x + slots * d * (a.demb_bf16 != nullptr ? 2.0 : 4.0);
   const std::string fused = lookup ? " (the lookups fused in)" : "";
   if (a.tensor_cores) {
     // The tensor cores' work as the arithmetic needs it (the pairs), not the

@@ -20,6 +20,7 @@
 // synchronises.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -67,6 +68,11 @@ struct InteractionArguments {
   const void* dout = nullptr;  ///< [batch, width] of `activations`
   void* dx = nullptr;          ///< [batch, dim] of `activations`
   float* demb = nullptr;       ///< [batch, num_tables, dim], fp32 (the sparse update's input)
+  /// Instead of demb: the embedding gradient rounded to bf16 (nearest even)
+  /// as it is stored, half the bytes written here and read by the sparse
+  /// update (EmbeddingArguments::grad_bf16); needs bf16 embeddings (a bf16
+  /// model). Exactly one of demb and demb_bf16 is set for the backward.
+  __nv_bfloat16* demb_bf16 = nullptr;
 
   /// Elements from one sample's row of out (and dout) to the next; 0: the
   /// width itself. A wider stride leaves the columns past the width

@@ -120,6 +120,20 @@ void with_rows(const InteractionArguments& a, F&& f) {
   }
 }
 
+/// Calls f(demb) with the backward's embedding-gradient pointer: fp32, or
+/// bf16 (demb_bf16, which check() admits with bf16 embeddings only: the
+/// bf16 variant is built for TE = bf16 alone).
+template <typename TE, typename F>
+void with_gradient(const InteractionArguments& a, F&& f) {
+  if constexpr (std::is_same_v<TE, __nv_bfloat16>) {
+    if (a.demb_bf16 != nullptr) {
+      f(a.demb_bf16);
+      return;
+    }
+  }
+  f(a.demb);
+}
+
 /// Elements between rows of out/dout.
 inline int64_t out_row_stride(const InteractionArguments& a) {
   return a.out_stride != 0 ? a.out_stride : cpu::interaction_output_width(a.num_tables, a.dim);

@@ -94,15 +94,15 @@ __device__ void tc_write_pairs(TA* ob, int dim, int features, const float* s, in
   }
 }
 
-template <typename TA, typename TZ>
+template <typename TA, typename TZ, typename TG>
 __device__ void tc_write_gradient_tile(const float* tile, int m, int n, int features, int dim, const TZ* z,
-                                       const TA* db, bool dx_relu, TA* dxb, float* deb, int lane) {
+                                       const TA* db, bool dx_relu, TA* dxb, TG* deb, int lane) {
   for (int e = lane; e < 16 * 16; e += 32) {
     const int f = m * 16 + e / 16, d = n + e % 16;
     if (f == 0) {
       put(dxb, d, dx_relu && !(widen(z[d]) > 0.0f) ? 0.0f : widen(db[d]) + tile[e]);
     } else if (f < features) {
-      deb[static_cast<int64_t>(f - 1) * dim + d] = tile[e];
+      put(deb, static_cast<int64_t>(f - 1) * dim + d, tile[e]);
     }
   }
 }
@@ -169,10 +169,10 @@ __global__ void interaction_forward_tc_kernel(const TA* __restrict__ x, Rows row
 
 /// dx = dout[:, :dim] + Σ_j g_0j z_j, demb[t] = Σ_j g_(t+1)j z_j: a warp per
 /// sample, dZ = G·Z on tensor cores (G symmetric, zero diagonal and padding).
-template <typename TA, typename Rows>
+template <typename TA, typename Rows, typename TG>
 __global__ void interaction_backward_tc_kernel(const TA* __restrict__ x, Rows rows, const TA* __restrict__ dout,
                                                int64_t batch, int features, int dim, int64_t width,
-                                               TA* __restrict__ dx, float* __restrict__ demb, bool dx_relu) {
+                                               TA* __restrict__ dx, TG* __restrict__ demb, bool dx_relu) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   namespace wmma = nvcuda::wmma;
   extern __shared__ __align__(128) float tc_smem[];
@@ -190,7 +190,7 @@ __global__ void interaction_backward_tc_kernel(const TA* __restrict__ x, Rows ro
   tc_fill_pair_gradients(db, dim, features, g, kTcPairStride, lane);
   __syncwarp();
   TA* dxb = dx + b * dim;
-  float* deb = demb + b * static_cast<int64_t>(features - 1) * dim;
+  TG* deb = demb + b * static_cast<int64_t>(features - 1) * dim;
   const int row_tiles = features > 16 ? 2 : 1;
   const int k_end = (features + 7) / 8 * 8;  // G's columns and Z's rows past F are zero
   for (int m = 0; m < row_tiles; ++m) {
@@ -307,11 +307,11 @@ __global__ void interaction_forward_tc_bf16_kernel(const __nv_bfloat16* __restri
 #endif
 }
 
-template <typename Rows>
+template <typename Rows, typename TG>
 __global__ void interaction_backward_tc_bf16_kernel(const __nv_bfloat16* __restrict__ x, Rows rows,
                                                     const __nv_bfloat16* __restrict__ dout, int64_t batch, int features,
                                                     int dim, int64_t width, __nv_bfloat16* __restrict__ dx,
-                                                    float* __restrict__ demb, bool dx_relu) {
+                                                    TG* __restrict__ demb, bool dx_relu) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   namespace wmma = nvcuda::wmma;
   extern __shared__ __align__(128) float tc_smem[];
@@ -331,7 +331,7 @@ __global__ void interaction_backward_tc_bf16_kernel(const __nv_bfloat16* __restr
   tc_fill_pair_gradients(db, dim, features, g, kTcBf16PairStride, lane);
   __syncwarp();
   __nv_bfloat16* dxb = dx + b * dim;
-  float* deb = demb + b * static_cast<int64_t>(features - 1) * dim;
+  TG* deb = demb + b * static_cast<int64_t>(features - 1) * dim;
   const int row_tiles = features > 16 ? 2 : 1;
   const int k_end = features > 16 ? 32 : 16;  // G's columns and Z's rows past F are zero
   for (int m = 0; m < row_tiles; ++m) {
@@ -382,18 +382,23 @@ void backward(const InteractionArguments& a, cudaStream_t stream) {
   const Typed<TA> t = typed<TA>(a);
   const auto blocks = static_cast<unsigned>((a.batch + kTcSamplesPerBlock - 1) / kTcSamplesPerBlock);
   with_rows<TE>(a, [&](auto rows) {
-    using Rows = decltype(rows);
-    if constexpr (std::is_same_v<TA, __nv_bfloat16> && std::is_same_v<TE, __nv_bfloat16>) {
-      interaction_backward_tc_bf16_kernel<Rows>
-          <<<blocks, 32 * kTcSamplesPerBlock, tc_bf16_shared_bytes(a.dim), stream>>>(
-              t.x, rows, t.dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, t.dx, a.demb,
-              a.dx_relu);
-      PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_bf16_kernel");
-    } else {
-      interaction_backward_tc_kernel<TA, Rows><<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
-          t.x, rows, t.dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, t.dx, a.demb, a.dx_relu);
-      PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_kernel");
-    }
+    with_gradient<TE>(a, [&](auto* demb) {
+      using Rows = decltype(rows);
+      using TG = std::remove_pointer_t<decltype(demb)>;
+      if constexpr (std::is_same_v<TA, __nv_bfloat16> && std::is_same_v<TE, __nv_bfloat16>) {
+        interaction_backward_tc_bf16_kernel<Rows, TG>
+            <<<blocks, 32 * kTcSamplesPerBlock, tc_bf16_shared_bytes(a.dim), stream>>>(
+                t.x, rows, t.dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, t.dx, demb,
+                a.dx_relu);
+        PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_bf16_kernel");
+      } else {
+        interaction_backward_tc_kernel<TA, Rows, TG>
+            <<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
+                t.x, rows, t.dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, t.dx, demb,
+                a.dx_relu);
+        PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_kernel");
+      }
+    });
   });
 }
 

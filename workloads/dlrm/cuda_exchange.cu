@@ -72,10 +72,15 @@ void unpack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot*
 }
 
 void pack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots,
-                   const float* in, float* segments, cudaStream_t stream) {
+                   const void* in, void* segments, bool bf16, cudaStream_t stream) {
   if (n < 1 || tables < 1 || dim < 1) return;
-  move_kernel<true>
-      <<<blocks_for(n * tables * dim), kThreads, 0, stream>>>(n, tables, dim, slots, in, segments);
+  if (bf16) {
+    move_kernel<true><<<blocks_for(n * tables * dim), kThreads, 0, stream>>>(
+        n, tables, dim, slots, static_cast<const uint16_t*>(in), static_cast<uint16_t*>(segments));
+  } else {
+    move_kernel<true><<<blocks_for(n * tables * dim), kThreads, 0, stream>>>(
+        n, tables, dim, slots, static_cast<const float*>(in), static_cast<float*>(segments));
+  }
   PERFLAB_CUDA_CHECK_LAUNCH("pack_segments");
 }
 

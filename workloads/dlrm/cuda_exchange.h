@@ -26,8 +26,10 @@ void select_table_ids(int64_t batch, int64_t tables, const int32_t* ids, int64_t
 void unpack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots,
                      const void* segments, void* out, bool bf16, cudaStream_t stream);
 
-/// The inverse: sample-major [n, tables, dim] into per-peer segments.
+/// The inverse: sample-major [n, tables, dim] into per-peer segments, fp32
+/// or (`bf16`) bf16 values (a bf16 model's embedding gradients), moved as
+/// they are.
 void pack_segments(int64_t n, int64_t tables, int64_t dim, const ExchangeSlot* slots,
-                   const float* in, float* segments, cudaStream_t stream);
+                   const void* in, void* segments, bool bf16, cudaStream_t stream);
 
 }  // namespace perflab::dlrm

@@ -123,11 +123,12 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   emb.mode = o.update_mode;
   emb.keys_in_forward = true;  // CudaModel::embedding_arguments: the gather writes the sort keys
   // CudaModel::bf16_embeddings(): a bf16 model gathers bf16 rows, and
-  // across ranks exchanges them as bf16; the gradients go back in fp32.
+  // across ranks exchanges them as bf16; their gradients are bf16 too
+  // (CudaModel::bf16_embedding_gradients), on one GPU and across ranks.
   const bool bf16_embeddings = bf16 && !o.external_embeddings;
   emb.out_type = bf16_embeddings ? kc::EmbeddingOutputType::kBFloat16 : kc::EmbeddingOutputType::kFloat32;
   const double exchanged = b * tables * static_cast<double>(dim) * (bf16_embeddings ? 2 : sizeof(float));
-  const double exchanged_gradients = b * tables * static_cast<double>(dim) * sizeof(float);
+  const double exchanged_gradients = b * tables * static_cast<double>(dim) * (bf16_embeddings ? 2 : sizeof(float));
 
   LaunchPlan plan;
   LaunchList forward;
@@ -169,6 +170,13 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   }
   kc::InteractionArguments inter_backward = inter;
   inter_backward.lookup.sort = {};  // the backward writes no sort input
+  // CudaModel::bf16_embedding_gradients(): a bf16 model writes the
+  // embedding gradient in bf16, and the update reads it so.
+  static __nv_bfloat16 gradient_marker{};
+  if (bf16_embeddings) {
+    inter_backward.demb_bf16 = &gradient_marker;
+    emb.grad_bf16 = &gradient_marker;
+  }
   append_launches(forward, kc::interaction_launches(inter, false), "");
   // Fused: the top MLP's last layer runs inside the loss's kernel
   // (CudaModel::fused_head_, kernels/cuda/logit_head.h).

@@ -158,7 +158,11 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     emb_ = Buffer<float>(count(batch * num_tables_ * dim));
     if (options_.external_embeddings) emb_.zero();  // rows a short batch leaves unwritten stay finite
   }
-  demb_ = Buffer<float>(count(batch * num_tables_ * dim));
+  if (bf16_embedding_gradients()) {
+    demb_bf16_ = Buffer<uint16_t>(count(batch * num_tables_ * dim));
+  } else {
+    demb_ = Buffer<float>(count(batch * num_tables_ * dim));
+  }
   // The bottom MLP's input, in rows of bottom_in_ (13 -> 16) whose padding
   // columns stay the zero written here (and again after tune_gemms): bf16
   // always, fp32 when the dense features need padding.
@@ -325,7 +329,7 @@ void CudaModel::check_operators() {
   }
   if (!options_.external_embeddings) {  // serving: no tables here, the caller fills emb_
     // any non-null ids pointer: checked per call
-    const kc::EmbeddingArguments emb = embedding_arguments(reinterpret_cast<const int32_t*>(demb_.data()));
+    const kc::EmbeddingArguments emb = embedding_arguments(reinterpret_cast<const int32_t*>(loss_state_.data()));
     if (!lookup_fused_) require(kc::EmbeddingForward::can_implement(emb), "embedding forward");
     require(kc::EmbeddingBackwardSgd::can_implement(emb), "embedding update");
     if (options_.fused) {  // the dense SGD in the update's launch
@@ -341,18 +345,19 @@ void CudaModel::check_operators() {
   }
 
   // any non-null ids pointer: checked per call
-  const kc::InteractionArguments inter = interaction_arguments(batch, reinterpret_cast<const int32_t*>(demb_.data()));
+  const kc::InteractionArguments inter =
+      interaction_arguments(batch, reinterpret_cast<const int32_t*>(loss_state_.data()));
   require(kc::InteractionForward::can_implement(inter), "interaction forward");
   require(kc::InteractionBackward::can_implement(inter), "interaction backward");
 
   // Any non-null labels and logits pointers: checked per step.
   if (fused_head_) {
-    const kc::LogitHeadArguments head = head_arguments(demb_.data(), demb_.data());
+    const kc::LogitHeadArguments head = head_arguments(loss_state_.data(), loss_state_.data());
     require(kc::LogitHead::can_implement(head, true), "last layer and loss");
     require(kc::LogitHead::can_implement(head, false), "last layer (evaluation)");
     workspace = std::max(workspace, kc::LogitHead::workspace_bytes(head));
   } else {
-    const kc::BceArguments bce = loss_arguments(demb_.data());
+    const kc::BceArguments bce = loss_arguments(loss_state_.data());
     require(kc::BceWithLogits::can_implement(bce), "loss");
     workspace = std::max(workspace, kc::BceWithLogits::workspace_bytes(bce));
   }
@@ -474,10 +479,12 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
     ScopedPhase exchange("exchange: embedding gradients");
     if (overlapped()) fork(stream);
     cudaStream_t s = overlapped() ? side_->get() : stream;
-    pack_segments(b, num_tables_, shape_.embed_dim, slots_dev_.data(), demb_.data(), grad_out_.data(), s);
+    const bool bf16 = bf16_embedding_gradients();
+    pack_segments(b, num_tables_, shape_.embed_dim, slots_dev_.data(),
+                  bf16 ? static_cast<const void*>(demb_bf16_.data()) : demb_.data(), grad_out_.data(), bf16, s);
     options_.comm->set_stream(s);
     options_.comm->send_recv(backward_transfers_.data(), backward_transfers_.size(),
-                             collectives::DataType::kFloat32);
+                             bf16 ? collectives::DataType::kBFloat16 : collectives::DataType::kFloat32);
   }
   for (size_t l = bottom_.size(); l-- > 0;) {
     kc::LinearArguments a = bottom_[l]->args;
@@ -573,9 +580,10 @@ void CudaModel::setup_exchange() {
   own_ids_ = Buffer<int32_t>(count(batch * own));
   const size_t e = embedding_bytes();
   looked_up_ = Buffer<uint8_t>(count(batch * own * dim) * e);
-  grad_in_ = Buffer<float>(count(batch * own * dim));
+  const size_t g = bf16_embedding_gradients() ? 2 : sizeof(float);  // the embedding gradients' elements
+  grad_in_ = Buffer<uint8_t>(count(batch * own * dim) * g);
   received_ = Buffer<uint8_t>(count(local_ * num_tables_ * dim) * e);
-  grad_out_ = Buffer<float>(count(local_ * num_tables_ * dim));
+  grad_out_ = Buffer<uint8_t>(count(local_ * num_tables_ * dim) * g);
   int64_t tables_before = 0;
   for (int j = 0; j < ranks; ++j) {
     const int64_t first_j = slice_first(batch, ranks, j);
@@ -589,8 +597,8 @@ void CudaModel::setup_exchange() {
     const auto in = count(local_ * theirs * dim);
     forward_transfers_.push_back({j, to_j, nullptr, out});
     forward_transfers_.push_back({j, nullptr, from_j, in});
-    backward_transfers_.push_back({j, grad_out_.data() + local_ * tables_before * dim, nullptr, in});
-    backward_transfers_.push_back({j, nullptr, grad_in_.data() + first_j * own * dim, out});
+    backward_transfers_.push_back({j, grad_out_.data() + count(local_ * tables_before * dim) * g, nullptr, in});
+    backward_transfers_.push_back({j, nullptr, grad_in_.data() + count(first_j * own * dim) * g, out});
     tables_before += theirs;
   }
 }

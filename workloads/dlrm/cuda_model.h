@@ -23,8 +23,11 @@
 //          head) reads bf16 and writes a bf16 gradient (fp32/double
 //          arithmetic). The tables stay fp32; the one cast left in a step is
 //          the dense input's.
-//          Across ranks the embeddings are exchanged as bf16 (their
-//          gradients go back fp32) and the dense gradient is all-reduced in
+//          The embedding gradient is bf16 too (written by the interaction,
+//          rounded to nearest even, and read by the sparse update; the CPU
+//          emulation rounds it there as well), and summed per row in fp32.
+//          Across ranks the embeddings and their gradients are exchanged
+//          as bf16 and the dense gradient is all-reduced in
 //          bf16: NCCL rounds each partial sum to bf16 on the way, so with R
 //          ranks a gradient carries up to R - 1 bf16 roundings (at most 2^-8
 //          relative each) where an fp32 all-reduce of bf16 values had none;
@@ -294,6 +297,10 @@ class CudaModel {
   /// The gather writes bf16 embeddings (emb_bf16_; across ranks the
   /// exchanged rows are bf16 too): a bf16 model that trains its own tables.
   bool bf16_embeddings() const { return bf16_ && !options_.external_embeddings; }
+  /// The interaction writes the embedding gradient in bf16, across ranks it
+  /// goes back to the tables' owners in bf16, and the sparse update reads
+  /// it so (half the bytes each way): a bf16 model that trains its tables.
+  bool bf16_embedding_gradients() const { return bf16_embeddings(); }
   /// Bytes of one looked-up embedding element.
   size_t embedding_bytes() const { return bf16_embeddings() ? 2 : sizeof(float); }
   /// First row of own table `table` in tables_ (std::out_of_range when not own).
@@ -341,7 +348,8 @@ class CudaModel {
   // Activations and gradients outside the Linear layers.
   Buffer<float> emb_;                 // [B, T, D] fp32 (unless bf16_embeddings())
   Buffer<uint16_t> emb_bf16_;         // [B, T, D] bf16 (bf16_embeddings())
-  Buffer<float> demb_;                // [B, T, D]
+  Buffer<float> demb_;                // [B, T, D]; or, bf16_embedding_gradients():
+  Buffer<uint16_t> demb_bf16_;        // [B, T, D] bf16
   Buffer<float> inter_, dinter_;      // [B, W] tf32 only
   Buffer<float> dense_in_;            // [B, bottom_in_]: fp32, when num_dense needs padding
   // bf16 only.
@@ -360,12 +368,12 @@ class CudaModel {
   Buffer<ExchangeSlot> slots_dev_;    // [T]: exchange_slots of the placement
   Buffer<int32_t> own_ids_;           // [B, T_r]
   // [B, T_r, D]: own lookups (fp32, or bf16 with bf16_embeddings(): the
-  // exchange moves bf16), and their fp32 gradients from every rank.
+  // exchange moves bf16), and their gradients from every rank (the same type).
   Buffer<uint8_t> looked_up_;
-  Buffer<float> grad_in_;
-  // [n_r, T, D] in per-peer segments: received rows (looked_up_'s type), gradients sent.
+  Buffer<uint8_t> grad_in_;
+  // [n_r, T, D] in per-peer segments: received rows and the gradients sent (looked_up_'s type).
   Buffer<uint8_t> received_;
-  Buffer<float> grad_out_;
+  Buffer<uint8_t> grad_out_;
   std::vector<collectives::PeerTransfer> forward_transfers_, backward_transfers_;
   std::unique_ptr<kernels::cuda::Stream> side_;        // overlap: the exchanges' stream
   std::unique_ptr<kernels::cuda::Event> fork_, join_;  // overlap: its fork and join

@@ -30,7 +30,13 @@ kc::EmbeddingArguments CudaModel::embedding_arguments(const int32_t* ids) {
           : lookup_fused_ ? nullptr
           : bf16_embeddings() ? static_cast<void*>(emb_bf16_.data()) : emb_.data();
   e.out_type = bf16_embeddings() ? kc::EmbeddingOutputType::kBFloat16 : kc::EmbeddingOutputType::kFloat32;
-  e.grad = sharded ? grad_in_.data() : demb_.data();
+  // The embedding gradients: this GPU's own, or across ranks those its
+  // tables received (bf16 in a bf16 model either way).
+  if (bf16_embedding_gradients()) {
+    e.grad_bf16 = sharded ? reinterpret_cast<const __nv_bfloat16*>(grad_in_.data()) : as<__nv_bfloat16>(demb_bf16_);
+  } else {
+    e.grad = sharded ? reinterpret_cast<const float*>(grad_in_.data()) : demb_.data();
+  }
   e.lr_device = lr_.data();
   e.mode = options_.update_mode;
   // The gather writes the update's sort keys: one launch fewer per step. An
@@ -60,7 +66,11 @@ kc::InteractionArguments CudaModel::interaction_arguments(int64_t batch, const i
   a.out = bf16_ ? static_cast<void*>(inter_bf16_.data()) : inter_.data();  // the top MLP's input
   a.dout = bf16_ ? static_cast<const void*>(dinter_bf16_.data()) : dinter_.data();
   a.dx = bottom_.back()->dy.data();
-  a.demb = demb_.data();
+  if (bf16_embedding_gradients()) {
+    a.demb_bf16 = as<__nv_bfloat16>(demb_bf16_);
+  } else {
+    a.demb = demb_.data();
+  }
   a.out_stride = top_in_;
   a.tensor_cores = options_.interaction_tensor_cores;
   a.activations = bf16_ ? kc::InteractionType::kBFloat16 : kc::InteractionType::kFloat32;

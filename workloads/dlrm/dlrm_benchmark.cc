@@ -218,10 +218,10 @@ double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_
 constexpr int64_t kByteSampleBatches = 64;
 
 /// Bytes per value the step moves (projection.h's ValueBytes): a bf16 cuda
-/// run exchanges bf16 rows forward and all-reduces bf16 dense gradients
-/// (cuda_model.h); everything else moves fp32.
+/// run exchanges bf16 rows forward and bf16 gradients back, and all-reduces
+/// bf16 dense gradients (cuda_model.h); everything else moves fp32.
 ValueBytes exchange_values(const RunContext& ctx, const DlrmSetup& setup) {
-  if (ctx.backend() == Backend::kCuda && setup.precision == "bf16") return {2, 4, 2};
+  if (ctx.backend() == Backend::kCuda && setup.precision == "bf16") return {2, 2, 2};
   return {};
 }
 
@@ -501,9 +501,9 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     step.hyperparameters["perflab_dlrm_interaction"] =
         setup_.interaction_tensor_cores ? "TF32 tensor cores (WMMA), fp32 accumulate" : "fp32 CUDA cores";
     step.hyperparameters["perflab_dlrm_precision"] =
-        bf16 ? "bf16 storage (Linear layers, interaction, gathered and exchanged embeddings, logits and their "
-               "gradients, the dense gradient and its all-reduce), fp32 arithmetic (fp32 accumulate); fp32 master "
-               "weights, tables and SGD"
+        bf16 ? "bf16 storage (Linear layers, interaction, looked-up and exchanged embeddings and their "
+               "gradients, logits and their gradients, the dense gradient and its all-reduce), fp32 arithmetic "
+               "(fp32 accumulate); fp32 master weights, tables and SGD"
              : "TF32 GEMMs (fp32 storage and accumulate); everything else fp32";
   }
   if (nccl_) {

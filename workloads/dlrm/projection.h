@@ -51,7 +51,8 @@ struct ScaleProjection {
 
 /// Bytes per value of what the step moves: the embedding rows forward, their
 /// gradients backward, the dense gradient all-reduced. fp32 everywhere, but
-/// a bf16 run on the cuda backend: {2, 4, 2} (CudaModel, cuda_model.h).
+/// a bf16 run on the cuda backend: {2, 2, 2} (CudaModel, cuda_model.h: the
+/// rows, their gradients and the dense gradients all bf16).
 struct ValueBytes {
   int forward = 4;
   int backward = 4;

@@ -422,6 +422,48 @@ TEST(EmbeddingCudaBackward, KeysFromTheForwardGiveTheSameUpdate) {
   }
 }
 
+// grad_bf16: a bf16 model's embedding gradient is read as bf16 and widened
+// exactly, so the update equals, bit for bit, the fp32 update of the same
+// bf16-rounded gradient (both variants, every problem, hot rows included);
+// and setting both or neither pointer is refused.
+TEST(EmbeddingCudaBackward, Bf16GradientsGiveTheUpdateOfTheirValues) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const float lr = 0.1f;
+  for (const Problem& p : backward_problems()) {
+    HostInputs in = make_inputs(p, 29);
+    std::vector<uint16_t> bits(in.grad.size());
+    for (size_t i = 0; i < bits.size(); ++i) {
+      bits[i] = bf16_bits(in.grad[i]);
+      const uint32_t widened = static_cast<uint32_t>(bits[i]) << 16;
+      std::memcpy(&in.grad[i], &widened, sizeof(float));  // the fp32 run gets the same values
+    }
+    for (EmbeddingUpdateMode mode : {EmbeddingUpdateMode::kSyncFree, EmbeddingUpdateMode::kSynchronising}) {
+      std::vector<float> results[2];
+      for (bool bf16 : {false, true}) {
+        DeviceInputs dev(p, in, lr);
+        dev.args.mode = mode;
+        DeviceBuffer<uint16_t> grad_bf16(bits);
+        if (bf16) {
+          dev.args.grad = nullptr;
+          dev.args.grad_bf16 = reinterpret_cast<const __nv_bfloat16*>(grad_bf16.data());
+        }
+        ASSERT_TRUE(EmbeddingBackwardSgd::can_implement(dev.args).ok())
+            << EmbeddingBackwardSgd::can_implement(dev.args).reason();
+        DeviceBuffer<uint8_t> workspace(EmbeddingBackwardSgd::workspace_bytes(dev.args));
+        EmbeddingBackwardSgd::run(dev.args, workspace.data(), nullptr);
+        PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+        results[bf16 ? 1 : 0] = dev.tables.download();
+        if (bf16) {
+          EmbeddingArguments both = dev.args;
+          both.grad = dev.grad.data();
+          EXPECT_NE(EmbeddingBackwardSgd::can_implement(both).reason().find("both set"), std::string::npos);
+        }
+      }
+      EXPECT_EQ(results[1], results[0]) << p.describe();
+    }
+  }
+}
+
 // A dense SGD in the update's launch (EmbeddingArguments::dense) writes what
 // SgdUpdate's own launch writes, bit for bit, fp32 and bf16 gradients (with
 // the bf16 copy), and the tables are unchanged by it.

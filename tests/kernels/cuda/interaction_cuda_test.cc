@@ -141,6 +141,19 @@ TEST(InteractionCudaCanImplement, AcceptsDleShapesAndRejectsBadOnesWithAReason) 
       {"dout is null", [](InteractionArguments& a) { a.dout = nullptr; }, false, true},
       {"dx is null", [](InteractionArguments& a) { a.dx = nullptr; }, false, true},
       {"demb is null", [](InteractionArguments& a) { a.demb = nullptr; }, false, true},
+      {"demb and demb_bf16 are both set",
+       [](InteractionArguments& a) {
+         static __nv_bfloat16 g;
+         a.demb_bf16 = &g;
+       },
+       false, true},
+      {"needs bf16 embeddings",
+       [](InteractionArguments& a) {
+         static __nv_bfloat16 g;
+         a.demb = nullptr;
+         a.demb_bf16 = &g;
+       },
+       false, true},
       {"below the output width", [](InteractionArguments& a) { a.out_stride = 478; }, true, true},
       {"bf16 embeddings need bf16 activations",
        [](InteractionArguments& a) { a.embeddings = InteractionType::kBFloat16; }, true, true},
@@ -203,10 +216,15 @@ TEST(InteractionCudaCanImplement, TheFusedLookupNeedsItsIdsAndAlignedTables) {
 struct Storage {
   InteractionType activations = InteractionType::kFloat32;
   InteractionType embeddings = InteractionType::kFloat32;
+  /// The backward's embedding gradient (demb, or demb_bf16).
+  InteractionType gradients = InteractionType::kFloat32;
 };
 constexpr Storage kFp32{};
 constexpr Storage kBf16Activations{InteractionType::kBFloat16, InteractionType::kFloat32};
 constexpr Storage kBf16{InteractionType::kBFloat16, InteractionType::kBFloat16};
+/// A bf16 model on one GPU: the embedding gradient bf16 too.
+constexpr Storage kBf16Gradients{InteractionType::kBFloat16, InteractionType::kBFloat16,
+                                 InteractionType::kBFloat16};
 
 bool is_bf16(InteractionType t) { return t == InteractionType::kBFloat16; }
 
@@ -312,7 +330,7 @@ void check_backward(const Problem& p, bool tensor_cores, uint32_t seed, Storage 
   DeviceBuffer<uint8_t> d_x = upload(x, storage.activations), d_emb = upload(emb, storage.embeddings),
                         d_dout = upload(dout, storage.activations);
   DeviceBuffer<uint8_t> d_dx(x.size() * (is_bf16(storage.activations) ? 2 : 4));
-  DeviceBuffer<float> d_demb(emb.size());
+  DeviceBuffer<uint8_t> d_demb(emb.size() * (is_bf16(storage.gradients) ? 2 : 4));
   InteractionArguments a;
   a.batch = p.batch;
   a.num_tables = p.num_tables;
@@ -321,7 +339,11 @@ void check_backward(const Problem& p, bool tensor_cores, uint32_t seed, Storage 
   a.emb = d_emb.data();
   a.dout = d_dout.data();
   a.dx = d_dx.data();
-  a.demb = d_demb.data();
+  if (is_bf16(storage.gradients)) {
+    a.demb_bf16 = reinterpret_cast<__nv_bfloat16*>(d_demb.data());
+  } else {
+    a.demb = reinterpret_cast<float*>(d_demb.data());
+  }
   a.tensor_cores = tensor_cores;
   a.activations = storage.activations;
   a.embeddings = storage.embeddings;
@@ -339,8 +361,8 @@ void check_backward(const Problem& p, bool tensor_cores, uint32_t seed, Storage 
   };
   EXPECT_TRUE(close(expected_dx, download(d_dx, x.size(), storage.activations),
                     bound(magnitude_dx, expected_dx, storage.activations), "dx", p.dim, p));
-  EXPECT_TRUE(close(expected_demb, d_demb.download(), bound(magnitude_demb, expected_demb, InteractionType::kFloat32),
-                    "demb", p.num_tables * p.dim, p));
+  EXPECT_TRUE(close(expected_demb, download(d_demb, emb.size(), storage.gradients),
+                    bound(magnitude_demb, expected_demb, storage.gradients), "demb", p.num_tables * p.dim, p));
 }
 
 TEST(InteractionCuda, ForwardMatchesCpu) {
@@ -526,12 +548,13 @@ TEST(InteractionCuda, TheFusedLookupEqualsGatherThenInteractionBitForBit) {
     }
     const std::vector<float> tables = test_support::random_vector(static_cast<size_t>(total_rows * p.dim), seed++);
     const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
-    for (Storage storage : {kFp32, kBf16Activations, kBf16}) {
+    for (Storage storage : {kFp32, kBf16Activations, kBf16, kBf16Gradients}) {
       for (bool tensor_cores : {false, true}) {
         if (tensor_cores && !interaction_tensor_cores_fit(p.num_tables, p.dim)) continue;
         SCOPED_TRACE(p.describe() + (tensor_cores ? " tensor cores" : " CUDA cores") +
                      (is_bf16(storage.activations) ? (is_bf16(storage.embeddings) ? " bf16" : " bf16 activations")
-                                                   : " fp32"));
+                                                   : " fp32") +
+                     (is_bf16(storage.gradients) ? ", bf16 embedding gradient" : ""));
         const size_t act = is_bf16(storage.activations) ? 2 : 4;
         DeviceBuffer<float> d_tables(tables);
         DeviceBuffer<int64_t> d_offsets(offsets);
@@ -559,12 +582,12 @@ TEST(InteractionCuda, TheFusedLookupEqualsGatherThenInteractionBitForBit) {
         // Each path: its own workspace, outputs and gradients (NaN-filled:
         // everything must be written).
         struct Path {
-          DeviceBuffer<uint8_t> ws, out, dx;
-          DeviceBuffer<float> demb;
+          DeviceBuffer<uint8_t> ws, out, dx, demb;
         };
         auto make_path = [&] {
           Path path{DeviceBuffer<uint8_t>(ws_bytes), DeviceBuffer<uint8_t>(static_cast<size_t>(p.batch * width) * act),
-                    DeviceBuffer<uint8_t>(x.size() * act), DeviceBuffer<float>(slots * static_cast<size_t>(p.dim))};
+                    DeviceBuffer<uint8_t>(x.size() * act),
+                    DeviceBuffer<uint8_t>(slots * static_cast<size_t>(p.dim) * (is_bf16(storage.gradients) ? 2 : 4))};
           PERFLAB_CUDA_CHECK(cudaMemset(path.out.data(), 0xFF, path.out.bytes()));
           PERFLAB_CUDA_CHECK(cudaMemset(path.dx.data(), 0xFF, path.dx.bytes()));
           PERFLAB_CUDA_CHECK(cudaMemset(path.demb.data(), 0xFF, path.demb.bytes()));
@@ -585,11 +608,18 @@ TEST(InteractionCuda, TheFusedLookupEqualsGatherThenInteractionBitForBit) {
 
         ASSERT_TRUE(EmbeddingForward::can_implement(e).ok()) << EmbeddingForward::can_implement(e).reason();
         EmbeddingForward::run(e, gathered.ws.data(), nullptr);
+        const auto set_demb = [&](InteractionArguments& args, DeviceBuffer<uint8_t>& demb) {
+          if (is_bf16(storage.gradients)) {
+            args.demb_bf16 = reinterpret_cast<__nv_bfloat16*>(demb.data());
+          } else {
+            args.demb = reinterpret_cast<float*>(demb.data());
+          }
+        };
         InteractionArguments g = a;
         g.emb = emb.data();
         g.out = gathered.out.data();
         g.dx = gathered.dx.data();
-        g.demb = gathered.demb.data();
+        set_demb(g, gathered.demb);
         InteractionForward::run(g, nullptr, nullptr);
         InteractionBackward::run(g, nullptr, nullptr);
 
@@ -600,7 +630,7 @@ TEST(InteractionCuda, TheFusedLookupEqualsGatherThenInteractionBitForBit) {
         f.lookup.sort = embedding_sort_input(e, fused.ws.data());
         f.out = fused.out.data();
         f.dx = fused.dx.data();
-        f.demb = fused.demb.data();
+        set_demb(f, fused.demb);
         ASSERT_TRUE(InteractionForward::can_implement(f).ok()) << InteractionForward::can_implement(f).reason();
         ASSERT_TRUE(InteractionBackward::can_implement(f).ok()) << InteractionBackward::can_implement(f).reason();
         InteractionForward::run(f, nullptr, nullptr);
@@ -610,16 +640,14 @@ TEST(InteractionCuda, TheFusedLookupEqualsGatherThenInteractionBitForBit) {
 
         EXPECT_EQ(gathered.out.download(), fused.out.download()) << "forward output";
         EXPECT_EQ(gathered.dx.download(), fused.dx.download()) << "dx";
-        const std::vector<float> demb_g = gathered.demb.download(), demb_f = fused.demb.download();
-        ASSERT_EQ(demb_g.size(), demb_f.size());
-        EXPECT_EQ(std::memcmp(demb_g.data(), demb_f.data(), demb_g.size() * sizeof(float)), 0) << "demb";
+        EXPECT_EQ(gathered.demb.download(), fused.demb.download()) << "demb";
         // Equal NaN fills would compare equal: every value must have been written.
         auto nan_count = [](const std::vector<float>& v) {
           return std::count_if(v.begin(), v.end(), [](float value) { return std::isnan(value); });
         };
         EXPECT_EQ(nan_count(download(fused.out, static_cast<size_t>(p.batch * width), storage.activations)), 0);
         EXPECT_EQ(nan_count(download(fused.dx, x.size(), storage.activations)), 0);
-        EXPECT_EQ(nan_count(demb_f), 0);
+        EXPECT_EQ(nan_count(download(fused.demb, slots * static_cast<size_t>(p.dim), storage.gradients)), 0);
         // The sort input: keys, slots and the zeroed done counters, as the gather wrote them.
         const EmbeddingSortInput sg = embedding_sort_input(e, gathered.ws.data());
         const EmbeddingSortInput sf = embedding_sort_input(e, fused.ws.data());
@@ -642,7 +670,7 @@ TEST(InteractionCuda, TheFusedLookupEqualsGatherThenInteractionBitForBit) {
 // (training) or fp32 embeddings (serving), on the CUDA cores and tensor cores.
 TEST(InteractionCuda, Bf16StorageMatchesCpuWithinItsRounding) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  for (Storage storage : {kBf16Activations, kBf16}) {
+  for (Storage storage : {kBf16Activations, kBf16, kBf16Gradients}) {
     for (const Problem& p : problems()) {
       check_forward(p, false, 21, storage);
       check_backward(p, false, 23, storage);

@@ -162,6 +162,46 @@ TEST(DlrmLaunches, FusedOnOneGpuTheInteractionLooksTheRowsUp) {
 #endif
 }
 
+TEST(DlrmLaunches, Bf16OnOneGpuTheEmbeddingGradientIsBf16) {
+#if PERFLAB_DLRM_CUDA
+  // The interaction's backward writes the embedding gradient in bf16 (2
+  // bytes a value) on one GPU: dout, x (bf16), the looked-up rows (fp32
+  // tables plus the ids), dx (bf16) and demb (bf16).
+  const double b = 16384, slots = b * 26, d = 128, width = 128 + 27 * 26 / 2;
+  int found = 0;
+  for (const DeclaredKernel& k : train_step_launches(dle_shape(), options(kc::Precision::kBf16, true))) {
+    if (k.kernel != "interaction_backward_kernel") continue;
+    EXPECT_DOUBLE_EQ(k.cost.bytes, b * width * 2 + b * d * 2 + slots * (d * 4 + 4) + b * d * 2 + slots * d * 2);
+    ++found;
+  }
+  EXPECT_EQ(found, 1);
+  // Unfused (the gather's bf16 rows) the same gradient; in TF32 an fp32 one.
+  for (const DeclaredKernel& k : train_step_launches(dle_shape(), options(kc::Precision::kBf16, false))) {
+    if (k.kernel == "interaction_backward_kernel") {
+      EXPECT_DOUBLE_EQ(k.cost.bytes, b * width * 2 + b * d * 2 + slots * d * 2 + b * d * 2 + slots * d * 2);
+    }
+  }
+  for (const DeclaredKernel& k : train_step_launches(dle_shape(), options(kc::Precision::kTf32, false))) {
+    if (k.kernel == "interaction_backward_kernel") {
+      EXPECT_DOUBLE_EQ(k.cost.bytes, b * width * 4 + b * d * 4 + slots * d * 4 + b * d * 4 + slots * d * 4);
+    }
+  }
+  // Across ranks the gradients go back bf16 too: the same bytes as the rows
+  // that came (their labels name the exchanges).
+  for (kc::Precision p : {kc::Precision::kBf16, kc::Precision::kTf32}) {
+    double rows = 0, gradients = 0;
+    for (const DeclaredKernel& k : train_step_launches(dle_shape(), options(p, true), 2, 0)) {
+      if (k.label.find("send/receive: embeddings") != std::string::npos) rows += k.cost.bytes;
+      if (k.label.find("send/receive: embedding gradients") != std::string::npos) gradients += k.cost.bytes;
+    }
+    EXPECT_GT(rows, 0);
+    EXPECT_DOUBLE_EQ(gradients, rows);
+  }
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
 TEST(DlrmLaunches, Tf32UnfusedStepAddsTheBiasAndReluKernels) {
 #if PERFLAB_DLRM_CUDA
   expect_launches(train_step_launches(dle_shape(), options(kc::Precision::kTf32, false)),
