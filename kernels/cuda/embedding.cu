@@ -210,8 +210,8 @@ __device__ int64_t run_end(const RowKey* __restrict__ keys, int64_t num_slots, i
 /// acc[i] += grad[slot, c0 + lane + 32 i] for the slots at sorted positions
 /// [begin, end), in order (warp-uniform arguments). Each lane loads one
 /// slot index of 32 and the warp broadcasts it, so a row's gradient is
-/// read in coalesced 128-byte pieces. TG: the gradient's stored type (fp32,
-/// or bf16 widened exactly).
+/// read in coalesced pieces (128 bytes fp32, 64 bf16). TG: the gradient's
+/// stored type (fp32, or bf16 widened exactly).
 template <typename TG>
 __device__ void add_slots(const Slot* __restrict__ sorted_slots, const TG* __restrict__ grad, int64_t dim,
                           int64_t c0, int64_t begin, int64_t end, float (&acc)[kColsPerLane]) {

@@ -119,7 +119,8 @@ class EmbeddingForward {
 class EmbeddingBackwardSgd {
  public:
   /// Checks the shape (B*T below 2^31, total_rows at most 2^32) and that
-  /// tables, table_row_offsets, ids, grad and lr_device are set.
+  /// tables, table_row_offsets, ids, exactly one of grad and grad_bf16, and
+  /// lr_device are set.
   static Status can_implement(const EmbeddingArguments& args);
   /// Sort buffers for B*T slots, the update's per-tile partial sums and
   /// done counters, plus CUB's temporary storage (asked

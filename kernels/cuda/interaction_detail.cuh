@@ -153,7 +153,8 @@ void with_types(const InteractionArguments& a, F&& f) {
 }
 
 /// The arguments' activation pointers in their stored type TA (the
-/// embeddings come through a row source, with_rows; demb is fp32 always).
+/// embeddings come through a row source, with_rows; the embedding gradient
+/// through with_gradient).
 template <typename TA>
 struct Typed {
   const TA* x;

@@ -19,7 +19,7 @@
 //          and the embeddings (gathered as bf16 when the model trains its
 //          own tables; fp32 when serving), computes in fp32 and writes the
 //          top MLP's bf16 input; backward the same way round, the embedding
-//          gradient fp32 (the sparse update's input). The loss (or the fused
+//          gradient bf16 (the sparse update's input, below). The loss (or the fused
 //          head) reads bf16 and writes a bf16 gradient (fp32/double
 //          arithmetic). The tables stay fp32; the one cast left in a step is
 //          the dense input's.

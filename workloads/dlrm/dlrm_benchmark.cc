@@ -228,10 +228,11 @@ ValueBytes exchange_values(const RunContext& ctx, const DlrmSetup& setup) {
 /// Several ranks: the table placement, the batch split, the frequent
 /// categories of the hybrid embedding, and the bytes each exchange moves
 /// per iteration (the hybrid's beside model parallel's, with the
-/// reduction), recorded with the data facts; `forward_value_bytes`: 2 when
-/// the rows travel as bf16 (a bf16 cuda run; the gradients stay fp32).
+/// reduction), recorded with the data facts; `values`: the bytes of a row's
+/// value forward and of its gradient's backward (2 and 2 in a bf16 cuda
+/// run, exchange_values).
 /// Throws UsageError when the tables or the batch cannot be split over `ranks`.
-void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, double forward_value_bytes,
+void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, const ValueBytes& values,
                     nlohmann::json& facts) {
   const TablePlacement placement = place_tables(setup.shape.table_sizes, ranks);
   if (setup.batch_size < ranks) {
@@ -242,9 +243,12 @@ void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, dou
   for (int r = 0; r < ranks; ++r) {
     local.push_back(slice_first(setup.batch_size, ranks, r + 1) - slice_first(setup.batch_size, ranks, r));
   }
-  const double forward_scale = forward_value_bytes / sizeof(float);  // the rows' bytes against fp32's
+  // The rows' and their gradients' bytes against fp32's.
+  const double forward_scale = values.forward / static_cast<double>(sizeof(float));
+  const double backward_scale = values.backward / static_cast<double>(sizeof(float));
   ExchangeBytes bytes = model_parallel_exchange_bytes(placement, setup.batch_size, setup.shape.embed_dim);
   bytes.forward *= forward_scale;
+  bytes.backward *= backward_scale;
   const bool hybrid = setup.sharding.mode == EmbeddingMode::kHybrid;
   facts["ranks"] = ranks;
   facts["embedding"] = hybrid ? "hybrid" : "model_parallel";
@@ -266,7 +270,7 @@ void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, dou
                                                   train.batch(i * setup.batch_size, setup.batch_size),
                                                   setup.shape.embed_dim);
     mean.forward += b.forward * forward_scale / static_cast<double>(batches);
-    mean.backward += b.backward / static_cast<double>(batches);
+    mean.backward += b.backward * backward_scale / static_cast<double>(batches);
   }
   nlohmann::json h = frequent_json(setup.sharding.frequent);
   h["replica_gradient_all_reduce_bytes"] =
@@ -450,7 +454,7 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
       setup_.sharding.frequent = find_frequent(train_.categorical.data(), plan.train_samples, shape.table_sizes,
                                       frequency_threshold(plan.train_samples, setup_.batch_size));
     }
-    add_rank_facts(ctx.size(), setup_, train_, exchange_values(ctx, setup_).forward, data_facts);
+    add_rank_facts(ctx.size(), setup_, train_, exchange_values(ctx, setup_), data_facts);
     if (nccl_) {
       data_facts["exchange"] =
           "nccl: grouped send/receive of the embeddings and their gradients, all-reduce of the MLP gradients, "

@@ -195,6 +195,15 @@ TEST(EmbeddingCudaCanImplement, AcceptsAValidProblemAndRejectsBadOnesWithAReason
   EXPECT_TRUE(EmbeddingBackwardSgd::can_implement(good).ok())
       << EmbeddingBackwardSgd::can_implement(good).reason();
   EXPECT_EQ(EmbeddingForward::workspace_bytes(good), 0u);
+  // bf16 gradients instead of fp32: accepted, and the update declares 2 bytes a value.
+  EmbeddingArguments bf16 = good;
+  static __nv_bfloat16 gradient;
+  bf16.grad = nullptr;
+  bf16.grad_bf16 = &gradient;
+  EXPECT_TRUE(EmbeddingBackwardSgd::can_implement(bf16).ok()) << EmbeddingBackwardSgd::can_implement(bf16).reason();
+  EXPECT_DOUBLE_EQ(EmbeddingBackwardSgd::launches(good).back().cost.bytes -
+                       EmbeddingBackwardSgd::launches(bf16).back().cost.bytes,
+                   4.0 * 2 * 8 * 2);  // B*T*dim values, 2 bytes fewer each
 
   struct Case {
     const char* expect;  // substring of the reason
@@ -214,6 +223,12 @@ TEST(EmbeddingCudaCanImplement, AcceptsAValidProblemAndRejectsBadOnesWithAReason
       {"ids is null", [](EmbeddingArguments& a) { a.ids = nullptr; }, true, true},
       {"out is null", [](EmbeddingArguments& a) { a.out = nullptr; }, true, false},
       {"grad is null", [](EmbeddingArguments& a) { a.grad = nullptr; }, false, true},
+      {"grad and grad_bf16 are both set",
+       [](EmbeddingArguments& a) {
+         static __nv_bfloat16 g;
+         a.grad_bf16 = &g;
+       },
+       false, true},
       {"lr_device is null", [](EmbeddingArguments& a) { a.lr_device = nullptr; }, false, true},
       {"below 2^31",
        [](EmbeddingArguments& a) {

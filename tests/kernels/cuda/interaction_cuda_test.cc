@@ -13,7 +13,8 @@
 // computes in fp32 as before; a bf16 output is the device's fp32 result v
 // rounded to nearest even, off by at most half a bf16 ulp, 2^-8 |v|, with
 // |v| <= |expected| + bound. So bf16 outputs get bound + 2^-8 (|expected| +
-// bound); demb stays fp32 and keeps the fp32 bound.
+// bound); demb keeps the fp32 bound, or (kBf16Gradients: demb_bf16) takes
+// the same rounding allowance.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -160,6 +161,13 @@ TEST(InteractionCudaCanImplement, AcceptsDleShapesAndRejectsBadOnesWithAReason) 
       {"unknown element type",
        [](InteractionArguments& a) { a.activations = static_cast<InteractionType>(7); }, true, true},
   };
+  // A bf16 model's embedding gradient (demb_bf16) with bf16 storage: accepted.
+  InteractionArguments bf16 = good;
+  static __nv_bfloat16 gradient;
+  bf16.activations = bf16.embeddings = InteractionType::kBFloat16;
+  bf16.demb = nullptr;
+  bf16.demb_bf16 = &gradient;
+  EXPECT_TRUE(InteractionBackward::can_implement(bf16).ok()) << InteractionBackward::can_implement(bf16).reason();
   InteractionArguments padded = good;
   padded.out_stride = 480;  // DLE's 479 columns in rows of 480
   EXPECT_TRUE(InteractionForward::can_implement(padded).ok()) << InteractionForward::can_implement(padded).reason();

@@ -179,13 +179,16 @@ TEST(DlrmLaunches, Bf16OnOneGpuTheEmbeddingGradientIsBf16) {
   for (const DeclaredKernel& k : train_step_launches(dle_shape(), options(kc::Precision::kBf16, false))) {
     if (k.kernel == "interaction_backward_kernel") {
       EXPECT_DOUBLE_EQ(k.cost.bytes, b * width * 2 + b * d * 2 + slots * d * 2 + b * d * 2 + slots * d * 2);
+      ++found;
     }
   }
   for (const DeclaredKernel& k : train_step_launches(dle_shape(), options(kc::Precision::kTf32, false))) {
     if (k.kernel == "interaction_backward_kernel") {
       EXPECT_DOUBLE_EQ(k.cost.bytes, b * width * 4 + b * d * 4 + slots * d * 4 + b * d * 4 + slots * d * 4);
+      ++found;
     }
   }
+  EXPECT_EQ(found, 3);
   // Across ranks the gradients go back bf16 too: the same bytes as the rows
   // that came (their labels name the exchanges).
   for (kc::Precision p : {kc::Precision::kBf16, kc::Precision::kTf32}) {

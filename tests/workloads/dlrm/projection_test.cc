@@ -67,8 +67,10 @@ TEST(DlrmProjection, TheHybridReductionScalesTheExchangeOnly) {
   EXPECT_DOUBLE_EQ(j["exchange_scale"].get<double>(), 0.25);
 }
 
-// A bf16 cuda run's bytes: bf16 rows forward, fp32 gradients backward, a
-// bf16 all-reduce; the communication is the three, nothing overlapped.
+// Value bytes per direction: bf16 rows forward with fp32 gradients
+// backward, a bf16 all-reduce (what each field scales); the communication
+// is the three, nothing overlapped. A bf16 cuda run moves {2, 2, 2}
+// (below).
 TEST(DlrmProjection, Bf16MovesHalfTheForwardRowsAndHalfTheAllReduce) {
   const Projection fp32 = project_communication(odd_shape(), 64);
   const Projection bf16 = project_communication(odd_shape(), 64, std::nullopt, ValueBytes{2, 4, 2});
@@ -88,6 +90,19 @@ TEST(DlrmProjection, Bf16MovesHalfTheForwardRowsAndHalfTheAllReduce) {
   EXPECT_EQ(j["value_bytes"]["forward"], 2);
   EXPECT_EQ(j["value_bytes"]["all_reduce"], 2);
   EXPECT_DOUBLE_EQ(j["scales"][0]["all_to_all_backward_bytes"].get<double>(), bf16.scales[0].all_to_all_backward_bytes);
+}
+
+// A bf16 cuda run (CudaModel: rows, their gradients and the dense gradient
+// all bf16): every byte count half the fp32 run's.
+TEST(DlrmProjection, Bf16CudaMovesHalfOfEverything) {
+  const Projection fp32 = project_communication(odd_shape(), 64);
+  const Projection bf16 = project_communication(odd_shape(), 64, std::nullopt, ValueBytes{2, 2, 2});
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(bf16.scales[i].all_to_all_bytes, fp32.scales[i].all_to_all_bytes / 2);
+    EXPECT_DOUBLE_EQ(bf16.scales[i].all_to_all_backward_bytes, fp32.scales[i].all_to_all_backward_bytes / 2);
+    EXPECT_DOUBLE_EQ(bf16.scales[i].all_reduce_bytes, fp32.scales[i].all_reduce_bytes / 2);
+  }
+  EXPECT_EQ(projection_json(bf16)["value_bytes"]["backward"], 2);
 }
 
 TEST(DlrmProjection, RefusesAnEmptyBatch) { EXPECT_THROW(project_communication(odd_shape(), 0), UsageError); }
