@@ -503,7 +503,14 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     step.precision = bf16 ? "bf16" : "tf32";
     step.work.flops_precision = step.precision;
     step.hyperparameters["perflab_dlrm_interaction"] =
-        setup_.interaction_tensor_cores ? "TF32 tensor cores (WMMA), fp32 accumulate" : "fp32 CUDA cores";
+        !setup_.interaction_tensor_cores ? "fp32 CUDA cores"
+        : bf16                           ? "bf16 tensor cores (WMMA), fp32 accumulate"
+                                         : "TF32 tensor cores (WMMA), fp32 accumulate";
+    // CudaModel's lookup_in_interaction: what --fused changes about the lookups.
+    step.hyperparameters["perflab_dlrm_lookup"] =
+        toggles_[Toggle::kFused].in_effect && !nccl_
+            ? "inside the interaction's kernels (fused, one GPU): no gather launch, no [batch, tables, dim] tensor"
+            : "a gather of every table's rows (one launch) into [batch, tables, dim]";
     step.hyperparameters["perflab_dlrm_precision"] =
         bf16 ? "bf16 storage (Linear layers, interaction, looked-up and exchanged embeddings and their "
                "gradients, logits and their gradients, the dense gradient and its all-reduce), fp32 arithmetic "
