@@ -20,6 +20,7 @@ using namespace interaction_detail;
 namespace {
 
 constexpr int kThreads = 256;
+static_assert(kThreads % 32 == 0, "load_features gives whole warps to rows");
 constexpr size_t kMaxSharedBytes = 48 * 1024;  // without the opt-in attribute
 
 /// Floats between feature rows in the backward's shared memory: odd, so
@@ -41,15 +42,30 @@ __host__ __device__ int64_t pair_count(int features) {
 
 /// Copies sample b's features into z [features, stride] (x first, then the
 /// embedding rows from `rows`, interaction_detail.cuh), widened to fp32;
-/// also copies x through to `x_out` (its own type: exact) when not null. A
-/// warp per feature row: the row's start is found once (with the lookup
-/// fused in, one id and one offset read per row, not per value), and the
-/// lanes read consecutive columns. Indices within a row are 32-bit:
-/// features * stride fits the block's shared memory (check() caps it at
-/// 48 KiB).
+/// also copies x through to `x_out` (its own type: exact) when not null.
+/// With the lookup fused in and rows of at least 32 values, a warp per
+/// feature row: the row's start (an id and an offset read) is found once
+/// per row, and the lanes read consecutive columns. Otherwise every thread
+/// takes the next element of the flat features x dim range, so short rows
+/// keep the whole block busy. Indices within a sample are 32-bit: features
+/// * stride fits the block's shared memory (check() caps it at 48 KiB).
 template <typename TA, typename Rows>
 __device__ void load_features(const TA* xb, const Rows& rows, int64_t b, int features, int dim, int stride,
                               float* z, TA* x_out) {
+  if (!Rows::kCostlyStart || dim < 32) {
+    const int total = features * dim;
+    for (int k = static_cast<int>(threadIdx.x); k < total; k += static_cast<int>(blockDim.x)) {
+      const int f = k / dim;
+      const int d = k - f * dim;
+      if (k < dim) {
+        z[d] = widen(xb[k]);
+        if (x_out != nullptr) x_out[k] = xb[k];
+      } else {
+        z[f * stride + d] = rows.at(rows.start(b, f - 1), d);
+      }
+    }
+    return;
+  }
   const int lane = static_cast<int>(threadIdx.x % 32), warps = static_cast<int>(blockDim.x / 32);
   for (int f = static_cast<int>(threadIdx.x / 32); f < features; f += warps) {
     if (f == 0) {

@@ -51,13 +51,18 @@ __device__ __forceinline__ float as_stored(float v) {
 /// (nothing here).
 template <typename TE>
 struct DenseRows {
+  /// Finding a row's start is a multiply: loaders need not hoist it.
+  static constexpr bool kCostlyStart = false;
   const TE* emb;
   int num_tables;
   int dim;
   __device__ int64_t start(int64_t b, int t) const { return (b * num_tables + t) * static_cast<int64_t>(dim); }
   __device__ float at(int64_t s, int d) const { return widen(emb[s + d]); }
   __device__ float4 at4(int64_t s, int d) const { return load4(emb + s + d); }
-  __device__ uint4 bits8(int64_t s, int v) const { return reinterpret_cast<const uint4*>(emb + s)[v]; }
+  __device__ uint4 bits8(int64_t s, int v) const {
+    static_assert(std::is_same_v<TE, __nv_bfloat16>, "bits8: bf16 rows only");
+    return reinterpret_cast<const uint4*>(emb + s)[v];
+  }
   __device__ void write_sort(int64_t, int) const {}
 };
 
@@ -66,6 +71,8 @@ struct DenseRows {
 /// sort input as the gather would (sort.keys null: nothing).
 template <typename TE>
 struct LookupRows {
+  /// Finding a row's start reads an id and an offset: loaders find it once per row.
+  static constexpr bool kCostlyStart = true;
   const float* tables;
   const int64_t* offsets;
   const int32_t* ids;
@@ -80,6 +87,7 @@ struct LookupRows {
     return make_float4(as_stored<TE>(v.x), as_stored<TE>(v.y), as_stored<TE>(v.z), as_stored<TE>(v.w));
   }
   __device__ uint4 bits8(int64_t s, int v) const {
+    static_assert(std::is_same_v<TE, __nv_bfloat16>, "bits8: bf16 rows only");
     const float* r = tables + s + 8 * v;
     const float4 lo = load4(r), hi = load4(r + 4);
     // .x of each pair at the lower address: element 8v first, as in a bf16 row.
@@ -103,9 +111,9 @@ __device__ int64_t lane_row_start(const Rows& rows, int64_t b, int features, int
 }
 /// Where feature f's row starts (f >= 1), from lane f - 1's lane_row_start.
 /// Every lane of the warp must call it (a shuffle); a lane with f outside
-/// [1, 32] gets lane 0's value, which it does not use.
+/// [1, kTcRows) gets lane 0's value, which it does not use.
 __device__ inline int64_t row_start_of(int64_t mine, int f) {
-  const int src = f >= 1 && f <= 32 ? f - 1 : 0;
+  const int src = f >= 1 && f < kTcRows ? f - 1 : 0;
   return __shfl_sync(0xffffffffu, mine, src);
 }
 

@@ -51,7 +51,7 @@ __device__ void tc_load_features(const TA* xb, const Rows& rows, int64_t b, int 
                                  float* z, int lane) {
   const int vectors = dim / 4;
   const int64_t mine = lane_row_start(rows, b, features, lane);
-  for (int k = lane; k < kTcRows * vectors; k += 32) {  // the same trips for every lane: 32 * vectors
+  for (int k = lane; k < kTcRows * vectors; k += 32) {  // `vectors` trips for every lane
     const int f = k / vectors;
     const int v = k - f * vectors;
     const int64_t s = row_start_of(mine, f);  // every lane: a shuffle
@@ -252,7 +252,7 @@ __device__ void tc_bf16_load_features(const __nv_bfloat16* xb, const Rows& rows,
                                       int stride, __nv_bfloat16* z, int lane) {
   const int vectors = dim / 8;
   const int64_t mine = lane_row_start(rows, b, features, lane);
-  for (int k = lane; k < kTcRows * vectors; k += 32) {  // the same trips for every lane: 32 * vectors
+  for (int k = lane; k < kTcRows * vectors; k += 32) {  // `vectors` trips for every lane
     const int f = k / vectors;
     const int v = k - f * vectors;
     const int64_t s = row_start_of(mine, f);  // every lane: a shuffle
