@@ -83,6 +83,7 @@ std::vector<HaloConvRow> halo_conv_rows(const std::vector<Result>& results) {
       if (const auto v = part_median(r, part)) row.hybrid_parts.emplace_back(part, *v);
     }
     if (data_text(r, "scheme") == "hybrid") row.shape += ", hybrid";  // its own twins only
+    if (data_text(r, "precision") == "bf16") row.shape += ", bf16";    // likewise: never paired with fp32
     if (row.compute_ms) row.exposed_ms = std::max(0.0, row.step_ms - *row.compute_ms);
     row.voxels_per_s = row.step_ms > 0 ? static_cast<double>(r.plan.global_batch_size) / (row.step_ms * 1e-3) : 0;
     if (r.work.flops_per_iteration > 0 && row.step_ms > 0) {

@@ -41,7 +41,7 @@ PY
 }
 
 # One process, 2 slabs: both variants.
-if (cd "$tmp" && "$PERFLAB" run halo_conv --set halo=naive,overlap --set partitions=2 --iterations 3 \
+if (cd "$tmp" && "$PERFLAB" run halo_conv --backend cpu --set halo=naive,overlap --set partitions=2 --iterations 3 \
       --out one >"$tmp/one.txt" 2>"$tmp/one.err"); then
   if check_results "$tmp/one" 1 2 "in effect" 2; then pass "one process, 2 slabs: naive and overlap pass the gate"; else fail "one process: results"; fi
   report=$(find "$tmp/one" -name report.md -path "*sweep*" | head -1)
@@ -56,7 +56,7 @@ else
 fi
 
 # Slabs of 5 planes with k = 3: overlap cannot pay, said so.
-if (cd "$tmp" && "$PERFLAB" run halo_conv --set partitions=4 --iterations 2 --out thin >"$tmp/thin.txt" 2>"$tmp/thin.err"); then
+if (cd "$tmp" && "$PERFLAB" run halo_conv --backend cpu --set partitions=4 --iterations 2 --out thin >"$tmp/thin.txt" 2>"$tmp/thin.err"); then
   if check_results "$tmp/thin" 1 4 "requested, not in effect: slabs of 5 plane(s)" 1; then
     pass "thin slabs: overlap requested, not in effect, with the reason"
   else
@@ -67,7 +67,7 @@ else
 fi
 
 # The hybrid scheme: two split levels and a gathered bottleneck, every part timed.
-if (cd "$tmp" && "$PERFLAB" run halo_conv --set scheme=hybrid --set partitions=2 --iterations 2 --out hybrid \
+if (cd "$tmp" && "$PERFLAB" run halo_conv --backend cpu --set scheme=hybrid --set partitions=2 --iterations 2 --out hybrid \
       >"$tmp/hybrid.txt" 2>"$tmp/hybrid.err") && "$PYTHON" - "$tmp/hybrid" <<'PY'
 import json, pathlib, sys
 [path] = pathlib.Path(sys.argv[1]).rglob("result.json")
@@ -85,19 +85,27 @@ else
   fail "hybrid run: $(cat "$tmp/hybrid.err")"
 fi
 
-# precision=bf16 on the cpu backend: bf16 numbers emulated, its gate at bf16's tolerance.
-if (cd "$tmp" && "$PERFLAB" run halo_conv --set precision=bf16 --set partitions=2 --iterations 2 --out bf16 \
-      >"$tmp/bf16.txt" 2>"$tmp/bf16.err") && "$PYTHON" - "$tmp/bf16" <<'PY'
+# precision=bf16 on the cpu backend: bf16 numbers emulated, its gate at
+# bf16's tolerance; the sweep report keeps its rows apart from fp32's.
+if (cd "$tmp" && "$PERFLAB" run halo_conv --backend cpu --set precision=fp32,bf16 --set partitions=2 --iterations 2 \
+      --out bf16 >"$tmp/bf16.txt" 2>"$tmp/bf16.err") && "$PYTHON" - "$tmp/bf16" <<'PY'
 import json, pathlib, sys
-[path] = pathlib.Path(sys.argv[1]).rglob("result.json")
-r = json.load(open(path))
+results = [json.load(open(p)) for p in pathlib.Path(sys.argv[1]).rglob("result.json")]
+assert len(results) == 2, len(results)
+[r] = [x for x in results if x["spec"]["params"]["precision"] == "bf16"]
 run = r["runs"][0]
 assert run["correctness"]["passed"] and "tolerance 0.03125" in run["correctness"]["detail"], run["correctness"]
 assert run["facts"]["math"].startswith("bf16 (emulated"), run["facts"]
 assert r["plan"]["data"]["precision"] == "bf16" and r["plan"]["precision"] == "bf16", r["plan"]
 PY
 then
-  pass "precision=bf16 on the cpu backend: emulated, gate at bf16's tolerance"
+  report=$(find "$tmp/bf16" -name report.md -path "*sweep*" | head -1)
+  if [[ -n $report ]] && grep -qE "^\| 1x3x20x12x14 -> 5, k=3, train, bf16 \| cpu \| 2 \|" "$report" \
+     && grep -qE "^\| 1x3x20x12x14 -> 5, k=3, train \| cpu \| 2 \|" "$report"; then
+    pass "precision=bf16 on the cpu backend: emulated, gate at bf16's tolerance, its own report row"
+  else
+    fail "bf16 sweep report: $(grep '^| 1x3x20' "$report" 2>/dev/null)"
+  fi
 else
   fail "bf16 run: $(cat "$tmp/bf16.err")"
 fi
@@ -118,7 +126,7 @@ fi
 expect 2 "^perflab: error: scheme=hybrid, level 2 \(half resolution\): 6 partitions" -- run halo_conv --set scheme=hybrid --set partitions=6 --set depth=6 --out "$tmp/bad"
 
 # Two ranks, one slab each: halos over MPI, both variants.
-if (cd "$tmp" && mpirun -np 2 "$PERFLAB" run halo_conv --set halo=naive,overlap --iterations 3 \
+if (cd "$tmp" && mpirun -np 2 "$PERFLAB" run halo_conv --backend cpu --set halo=naive,overlap --iterations 3 \
       --out two >"$tmp/two.txt" 2>"$tmp/two.err"); then
   if check_results "$tmp/two" 2 2 "in effect" 2; then pass "2 ranks: naive and overlap pass the gate"; else fail "2 ranks: results"; fi
 else
@@ -128,7 +136,7 @@ fi
 # Three ranks, the hybrid scheme: the bottleneck gathered over MPI.
 # tiny's bottleneck: 5 planes of 3x3, 20 channels, in slabs of 2, 2, 1: the ranks
 # receive 3 + 3 + 4 planes, of the input and of the output gradient, in fp32.
-if (cd "$tmp" && mpirun -np 3 "$PERFLAB" run halo_conv --set scheme=hybrid --set halo=naive --iterations 2 \
+if (cd "$tmp" && mpirun -np 3 "$PERFLAB" run halo_conv --backend cpu --set scheme=hybrid --set halo=naive --iterations 2 \
       --out three >"$tmp/three.txt" 2>"$tmp/three.err") && grep -q "gather" "$tmp/three.txt" \
    && "$PYTHON" -c "import json,glob,sys; r=json.load(open(glob.glob(sys.argv[1]+'/**/result.json',recursive=True)[0])); f=r['runs'][0]['facts']; assert r['runs'][0]['correctness']['passed'] and f['ranks']==3 and f['gather_bytes_per_step']>0, f; assert f['gather_bytes_per_step'] == (3+3+4)*20*3*3*4*2, f" "$tmp/three"; then
   pass "3 ranks, hybrid: gathered bottleneck passes the gate"

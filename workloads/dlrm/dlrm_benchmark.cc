@@ -191,6 +191,7 @@ double host_bytes_needed(const SyntheticConfig& sc, int64_t embed_dim, Backend b
 /// buffers (lookups and received rows with their gradients). With the lookup
 /// inside the interaction (`lookup_fused`: fused, no exchange; cuda_launches.h's
 /// lookup_in_interaction) the gathered [batch, T, D] rows are not allocated.
+/// Every buffer is counted at 4 bytes a value: in bf16 an overestimate.
 double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_samples, bool nccl, int ranks,
                            bool lookup_fused) {
   constexpr double kSampleBytes = (13 + 1) * sizeof(float) + 26 * sizeof(int32_t);
@@ -217,21 +218,8 @@ double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_
 /// epoch): enough for a stable mean, cheap at preparation.
 constexpr int64_t kByteSampleBatches = 64;
 
-/// Bytes per value the step moves (projection.h's ValueBytes): a bf16 cuda
-/// run exchanges bf16 rows forward and bf16 gradients back, and all-reduces
-/// bf16 dense gradients (cuda_model.h); everything else moves fp32.
-ValueBytes exchange_values(const RunContext& ctx, const DlrmSetup& setup) {
-  if (ctx.backend() == Backend::kCuda && setup.precision == "bf16") return {2, 2, 2};
-  return {};
-}
+}  // namespace
 
-/// Several ranks: the table placement, the batch split, the frequent
-/// categories of the hybrid embedding, and the bytes each exchange moves
-/// per iteration (the hybrid's beside model parallel's, with the
-/// reduction), recorded with the data facts; `values`: the bytes of a row's
-/// value forward and of its gradient's backward (2 and 2 in a bf16 cuda
-/// run, exchange_values).
-/// Throws UsageError when the tables or the batch cannot be split over `ranks`.
 void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, const ValueBytes& values,
                     nlohmann::json& facts) {
   const TablePlacement placement = place_tables(setup.shape.table_sizes, ranks);
@@ -283,7 +271,10 @@ void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, con
   facts["all_to_all_reduction"] = mp > 0 ? 1.0 - (mean.forward + mean.backward) / mp : 0.0;
 }
 
-}  // namespace
+ValueBytes exchange_values(Backend backend, const std::string& precision) {
+  if (backend == Backend::kCuda && precision == "bf16") return {2, 2, 2};
+  return {};
+}
 
 std::vector<int> parse_layers(const std::string& param, const std::string& text) {
   std::vector<int> out;
@@ -454,7 +445,7 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
       setup_.sharding.frequent = find_frequent(train_.categorical.data(), plan.train_samples, shape.table_sizes,
                                       frequency_threshold(plan.train_samples, setup_.batch_size));
     }
-    add_rank_facts(ctx.size(), setup_, train_, exchange_values(ctx, setup_), data_facts);
+    add_rank_facts(ctx.size(), setup_, train_, exchange_values(ctx.backend(), setup_.precision), data_facts);
     if (nccl_) {
       data_facts["exchange"] =
           "nccl: grouped send/receive of the embeddings and their gradients, all-reduce of the MLP gradients, "
@@ -471,7 +462,8 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     std::optional<double> reduction;
     if (const auto r = data_facts.find("all_to_all_reduction"); r != data_facts.end()) reduction = r->get<double>();
     data_facts["projection"] = projection_json(project_communication(
-        shape, std::max<int64_t>(1, setup_.batch_size / ctx.size()), reduction, exchange_values(ctx, setup_)));
+        shape, std::max<int64_t>(1, setup_.batch_size / ctx.size()), reduction,
+        exchange_values(ctx.backend(), setup_.precision)));
   }
   data_facts["forward_flops_per_sample"] = forward_flops_per_sample(shape);
   step.data = data_facts;
@@ -487,8 +479,13 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
         "weights, biases, SGD and loss (workloads/dlrm/model.h)";
   }
   if (backend_ == Backend::kCuda) {
+    // A training model (serving models take their embeddings from outside:
+    // fp32 rows, no lookup of their own). CudaModel's lookup_in_interaction
+    // and bf16_embeddings, for what the result says below.
+    const bool training = ctx.spec.mode != RunMode::kInference;
+    const bool lookup_fused = training && toggles_[Toggle::kFused].in_effect && !nccl_;
     step.device_bytes = device_bytes_needed(shape, setup_.batch_size, eval_.size(), nccl_, ctx.size(),
-                                            toggles_[Toggle::kFused].in_effect && !nccl_);
+                                            lookup_fused);
     step.device_bytes_advice = "reduce max_table_size, embed_dim, batch_size or eval_samples";
 #ifdef PERFLAB_DLRM_CUDA
     if (ctx.spec.mode == RunMode::kInference) {
@@ -502,15 +499,17 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     const bool bf16 = setup_.precision == "bf16";
     step.precision = bf16 ? "bf16" : "tf32";
     step.work.flops_precision = step.precision;
+    // bf16 WMMA needs bf16 embeddings too: a bf16 model that trains its tables.
     step.hyperparameters["perflab_dlrm_interaction"] =
         !setup_.interaction_tensor_cores ? "fp32 CUDA cores"
-        : bf16                           ? "bf16 tensor cores (WMMA), fp32 accumulate"
+        : bf16 && training               ? "bf16 tensor cores (WMMA), fp32 accumulate"
                                          : "TF32 tensor cores (WMMA), fp32 accumulate";
-    // CudaModel's lookup_in_interaction: what --fused changes about the lookups.
+    // What --fused changes about the lookups.
     step.hyperparameters["perflab_dlrm_lookup"] =
-        toggles_[Toggle::kFused].in_effect && !nccl_
-            ? "inside the interaction's kernels (fused, one GPU): no gather launch, no [batch, tables, dim] tensor"
-            : "a gather of every table's rows (one launch) into [batch, tables, dim]";
+        !training      ? "the serving engine's rows (placement), handed to the interaction"
+        : lookup_fused ? "inside the interaction's kernels (fused, no communicator): no gather launch, no "
+                         "[batch, tables, dim] tensor"
+                       : "a gather of every table's rows (one launch) into [batch, tables, dim]";
     step.hyperparameters["perflab_dlrm_precision"] =
         bf16 ? "bf16 storage (Linear layers, interaction, looked-up and exchanged embeddings and their "
                "gradients, logits and their gradients, the dense gradient and its all-reduce), fp32 arithmetic "

@@ -13,6 +13,7 @@
 #include "workloads/dlrm/data/dataset.h"
 #include "workloads/dlrm/model.h"
 #include "workloads/dlrm/hybrid_embedding.h"
+#include "workloads/dlrm/projection.h"
 #include "workloads/dlrm/schedule.h"
 #include "workloads/dlrm/serve/serve_options.h"
 #include "workloads/dlrm/sharded_model.h"
@@ -26,6 +27,12 @@ namespace perflab::dlrm {
 /// Parses a layer list such as "512-256-128"; throws UsageError naming the
 /// parameter when it is not a list of positive integers.
 std::vector<int> parse_layers(const std::string& param, const std::string& text);
+
+/// Bytes per value of what a step moves between ranks (projection.h's
+/// ValueBytes): a bf16 run on the cuda backend exchanges bf16 rows forward
+/// and bf16 gradients back and all-reduces bf16 dense gradients
+/// (cuda_model.h); everything else moves fp32.
+ValueBytes exchange_values(Backend backend, const std::string& precision);
 
 /// Everything the workload derives from its parameters.
 struct DlrmSetup {
@@ -54,6 +61,15 @@ struct DlrmSetup {
   /// "{seed}" replaced); "" for nowhere.
   std::string save_model;
 };
+
+/// Several ranks: the table placement, the batch split, the frequent
+/// categories of the hybrid embedding (from `train`'s first batches), and
+/// the bytes each exchange moves per iteration (the hybrid's beside model
+/// parallel's, with the reduction), into `facts`; `values`: the bytes of a
+/// row's value forward and of its gradient's backward (exchange_values).
+/// Throws UsageError when the tables or the batch cannot be split over `ranks`.
+void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, const ValueBytes& values,
+                    nlohmann::json& facts);
 
 class DlrmBenchmark final : public TrainableBenchmark {
  public:

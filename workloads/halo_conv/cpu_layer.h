@@ -33,8 +33,9 @@ struct LayerConfig {
   /// bf16 storage: input, weights, output gradient, output, input gradient
   /// and each partition's weight gradient hold bf16 values (on the cuda
   /// backend bf16 memory, halos moved as bf16; on the cpu backend fp32
-  /// memory rounded to bf16 wherever the cuda backend stores, so the
-  /// arithmetic is the same); the weight gradient is summed over
+  /// memory rounded to bf16 after each convolution call, as the cuda
+  /// backend stores, but for its staged input-gradient corrections' extra
+  /// rounding of the block); the weight gradient is summed over
   /// partitions in fp32.
   bool bf16 = false;
 };

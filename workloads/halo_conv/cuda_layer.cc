@@ -341,7 +341,6 @@ struct State final : CudaHaloLayer::Impl {
     join_all();
     if (config.backward) sum_weight_grads();
   }
-
 };
 
 template <typename T>
@@ -405,7 +404,8 @@ void State<T>::fill(uint64_t seed) {
       const size_t width = static_cast<size_t>(p->planes * hw) * sizeof(T);
       const auto row_count = static_cast<size_t>(geo.batch * p->channels);
       const size_t pitch = static_cast<size_t>(mine.channel_stride) * sizeof(T);
-      PERFLAB_CUDA_CHECK(cudaMemcpy2D(mine.data, pitch, stored.data(), width, width, row_count, cudaMemcpyHostToDevice));  // sync outside the iteration: setup
+      PERFLAB_CUDA_CHECK(cudaMemcpy2D(mine.data, pitch, stored.data(), width, width, row_count,  // sync outside the iteration: setup
+                                      cudaMemcpyHostToDevice));
     }
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(geo.c_in * geo.k * geo.k * geo.k));

@@ -39,7 +39,8 @@ class CudaHaloStep final : public TimedStep, public DeviceStep {
 
   CorrectnessReport check_correctness() override {
     return check_against_whole(layer_.download(), host_, seed_,
-                               config_.layer.bf16 ? kBf16Tolerance : kTf32Tolerance);
+                               config_.layer.bf16 ? bf16_tolerance(config_.ranks * config_.layer.per_rank)
+                                                  : kTf32Tolerance);
   }
 
   nlohmann::json run_facts() override {
@@ -84,23 +85,7 @@ class CudaHaloBenchmark final : public Benchmark {
     }
   }
 
-  StepPlan step_plan() const override {
-    StepPlan plan = halo_conv_step_plan(config_);
-    const LayerConfig& c = config_.layer;
-    plan.precision = c.bf16 ? "bf16" : "tf32";
-    plan.work.flops_precision = plan.precision;
-    // Every tensor and the weights are stored in 2 bytes in bf16 (the step
-    // plan counted 4).
-    const double element = c.bf16 ? 2.0 : sizeof(float);
-    plan.work.bytes *= element / sizeof(float);
-    const kernels::cpu::Conv3dGeometry& g = c.geometry;
-    const double slab = std::ceil(static_cast<double>(c.depth) / (config_.ranks * c.per_rank));
-    const double plane = static_cast<double>(g.batch * g.height * g.width) * element;
-    // Per slab: padded input and output gradient, output, input gradient.
-    plan.device_bytes = c.per_rank * plane * static_cast<double>(g.c_in + g.c_out) * (2 * slab + g.k - 1);
-    plan.device_bytes_advice = "reduce depth, height, width or channels, or use more ranks";
-    return plan;
-  }
+  StepPlan step_plan() const override { return halo_conv_device_plan(config_); }
 
   std::unique_ptr<TimedStep> start_step(uint64_t seed) override {
     return std::make_unique<CudaHaloStep>(config_, host_, device_.get(), sync_free_, seed);

@@ -30,7 +30,8 @@ class CpuHaloStep final : public TimedStep {
 
   CorrectnessReport check_correctness() override {
     return check_against_whole(slab_results(layer_), comm_, seed_,
-                               config_.layer.bf16 ? kBf16Tolerance : kFp32Tolerance);
+                               config_.layer.bf16 ? bf16_tolerance(config_.ranks * config_.layer.per_rank)
+                                                  : kFp32Tolerance);
   }
 
   nlohmann::json run_facts() override {
@@ -214,6 +215,24 @@ StepPlan halo_conv_step_plan(const HaloConvConfig& config) {
   const double backward = voxels * static_cast<double>(g.c_out + 2 * g.c_in) + 2 * weights;
   plan.work.bytes = sizeof(float) * (forward + (c.backward ? backward : 0.0));
   plan.work.flops_precision = "fp32";
+  return plan;
+}
+
+StepPlan halo_conv_device_plan(const HaloConvConfig& config) {
+  StepPlan plan = halo_conv_step_plan(config);
+  const LayerConfig& c = config.layer;
+  plan.precision = c.bf16 ? "bf16" : "tf32";
+  plan.work.flops_precision = plan.precision;
+  // Every tensor and the weights are stored in 2 bytes in bf16 (the step
+  // plan counted 4).
+  const double element = c.bf16 ? 2.0 : sizeof(float);
+  plan.work.bytes *= element / sizeof(float);
+  const kc::Conv3dGeometry& g = c.geometry;
+  const double slab = std::ceil(static_cast<double>(c.depth) / (config.ranks * c.per_rank));
+  const double plane = static_cast<double>(g.batch * g.height * g.width) * element;
+  // Per slab: padded input and output gradient, output, input gradient.
+  plan.device_bytes = c.per_rank * plane * static_cast<double>(g.c_in + g.c_out) * (2 * slab + g.k - 1);
+  plan.device_bytes_advice = "reduce depth, height, width or channels, or use more ranks";
   return plan;
 }
 

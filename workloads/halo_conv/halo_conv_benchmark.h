@@ -34,6 +34,11 @@ HaloConvConfig resolve_config(const ParamValues& params, int ranks);
 
 /// The step plan (work per iteration, facts of the problem).
 StepPlan halo_conv_step_plan(const HaloConvConfig& config);
+/// The cuda backend's: TF32 or bf16 arithmetic, the bytes of its stored
+/// elements (2 in bf16, halving the step plan's), and the device memory
+/// its slabs take (padded input and output gradient, output, input
+/// gradient per slab). Host only.
+StepPlan halo_conv_device_plan(const HaloConvConfig& config);
 
 /// The names of the single layer's parts the harness times alone
 /// (TimedStep::time_parts; the result's runs[].parts and the NVTX ranges):

@@ -12,8 +12,9 @@
 // bits, about 2^-11 relative each). bf16 storage: every buffer is rounded to
 // bf16 on the host first and the CPU computes on those values, so the
 // products are exact and the error is the result's rounding to bf16, at
-// most 2^-9 of its magnitude (<= m), twice on the staged data gradient (the
-// block, then the sum into dx): c = 2^-8 + fp32's 2e-4 < 5e-3. Elements
+// most 2^-8 of its magnitude (<= m; bf16's 8-bit significand), twice on the
+// staged data gradient (the block, then the sum into dx): c = 2^-7 + fp32's
+// 2e-4 < 8e-3. Elements
 // outside the output view and all inputs must be bit-identical to what they
 // were.
 #include "kernels/cuda/conv3d.h"
@@ -205,7 +206,7 @@ void check_case(const CudnnHandle& handle, const Case& c, uint32_t seed, bool gr
   run_cpu(c, x, x_cpu, y, y_cpu, w_cpu);
   std::vector<float> x_abs = absolute(x.buffer()), y_abs = absolute(y.buffer()), w_abs = absolute(w);
   run_cpu(c, x, x_abs, y, y_abs, w_abs);
-  const double tolerance = c.math == Conv3dMath::kFp32 ? 2e-4 : bf16 ? 5e-3 : 4e-3;
+  const double tolerance = c.math == Conv3dMath::kFp32 ? 2e-4 : bf16 ? 8e-3 : 4e-3;
   const std::vector<float>& x_gpu = device.x;
   const std::vector<float>& y_gpu = device.y;
   const std::vector<float>& w_gpu = device.w;

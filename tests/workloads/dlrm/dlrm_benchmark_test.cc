@@ -78,5 +78,36 @@ TEST(DlrmBenchmark, RejectsWhatTheDataCannotSatisfy) {
             std::string::npos);
 }
 
+// What a step moves between ranks: fp32 everywhere but a bf16 cuda run,
+// whose rows, their gradients and the dense all-reduce are all bf16; the
+// recorded all-to-all bytes follow both directions.
+TEST(DlrmBenchmark, ExchangeBytesFollowThePrecisionBothWays) {
+  const ValueBytes fp32 = exchange_values(Backend::kCpu, "fp32");
+  EXPECT_EQ(fp32.forward, 4);
+  EXPECT_EQ(fp32.backward, 4);
+  EXPECT_EQ(fp32.all_reduce, 4);
+  EXPECT_EQ(exchange_values(Backend::kCpu, "bf16").backward, 4);  // the cpu's bf16 is emulated in fp32
+  EXPECT_EQ(exchange_values(Backend::kCuda, "fp32").forward, 4);
+  const ValueBytes bf16 = exchange_values(Backend::kCuda, "bf16");
+  EXPECT_EQ(bf16.forward, 2);
+  EXPECT_EQ(bf16.backward, 2);
+  EXPECT_EQ(bf16.all_reduce, 2);
+
+  DlrmSetup setup;
+  setup.shape.num_dense = 3;
+  setup.shape.table_sizes = {5, 7, 11};
+  setup.shape.embed_dim = 8;
+  setup.batch_size = 10;
+  nlohmann::json full, half;
+  add_rank_facts(2, setup, Dataset{}, fp32, full);
+  add_rank_facts(2, setup, Dataset{}, bf16, half);
+  const nlohmann::json& f = full["all_to_all_bytes_per_iteration"];
+  const nlohmann::json& h = half["all_to_all_bytes_per_iteration"];
+  ASSERT_GT(f["forward"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(h["forward"].get<double>(), f["forward"].get<double>() / 2);
+  EXPECT_DOUBLE_EQ(h["backward"].get<double>(), f["backward"].get<double>() / 2);
+  EXPECT_DOUBLE_EQ(h["total"].get<double>(), f["total"].get<double>() / 2);
+}
+
 }  // namespace
 }  // namespace perflab::dlrm
