@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# scripts/gpu-summary, which turns a GPU session's gpu-check folder into its
+# summary, runs only on a lent GPU machine, where a crash costs the session's
+# report. Here it reads (1) an empty folder and (2) one holding real results
+# of this build's cpu runs relabelled as cuda (dlrm throughput fp32 and
+# bf16, the transducer, halo_conv fp32 and bf16), a Google Benchmark JSON of
+# the lookup benchmark and a steps table: it must exit 0 and render every
+# section, with "not measured" where nothing was measured.
+set -uo pipefail
+: "${PERFLAB:?}" "${PERFLAB_SOURCE_DIR:?}"
+# shellcheck source=tests/cli/lib.bash
+source "$(dirname "$0")/lib.bash"
+summary="$PERFLAB_SOURCE_DIR/scripts/gpu-summary"
+
+# (1) Nothing measured yet.
+mkdir -p "$tmp/empty"
+: >"$tmp/empty/steps.md"
+if "$PYTHON" "$summary" "$tmp/empty" "$tmp/empty/steps.md" >"$tmp/empty.md" 2>"$tmp/empty.err" \
+   && grep -q "^# perflab gpu-check" "$tmp/empty.md" && grep -q "No halo_conv results" "$tmp/empty.md" \
+   && grep -A2 "lookups inside the interaction" "$tmp/empty.md" | grep -q "Not measured"; then
+  pass "empty folder: every section, nothing measured"
+else
+  fail "empty folder: $(cat "$tmp/empty.err") $(head -20 "$tmp/empty.md")"
+fi
+
+# (2) Real results, relabelled.
+work="$tmp/work"
+mkdir -p "$work/runs"
+run() { (cd "$tmp" && "$PERFLAB" "$@" >>"$tmp/runs.txt" 2>&1) || fail "perflab $*: $(tail -3 "$tmp/runs.txt")"; }
+run run dlrm --backend cpu --mode throughput --iterations 3 --warmup 1 --set precision=fp32,bf16 --out "$work/runs/dlrm"
+run run transducer --backend cpu --iterations 2 --out "$work/runs/transducer"
+run run halo_conv --backend cpu --set precision=fp32,bf16 --set partitions=1,2 --set halo=naive,overlap \
+  --iterations 2 --out "$work/runs/halo"
+"$PYTHON" - "$work" <<'PY'
+import json, pathlib, sys
+work = pathlib.Path(sys.argv[1])
+for path in work.rglob("result.json"):
+    r = json.load(open(path))
+    r["spec"]["backend"] = "cuda"
+    json.dump(r, open(path, "w"))
+json.dump({"benchmarks": [
+    {"name": "BM_LookupAndInteraction/batch:8192/fused:0/manual_time_median", "run_type": "aggregate",
+     "aggregate_name": "median", "real_time": 2.0e6, "time_unit": "ns"},
+    {"name": "BM_LookupAndInteraction/batch:8192/fused:1/manual_time_median", "run_type": "aggregate",
+     "aggregate_name": "median", "real_time": 1.6e6, "time_unit": "ns"}]}, open(work / "bench-lookup.json", "w"))
+PY
+cat >"$work/steps.md" <<'STEPS'
+| call | phase | step | result | time |
+|---|---|---|---|---|
+| 1 | dlrm | dlrm-all-on | ok | 30s |
+STEPS
+if "$PYTHON" "$summary" "$work" "$work/steps.md" >"$tmp/work.md" 2>"$tmp/work.err"; then
+  sec() { grep -q "$1" "$tmp/work.md" || fail "no '$1' in the summary"; }
+  sec "^## Halo convolution (cuda"
+  sec "| 1x3x20x12x14->5 k3 bf16 |"
+  sec "| 1x3x20x12x14->5 k3 fp32 |"
+  sec "| 8192 | 2.000 | 1.600 | 1.25x |"
+  sec "not measured"
+  pass "relabelled results: exit 0, halo rows by precision, the lookup table"
+else
+  fail "gpu-summary on relabelled results: $(cat "$tmp/work.err")"
+fi
+# 2 dlrm points, 1 transducer run, 8 halo_conv points.
+find "$work" -name result.json | wc -l | grep -qx 11 || fail "expected 11 results: $(find "$work" -name result.json | wc -l)"
+finish
