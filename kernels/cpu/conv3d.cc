@@ -258,6 +258,11 @@ void conv3d_backward_filter(const Conv3dGeometry& g, ConstPlaneView x, ConstPlan
   scatter_weights(d, dwr, dw, accumulate);
 }
 
+void conv3d_adjoint_weights(const Conv3dGeometry& g, const float* w, float* out) {
+  const int64_t n = g.c_in * g.c_out * int64_t{g.k} * g.k * g.k;
+  for (int64_t i = 0; i < n; ++i) out[i] = w[conv3d_adjoint_source(i, g.c_in, g.c_out, g.k)];
+}
+
 double conv3d_macs(const Conv3dGeometry& g, int64_t planes) {
   return static_cast<double>(g.batch) * static_cast<double>(g.c_out) * static_cast<double>(g.c_in) *
          static_cast<double>(g.k) * static_cast<double>(g.k) * static_cast<double>(g.k) *

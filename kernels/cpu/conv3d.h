@@ -27,6 +27,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "base/host_device.h"
+
 namespace perflab::kernels::cpu {
 
 /// Sizes shared by input, output and weights of one layer.
@@ -103,6 +105,24 @@ void conv3d_backward_data(const Conv3dGeometry& g, ConstPlaneView dy, const floa
 /// outside). dw is [C_out][C_in][k][k][k].
 void conv3d_backward_filter(const Conv3dGeometry& g, ConstPlaneView x, ConstPlaneView dy, float* dw,
                             int64_t d_offset, bool accumulate, float* workspace);
+
+/// The data gradient as a forward convolution: convᵀ with d_offset, applied
+/// to dy, equals conv with -d_offset applied to dy as the input, with
+/// C_in and C_out swapped and the weights w'[ci][co][a][b][c] =
+/// w[co][ci][k-1-a][k-1-b][k-1-c] (the adjoint of a cross-correlation is
+/// the cross-correlation with the kernel flipped). Element `i` of w'
+/// ([C_in][C_out][k][k][k], dense) is element conv3d_adjoint_source(...) of
+/// w: one definition for the CPU and the CUDA flip.
+PERFLAB_HOST_DEVICE inline int64_t conv3d_adjoint_source(int64_t i, int64_t c_in, int64_t c_out, int k) {
+  const int64_t k3 = int64_t{k} * k * k;
+  const int64_t spatial = i % k3, rest = i / k3;
+  const int64_t co = rest % c_out, ci = rest / c_out;
+  const int64_t a = spatial / (k * k), b = (spatial / k) % k, c = spatial % k;
+  return (co * c_in + ci) * k3 + ((k - 1 - a) * k + (k - 1 - b)) * k + (k - 1 - c);
+}
+
+/// w' of conv3d_adjoint_source for all of `g`'s weights (out: C_in*C_out*k^3 floats).
+void conv3d_adjoint_weights(const Conv3dGeometry& g, const float* w, float* out);
 
 /// Multiply-adds of a full "same" convolution of D planes (2 FLOPs each):
 /// N * C_out * C_in * k^3 * D * H * W.

@@ -239,6 +239,12 @@ struct Conv3d::Plan {
   cudnnConvolutionBwdDataAlgo_t data_algo{};
   cudnnConvolutionBwdFilterAlgo_t filter_algo{};
   std::string tried;  ///< What cuDNN answered for each form built (for the no-algorithm message).
+  /// kBackwardData as a forward convolution (Conv3dPlanOptions): its plan,
+  /// its arguments' shape, and where the flipped weights and its workspace
+  /// sit in ours.
+  std::unique_ptr<Conv3d> via_forward;
+  Conv3dArguments forward_shape;
+  size_t forward_offset = 0;
 
   Plan() = default;
   Plan(const Plan&) = delete;
@@ -253,6 +259,35 @@ struct Conv3d::Plan {
     conv = nullptr;
     w_desc = nullptr;
     x_desc = y_desc = nullptr;
+  }
+
+  /// kBackwardData as the forward convolution of dy with the flipped,
+  /// transposed weights and -d_offset (dy the input, dx the output: the
+  /// views as they are); false when that has no algorithm either.
+  bool build_via_forward(const CudnnHandle& owner) {
+    destroy();
+    staged = false;
+    Conv3dArguments f;
+    f.pass = Conv3dPass::kForward;
+    f.math = shape.math;
+    f.geometry = shape.geometry;
+    std::swap(f.geometry.c_in, f.geometry.c_out);
+    f.d_offset = -shape.d_offset;
+    f.x = shape.dy;
+    f.y = shape.dx;
+    via_forward = std::make_unique<Conv3d>(owner, f);
+    if (!via_forward->status()) {
+      tried += " as a forward convolution: " + via_forward->status().reason();
+      via_forward.reset();
+      return false;
+    }
+    forward_shape = f;
+    const cpu::Conv3dGeometry& g = shape.geometry;
+    const auto weights = static_cast<size_t>(g.c_out * g.c_in * g.k * g.k * g.k) * conv3d_element_bytes(shape.math);
+    forward_offset = round_up(weights);
+    cudnn_bytes = 0;
+    total_bytes = forward_offset + via_forward->workspace_bytes();
+    return true;
   }
 
   /// Descriptors and algorithm for the direct (staged = false) or staged
@@ -357,7 +392,8 @@ struct Conv3d::Plan {
   }
 };
 
-Conv3d::Conv3d(const CudnnHandle& handle, const Conv3dArguments& shape) : plan_(std::make_unique<Plan>()) {
+Conv3d::Conv3d(const CudnnHandle& handle, const Conv3dArguments& shape, const Conv3dPlanOptions& options)
+    : plan_(std::make_unique<Plan>()) {
   Plan& p = *plan_;
   p.handle = handle.get();
   p.shape = shape;
@@ -372,9 +408,15 @@ Conv3d::Conv3d(const CudnnHandle& handle, const Conv3dArguments& shape) : plan_(
   p.trivial = x_side(shape).planes == 0 || y_side(shape).planes == 0;
   if (p.trivial) return;
   // The views as they are when cuDNN can take them; the staged block when it
-  // cannot, or when it has no algorithm for those strides.
-  if (direct(shape) && p.build(false)) return;
-  if (p.build(true)) return;
+  // cannot, or when it has no algorithm for those strides; the data
+  // gradient as a forward convolution when neither has an algorithm (or
+  // when asked to).
+  const bool data = shape.pass == Conv3dPass::kBackwardData;
+  if (!(data && options.backward_data_via_forward)) {
+    if (direct(shape) && p.build(false)) return;
+    if (p.build(true)) return;
+  }
+  if (data && p.build_via_forward(handle)) return;
   p.status = Status::invalid(fmt::format(
       "conv3d: cuDNN has no {} algorithm for N={} C_in={} C_out={} D {}->{} H={} W={} k={} ({})",
       conv3d_pass_name(shape.pass), shape.geometry.batch, shape.geometry.c_in, shape.geometry.c_out,
@@ -388,6 +430,7 @@ Conv3d::Conv3d(Conv3d&&) noexcept = default;
 Conv3d& Conv3d::operator=(Conv3d&&) noexcept = default;
 
 const Status& Conv3d::status() const { return plan_->status; }
+bool Conv3d::backward_data_via_forward() const { return plan_->via_forward != nullptr; }
 size_t Conv3d::workspace_bytes() const { return plan_->total_bytes; }
 
 void Conv3d::run(const Conv3dArguments& a, void* workspace, cudaStream_t stream) const {
@@ -439,6 +482,17 @@ void Conv3d::run(const Conv3dArguments& a, void* workspace, cudaStream_t stream)
       require(a.dx.data, x_planes > 0, "dx.data");
       if (p.trivial) {
         conv3d_detail::add_planes(nullptr, 0, 0, a.dx, x_shape, a.accumulate, stream);  // dx = acc ? dx : 0
+        return;
+      }
+      if (p.via_forward) {
+        void* flipped = workspace;
+        conv3d_detail::flip_weights(a.w, flipped, g.c_in, g.c_out, g.k, bf16, stream);
+        Conv3dArguments f = p.forward_shape;
+        f.x = a.dy;
+        f.y = a.dx;
+        f.w = flipped;
+        f.accumulate = a.accumulate;
+        p.via_forward->run(f, static_cast<char*>(workspace) + p.forward_offset, stream);
         return;
       }
       if (!p.staged) {

@@ -29,6 +29,12 @@
 // accumulating). A staged correction of Y planes costs a convolution of Y
 // planes: cuDNN multiplies the block's zero planes too.
 //
+// The data gradient is the adjoint of the forward map, so when cuDNN has no
+// backward-data algorithm for a shape (the first H200 run found none for
+// any), it runs as a forward convolution of dy, d_offset negated, with the
+// weights flipped and transposed into the workspace
+// (cpu::conv3d_adjoint_source; Conv3dPlanOptions forces it for tests).
+//
 // One cuDNN handle serves every Conv3d built on it; run() sets its stream,
 // so plans sharing a handle must run from one host thread.
 #pragma once
@@ -92,6 +98,16 @@ struct Conv3dArguments {
   void* dw = nullptr;       ///< kBackwardFilter (written): [C_out][C_in][k][k][k].
 };
 
+/// How a Conv3d is planned.
+struct Conv3dPlanOptions {
+  /// kBackwardData: run it as a forward convolution of dy with the weights
+  /// flipped and transposed (cpu::conv3d_adjoint_source; d_offset negated,
+  /// C_in and C_out swapped), even when cuDNN has a backward-data
+  /// algorithm. Without this, that is the fallback when it has none (the
+  /// first H200 run found none for any backward-data shape). For tests.
+  bool backward_data_via_forward = false;
+};
+
 /// Owns a cuDNN handle (created on the current device). Build once at setup.
 class CudnnHandle {
  public:
@@ -122,7 +138,7 @@ class Conv3d {
   /// algorithm cuDNN's heuristics rank that runs in this configuration.
   /// Throws CudaError on a library failure; a shape can_implement rejects, or
   /// one cuDNN has no algorithm for, leaves status() not ok.
-  Conv3d(const CudnnHandle& handle, const Conv3dArguments& shape);
+  Conv3d(const CudnnHandle& handle, const Conv3dArguments& shape, const Conv3dPlanOptions& options = {});
   ~Conv3d();
   Conv3d(Conv3d&&) noexcept;
   Conv3d& operator=(Conv3d&&) noexcept;
@@ -131,6 +147,9 @@ class Conv3d {
 
   /// ok, or why this shape cannot run.
   const Status& status() const;
+  /// A kBackwardData plan that runs as a forward convolution (a flip of the
+  /// weights into the workspace, then the forward: Conv3dPlanOptions).
+  bool backward_data_via_forward() const;
   /// Device workspace run() needs (cuDNN's, then the staging block), bytes.
   size_t workspace_bytes() const;
 

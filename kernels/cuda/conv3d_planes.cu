@@ -73,6 +73,15 @@ __global__ void add_kernel(const T* __restrict__ block, int64_t first, int64_t c
 }
 
 template <typename T>
+__global__ void flip_kernel(const T* __restrict__ w, T* __restrict__ out, int64_t c_in, int64_t c_out, int k,
+                            int64_t total) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    out[i] = w[cpu::conv3d_adjoint_source(i, c_in, c_out, k)];
+  }
+}
+
+template <typename T>
 void gather_typed(const ConstDevicePlaneView& src, const PlaneShape& shape, int64_t first, int64_t count,
                   void* block, int64_t total, cudaStream_t stream) {
   gather_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(static_cast<const T*>(src.data), src.planes,
@@ -102,6 +111,20 @@ void gather_planes(const ConstDevicePlaneView& src, const PlaneShape& shape, int
   } else {
     gather_typed<float>(src, shape, first, count, block, total, stream);
   }
+}
+
+void flip_weights(const void* w, void* out, int64_t c_in, int64_t c_out, int k, bool bf16, cudaStream_t stream) {
+  const int64_t total = c_in * c_out * int64_t{k} * k * k;
+  if (total == 0) return;
+  if (bf16) {
+    flip_kernel<uint16_t><<<blocks_for(total), kThreads, 0, stream>>>(static_cast<const uint16_t*>(w),
+                                                                      static_cast<uint16_t*>(out), c_in, c_out, k,
+                                                                      total);
+  } else {
+    flip_kernel<float><<<blocks_for(total), kThreads, 0, stream>>>(static_cast<const float*>(w),
+                                                                   static_cast<float*>(out), c_in, c_out, k, total);
+  }
+  PERFLAB_CUDA_CHECK_LAUNCH("conv3d flip_kernel");
 }
 
 void add_planes(const void* block, int64_t first, int64_t count, const DevicePlaneView& dst,

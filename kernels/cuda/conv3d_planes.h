@@ -33,4 +33,9 @@ void gather_planes(const ConstDevicePlaneView& src, const PlaneShape& shape, int
 void add_planes(const void* block, int64_t first, int64_t count, const DevicePlaneView& dst,
                 const PlaneShape& shape, bool accumulate, cudaStream_t stream);
 
+/// out = the weights w [C_out][C_in][k^3] flipped and transposed to
+/// [C_in][C_out][k^3] (cpu::conv3d_adjoint_source's mapping), float or bf16
+/// bits as `bf16` says: the backward data pass as a forward convolution.
+void flip_weights(const void* w, void* out, int64_t c_in, int64_t c_out, int k, bool bf16, cudaStream_t stream);
+
 }  // namespace perflab::kernels::cuda::conv3d_detail

@@ -227,6 +227,50 @@ TEST(Conv3dTest, BackwardPassesAreAdjoints) {
   }
 }
 
+// The data gradient as a forward convolution (conv3d_adjoint_source, what
+// the CUDA convolution falls back to when cuDNN has no backward-data
+// algorithm): dy convolved forward with -d_offset, C_in and C_out swapped
+// and the weights flipped and transposed, equals convᵀ(dy) with d_offset,
+// accumulating too, at every offset the halo layer uses and others.
+TEST(Conv3dTest, TheDataGradientIsAForwardConvolutionWithFlippedWeights) {
+  for (int k : {1, 3, 5}) {
+    const Conv3dGeometry g = geometry(k);
+    Conv3dGeometry swapped = g;
+    std::swap(swapped.c_in, swapped.c_out);
+    Workspace ws(g), ws_swapped(swapped);
+    const std::vector<float> w = random_vector(static_cast<size_t>(weight_count(g)), 5);
+    std::vector<float> flipped(w.size());
+    conv3d_adjoint_weights(g, w.data(), flipped.data());
+    for (int64_t x_planes : {1, 4, 6}) {
+      for (int64_t y_planes : {2, 6}) {
+        for (int64_t d_offset : offsets(k / 2, x_planes, y_planes)) {
+          for (bool accumulate : {false, true}) {
+            const std::string what = describe(g, x_planes, y_planes, d_offset, accumulate);
+            const auto xs = static_cast<size_t>(g.batch * g.c_in * x_planes * plane_size(g));
+            const auto ys = static_cast<size_t>(g.batch * g.c_out * y_planes * plane_size(g));
+            const std::vector<float> dy = random_vector(ys, 6), start = random_vector(xs, 7);
+            std::vector<float> expected = start, actual = start;
+            const auto dyv = dense_view(dy.data(), y_planes, g.c_out, g.height, g.width);
+            conv3d_backward_data(g, dyv, w.data(), dense_view(expected.data(), x_planes, g.c_in, g.height, g.width),
+                                 d_offset, accumulate, ws.data());
+            conv3d_forward(swapped, dyv, flipped.data(),
+                           dense_view(actual.data(), x_planes, g.c_in, g.height, g.width), -d_offset, accumulate,
+                           ws_swapped.data());
+            expect_close(actual, expected, {g.batch, g.c_in, x_planes, g.height, g.width}, "via forward " + what);
+          }
+        }
+      }
+    }
+  }
+  // The mapping itself: a 1 x 2 -> 3 x 2 x 2 x 2 case by hand.
+  Conv3dGeometry g = geometry(3);
+  g.c_in = 2;
+  g.c_out = 3;
+  EXPECT_EQ(conv3d_adjoint_source(0, g.c_in, g.c_out, g.k), 26);          // w'[0][0][0][0][0] = w[0][0][2][2][2]
+  EXPECT_EQ(conv3d_adjoint_source(27, g.c_in, g.c_out, g.k), 2 * 27 + 26);  // w'[0][1] = w[1][0], flipped
+  EXPECT_EQ(conv3d_adjoint_source(3 * 27 + 1, g.c_in, g.c_out, g.k), 27 + 25);  // w'[1][0][0][0][1] = w[0][1][2][2][1]
+}
+
 TEST(Conv3dTest, ThreadCountChangesNothingButGemmRounding) {
   // Large enough that every parallel loop of the kernel runs in parallel.
   const Conv3dGeometry g{2, 8, 6, 23, 25, 3};

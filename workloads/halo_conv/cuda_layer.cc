@@ -75,6 +75,7 @@ struct CudaHaloLayer::Impl {
   virtual void enqueue_compute_alone() = 0;
   virtual void sum_weight_grads() = 0;
   virtual double halo_bytes_per_step() const = 0;
+  virtual std::pair<int, int> data_gradient_calls() const = 0;
   virtual const LayerConfig& layer_config() const = 0;
   virtual bool sync_free_step() const = 0;
 };
@@ -119,6 +120,19 @@ struct State final : CudaHaloLayer::Impl {
   void enqueue_exchange_alone() override;
   void enqueue_compute_alone() override;
   double halo_bytes_per_step() const override;
+  std::pair<int, int> data_gradient_calls() const override {
+    int all = 0, via_forward = 0;
+    for (const DeviceSlab<T>& s : slabs) {
+      for (const auto* calls : {&s.backward_main, &s.backward_fix}) {
+        for (const Call& c : *calls) {
+          if (c.args.pass != kc::Conv3dPass::kBackwardData) continue;
+          ++all;
+          via_forward += c.plan->backward_data_via_forward() ? 1 : 0;
+        }
+      }
+    }
+    return {all, via_forward};
+  }
   const LayerConfig& layer_config() const override { return config; }
   bool sync_free_step() const override { return sync_free; }
 
@@ -514,6 +528,8 @@ void CudaHaloLayer::enqueue_compute_alone() { s_->enqueue_compute_alone(); }
 void CudaHaloLayer::enqueue_all_reduce_alone() { s_->sum_weight_grads(); }
 
 double CudaHaloLayer::halo_bytes_per_step() const { return s_->halo_bytes_per_step(); }
+
+std::pair<int, int> CudaHaloLayer::data_gradient_calls() const { return s_->data_gradient_calls(); }
 
 const LayerConfig& CudaHaloLayer::config() const { return s_->layer_config(); }
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "collectives/communicator.h"
@@ -60,6 +61,10 @@ class CudaHaloLayer {
 
   /// Halo bytes this process fills per step.
   double halo_bytes_per_step() const;
+  /// This process's data-gradient calls, and how many of them run as
+  /// forward convolutions (kernels/cuda/conv3d.h's fallback when cuDNN has
+  /// no backward-data algorithm for the shape).
+  std::pair<int, int> data_gradient_calls() const;
   const LayerConfig& config() const;
 
   /// The layer for one stored element (cuda_layer.cc: fp32, or bf16 bits).

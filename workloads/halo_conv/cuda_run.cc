@@ -44,7 +44,17 @@ class CudaHaloStep final : public TimedStep, public DeviceStep {
   }
 
   nlohmann::json run_facts() override {
-    return halo_facts(config_, host_, layer_.halo_bytes_per_step(), config_.layer.bf16 ? "bf16" : "tf32");
+    nlohmann::json facts =
+        halo_facts(config_, host_, layer_.halo_bytes_per_step(), config_.layer.bf16 ? "bf16" : "tf32");
+    const auto [calls, via_forward] = layer_.data_gradient_calls();
+    if (calls > 0) {
+      facts["data_gradient"] =
+          via_forward == 0 ? "cuDNN's backward-data pass"
+                           : fmt::format("{} of {} calls as forward convolutions with flipped weights (cuDNN had no "
+                                         "backward-data algorithm for their shape)",
+                                         via_forward, calls);
+    }
+    return facts;
   }
 
   /// The parts alone, between CUDA events on the step's stream.

@@ -145,13 +145,19 @@ struct DeviceResult {
 /// CUDA graph and replayed.
 template <typename T>
 void run_on_device(const CudnnHandle& handle, const Case& c, const Embedded& x, const Embedded& y,
-                   const std::vector<float>& w, bool graph, const std::string& what, DeviceResult* out) {
+                   const std::vector<float>& w, bool graph, bool via_forward, const std::string& what,
+                   DeviceResult* out) {
   DeviceBuffer<T> x_dev(stored_as<T>(x.buffer())), y_dev(stored_as<T>(y.buffer())), w_dev(stored_as<T>(w));
   const Conv3dArguments a = arguments(c, x, x_dev.data(), y, y_dev.data(), w_dev.data());
   const Status implementable = Conv3d::can_implement(a);
   ASSERT_TRUE(implementable.ok()) << implementable.reason() << "; " << what;
-  Conv3d op(handle, a);
+  Conv3dPlanOptions options;
+  options.backward_data_via_forward = via_forward;
+  Conv3d op(handle, a, options);
   ASSERT_TRUE(op.status().ok()) << op.status().reason() << "; " << what;
+  EXPECT_EQ(op.backward_data_via_forward(), via_forward && c.pass == Conv3dPass::kBackwardData &&
+                                                c.x_planes > 0 && c.y_planes > 0)
+      << what;
   DeviceBuffer<float> workspace((op.workspace_bytes() + sizeof(float) - 1) / sizeof(float));
   Stream stream;
   if (graph) {
@@ -180,9 +186,12 @@ std::vector<float> rounded_to_bf16(std::vector<float> v) {
 }
 
 /// Runs `c` on the device (eagerly, or captured in a CUDA graph and
-/// replayed) and checks it against the CPU kernel.
-void check_case(const CudnnHandle& handle, const Case& c, uint32_t seed, bool graph = false) {
-  const std::string what = c.describe() + (graph ? " (graph replay)" : "");
+/// replayed; a data gradient as cuDNN's own pass or as a forward
+/// convolution) and checks it against the CPU kernel.
+void check_case(const CudnnHandle& handle, const Case& c, uint32_t seed, bool graph = false,
+                bool via_forward = false) {
+  const std::string what =
+      c.describe() + (graph ? " (graph replay)" : "") + (via_forward ? " (as a forward convolution)" : "");
   const cpu::Conv3dGeometry g = geometry(c.k);
   const int64_t hw = g.height * g.width;
   Embedded x(g.batch, g.c_in, c.x_planes, hw, seed), y(g.batch, g.c_out, c.y_planes, hw, seed + 1);
@@ -196,9 +205,9 @@ void check_case(const CudnnHandle& handle, const Case& c, uint32_t seed, bool gr
   }
   DeviceResult device;
   if (bf16) {
-    run_on_device<uint16_t>(handle, c, x, y, w, graph, what, &device);
+    run_on_device<uint16_t>(handle, c, x, y, w, graph, via_forward, what, &device);
   } else {
-    run_on_device<float>(handle, c, x, y, w, graph, what, &device);
+    run_on_device<float>(handle, c, x, y, w, graph, via_forward, what, &device);
   }
   if (testing::Test::HasFatalFailure()) return;
 
@@ -254,6 +263,28 @@ TEST(Conv3dCudaTest, EveryPassMatchesTheCpuKernel) {
       }
     }
   }
+}
+
+// The data gradient as a forward convolution of dy with the weights flipped
+// and transposed (Conv3dPlanOptions; the fallback when cuDNN has no
+// backward-data algorithm, as on the first H200 run): every offset, every
+// math, accumulating or not, against the CPU kernel at the same tolerances
+// (the flipped weights are copies: the arithmetic is a forward pass's).
+TEST(Conv3dCudaTest, TheDataGradientAsAForwardConvolutionMatchesTheCpuKernel) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  CudnnHandle handle;
+  uint32_t seed = 900;
+  for (Conv3dMath math : {Conv3dMath::kFp32, Conv3dMath::kTf32, Conv3dMath::kBf16}) {
+    for (int k : {1, 3, 5}) {
+      for (const auto& [x_planes, y_planes, d_offset] : plane_cases(k / 2)) {
+        for (bool accumulate : {false, true}) {
+          check_case(handle, {Conv3dPass::kBackwardData, math, k, x_planes, y_planes, d_offset, accumulate},
+                     seed += 3, false, true);
+        }
+      }
+    }
+  }
+  check_case(handle, {Conv3dPass::kBackwardData, Conv3dMath::kTf32, 3, 3, 5, -1, true}, 15, true, true);
 }
 
 TEST(Conv3dCudaTest, ReplaysFromACudaGraph) {
