@@ -277,7 +277,8 @@ struct Conv3d::Plan {
     f.y = shape.dx;
     via_forward = std::make_unique<Conv3d>(owner, f);
     if (!via_forward->status()) {
-      tried += " as a forward convolution: " + via_forward->status().reason();
+      tried += " [as a forward convolution (C_in and C_out swapped, d_offset negated): " +
+               via_forward->status().reason() + "]";
       via_forward.reset();
       return false;
     }
@@ -412,9 +413,22 @@ Conv3d::Conv3d(const CudnnHandle& handle, const Conv3dArguments& shape, const Co
   // gradient as a forward convolution when neither has an algorithm (or
   // when asked to).
   const bool data = shape.pass == Conv3dPass::kBackwardData;
+  // A data gradient whose cuDNN queries fail outright goes on to the
+  // fallback too (what failed is kept for the message).
+  const auto attempt = [&](bool stage) {
+    if (!data) return p.build(stage);
+    try {
+      return p.build(stage);
+    } catch (const CudaError& e) {
+      p.tried += std::string(" [") + e.what() + "]";
+      return false;
+    }
+  };
   if (!(data && options.backward_data_via_forward)) {
-    if (direct(shape) && p.build(false)) return;
-    if (p.build(true)) return;
+    if (direct(shape) && attempt(false)) return;
+    if (attempt(true)) return;
+  } else {
+    p.tried += " [cuDNN's own backward-data pass not tried: Conv3dPlanOptions]";
   }
   if (data && p.build_via_forward(handle)) return;
   p.status = Status::invalid(fmt::format(

@@ -150,7 +150,9 @@ class Conv3d {
   /// A kBackwardData plan that runs as a forward convolution (a flip of the
   /// weights into the workspace, then the forward: Conv3dPlanOptions).
   bool backward_data_via_forward() const;
-  /// Device workspace run() needs (cuDNN's, then the staging block), bytes.
+  /// Device workspace run() needs, bytes: cuDNN's, then the staging block;
+  /// or, a data gradient as a forward convolution, the flipped weights,
+  /// then the forward plan's.
   size_t workspace_bytes() const;
 
   /// Enqueues the pass on `stream`. Throws UsageError when status() is not

@@ -125,7 +125,10 @@ struct State final : CudaHaloLayer::Impl {
     for (const DeviceSlab<T>& s : slabs) {
       for (const auto* calls : {&s.backward_main, &s.backward_fix}) {
         for (const Call& c : *calls) {
-          if (c.args.pass != kc::Conv3dPass::kBackwardData) continue;
+          // Calls with no planes on one side make no cuDNN call: not counted.
+          if (c.args.pass != kc::Conv3dPass::kBackwardData || c.args.dx.planes == 0 || c.args.dy.planes == 0) {
+            continue;
+          }
           ++all;
           via_forward += c.plan->backward_data_via_forward() ? 1 : 0;
         }

@@ -61,9 +61,10 @@ class CudaHaloLayer {
 
   /// Halo bytes this process fills per step.
   double halo_bytes_per_step() const;
-  /// This process's data-gradient calls, and how many of them run as
-  /// forward convolutions (kernels/cuda/conv3d.h's fallback when cuDNN has
-  /// no backward-data algorithm for the shape).
+  /// This process's data-gradient calls that reach cuDNN (planes on both
+  /// sides), and how many of them run as forward convolutions
+  /// (kernels/cuda/conv3d.h's fallback when cuDNN has no backward-data
+  /// algorithm for the shape).
   std::pair<int, int> data_gradient_calls() const;
   const LayerConfig& config() const;
 
