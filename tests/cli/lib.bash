@@ -3,7 +3,26 @@
 # (Not *.sh, so ctest does not take it for a test.) Source it after checking PERFLAB and PERFLAB_SOURCE_DIR.
 PYTHON=${PYTHON:-python3}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+
+# LLVM's libomp (the asan build's OpenMP runtime) registers each process in
+# /dev/shm/__KMP_REGISTERED_LIB_<pid>_<uid> and removes it when the process
+# ends normally. A process killed first (SLURM's cancelled steps, mpirun's
+# aborted ranks, a timeout) leaves its file; a later process given the same
+# pid reads it before main, and one that was killed between creating and
+# sizing it left an empty file, whose read is a SIGBUS: the asan suite's rare
+# crash before main (docs/reliability.md). The files of processes that no
+# longer exist are removed when a script test ends.
+clean_openmp_registrations() {
+  local f pid
+  for f in /dev/shm/__KMP_REGISTERED_LIB_*; do
+    [[ -e $f ]] || continue
+    pid=${f#/dev/shm/__KMP_REGISTERED_LIB_}
+    pid=${pid%%_*}
+    [[ -d /proc/$pid ]] || rm -f "$f" 2>/dev/null
+  done
+  return 0
+}
+trap 'rm -rf "$tmp"; clean_openmp_registrations' EXIT
 failures=0
 pass() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }

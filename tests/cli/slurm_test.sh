@@ -81,6 +81,7 @@ teardown() {
   for pid in "${daemons[@]}"; do kill "$pid" 2>/dev/null; done
   for pid in "${daemons[@]}"; do wait "$pid" 2>/dev/null; done
   rm -rf "$tmp"
+  clean_openmp_registrations  # the steps SLURM killed (lib.bash)
 }
 trap teardown EXIT
 
