@@ -29,6 +29,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/conv3d.h"
 #include "kernels/cuda/capture.h"
 #include "kernels/cuda/check.h"
@@ -186,7 +187,7 @@ void run_on_device(const CudnnHandle& handle, const Case& c, const Embedded& x, 
 }
 
 std::vector<float> rounded_to_bf16(std::vector<float> v) {
-  for (float& e : v) e = from_bf16(to_bf16(e));
+  cpu::round_to_bf16(static_cast<int64_t>(v.size()), v.data(), v.data());
   return v;
 }
 
