@@ -361,6 +361,8 @@ class CudaModel {
   // The embedding update's alone: the gather (or, lookup_fused_, the
   // interaction) writes its sort keys there.
   Buffer<uint8_t> update_workspace_;
+  // With lookup_fused_: where the sort input lies in update_workspace_.
+  kernels::cuda::EmbeddingSortInput lookup_sort_;
 
   // Across ranks (options.comm): the exchange's buffers and transfer lists.
   TablePlacement placement_;

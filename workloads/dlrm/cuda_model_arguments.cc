@@ -59,7 +59,7 @@ kc::InteractionArguments CudaModel::interaction_arguments(int64_t batch, const i
     a.lookup.tables = tables_.data();
     a.lookup.table_row_offsets = table_offsets_.data();
     a.lookup.ids = ids;
-    a.lookup.sort = kc::embedding_sort_input(embedding_arguments(ids), update_workspace_.data());
+    a.lookup.sort = lookup_sort_;  // check_operators found it
   } else {
     a.emb = bf16_embeddings() ? static_cast<const void*>(emb_bf16_.data()) : emb_.data();
   }

@@ -21,8 +21,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -32,6 +30,7 @@
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/interaction.h"
 #include "kernels/half_precision.h"
+#include "tests/kernels/cuda/interaction_support.h"
 #include "tests/support/cuda_device.h"
 #include "tests/support/stored_values.h"
 #include "base/random.h"
@@ -39,16 +38,7 @@
 namespace perflab::kernels::cuda {
 namespace {
 
-struct Problem {
-  int64_t batch;
-  int num_tables;
-  int64_t dim;
-  std::string describe() const {
-    std::ostringstream s;
-    s << "B=" << batch << " T=" << num_tables << " D=" << dim;
-    return s.str();
-  }
-};
+using namespace interaction_test;  // NOLINT: the tests' shared helpers
 
 const std::vector<Problem>& problems() {
   static const std::vector<Problem> all = {
@@ -83,20 +73,6 @@ template <typename Tolerance>
     }
   }
   return ::testing::AssertionSuccess();
-}
-
-InteractionArguments valid_arguments(float* anything) {
-  InteractionArguments a;
-  a.batch = 8;
-  a.num_tables = 26;
-  a.dim = 128;
-  a.x = anything;
-  a.emb = anything;
-  a.out = anything;
-  a.dout = anything;
-  a.dx = anything;
-  a.demb = anything;
-  return a;
 }
 
 TEST(InteractionCudaCanImplement, AcceptsDleShapesAndRejectsBadOnesWithAReason) {
@@ -187,71 +163,6 @@ TEST(InteractionCudaCanImplement, AcceptsDleShapesAndRejectsBadOnesWithAReason) 
       EXPECT_NE(bwd.reason().find(c.expect), std::string::npos) << bwd.reason();
     }
   }
-}
-
-TEST(InteractionCudaCanImplement, TheFusedLookupNeedsItsIdsAndAlignedTables) {
-  // No device needed.
-  alignas(16) float anything[8] = {};
-  InteractionArguments a = valid_arguments(anything);
-  a.emb = nullptr;  // unread with the lookup
-  const int64_t offsets[26] = {};
-  const int32_t ids[1] = {};
-  a.lookup.tables = anything;
-  a.lookup.table_row_offsets = offsets;
-  a.lookup.ids = ids;
-  EXPECT_TRUE(InteractionForward::can_implement(a).ok()) << InteractionForward::can_implement(a).reason();
-  EXPECT_TRUE(InteractionBackward::can_implement(a).ok()) << InteractionBackward::can_implement(a).reason();
-  a.tensor_cores = true;
-  EXPECT_TRUE(InteractionForward::can_implement(a).ok()) << InteractionForward::can_implement(a).reason();
-  InteractionArguments bad = a;
-  bad.lookup.tables = anything + 1;  // 4 bytes past a 16-byte boundary
-  EXPECT_NE(InteractionForward::can_implement(bad).reason().find("the tables must be 16-byte aligned"),
-            std::string::npos)
-      << InteractionForward::can_implement(bad).reason();
-  bad = a;
-  bad.lookup.ids = nullptr;
-  EXPECT_NE(InteractionBackward::can_implement(bad).reason().find("needs table_row_offsets and ids"),
-            std::string::npos);
-  bad = a;
-  uint32_t keys[1] = {};
-  bad.lookup.sort.keys = keys;  // keys without slots and done counters
-  EXPECT_NE(InteractionForward::can_implement(bad).reason().find("sort input"), std::string::npos);
-  a.lookup.tables = nullptr;  // no lookup: emb is read again
-  EXPECT_NE(InteractionForward::can_implement(a).reason().find("emb is null"), std::string::npos);
-}
-
-/// How the tensors are stored.
-struct Storage {
-  InteractionType activations = InteractionType::kFloat32;
-  InteractionType embeddings = InteractionType::kFloat32;
-  /// The backward's embedding gradient (demb, or demb_bf16).
-  InteractionType gradients = InteractionType::kFloat32;
-};
-constexpr Storage kFp32{};
-constexpr Storage kBf16Activations{InteractionType::kBFloat16, InteractionType::kFloat32};
-constexpr Storage kBf16{InteractionType::kBFloat16, InteractionType::kBFloat16};
-/// A bf16 model on one GPU: the embedding gradient bf16 too.
-constexpr Storage kBf16Gradients{InteractionType::kBFloat16, InteractionType::kBFloat16,
-                                 InteractionType::kBFloat16};
-
-bool is_bf16(InteractionType t) { return t == InteractionType::kBFloat16; }
-
-/// `v` as the device holds it in `type` (rounded to nearest even in bf16).
-std::vector<float> stored(std::vector<float> v, InteractionType type) {
-  if (is_bf16(type)) {
-    for (float& x : v) x = from_bf16(to_bf16(x));
-  }
-  return v;
-}
-
-/// A device copy of `v` in `type` (bf16 bits, or floats).
-DeviceBuffer<uint8_t> upload(std::vector<float> v, InteractionType type) {
-  return test_support::upload_stored(v, is_bf16(type));
-}
-
-/// `n` values of `type` from the device, widened.
-std::vector<float> download(const DeviceBuffer<uint8_t>& buffer, size_t n, InteractionType type) {
-  return test_support::download_stored(buffer, n, is_bf16(type));
 }
 
 /// The output rounding allowance of the tolerance comment.
@@ -523,154 +434,6 @@ TEST(InteractionCuda, BackwardAppliesTheReluThatMadeXWhenAsked) {
   for (Storage storage : {kFp32, kBf16}) {
     for (const Problem& p : problems()) check_backward(p, false, 31, storage, true);
     for (const Problem& p : tensor_core_problems()) check_backward(p, true, 33, storage, true);
-  }
-}
-
-// The lookup fused into the interaction (InteractionLookup) reads the rows
-// the gather would have written, rounded the same way in bf16, and sums
-// them in the same order: its forward output, dx and demb are the
-// gather-then-interaction results bit for bit, and its forward writes the
-// update's sort input as the gather does (keys_in_forward). Tables of odd
-// row counts (1-row ones too), duplicate and hot ids, every storage, the
-// CUDA-core and tensor-core kernels.
-TEST(InteractionCuda, TheFusedLookupEqualsGatherThenInteractionBitForBit) {
-  PERFLAB_REQUIRE_CUDA_DEVICE();
-  const std::vector<Problem> cases = {{37, 26, 128}, {5, 4, 33}, {7, 5, 30}, {2049, 3, 128}, {5, 16, 32},
-                                      {3, 15, 16}};
-  uint32_t seed = 700;
-  for (const Problem& p : cases) {
-    // Table t holds 1 + (7 t) % 13 rows; ids mostly row 0 (hot), else any.
-    std::vector<int64_t> offsets(static_cast<size_t>(p.num_tables));
-    int64_t total_rows = 0;
-    for (int t = 0; t < p.num_tables; ++t) {
-      offsets[static_cast<size_t>(t)] = total_rows;
-      total_rows += 1 + (7 * t) % 13;
-    }
-    std::vector<int32_t> ids(static_cast<size_t>(p.batch * p.num_tables));
-    const std::vector<float> pick = test_support::random_vector(ids.size(), seed++);
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const auto t = static_cast<int64_t>(i % static_cast<size_t>(p.num_tables));
-      const int64_t rows = 1 + (7 * t) % 13;
-      const float u = std::fabs(pick[i]) * 16.0f;  // random_vector: values in [-1, 1)
-      ids[i] = u < 8.0f ? 0 : static_cast<int32_t>(static_cast<int64_t>(u) % rows);
-    }
-    const std::vector<float> tables = test_support::random_vector(static_cast<size_t>(total_rows * p.dim), seed++);
-    const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
-    for (Storage storage : {kFp32, kBf16Activations, kBf16, kBf16Gradients}) {
-      for (bool tensor_cores : {false, true}) {
-        if (tensor_cores && !interaction_tensor_cores_fit(p.num_tables, p.dim)) continue;
-        SCOPED_TRACE(p.describe() + (tensor_cores ? " tensor cores" : " CUDA cores") +
-                     (is_bf16(storage.activations) ? (is_bf16(storage.embeddings) ? " bf16" : " bf16 activations")
-                                                   : " fp32") +
-                     (is_bf16(storage.gradients) ? ", bf16 embedding gradient" : ""));
-        const size_t act = is_bf16(storage.activations) ? 2 : 4;
-        DeviceBuffer<float> d_tables(tables);
-        DeviceBuffer<int64_t> d_offsets(offsets);
-        DeviceBuffer<int32_t> d_ids(ids);
-        std::vector<float> x = stored(test_support::random_vector(static_cast<size_t>(p.batch * p.dim), seed), storage.activations);
-        std::vector<float> dout =
-            stored(test_support::random_vector(static_cast<size_t>(p.batch * width), seed + 1), storage.activations);
-        DeviceBuffer<uint8_t> d_x = upload(x, storage.activations), d_dout = upload(dout, storage.activations);
-
-        EmbeddingArguments e;
-        e.batch = p.batch;
-        e.num_tables = p.num_tables;
-        e.dim = p.dim;
-        e.total_rows = total_rows;
-        e.tables = d_tables.data();
-        e.table_row_offsets = d_offsets.data();
-        e.ids = d_ids.data();
-        e.out_type = is_bf16(storage.embeddings) ? EmbeddingOutputType::kBFloat16 : EmbeddingOutputType::kFloat32;
-        e.keys_in_forward = true;
-        const size_t ws_bytes = EmbeddingBackwardSgd::workspace_bytes(e);
-        const size_t slots = static_cast<size_t>(p.batch * p.num_tables);
-        DeviceBuffer<uint8_t> emb(slots * static_cast<size_t>(p.dim) * (is_bf16(storage.embeddings) ? 2 : 4));
-        e.out = emb.data();
-
-        // Each path: its own workspace, outputs and gradients (NaN-filled:
-        // everything must be written).
-        struct Path {
-          DeviceBuffer<uint8_t> ws, out, dx, demb;
-        };
-        auto make_path = [&] {
-          Path path{DeviceBuffer<uint8_t>(ws_bytes), DeviceBuffer<uint8_t>(static_cast<size_t>(p.batch * width) * act),
-                    DeviceBuffer<uint8_t>(x.size() * act),
-                    DeviceBuffer<uint8_t>(slots * static_cast<size_t>(p.dim) * (is_bf16(storage.gradients) ? 2 : 4))};
-          PERFLAB_CUDA_CHECK(cudaMemset(path.out.data(), 0xFF, path.out.bytes()));
-          PERFLAB_CUDA_CHECK(cudaMemset(path.dx.data(), 0xFF, path.dx.bytes()));
-          PERFLAB_CUDA_CHECK(cudaMemset(path.demb.data(), 0xFF, path.demb.bytes()));
-          PERFLAB_CUDA_CHECK(cudaMemset(path.ws.data(), 0xFF, path.ws.bytes()));
-          return path;
-        };
-        Path gathered = make_path(), fused = make_path();
-        InteractionArguments a;
-        a.batch = p.batch;
-        a.num_tables = p.num_tables;
-        a.dim = p.dim;
-        a.x = d_x.data();
-        a.dout = d_dout.data();
-        a.tensor_cores = tensor_cores;
-        a.activations = storage.activations;
-        a.embeddings = storage.embeddings;
-        a.dx_relu = true;
-
-        ASSERT_TRUE(EmbeddingForward::can_implement(e).ok()) << EmbeddingForward::can_implement(e).reason();
-        EmbeddingForward::run(e, gathered.ws.data(), nullptr);
-        const auto set_demb = [&](InteractionArguments& args, DeviceBuffer<uint8_t>& demb) {
-          if (is_bf16(storage.gradients)) {
-            args.demb_bf16 = reinterpret_cast<__nv_bfloat16*>(demb.data());
-          } else {
-            args.demb = reinterpret_cast<float*>(demb.data());
-          }
-        };
-        InteractionArguments g = a;
-        g.emb = emb.data();
-        g.out = gathered.out.data();
-        g.dx = gathered.dx.data();
-        set_demb(g, gathered.demb);
-        InteractionForward::run(g, nullptr, nullptr);
-        InteractionBackward::run(g, nullptr, nullptr);
-
-        InteractionArguments f = a;
-        f.lookup.tables = d_tables.data();
-        f.lookup.table_row_offsets = d_offsets.data();
-        f.lookup.ids = d_ids.data();
-        f.lookup.sort = embedding_sort_input(e, fused.ws.data());
-        f.out = fused.out.data();
-        f.dx = fused.dx.data();
-        set_demb(f, fused.demb);
-        ASSERT_TRUE(InteractionForward::can_implement(f).ok()) << InteractionForward::can_implement(f).reason();
-        ASSERT_TRUE(InteractionBackward::can_implement(f).ok()) << InteractionBackward::can_implement(f).reason();
-        InteractionForward::run(f, nullptr, nullptr);
-        f.lookup.sort = {};
-        InteractionBackward::run(f, nullptr, nullptr);
-        PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-
-        EXPECT_EQ(gathered.out.download(), fused.out.download()) << "forward output";
-        EXPECT_EQ(gathered.dx.download(), fused.dx.download()) << "dx";
-        EXPECT_EQ(gathered.demb.download(), fused.demb.download()) << "demb";
-        // Equal NaN fills would compare equal: every value must have been written.
-        auto nan_count = [](const std::vector<float>& v) {
-          return std::count_if(v.begin(), v.end(), [](float value) { return std::isnan(value); });
-        };
-        EXPECT_EQ(nan_count(download(fused.out, static_cast<size_t>(p.batch * width), storage.activations)), 0);
-        EXPECT_EQ(nan_count(download(fused.dx, x.size(), storage.activations)), 0);
-        EXPECT_EQ(nan_count(download(fused.demb, slots * static_cast<size_t>(p.dim), storage.gradients)), 0);
-        // The sort input: keys, slots and the zeroed done counters, as the gather wrote them.
-        const EmbeddingSortInput sg = embedding_sort_input(e, gathered.ws.data());
-        const EmbeddingSortInput sf = embedding_sort_input(e, fused.ws.data());
-        auto fetch = [](const void* device, size_t bytes) {
-          std::vector<uint8_t> host(bytes);
-          PERFLAB_CUDA_CHECK(cudaMemcpy(host.data(), device, bytes, cudaMemcpyDeviceToHost));
-          return host;
-        };
-        EXPECT_EQ(fetch(sg.keys, slots * 4), fetch(sf.keys, slots * 4)) << "sort keys";
-        EXPECT_EQ(fetch(sg.slots, slots * 4), fetch(sf.slots, slots * 4)) << "slots";
-        const auto tiles = static_cast<size_t>(std::min<int64_t>(sg.tiles, static_cast<int64_t>(slots)));
-        EXPECT_EQ(fetch(sf.done, tiles * 4), std::vector<uint8_t>(tiles * 4, 0)) << "done counters";
-        seed += 2;
-      }
-    }
   }
 }
 
