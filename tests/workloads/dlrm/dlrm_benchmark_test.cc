@@ -109,5 +109,28 @@ TEST(DlrmBenchmark, ExchangeBytesFollowThePrecisionBothWays) {
   EXPECT_DOUBLE_EQ(h["total"].get<double>(), f["total"].get<double>() / 2);
 }
 
+// What the cuda backend's result says about the lookups and the
+// interaction (no device needed: the plan is made before any model).
+TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
+#if PERFLAB_DLRM_CUDA
+  const auto plan = [](bool fused, const std::string& precision, const std::string& interaction) {
+    ToggleSet toggles;
+    toggles[Toggle::kFused] = {fused, fused, ""};
+    TestContext ctx(small_params({{"precision", precision}, {"interaction", interaction}}), Backend::kCuda, toggles);
+    return DlrmBenchmark(ctx).step_plan().hyperparameters;
+  };
+  const nlohmann::json fused = plan(true, "fp32", "cuda_cores");
+  EXPECT_EQ(fused["perflab_dlrm_lookup"].get<std::string>().rfind("inside the interaction", 0), 0u) << fused;
+  EXPECT_EQ(fused["perflab_dlrm_interaction"], "fp32 CUDA cores");
+  const nlohmann::json unfused = plan(false, "bf16", "tensor_cores");
+  EXPECT_EQ(unfused["perflab_dlrm_lookup"].get<std::string>().rfind("a gather", 0), 0u) << unfused;
+  EXPECT_EQ(unfused["perflab_dlrm_interaction"], "bf16 tensor cores (WMMA), fp32 accumulate");
+  EXPECT_EQ(plan(true, "fp32", "tensor_cores")["perflab_dlrm_interaction"],
+            "TF32 tensor cores (WMMA), fp32 accumulate");
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
 }  // namespace
 }  // namespace perflab::dlrm
