@@ -40,6 +40,7 @@
 #include "tests/support/cuda_device.h"
 #include "workloads/dlrm/cuda_compare.h"
 #include "workloads/dlrm/cuda_convert.h"
+#include "workloads/dlrm/cuda_launches.h"
 #include "workloads/dlrm/cuda_run.h"
 #include "tests/workloads/dlrm/tiny_cuda_dlrm.h"
 #endif
@@ -242,8 +243,11 @@ TEST(DlrmCudaStep, TunedGemmsChooseARunningCandidateAndStillMatchTheCpuModel) {
     {
       CpuModel init(shape, kSeed);
       CudaModel model(init, options);
-      const size_t layers = shape.bottom_mlp.size() + shape.top_mlp.size();
-      // Every layer but the bottom's first computes dx.
+      // The fused head (the top's last layer inside the loss's kernel, on by
+      // default) is no cuBLASLt GEMM; every other layer is, and every one but
+      // the bottom's first computes dx.
+      ASSERT_TRUE(fused_head(shape, options));
+      const size_t layers = shape.bottom_mlp.size() + shape.top_mlp.size() - 1;
       EXPECT_EQ(model.gemm_choices().size(), 3 * layers - 1);
       for (const GemmTuning& t : model.gemm_choices()) {
         ASSERT_FALSE(t.choice.median_ms.empty()) << t.layer << " " << t.choice.gemm;
