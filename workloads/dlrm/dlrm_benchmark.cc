@@ -19,6 +19,7 @@
 #include "workloads/dlrm/serve/serve_engine.h"
 
 #ifdef PERFLAB_DLRM_CUDA
+#include "kernels/cuda/interaction.h"
 #include "workloads/dlrm/cuda_run.h"
 #include "workloads/dlrm/serve/cuda_engine.h"
 #endif
@@ -271,6 +272,17 @@ void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, con
   facts["all_to_all_reduction"] = mp > 0 ? 1.0 - (mean.forward + mean.backward) / mp : 0.0;
 }
 
+bool auto_interaction_tensor_cores(Backend backend, const std::string& precision, const ModelShape& shape,
+                                   bool serving) {
+#ifdef PERFLAB_DLRM_CUDA
+  return backend == Backend::kCuda && precision == "bf16" && !serving &&
+         kernels::cuda::interaction_tensor_cores_fit(static_cast<int>(shape.table_sizes.size()), shape.embed_dim);
+#else
+  (void)backend, (void)precision, (void)shape, (void)serving;
+  return false;
+#endif
+}
+
 ValueBytes exchange_values(Backend backend, const std::string& precision) {
   if (backend == Backend::kCuda && precision == "bf16") return {2, 2, 2};
   return {};
@@ -308,10 +320,11 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     throw UsageError("dlrm: gemm_algorithms=tuned chooses cuBLASLt algorithms, on the cuda backend; the cpu "
                      "backend's GEMMs are OpenBLAS's (leave gemm_algorithms at heuristic)");
   }
-  setup_.interaction_tensor_cores = p.get_string("interaction") == "tensor_cores";
+  const std::string interaction = p.get_string("interaction");
+  setup_.interaction_tensor_cores = interaction == "tensor_cores";
   if (backend_ == Backend::kCpu && setup_.interaction_tensor_cores) {
     throw UsageError("dlrm: interaction=tensor_cores runs the interaction on a GPU's tensor cores, on the cuda "
-                     "backend (leave interaction at cuda_cores on the cpu backend)");
+                     "backend (leave interaction at auto or cuda_cores on the cpu backend)");
   }
   // The cuda backend across ranks: embeddings over NCCL (also on one rank when asked).
   nccl_ = backend_ == Backend::kCuda && (exchange == "nccl" || (exchange == "auto" && ctx.size() > 1));
@@ -373,6 +386,11 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
   if (shape.top_mlp.back() != 1) {
     throw UsageError(fmt::format("dlrm: top_mlp must end in 1 (the logit), got {}",
                                  p.get_string("top_mlp")));
+  }
+
+  if (interaction == "auto") {
+    setup_.interaction_tensor_cores = auto_interaction_tensor_cores(backend_, setup_.precision, shape,
+                                                                    ctx.spec.mode == RunMode::kInference);
   }
 
   setup_.serve = parse_serve_options(p, shape, ctx.spec.mode == RunMode::kInference);

@@ -34,6 +34,14 @@ std::vector<int> parse_layers(const std::string& param, const std::string& text)
 /// (cuda_model.h); everything else moves fp32.
 ValueBytes exchange_values(Backend backend, const std::string& precision);
 
+/// What interaction=auto picks: tensor cores for a bf16 model that trains
+/// its tables on the cuda backend, where the shape fits the WMMA kernels;
+/// CUDA cores otherwise. Measured on an H100 at the dle shape, batch 65,536
+/// (docs/results/2026-11-26-h100-gpu-check): bf16 tensor cores 1.09x the
+/// step of CUDA cores, TF32 tensor cores 0.91x.
+bool auto_interaction_tensor_cores(Backend backend, const std::string& precision, const ModelShape& shape,
+                                   bool serving);
+
 /// Everything the workload derives from its parameters.
 struct DlrmSetup {
   ModelShape shape;

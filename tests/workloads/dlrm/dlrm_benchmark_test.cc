@@ -127,6 +127,9 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
   EXPECT_EQ(unfused["perflab_dlrm_interaction"], "bf16 tensor cores (WMMA), fp32 accumulate");
   EXPECT_EQ(plan(true, "fp32", "tensor_cores")["perflab_dlrm_interaction"],
             "TF32 tensor cores (WMMA), fp32 accumulate");
+  // auto: tensor cores for bf16 (the faster there), CUDA cores for TF32.
+  EXPECT_EQ(plan(true, "bf16", "auto")["perflab_dlrm_interaction"], "bf16 tensor cores (WMMA), fp32 accumulate");
+  EXPECT_EQ(plan(true, "fp32", "auto")["perflab_dlrm_interaction"], "fp32 CUDA cores");
 #else
   GTEST_SKIP() << "built without CUDA";
 #endif
