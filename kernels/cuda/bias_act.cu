@@ -1,10 +1,16 @@
-// The unfused bias/activation kernels of the CUDA linear layer: grid-stride
+// The bias/activation kernels of the CUDA linear layer. Unfused: grid-stride
 // elementwise kernels, and a two-pass deterministic column sum for the bias
 // gradient (pass 1: fixed row slices into partial sums; pass 2: the slices
-// added in order), so db never depends on scheduling.
+// added in order), so db never depends on scheduling. Our own fused
+// epilogues: bias + ReLU in one pass, each thread keeping one column group's
+// bias in registers; dReLU + bias gradient in one pass over dy (the same two
+// passes, the mask applied as the partial sums read dy). Both move 16 bytes
+// per access where a row is whole 16-byte groups.
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <initializer_list>
 #include <type_traits>
 
 #include "kernels/cuda/bias_act.h"
@@ -104,6 +110,160 @@ __global__ void bias_grad_final_kernel(int64_t slices, int64_t cols, const float
   }
 }
 
+/// kVec elements of T in one aligned access (16 bytes for the vector paths).
+template <typename T, int kVec>
+struct alignas(sizeof(T) * kVec) Group {
+  T e[kVec];
+};
+
+template <typename T, int kVec>
+__device__ __forceinline__ void load_group(const T* p, float (&v)[kVec]) {
+  const Group<T, kVec> g = *reinterpret_cast<const Group<T, kVec>*>(p);
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) v[k] = load(g.e, k);
+}
+
+template <typename T, int kVec>
+__device__ __forceinline__ void store_group(T* p, const float (&v)[kVec]) {
+  Group<T, kVec> g;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) store(g.e, k, v[k]);
+  *reinterpret_cast<Group<T, kVec>*>(p) = g;
+}
+
+/// bias_act_kernel's grid at most: about one wave of 256-thread blocks on a
+/// large GPU, so each thread takes several rows for its one bias load.
+constexpr int64_t kBiasActMaxBlocks = 1024;
+
+/// y = act(y + b) over [rows, groups * kVec]. Thread t owns column group
+/// t % groups (its bias loaded once) and every lanes-th row from t / groups;
+/// the launch gives at least `groups` threads.
+template <typename T, int kVec, bool kRelu>
+__global__ void bias_act_kernel(int64_t rows, int64_t groups, T* y, const T* b) {
+  const int64_t threads = int64_t{gridDim.x} * blockDim.x;
+  const int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  const int64_t lanes = threads / groups;
+  if (t >= lanes * groups) return;
+  const int64_t g = t % groups;
+  float bias[kVec];
+  load_group<T, kVec>(b + g * kVec, bias);
+  for (int64_t r = t / groups; r < rows; r += lanes) {
+    T* p = y + (r * groups + g) * kVec;
+    float v[kVec];
+    load_group<T, kVec>(p, v);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const float sum = v[k] + bias[k];
+      v[k] = kRelu && sum < 0.0f ? 0.0f : sum;
+    }
+    store_group<T, kVec>(p, v);
+  }
+}
+
+/// The fused bias gradient: a block covers kGradGroups column groups with
+/// kGradLanes row lanes; the grid's y runs over row slices, as many as
+/// bring the grid near kGradTargetBlocks (a constant, so the partition, and
+/// with it db's bits, depend on the shape alone).
+constexpr int kGradGroups = 32;
+constexpr int kGradLanes = 8;
+constexpr int64_t kGradTargetBlocks = 1024;
+constexpr int64_t kGradMaxSlices = 256;
+
+/// Pass 1: with kMask, dy := y > 0 ? dy : 0 in place; partial[s, c] = Σ of
+/// dy[r, c] over the rows of slice s (cols = groups * kVec).
+template <typename T, int kVec, bool kMask>
+__global__ void relu_bias_grad_partial_kernel(int64_t rows, int64_t groups, int64_t rows_per_slice,
+                                              const T* y, T* dy, float* partial) {
+  __shared__ float sums[kGradLanes][kGradGroups * kVec];
+  const int64_t g = blockIdx.x * int64_t{kGradGroups} + threadIdx.x;
+  const int64_t begin = blockIdx.y * rows_per_slice;
+  const int64_t end = rows < begin + rows_per_slice ? rows : begin + rows_per_slice;
+  float acc[kVec] = {};
+  if (g < groups) {
+    for (int64_t r = begin + threadIdx.y; r < end; r += kGradLanes) {
+      const int64_t i = (r * groups + g) * kVec;
+      float d[kVec];
+      load_group<T, kVec>(dy + i, d);
+      if constexpr (kMask) {
+        float v[kVec];
+        load_group<T, kVec>(y + i, v);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) d[k] = v[k] > 0.0f ? d[k] : 0.0f;
+        store_group<T, kVec>(dy + i, d);
+      }
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) acc[k] += d[k];
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) sums[threadIdx.y][threadIdx.x * kVec + k] = acc[k];
+  __syncthreads();
+  if (threadIdx.y == 0 && g < groups) {
+    const int64_t cols = groups * kVec;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      float total = 0.0f;
+      for (int lane = 0; lane < kGradLanes; ++lane) total += sums[lane][threadIdx.x * kVec + k];
+      partial[blockIdx.y * cols + g * kVec + k] = total;
+    }
+  }
+}
+
+/// Pass 2: db[c] = Σ_s partial[s, c]: kGradLanes lanes each add every
+/// kGradLanes-th slice in order, then the lanes are added in order.
+template <typename T>
+__global__ void relu_bias_grad_final_kernel(int64_t slices, int64_t cols, const float* partial, T* db) {
+  __shared__ float sums[kGradLanes][kGradGroups];
+  const int64_t c = blockIdx.x * int64_t{kGradGroups} + threadIdx.x;
+  float acc = 0.0f;
+  if (c < cols) {
+    for (int64_t s = threadIdx.y; s < slices; s += kGradLanes) acc += partial[s * cols + c];
+  }
+  sums[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    float total = 0.0f;
+    for (int lane = 0; lane < kGradLanes; ++lane) total += sums[lane][threadIdx.x];
+    store(db, c, total);
+  }
+}
+
+/// Row slices for a [rows, cols] dy: enough for about kGradTargetBlocks
+/// blocks over the column tiles of the widest access the columns allow (16
+/// bytes of bf16, else of fp32, else one element; from the shape alone, so
+/// the workspace needs no type and db's partition no pointer).
+int64_t relu_bias_grad_slices(int64_t rows, int64_t cols) {
+  if (rows <= 0) return 0;
+  const int64_t width = cols % 8 == 0 ? 8 : cols % 4 == 0 ? 4 : 1;
+  const int64_t tiles = (cols / width + kGradGroups - 1) / kGradGroups;
+  const int64_t wanted = std::max<int64_t>(1, (kGradTargetBlocks + tiles - 1) / tiles);
+  return std::min({wanted, kGradMaxSlices, (rows + kGradLanes - 1) / kGradLanes});
+}
+
+/// Elements per 16-byte access for T, or 1 when the rows (cols) or any of
+/// the pointers do not allow it.
+template <typename T>
+int vector_width(int64_t cols, std::initializer_list<const void*> pointers) {
+  constexpr int kWide = static_cast<int>(16 / sizeof(T));
+  if (cols % kWide != 0) return 1;
+  for (const void* p : pointers) {
+    if (p != nullptr && reinterpret_cast<uintptr_t>(p) % 16 != 0) return 1;
+  }
+  return kWide;
+}
+
+/// Calls launch(std::integral_constant<int, kVec>) with kVec the 16-byte
+/// width of T when cols and the pointers allow it, else 1.
+template <typename T, typename Launch>
+void with_vector_width(int64_t cols, std::initializer_list<const void*> pointers, Launch&& launch) {
+  constexpr int kWide = static_cast<int>(16 / sizeof(T));
+  if (vector_width<T>(cols, pointers) == kWide) {
+    launch(std::integral_constant<int, kWide>{});
+  } else {
+    launch(std::integral_constant<int, 1>{});
+  }
+}
+
 int64_t bias_grad_slices(int64_t rows) {
   if (rows <= 0) return 0;
   return std::min(kMaxSlices, (rows + kRowsPerSlice - 1) / kRowsPerSlice);
@@ -190,6 +350,68 @@ void bias_grad(DType dtype, int64_t rows, int64_t cols, const void* dy, void* db
         <<<blocks_for(cols), kThreads, 0, stream>>>(slices, cols, partial, static_cast<T*>(db));
   });
   PERFLAB_CUDA_CHECK_LAUNCH("bias_grad_final_kernel");
+}
+
+void bias_activation(DType dtype, int64_t rows, int64_t cols, void* y, const void* b, bool relu,
+                     cudaStream_t stream) {
+  if (rows <= 0 || cols <= 0) return;
+  dispatch(dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    with_vector_width<T>(cols, {y, b}, [&](auto vec) {
+      constexpr int kVec = decltype(vec)::value;
+      const int64_t groups = cols / kVec;
+      // At least one thread per column group (each keeps its group's bias).
+      const auto blocks = static_cast<unsigned>(
+          std::max<int64_t>(std::min<int64_t>(blocks_for(rows * groups), kBiasActMaxBlocks),
+                            (groups + kThreads - 1) / kThreads));
+      auto* out = static_cast<T*>(y);
+      const auto* bias = static_cast<const T*>(b);
+      if (relu) {
+        bias_act_kernel<T, kVec, true><<<blocks, kThreads, 0, stream>>>(rows, groups, out, bias);
+      } else {
+        bias_act_kernel<T, kVec, false><<<blocks, kThreads, 0, stream>>>(rows, groups, out, bias);
+      }
+    });
+  });
+  PERFLAB_CUDA_CHECK_LAUNCH("bias_act_kernel");
+}
+
+size_t relu_bias_grad_workspace_bytes(int64_t rows, int64_t cols) {
+  return static_cast<size_t>(relu_bias_grad_slices(rows, cols) * cols) * sizeof(float);
+}
+
+void relu_bias_grad(DType dtype, int64_t rows, int64_t cols, const void* y, void* dy, void* db,
+                    void* workspace, cudaStream_t stream) {
+  if (cols <= 0) return;
+  const int64_t slices = relu_bias_grad_slices(rows, cols);
+  auto* partial = static_cast<float*>(workspace);
+  dispatch(dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    if (slices > 0) {
+      with_vector_width<T>(cols, {y, dy}, [&](auto vec) {
+        constexpr int kVec = decltype(vec)::value;
+        const int64_t groups = cols / kVec;
+        const int64_t rows_per_slice = (rows + slices - 1) / slices;
+        const dim3 grid(static_cast<unsigned>((groups + kGradGroups - 1) / kGradGroups),
+                        static_cast<unsigned>(slices));
+        const dim3 block(kGradGroups, kGradLanes);
+        const auto* mask = static_cast<const T*>(y);
+        auto* grad = static_cast<T*>(dy);
+        if (y != nullptr) {
+          relu_bias_grad_partial_kernel<T, kVec, true>
+              <<<grid, block, 0, stream>>>(rows, groups, rows_per_slice, mask, grad, partial);
+        } else {
+          relu_bias_grad_partial_kernel<T, kVec, false>
+              <<<grid, block, 0, stream>>>(rows, groups, rows_per_slice, mask, grad, partial);
+        }
+      });
+      PERFLAB_CUDA_CHECK_LAUNCH("relu_bias_grad_partial_kernel");
+    }
+    const dim3 grid(static_cast<unsigned>((cols + kGradGroups - 1) / kGradGroups));
+    relu_bias_grad_final_kernel<T>
+        <<<grid, dim3(kGradGroups, kGradLanes), 0, stream>>>(slices, cols, partial, static_cast<T*>(db));
+  });
+  PERFLAB_CUDA_CHECK_LAUNCH("relu_bias_grad_final_kernel");
 }
 
 }  // namespace perflab::kernels::cuda

@@ -1,7 +1,9 @@
-// The unfused helpers of the CUDA linear layer: bias add, ReLU forward and
-// backward, and the bias gradient, each its own launch. They are what the
-// fused cuBLASLt epilogues replace (kernels/cuda/linear.h) and are kept as
-// the "unfused" baseline. CPU references: kernels/cpu/relu.h (relu_forward,
+// The bias/activation kernels of the CUDA linear layer. Unfused, each its
+// own launch: bias add, ReLU forward and backward, and the bias gradient
+// (the "unfused" baseline). Fused, our own epilogues (linear.h's
+// Epilogues::kOwn and kOwnBackward): bias + ReLU in one pass, and dReLU +
+// bias gradient in one pass over dy plus a final sum; 16-byte accesses where
+// the rows allow. CPU references: kernels/cpu/relu.h (relu_forward,
 // relu_backward) and the db reduction of kernels/cpu/linear.h.
 //
 // Layout: matrices are dense and row-major, [rows, cols] (rows = batch,
@@ -55,5 +57,25 @@ size_t bias_grad_workspace_bytes(int64_t rows, int64_t cols);
 /// rows == 0 gives db = 0. `workspace` holds bias_grad_workspace_bytes().
 void bias_grad(DType dtype, int64_t rows, int64_t cols, const void* dy, void* db, void* workspace,
                cudaStream_t stream);
+
+/// y[r, c] = act(y[r, c] + b[c]) in one pass over y: add_bias then
+/// relu_forward (when `relu`) fused, the sum and the ReLU in fp32 and one
+/// rounding in bf16. NaN stays NaN. 16-byte accesses when cols is a multiple
+/// of 16 bytes' worth of elements and y, b are 16-byte aligned.
+void bias_activation(DType dtype, int64_t rows, int64_t cols, void* y, const void* b, bool relu,
+                     cudaStream_t stream);
+
+/// Workspace relu_bias_grad needs for a [rows, cols] dy (its partial sums).
+size_t relu_bias_grad_workspace_bytes(int64_t rows, int64_t cols);
+
+/// The backward of bias_activation in one pass over dy, plus a final sum.
+/// With `y` (the layer's ReLU output) non-null: dy[r, c] := y[r, c] > 0 ?
+/// dy[r, c] : 0 in place (relu_backward's mask), and db[c] = Σ_r of those
+/// values; with y null: db alone (bias_grad's result; dy untouched).
+/// Accumulated in fp32, deterministic (fixed row slices, fixed order); db
+/// has dy's type; rows == 0 gives db = 0. `workspace` holds
+/// relu_bias_grad_workspace_bytes().
+void relu_bias_grad(DType dtype, int64_t rows, int64_t cols, const void* y, void* dy, void* db,
+                    void* workspace, cudaStream_t stream);
 
 }  // namespace perflab::kernels::cuda

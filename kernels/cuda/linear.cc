@@ -70,11 +70,29 @@ void require(const void* pointer, const char* name) {
 bool same_problem(const LinearArguments& a, const LinearArguments& b) {
   return a.batch == b.batch && a.in_features == b.in_features && a.out_features == b.out_features &&
          a.precision == b.precision && a.activation == b.activation && a.fused == b.fused &&
+         a.epilogues == b.epilogues &&
          a.dy_is_pre_activation == b.dy_is_pre_activation &&
          a.dx_applies_input_relu == b.dx_applies_input_relu && a.dy_relu_applied == b.dy_relu_applied;
 }
 
+/// A fused layer whose bias, ReLU and gradients run in our kernels.
+bool own_backward(const LinearArguments& a) { return a.fused && a.epilogues != Epilogues::kCublasLt; }
+bool own_forward(const LinearArguments& a) { return a.fused && a.epilogues == Epilogues::kOwn; }
+bool lt_epilogues(const LinearArguments& a) { return a.fused && a.epilogues == Epilogues::kCublasLt; }
+
 }  // namespace
+
+const char* epilogues_name(Epilogues epilogues) {
+  switch (epilogues) {
+    case Epilogues::kCublasLt:
+      return "cublaslt";
+    case Epilogues::kOwnBackward:
+      return "own_backward";
+    case Epilogues::kOwn:
+      return "own";
+  }
+  return "unknown";
+}
 
 struct Linear::Plan {
   cublasLtHandle_t handle = nullptr;
@@ -107,10 +125,19 @@ Status Linear::can_implement(const LinearArguments& args) {
   if (args.activation != Activation::kNone && args.activation != Activation::kRelu) {
     return Status::invalid("unknown activation");
   }
+  if (args.epilogues != Epilogues::kCublasLt && args.epilogues != Epilogues::kOwnBackward &&
+      args.epilogues != Epilogues::kOwn) {
+    return Status::invalid("unknown epilogues");
+  }
   if (!args.fused && (args.dy_is_pre_activation || args.dx_applies_input_relu)) {
     return Status::invalid(
         "dy_is_pre_activation and dx_applies_input_relu need the fused mode (cuBLASLt's "
         "DRELU_BGRAD epilogue); the unfused mode applies each layer's dReLU itself");
+  }
+  if (!lt_epilogues(args) && args.dx_applies_input_relu) {
+    return Status::invalid(
+        "dx_applies_input_relu needs cuBLASLt's epilogues (DRELU_BGRAD reads the layer below's ReLU "
+        "bitmask); with our own epilogues each layer applies its dReLU itself");
   }
   if (args.dy_is_pre_activation && args.activation != Activation::kRelu) {
     return Status::invalid(
@@ -147,6 +174,8 @@ size_t Linear::workspace_bytes(const LinearArguments& args) {
   if (!args.fused) {
     bytes +=
         round_up(bias_grad_workspace_bytes(args.batch, args.out_features), kWorkspaceAlignment);
+  } else if (own_backward(args)) {
+    bytes += round_up(relu_bias_grad_workspace_bytes(args.batch, args.out_features), kWorkspaceAlignment);
   }
   return bytes;
 }
@@ -171,6 +200,11 @@ LaunchList Linear::forward_launches(const LinearArguments& a) {
                out = static_cast<double>(a.out_features);
   const double flops = linear_flops(a.batch, a.in_features, a.out_features);
   const bool relu = a.activation == Activation::kRelu;
+  if (own_forward(a)) {
+    return {{kGemm, "forward GEMM", "", {(b * in + in * out + b * out) * e, flops, precision_name(a.precision)}},
+            {"bias_act_kernel", relu ? "bias + ReLU (own epilogue)" : "bias (own epilogue)", "",
+             {(2 * b * out + out) * e, b * out, "fp32"}}};
+  }
   if (a.fused) {
     const double bytes = linear_forward_bytes(a.batch, a.in_features, a.out_features, static_cast<int64_t>(e),
                                               static_cast<double>(aux_bytes(a)));
@@ -190,7 +224,15 @@ LaunchList Linear::backward_launches(const LinearArguments& a, bool dgrad) {
   const double flops = linear_flops(a.batch, a.in_features, a.out_features);
   const char* precision = precision_name(a.precision);
   LaunchList list;
-  if (a.activation == Activation::kRelu && !a.dy_is_pre_activation && !a.dy_relu_applied) {
+  const bool drelu = a.activation == Activation::kRelu && !a.dy_is_pre_activation && !a.dy_relu_applied;
+  if (own_backward(a) && !a.dy_is_pre_activation) {
+    const double partials = static_cast<double>(relu_bias_grad_workspace_bytes(a.batch, a.out_features));
+    list.push_back({"relu_bias_grad_partial_kernel",
+                    drelu ? "dReLU + bias gradient, partial sums (own epilogue)" : "bias gradient, partial sums (own epilogue)",
+                    "", {(drelu ? 3 : 1) * b * out * e + partials, b * out, "fp32"}});
+    list.push_back({"relu_bias_grad_final_kernel", "bias gradient, final sum (own epilogue)", "",
+                    {partials + out * e, 0, ""}});
+  } else if (drelu) {
     list.push_back({"relu_backward_kernel", "dReLU", "", {3 * b * out * e, 0, ""}});
   }
   if (!a.fused) {
@@ -198,7 +240,7 @@ LaunchList Linear::backward_launches(const LinearArguments& a, bool dgrad) {
     list.push_back({"bias_grad_partial_kernel", "bias gradient, partial sums", "", {b * out * e + partials, b * out, "fp32"}});
     list.push_back({"bias_grad_final_kernel", "bias gradient, final sum", "", {partials + out * e, 0, ""}});
   }
-  const bool bgrad = a.fused && !a.dy_is_pre_activation;
+  const bool bgrad = lt_epilogues(a) && !a.dy_is_pre_activation;
   list.push_back({kGemm, bgrad ? "weight-gradient GEMM + bias-gradient epilogue" : "weight-gradient GEMM", "",
                   {(b * in + b * out + in * out + (bgrad ? out : 0)) * e, flops, precision}});
   if (dgrad) {
@@ -210,7 +252,7 @@ LaunchList Linear::backward_launches(const LinearArguments& a, bool dgrad) {
 }
 
 size_t Linear::aux_bytes(const LinearArguments& args) {
-  if (!args.fused || args.activation != Activation::kRelu) return 0;
+  if (!lt_epilogues(args) || args.activation != Activation::kRelu) return 0;
   return static_cast<size_t>(aux_ld_bits(args.out_features) / 8 * args.batch);
 }
 
@@ -224,6 +266,7 @@ Linear::Linear(cublasLtHandle_t handle, const LinearArguments& shape_and_modes)
   p.problem.precision = shape_and_modes.precision;
   p.problem.activation = shape_and_modes.activation;
   p.problem.fused = shape_and_modes.fused;
+  p.problem.epilogues = shape_and_modes.epilogues;
   p.problem.dy_is_pre_activation = shape_and_modes.dy_is_pre_activation;
   p.problem.dx_applies_input_relu = shape_and_modes.dx_applies_input_relu;
   p.problem.dy_relu_applied = shape_and_modes.dy_relu_applied;
@@ -236,12 +279,14 @@ Linear::Linear(cublasLtHandle_t handle, const LinearArguments& shape_and_modes)
   const bool fused = p.problem.fused;
   const bool relu = p.problem.activation == Activation::kRelu;
 
+  const Epilogues own = p.problem.epilogues;
   const cublasLtEpilogue_t forward_epilogue =
-      !fused ? CUBLASLT_EPILOGUE_DEFAULT
-             : (relu ? CUBLASLT_EPILOGUE_RELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS);
+      !fused || own == Epilogues::kOwn ? CUBLASLT_EPILOGUE_DEFAULT
+      : own == Epilogues::kOwnBackward ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                       : (relu ? CUBLASLT_EPILOGUE_RELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS);
   const cublasLtEpilogue_t dgrad_epilogue =
       p.problem.dx_applies_input_relu ? CUBLASLT_EPILOGUE_DRELU_BGRAD : CUBLASLT_EPILOGUE_DEFAULT;
-  const cublasLtEpilogue_t wgrad_epilogue = fused && !p.problem.dy_is_pre_activation
+  const cublasLtEpilogue_t wgrad_epilogue = lt_epilogues(p.problem) && !p.problem.dy_is_pre_activation
                                                 ? CUBLASLT_EPILOGUE_BGRADB
                                                 : CUBLASLT_EPILOGUE_DEFAULT;
   const GemmSpec specs[] = {
@@ -270,16 +315,21 @@ void Linear::forward(const LinearArguments& args, void* workspace, cudaStream_t 
   require(args.b, "b");
   require(args.y, "y");
   const bool relu = args.activation == Activation::kRelu;
+  const DType dtype = dtype_of(args.precision);
+  if (own_forward(args)) {
+    p.forward.run(p.handle, args.w, args.x, args.y, workspace, stream);
+    bias_activation(dtype, args.batch, args.out_features, args.y, args.b, relu, stream);
+    return;
+  }
   if (args.fused) {
     p.forward.set_bias(args.b);
-    if (relu) {
+    if (relu && lt_epilogues(args)) {
       require(args.aux, "aux");
       p.forward.set_aux(args.aux);
     }
     p.forward.run(p.handle, args.w, args.x, args.y, workspace, stream);
     return;
   }
-  const DType dtype = dtype_of(args.precision);
   p.forward.run(p.handle, args.w, args.x, args.y, workspace, stream);
   add_bias(dtype, args.batch, args.out_features, args.y, args.b, stream);
   if (relu) relu_forward(dtype, args.batch * args.out_features, args.y, args.y, stream);
@@ -294,16 +344,23 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
   require(args.dw, "dw");
   const DType dtype = dtype_of(args.precision);
   const int64_t n = args.batch * args.out_features;
-  // dz = dL/d(pre-activation), in place on dy (as the CPU model does).
-  if (args.activation == Activation::kRelu && !args.dy_is_pre_activation && !args.dy_relu_applied) {
+  const bool drelu =
+      args.activation == Activation::kRelu && !args.dy_is_pre_activation && !args.dy_relu_applied;
+  if (!args.dy_is_pre_activation) require(args.db, "db");
+  if (own_backward(args) && !args.dy_is_pre_activation) {
+    // dz = dL/d(pre-activation) in place on dy and db, in one pass over dy.
+    if (drelu) require(args.y, "y");
+    relu_bias_grad(dtype, args.batch, args.out_features, drelu ? args.y : nullptr, args.dy, args.db,
+                   static_cast<char*>(workspace) + kLinearCublasWorkspaceBytes, stream);
+  } else if (drelu) {
+    // dz = dL/d(pre-activation), in place on dy (as the CPU model does).
     require(args.y, "y");
     relu_backward(dtype, n, args.y, args.dy, args.dy, stream);
   }
-  if (!args.dy_is_pre_activation) require(args.db, "db");
   if (!args.fused) {
     bias_grad(dtype, args.batch, args.out_features, args.dy, args.db,
               static_cast<char*>(workspace) + kLinearCublasWorkspaceBytes, stream);
-  } else if (!args.dy_is_pre_activation) {
+  } else if (lt_epilogues(args) && !args.dy_is_pre_activation) {
     p.wgrad.set_bias(args.db);
   }
   p.wgrad.run(p.handle, args.x, args.dy, args.dw, workspace, stream);
@@ -333,16 +390,16 @@ std::vector<GemmChoice> Linear::tune(const LinearArguments& args, void* workspac
   std::vector<GemmChoice> choices;
   // The pointers each GEMM's epilogue reads or writes, as forward() and
   // backward() set them.
-  if (args.fused) {
+  if (args.fused && !own_forward(args)) {
     require(args.b, "b");
     p.forward.set_bias(args.b);
-    if (args.activation == Activation::kRelu) {
+    if (args.activation == Activation::kRelu && lt_epilogues(args)) {
       require(args.aux, "aux");
       p.forward.set_aux(args.aux);
     }
   }
   choices.push_back(p.forward.tune(p.handle, args.w, args.x, args.y, workspace, stream, repetitions));
-  if (args.fused && !args.dy_is_pre_activation) {
+  if (lt_epilogues(args) && !args.dy_is_pre_activation) {
     require(args.db, "db");
     p.wgrad.set_bias(args.db);
   }

@@ -25,6 +25,21 @@
 //            backward: relu_backward (mask = y > 0, in place on dy),
 //            bias_grad, then plain dgrad and wgrad GEMMs.
 //
+// Whose epilogues a fused layer runs (LinearArguments::epilogues). On an
+// H100 (2026-11-26) cuBLASLt ran every TF32 epilogue, and the bf16
+// DRELU_BGRAD, as separate passes of its own (`globalKernel`) that took
+// longer than our unfused kernels doing the same work; hence:
+//   kCublasLt     the epilogues above, and the backward chain below.
+//   kOwnBackward  forward: cuBLASLt's RELU_BIAS / BIAS epilogue (no
+//                 bitmask); backward: one pass of ours over dy applying the
+//                 dReLU (mask y > 0) and summing db (bias_act.h's
+//                 relu_bias_grad, plus its final sum), then plain GEMMs.
+//   kOwn          forward: a plain GEMM, then one bias(+ReLU) pass of ours
+//                 (bias_activation); backward as kOwnBackward.
+// Neither own mode chains through a dgrad (no bitmask): each ReLU layer
+// applies its own dReLU, as unfused, unless whoever wrote its dy did
+// (dy_is_pre_activation, dy_relu_applied).
+//
 // Chaining the fused backward. cuBLASLt applies dReLU to a GEMM's *output*,
 // so the dReLU of layer l (and with it db_l) cannot ride on layer l's own
 // GEMMs (dy_l is their input); it rides on the dgrad GEMM of layer l+1, whose
@@ -75,6 +90,13 @@ enum class Precision { kTf32, kBf16 };
 /// Activation applied after the bias.
 enum class Activation { kNone, kRelu };
 
+/// Whose kernels run a fused layer's bias, ReLU and their gradients (see
+/// the file comment).
+enum class Epilogues { kCublasLt, kOwnBackward, kOwn };
+
+/// "cublaslt", "own_backward" or "own".
+const char* epilogues_name(Epilogues epilogues);
+
 /// Every device pointer (and the workspace) must be aligned to this many
 /// bytes: the cuBLASLt algorithms are chosen at construction for this
 /// alignment (matrices, bias and aux). Models packing parameters into one
@@ -90,7 +112,11 @@ struct LinearArguments {
   int64_t out_features = 0;  ///< Columns of y, rows of W.
   Precision precision = Precision::kTf32;
   Activation activation = Activation::kNone;
-  bool fused = true;  ///< cuBLASLt epilogues (true) or separate kernels (false).
+  bool fused = true;  ///< Fused epilogues (true) or separate kernels (false).
+  /// Fused only: whose epilogues (the file comment). dx_applies_input_relu
+  /// needs kCublasLt (DRELU_BGRAD reads the bitmask); dy_is_pre_activation
+  /// does not (DLRM's fused head hands the layer below its dz and db).
+  Epilogues epilogues = Epilogues::kCublasLt;
   /// Fused ReLU layers only: dy already is dL/dz (pre-activation) and db was
   /// already written by the layer above's dgrad (DRELU_BGRAD).
   bool dy_is_pre_activation = false;
@@ -136,8 +162,8 @@ class Linear {
   /// Whether the shape and modes (and any non-null pointer's alignment) can
   /// be run; the reason when not. Host-only: needs no device.
   static Status can_implement(const LinearArguments& args);
-  /// Device workspace forward/backward need (cuBLASLt's plus the unfused
-  /// bias-gradient partials); 256-byte aligned. May be shared by layers run
+  /// Device workspace forward/backward need (cuBLASLt's plus the unfused or
+  /// own epilogues' bias-gradient partials); 256-byte aligned. May be shared by layers run
   /// one after another on one stream.
   static size_t workspace_bytes(const LinearArguments& args);
   /// Bytes of the ReLU bitmask a fused ReLU layer writes (0 otherwise). It

@@ -21,6 +21,8 @@ const char* epilogue_name(cublasLtEpilogue_t epilogue) {
       return "DEFAULT";
     case CUBLASLT_EPILOGUE_BIAS:
       return "BIAS";
+    case CUBLASLT_EPILOGUE_RELU_BIAS:
+      return "RELU_BIAS";
     case CUBLASLT_EPILOGUE_RELU_AUX_BIAS:
       return "RELU_AUX_BIAS";
     case CUBLASLT_EPILOGUE_DRELU_BGRAD:
@@ -33,7 +35,7 @@ const char* epilogue_name(cublasLtEpilogue_t epilogue) {
 }
 
 bool uses_bias_pointer(cublasLtEpilogue_t e) {
-  return e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_RELU_AUX_BIAS ||
+  return e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_RELU_BIAS || e == CUBLASLT_EPILOGUE_RELU_AUX_BIAS ||
          e == CUBLASLT_EPILOGUE_DRELU_BGRAD || e == CUBLASLT_EPILOGUE_BGRADB;
 }
 

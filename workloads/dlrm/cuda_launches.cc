@@ -37,12 +37,15 @@ void add_nccl(LaunchList& list, int ranks, const std::string& what, double bytes
   if (ranks > 1) list.push_back({"ncclDevKernel", "NCCL " + what, "", {bytes, 0, ""}});
 }
 
+/// fused_head() for the top MLP's widths.
+bool fused_head_of(const std::vector<int>& top, const CudaModelOptions& o) {
+  const size_t n = top.size();
+  return o.fused && n >= 2 && top[n - 2] <= kc::LogitHead::kMaxFeatures;
+}
+
 }  // namespace
 
-bool fused_head(const ModelShape& shape, const CudaModelOptions& o) {
-  const size_t n = shape.top_mlp.size();
-  return o.fused && n >= 2 && shape.top_mlp[n - 2] <= kc::LogitHead::kMaxFeatures;
-}
+bool fused_head(const ModelShape& shape, const CudaModelOptions& o) { return fused_head_of(shape.top_mlp, o); }
 
 int64_t bottom_input_width(const ModelShape& shape) {
   constexpr int64_t kAlign = 8;
@@ -61,6 +64,11 @@ std::vector<kc::LinearArguments> mlp_layer_modes(const std::vector<int>& widths,
                                                  const CudaModelOptions& options) {
   std::vector<kc::LinearArguments> layers;
   const size_t n = widths.size();
+  // cuBLASLt's epilogues chain the backward (linear.h); our own do not,
+  // except into the fused head, which applies the dReLU of the layer below
+  // and writes its db itself (logit_head.h).
+  const bool chain = options.fused && options.epilogues == kc::Epilogues::kCublasLt;
+  const bool head = !bottom && fused_head_of(widths, options);
   for (size_t l = 0; l < n; ++l) {
     kc::LinearArguments a;
     const bool relu = bottom || l + 1 < n;  // the top MLP's last layer gives the logit
@@ -70,11 +78,12 @@ std::vector<kc::LinearArguments> mlp_layer_modes(const std::vector<int>& widths,
     a.precision = options.precision;
     a.activation = relu ? kc::Activation::kRelu : kc::Activation::kNone;
     a.fused = options.fused;
+    a.epilogues = options.epilogues;
     // Fused chain (linear.h): a ReLU layer with a layer above gets dL/dz from
     // that layer's dgrad (DRELU_BGRAD), which also writes its db.
-    a.dy_is_pre_activation = options.fused && relu && l + 1 < n;
+    a.dy_is_pre_activation = relu && l + 1 < n && (chain || (head && l + 2 == n));
     // Every layer above the first reads a ReLU output (the layer below is ReLU).
-    a.dx_applies_input_relu = options.fused && l > 0;
+    a.dx_applies_input_relu = l > 0 && (chain || (head && l + 1 == n));
     // The bottom MLP's last layer gets its dy from the interaction's
     // backward, which applies this layer's dReLU as it writes it
     // (InteractionArguments::dx_relu): no dReLU launch of its own.

@@ -50,7 +50,9 @@ int64_t dense_slot_elements(int64_t size) { return (size + kSlotAlignment - 1) /
 
 std::string describe(const CudaModelOptions& o) {
   return fmt::format("{}, {}, {}", o.precision == kc::Precision::kBf16 ? "bf16" : "tf32",
-                     o.fused ? "fused" : "unfused",
+                     !o.fused                                     ? "unfused"
+                     : o.epilogues == kc::Epilogues::kCublasLt ? "fused"
+                                                               : fmt::format("fused, {} epilogues", kc::epilogues_name(o.epilogues)),
                      o.update_mode == kc::EmbeddingUpdateMode::kSyncFree ? "sync-free"
                                                                          : "synchronising");
 }

@@ -106,6 +106,12 @@ struct CudaModelOptions {
   /// (lookup_in_interaction()); or separate bias/ReLU kernels, the last
   /// layer's GEMMs and the gather.
   bool fused = true;
+  /// Fused: whose kernels run the MLP layers' bias, ReLU and their
+  /// gradients (kernels/cuda/linear.h's Epilogues): cuBLASLt's epilogues
+  /// chained through DRELU_BGRAD, or our own passes (own: forward and
+  /// backward; own_backward: the backward, the forward in cuBLASLt's
+  /// RELU_BIAS epilogue).
+  kernels::cuda::Epilogues epilogues = kernels::cuda::Epilogues::kCublasLt;
   kernels::cuda::EmbeddingUpdateMode update_mode = kernels::cuda::EmbeddingUpdateMode::kSyncFree;
   /// Model-parallel embeddings over this communicator's ranks (device
   /// buffers: NCCL; see the file comment); batch is then the global batch.

@@ -272,6 +272,8 @@ void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, con
   facts["all_to_all_reduction"] = mp > 0 ? 1.0 - (mean.forward + mean.backward) / mp : 0.0;
 }
 
+std::string auto_epilogues(const std::string& precision) { return precision == "bf16" ? "own_backward" : "own"; }
+
 bool auto_interaction_tensor_cores(Backend backend, const std::string& precision, const ModelShape& shape,
                                    bool serving) {
 #ifdef PERFLAB_DLRM_CUDA
@@ -320,6 +322,13 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     throw UsageError("dlrm: gemm_algorithms=tuned chooses cuBLASLt algorithms, on the cuda backend; the cpu "
                      "backend's GEMMs are OpenBLAS's (leave gemm_algorithms at heuristic)");
   }
+  const std::string epilogues = p.get_string("epilogues");
+  if (backend_ == Backend::kCpu && epilogues != "auto") {
+    throw UsageError(fmt::format("dlrm: epilogues={} chooses the cuda backend's MLP epilogue kernels; the cpu backend "
+                                 "has none to choose (leave epilogues at auto)",
+                                 epilogues));
+  }
+  setup_.epilogues = epilogues == "auto" ? auto_epilogues(p.get_string("precision")) : epilogues;
   const std::string interaction = p.get_string("interaction");
   setup_.interaction_tensor_cores = interaction == "tensor_cores";
   if (backend_ == Backend::kCpu && setup_.interaction_tensor_cores) {
@@ -522,6 +531,18 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
         !setup_.interaction_tensor_cores ? "fp32 CUDA cores"
         : bf16 && training               ? "bf16 tensor cores (WMMA), fp32 accumulate"
                                          : "TF32 tensor cores (WMMA), fp32 accumulate";
+    // Whose kernels run the MLPs' bias, ReLU and their gradients (serving
+    // models keep cuBLASLt's forward epilogues).
+    const bool fused = toggles_[Toggle::kFused].in_effect;
+    const std::string mlp_epilogues = training ? setup_.epilogues : "cublaslt";
+    step.hyperparameters["perflab_dlrm_epilogues"] =
+        !fused                    ? "separate bias, ReLU, dReLU and bias-gradient kernels (unfused)"
+        : mlp_epilogues == "own"      ? "own: one bias+ReLU pass after each forward GEMM, one dReLU+bias-gradient pass "
+                                    "(and its final sum) before each layer's backward GEMMs"
+        : mlp_epilogues == "own_backward"
+            ? "own_backward: cuBLASLt's RELU_BIAS/BIAS epilogue forward, one dReLU+bias-gradient pass (and its "
+              "final sum) before each layer's backward GEMMs"
+            : "cublaslt: RELU_AUX_BIAS/BIAS forward, DRELU_BGRAD and BGRADB backward (cuBLASLt's epilogues)";
     // What --fused changes about the lookups.
     step.hyperparameters["perflab_dlrm_lookup"] =
         !training      ? "the serving engine's rows (placement), handed to the interaction"

@@ -34,6 +34,14 @@ std::vector<int> parse_layers(const std::string& param, const std::string& text)
 /// (cuda_model.h); everything else moves fp32.
 ValueBytes exchange_values(Backend backend, const std::string& precision);
 
+/// What epilogues=auto picks: "own" for TF32 and "own_backward" for bf16.
+/// On an H100 (docs/results/2026-11-26-h100-gpu-check, dle, batch 65,536)
+/// cuBLASLt ran the TF32 epilogues as separate passes (4.07 ms of a 10.73 ms
+/// step; perflab's unfused kernels did the same work in 3.39) and the bf16
+/// DRELU_BGRAD as one (1.33 of 5.71 ms), while nvjet fused the bf16
+/// forward's RELU_AUX_BIAS into the GEMM.
+std::string auto_epilogues(const std::string& precision);
+
 /// What interaction=auto picks: tensor cores for a bf16 model that trains
 /// its tables on the cuda backend, where the shape fits the WMMA kernels;
 /// CUDA cores otherwise. Measured on an H100 at the dle shape, batch 65,536
@@ -63,6 +71,9 @@ struct DlrmSetup {
   bool tune_gemms = false;
   /// cuda backend: the interaction on TF32 tensor cores (interaction=tensor_cores).
   bool interaction_tensor_cores = false;
+  /// cuda backend, fused: whose MLP epilogues, "cublaslt", "own" or
+  /// "own_backward" (epilogues=auto resolved: auto_epilogues).
+  std::string epilogues = "cublaslt";
   /// --mode inference: placement, cache and updates (serve/serve_options.h).
   ServeOptions serve;
   /// Training: where each seed's trained model is written (checkpoint.h;

@@ -59,6 +59,13 @@ std::vector<ParamSpec> dlrm_params() {
        "on every run) or tuned (each GEMM's heuristic candidates timed at setup on random operands and the "
        "fastest kept; choices and times in the result's facts; the choice can differ between runs)",
        {}, {}, {"heuristic", "tuned"}},
+      {"epilogues", T::kString, "auto",
+       "cuda backend, --fused on: whose kernels run the MLP layers' bias, ReLU and their gradients: cublaslt "
+       "(cuBLASLt's epilogues, the backward chained through DRELU_BGRAD), own (one bias+ReLU pass and one "
+       "dReLU+bias-gradient pass of perflab's), or own_backward (forward in cuBLASLt's RELU_BIAS epilogue, "
+       "backward as own); auto: own for TF32, own_backward for bf16 (on an H100 cuBLASLt ran those epilogues as "
+       "separate passes slower than perflab's unfused kernels)",
+       {}, {}, {"auto", "cublaslt", "own", "own_backward"}},
       {"interaction", T::kString, "auto",
        "cuda backend: the dot interaction on fp32 CUDA cores (cuda_cores) or on tensor cores (tensor_cores: "
        "WMMA, TF32-rounded products, or exact bf16 products with precision=bf16; needs tables + 1 <= 32 and "

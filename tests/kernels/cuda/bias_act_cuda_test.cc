@@ -1,11 +1,14 @@
-// The unfused bias/activation kernels against the CPU reference on odd
-// shapes (rows 1, 3, 37, 2049 x cols 1, 3, 13, 127, 479), fp32 and bf16, and
-// the ReLU-bitmask reader against cuBLASLt's own EPILOGUE_RELU_AUX_BIAS mask.
+// The unfused bias/activation kernels and our own fused epilogues against
+// the CPU reference on odd shapes (rows 1, 3, 37, 2049 x cols 1, 3, 13, 127,
+// 479; the fused ones also 8 and 256, their 16-byte paths), fp32 and bf16,
+// and the ReLU-bitmask reader against cuBLASLt's own EPILOGUE_RELU_AUX_BIAS
+// mask.
 // Tolerances: elementwise results are exact in fp32 and within one bf16
 // rounding (2^-8 relative) in bf16; the bias gradient within 1e-5 (fp32) or
 // 2e-2 (bf16) of Σ|dy| per column.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -79,14 +82,39 @@ void expect_close(const std::vector<float>& actual, const std::vector<float>& ex
 const int64_t kRows[] = {1, 3, 37, 2049};
 const int64_t kCols[] = {1, 3, 13, 127, 479};
 
+/// Elementwise results: exact in fp32, one bf16 rounding (2^-8 relative) in bf16.
+double elementwise_tolerance(DType dtype) { return dtype == DType::kBF16 ? 1.0 / 256 : 0.0; }
+/// Column sums, relative to Σ|value| per column.
+double sum_tolerance(DType dtype) { return dtype == DType::kBF16 ? 2e-2 : 1e-5; }
+
+/// Per column of a [rows, cols] matrix: the sum (the reference db) and the
+/// sum of magnitudes (its tolerance's scale, at least 1e-30).
+struct ColumnSums {
+  std::vector<float> sum;
+  std::vector<double> magnitude;
+};
+ColumnSums column_sums(const std::vector<float>& values, int64_t cols) {
+  std::vector<double> sums(static_cast<size_t>(cols), 0.0);
+  ColumnSums out{std::vector<float>(static_cast<size_t>(cols)), std::vector<double>(static_cast<size_t>(cols), 0.0)};
+  for (size_t i = 0; i < values.size(); ++i) {
+    sums[i % static_cast<size_t>(cols)] += values[i];
+    out.magnitude[i % static_cast<size_t>(cols)] += std::fabs(values[i]);
+  }
+  for (size_t c = 0; c < sums.size(); ++c) {
+    out.sum[c] = static_cast<float>(sums[c]);
+    out.magnitude[c] = std::max(out.magnitude[c], 1e-30);
+  }
+  return out;
+}
+
 class BiasActCudaTest : public ::testing::TestWithParam<DType> {};
 
 TEST_P(BiasActCudaTest, ElementwiseKernelsAndBiasGradMatchCpu) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const DType dtype = GetParam();
   const bool bf16 = dtype == DType::kBF16;
-  const double elementwise_tol = bf16 ? 1.0 / 256 : 0.0;
-  const double sum_tol = bf16 ? 2e-2 : 1e-5;
+  const double elementwise_tol = elementwise_tolerance(dtype);
+  const double sum_tol = sum_tolerance(dtype);
   cudaStream_t stream = nullptr;
   PERFLAB_CUDA_CHECK(cudaStreamCreate(&stream));
   for (int64_t rows : kRows) {
@@ -133,19 +161,79 @@ TEST_P(BiasActCudaTest, ElementwiseKernelsAndBiasGradMatchCpu) {
       cpu::relu_backward(static_cast<int64_t>(n), y.data(), dy.data(), dx_ref.data());
       expect_close(download(dtype, dx_dev, n), dx_ref, exact, 0.0, cols, "relu_backward");
 
-      std::vector<float> db_ref(static_cast<size_t>(cols));
-      std::vector<double> abs_sum(static_cast<size_t>(cols), 0.0);
-      std::vector<double> sums(static_cast<size_t>(cols), 0.0);
-      for (size_t i = 0; i < n; ++i) {
-        sums[i % cols] += dy[i];
-        abs_sum[i % cols] += std::fabs(dy[i]);
-      }
-      for (int64_t c = 0; c < cols; ++c) db_ref[c] = static_cast<float>(sums[c]);
-      for (double& s : abs_sum) s = std::max(s, 1e-30);
-      expect_close(download(dtype, db_dev, static_cast<size_t>(cols)), db_ref, abs_sum, sum_tol,
+      const ColumnSums db_ref = column_sums(dy, cols);
+      expect_close(download(dtype, db_dev, static_cast<size_t>(cols)), db_ref.sum, db_ref.magnitude, sum_tol,
                    cols, "bias_grad");
     }
   }
+  cudaStreamDestroy(stream);
+}
+
+// Our own fused epilogues: bias_activation (bias + ReLU, or bias alone) in
+// one pass and relu_bias_grad (dReLU + db in one pass over dy, or db alone),
+// on the odd widths and on whole 16-byte rows (8 and 256 columns: the
+// vector paths of both types). Tolerances: bias + ReLU exact in fp32 (the
+// same single float addition as the reference) and within one bf16 rounding
+// (2^-8 relative) in bf16; the dReLU exact; db within sum_tol of Σ|dz|.
+TEST_P(BiasActCudaTest, OwnFusedEpiloguesMatchCpu) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const DType dtype = GetParam();
+  const bool bf16 = dtype == DType::kBF16;
+  const double elementwise_tol = elementwise_tolerance(dtype);
+  const double sum_tol = sum_tolerance(dtype);
+  cudaStream_t stream = nullptr;
+  PERFLAB_CUDA_CHECK(cudaStreamCreate(&stream));
+  const int64_t widths[] = {1, 3, 13, 127, 479, 8, 256};
+  for (int64_t rows : kRows) {
+    for (int64_t cols : widths) {
+      for (bool relu : {true, false}) {
+        SCOPED_TRACE("rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) + (bf16 ? " bf16" : " fp32") +
+                     (relu ? " relu" : " bias only"));
+        const auto n = static_cast<size_t>(rows * cols);
+        std::vector<float> x = random_vector(n, 21), b = random_vector(static_cast<size_t>(cols), 22);
+        std::vector<float> dy = random_vector(n, 23);
+        auto y_dev = upload(dtype, x), b_dev = upload(dtype, b), dy_dev = upload(dtype, dy);
+        std::vector<float> db_zero(static_cast<size_t>(cols), 0.0f);
+        auto db_dev = upload(dtype, db_zero);
+        DeviceBuffer<uint8_t> workspace(std::max<size_t>(1, relu_bias_grad_workspace_bytes(rows, cols)));
+
+        const int64_t syncs = host_sync_count();
+        bias_activation(dtype, rows, cols, y_dev.data(), b_dev.data(), relu, stream);
+        EXPECT_EQ(host_sync_count(), syncs);
+        counted_stream_synchronize(stream);
+        const std::vector<float> y = download(dtype, y_dev, n);
+        std::vector<float> y_ref(n);
+        std::vector<double> scale(n);
+        for (size_t i = 0; i < n; ++i) {
+          const float sum = x[i] + b[i % static_cast<size_t>(cols)];
+          y_ref[i] = relu && sum < 0.0f ? 0.0f : sum;
+          scale[i] = std::fabs(y_ref[i]);
+        }
+        expect_close(y, y_ref, scale, elementwise_tol, cols, "bias_activation");
+
+        // The backward on the GPU's own y: with the mask (a ReLU layer) or
+        // the bias gradient alone (no ReLU, or dy already masked).
+        const int64_t before = host_sync_count();
+        relu_bias_grad(dtype, rows, cols, relu ? y_dev.data() : nullptr, dy_dev.data(), db_dev.data(),
+                       workspace.data(), stream);
+        EXPECT_EQ(host_sync_count(), before);
+        counted_stream_synchronize(stream);
+        std::vector<float> dz = dy;
+        if (relu) cpu::relu_backward(static_cast<int64_t>(n), y.data(), dy.data(), dz.data());
+        std::vector<double> exact(n, 0.0);
+        expect_close(download(dtype, dy_dev, n), dz, exact, 0.0, cols, relu ? "dReLU in place" : "dy untouched");
+        const ColumnSums db_ref = column_sums(dz, cols);
+        expect_close(download(dtype, db_dev, static_cast<size_t>(cols)), db_ref.sum, db_ref.magnitude, sum_tol,
+                     cols, "relu_bias_grad db");
+      }
+    }
+  }
+  // No rows: db = 0, nothing else read or written.
+  std::vector<float> ones(5, 1.0f);
+  auto db_dev = upload(dtype, ones);
+  relu_bias_grad(dtype, 0, 5, nullptr, nullptr, db_dev.data(), nullptr, stream);
+  counted_stream_synchronize(stream);
+  EXPECT_EQ(download(dtype, db_dev, 5), std::vector<float>(5, 0.0f));
   cudaStreamDestroy(stream);
 }
 

@@ -1,6 +1,6 @@
 // The cuBLASLt linear layer against the CPU reference (kernels/cpu/linear.h,
-// relu.h) on odd sizes, both precisions, ReLU and none, fused and unfused,
-// forward and backward, and the fused chain of two layers (DRELU_BGRAD in the
+// relu.h) on odd sizes (and two with whole 16-byte rows), both precisions,
+// ReLU and none, unfused and fused with each Epilogues, forward and backward, and the fused chain of two layers (DRELU_BGRAD in the
 // upper layer's dgrad). Tolerances, relative to |expected| + rms(expected):
 // TF32 1e-2, bf16 2e-2 (inputs are rounded to bf16 on the host first, so the
 // reference sees the same inputs). The CPU backward masks by the GPU's own y,
@@ -96,7 +96,7 @@ std::string describe(const LinearArguments& a) {
   return "batch=" + std::to_string(a.batch) + " in=" + std::to_string(a.in_features) +
          " out=" + std::to_string(a.out_features) + " " + name(a.precision) +
          (a.activation == Activation::kRelu ? " relu" : " none") +
-         (a.fused ? " fused" : " unfused");
+         (a.fused ? std::string(" fused, epilogues ") + epilogues_name(a.epilogues) : std::string(" unfused"));
 }
 
 /// |actual - expected| <= tol * (|expected| + rms(expected)) + 1e-6 for every
@@ -198,6 +198,49 @@ TEST(LinearCanImplement, RejectsUnsupportedModeCombinations) {
   a.dy_relu_applied = true;
   a.fused = false;
   EXPECT_TRUE(Linear::can_implement(a).ok()) << "either mode: " << Linear::can_implement(a).reason();
+  // Our own epilogues do not chain through DRELU_BGRAD (no bitmask), but a
+  // layer below a fused head may still take its dL/dz (and db) from above.
+  for (Epilogues own : {Epilogues::kOwn, Epilogues::kOwnBackward}) {
+    a = valid();
+    a.epilogues = own;
+    a.dx_applies_input_relu = true;
+    expect_rejected(a, "dx_applies_input_relu needs cuBLASLt's epilogues");
+    a = valid();
+    a.epilogues = own;
+    a.dy_is_pre_activation = true;
+    EXPECT_TRUE(Linear::can_implement(a).ok()) << epilogues_name(own) << ": " << Linear::can_implement(a).reason();
+  }
+  a = valid();
+  a.epilogues = static_cast<Epilogues>(9);
+  expect_rejected(a, "unknown epilogues");
+}
+
+// What each fused mode launches around its GEMMs, and what it keeps: the
+// own epilogues write no bitmask and need the bias-gradient partials.
+TEST(LinearLaunches, OwnEpiloguesAddTheirPassesAndDropTheBitmask) {
+  const auto names_of = [](const LaunchList& list) {
+    std::vector<std::string> names;
+    for (const auto& k : list) names.push_back(k.kernel);
+    return names;
+  };
+  const std::string gemm = "gemm|gemv|nvjet|splitK";
+  LinearArguments a = valid();
+  EXPECT_EQ(names_of(Linear::forward_launches(a)), std::vector<std::string>{gemm});
+  EXPECT_EQ(names_of(Linear::backward_launches(a, true)),
+            (std::vector<std::string>{"relu_backward_kernel", gemm, gemm}));
+  a.epilogues = Epilogues::kOwnBackward;
+  EXPECT_EQ(Linear::aux_bytes(a), 0u);
+  EXPECT_GT(Linear::workspace_bytes(a), Linear::workspace_bytes(valid())) << "+ the partial sums";
+  EXPECT_EQ(Linear::workspace_bytes(a) % 256, 0u);
+  EXPECT_EQ(names_of(Linear::forward_launches(a)), std::vector<std::string>{gemm});
+  EXPECT_EQ(names_of(Linear::backward_launches(a, true)),
+            (std::vector<std::string>{"relu_bias_grad_partial_kernel", "relu_bias_grad_final_kernel", gemm, gemm}));
+  a.epilogues = Epilogues::kOwn;
+  EXPECT_EQ(Linear::aux_bytes(a), 0u);
+  EXPECT_EQ(names_of(Linear::forward_launches(a)), (std::vector<std::string>{gemm, "bias_act_kernel"}));
+  // Below a fused head (dy_is_pre_activation): dz and db come from above.
+  a.dy_is_pre_activation = true;
+  EXPECT_EQ(names_of(Linear::backward_launches(a, true)), (std::vector<std::string>{gemm, gemm}));
 }
 
 TEST(LinearCanImplement, RejectsMisalignedPointers) {
@@ -232,16 +275,29 @@ TEST(LinearSizes, AuxAndWorkspace) {
 struct Shape {
   int64_t batch, in, out;
 };
+// The last two have whole 16-byte rows (out a multiple of 8): the own
+// epilogues' vector paths.
 const Shape kShapes[] = {{1, 1, 1},      {3, 13, 3},       {1, 479, 13},    {37, 3, 1},
-                         {37, 127, 479}, {2049, 479, 127}, {2049, 13, 479}, {3, 1, 127}};
+                         {37, 127, 479}, {2049, 479, 127}, {2049, 13, 479}, {3, 1, 127},
+                         {67, 13, 256},  {2049, 127, 8}};
 
-using Param = std::tuple<int, Precision, Activation, bool>;
+/// How a layer runs: unfused, or fused with each Epilogues.
+enum Mode { kUnfused, kLtEpilogues, kOwnBackwardEpilogues, kOwnEpilogues };
+
+void set_mode(LinearArguments& a, int mode) {
+  a.fused = mode != kUnfused;
+  a.epilogues = mode == kOwnEpilogues           ? Epilogues::kOwn
+                : mode == kOwnBackwardEpilogues ? Epilogues::kOwnBackward
+                                                : Epilogues::kCublasLt;
+}
+
+using Param = std::tuple<int, Precision, Activation, int>;
 
 class LinearCudaTest : public ::testing::TestWithParam<Param> {};
 
 TEST_P(LinearCudaTest, ForwardAndBackwardMatchCpuReference) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  const auto [shape_index, precision, activation, fused] = GetParam();
+  const auto [shape_index, precision, activation, mode] = GetParam();
   const Shape s = kShapes[shape_index];
   const DType dtype = dtype_of(precision);
   LinearArguments args;
@@ -250,7 +306,7 @@ TEST_P(LinearCudaTest, ForwardAndBackwardMatchCpuReference) {
   args.out_features = s.out;
   args.precision = precision;
   args.activation = activation;
-  args.fused = fused;
+  set_mode(args, mode);
   const std::string problem = describe(args);
   ASSERT_TRUE(Linear::can_implement(args).ok()) << Linear::can_implement(args).reason();
   LtHandle lt;
@@ -306,14 +362,14 @@ TEST_P(LinearCudaTest, ForwardAndBackwardMatchCpuReference) {
   expect_close(db.download(), db_ref, s.out, tol, "db", problem);
 }
 
-// A ReLU layer built with dy_relu_applied, given dy already masked by y > 0
+// A ReLU layer built with dy_relu_applied (each mode), given dy already masked by y > 0
 // (what the interaction's backward hands DLRM's bottom MLP), launches no
 // dReLU and gives the same dW, db and dx, bit for bit, as the layer that
 // masks a raw dy itself: the same GEMMs on the same values.
 TEST(LinearCuda, DyReluAppliedSkipsTheDReluAndKeepsTheResults) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   for (Precision precision : {Precision::kTf32, Precision::kBf16}) {
-    for (bool fused : {true, false}) {
+    for (int mode : {kLtEpilogues, kUnfused, kOwnBackwardEpilogues, kOwnEpilogues}) {
       const Shape s = kShapes[4];  // 37 x 127 -> 479
       const DType dtype = dtype_of(precision);
       LinearArguments args;
@@ -322,12 +378,14 @@ TEST(LinearCuda, DyReluAppliedSkipsTheDReluAndKeepsTheResults) {
       args.out_features = s.out;
       args.precision = precision;
       args.activation = Activation::kRelu;
-      args.fused = fused;
+      set_mode(args, mode);
       LinearArguments applied = args;
       applied.dy_relu_applied = true;
       const std::string problem = describe(args);
-      EXPECT_EQ(Linear::backward_launches(applied, true).size() + 1, Linear::backward_launches(args, true).size())
-          << "one dReLU launch fewer; " << problem;
+      // Our own epilogues' pass sums db either way (the mask off): the same launches.
+      const size_t fewer = mode == kOwnBackwardEpilogues || mode == kOwnEpilogues ? 0 : 1;
+      EXPECT_EQ(Linear::backward_launches(applied, true).size() + fewer, Linear::backward_launches(args, true).size())
+          << "the dReLU launch (or pass) skipped; " << problem;
       LtHandle lt;
       Stream stream;
       Linear raw_op(lt.handle, args), applied_op(lt.handle, applied);
@@ -380,18 +438,20 @@ TEST(LinearCuda, DyReluAppliedSkipsTheDReluAndKeepsTheResults) {
 }
 
 std::string param_name(const ::testing::TestParamInfo<Param>& param) {
-  const auto [shape_index, precision, activation, fused] = param.param;
+  const auto [shape_index, precision, activation, mode] = param.param;
   const Shape s = kShapes[shape_index];
+  const char* modes[] = {"_unfused", "_fused", "_fused_own_backward", "_fused_own"};
   return "b" + std::to_string(s.batch) + "_in" + std::to_string(s.in) + "_out" +
          std::to_string(s.out) + "_" + name(precision) +
-         (activation == Activation::kRelu ? "_relu" : "_none") + (fused ? "_fused" : "_unfused");
+         (activation == Activation::kRelu ? "_relu" : "_none") + modes[mode];
 }
 
 INSTANTIATE_TEST_SUITE_P(
     OddSizes, LinearCudaTest,
     ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kShapes))),
                        ::testing::Values(Precision::kTf32, Precision::kBf16),
-                       ::testing::Values(Activation::kNone, Activation::kRelu), ::testing::Bool()),
+                       ::testing::Values(Activation::kNone, Activation::kRelu),
+                       ::testing::Values(kUnfused, kLtEpilogues, kOwnBackwardEpilogues, kOwnEpilogues)),
     param_name);
 
 // ---- GPU: the fused chain of two layers -------------------------------------------

@@ -76,6 +76,8 @@ TEST(DlrmBenchmark, RejectsWhatTheDataCannotSatisfy) {
   EXPECT_NE(error_of(small_params({{"top_mlp", "64-2"}})).find("must end in 1"), std::string::npos);
   EXPECT_NE(error_of(small_params({{"data", "/nonexistent/feature_spec.yaml"}})).find("/nonexistent"),
             std::string::npos);
+  // The cpu backend has no epilogue kernels to choose.
+  EXPECT_NE(error_of(small_params({{"epilogues", "own"}})).find("leave epilogues at auto"), std::string::npos);
 }
 
 // What a step moves between ranks: fp32 everywhere but a bf16 cuda run,
@@ -127,6 +129,18 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
   EXPECT_EQ(unfused["perflab_dlrm_interaction"], "bf16 tensor cores (WMMA), fp32 accumulate");
   EXPECT_EQ(plan(true, "fp32", "tensor_cores")["perflab_dlrm_interaction"],
             "TF32 tensor cores (WMMA), fp32 accumulate");
+  // epilogues=auto: own for TF32, own_backward for bf16; unfused names the
+  // separate kernels whatever was asked.
+  const auto epilogues = [](bool on, const std::string& precision, const std::string& asked) {
+    ToggleSet toggles;
+    toggles[Toggle::kFused] = {on, on, ""};
+    TestContext ctx(small_params({{"precision", precision}, {"epilogues", asked}}), Backend::kCuda, toggles);
+    return DlrmBenchmark(ctx).step_plan().hyperparameters["perflab_dlrm_epilogues"].get<std::string>();
+  };
+  EXPECT_EQ(epilogues(true, "fp32", "auto").rfind("own:", 0), 0u) << epilogues(true, "fp32", "auto");
+  EXPECT_EQ(epilogues(true, "bf16", "auto").rfind("own_backward:", 0), 0u) << epilogues(true, "bf16", "auto");
+  EXPECT_EQ(epilogues(true, "fp32", "cublaslt").rfind("cublaslt:", 0), 0u);
+  EXPECT_EQ(epilogues(false, "fp32", "own").rfind("separate", 0), 0u);
   // auto: tensor cores for bf16 (the faster there), CUDA cores for TF32.
   EXPECT_EQ(plan(true, "bf16", "auto")["perflab_dlrm_interaction"], "bf16 tensor cores (WMMA), fp32 accumulate");
   EXPECT_EQ(plan(true, "fp32", "auto")["perflab_dlrm_interaction"], "fp32 CUDA cores");

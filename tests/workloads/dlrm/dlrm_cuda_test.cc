@@ -228,6 +228,29 @@ INSTANTIATE_TEST_SUITE_P(AllModes, DlrmCudaStepTest,
                                             ::testing::Bool(), ::testing::Bool()),
                          step_name);
 
+// Our own epilogues (epilogues=own, own_backward; auto's picks for TF32 and
+// bf16): one SGD step matches the CPU model within the same gate, synchronous
+// and sync-free, with the fused head taking its layer's dReLU and db as with
+// cuBLASLt's chain.
+TEST(DlrmCudaStep, OwnEpiloguesMatchTheCpuModel) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const Dataset data = tiny_data(kBatch, 7);
+  for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
+    for (kc::Epilogues epilogues : {kc::Epilogues::kOwn, kc::Epilogues::kOwnBackward}) {
+      for (bool sync_free : {false, true}) {
+        CudaModelOptions options;
+        options.batch = kBatch;
+        options.precision = precision;
+        options.epilogues = epilogues;
+        options.update_mode = sync_free ? kc::EmbeddingUpdateMode::kSyncFree : kc::EmbeddingUpdateMode::kSynchronising;
+        const StepComparison c = compare_one_step(tiny_shape(16), kSeed, options, data.batch(0, kBatch), 0.5f);
+        EXPECT_TRUE(c.passed) << kc::epilogues_name(epilogues) << ": " << c.detail;
+        EXPECT_TRUE(std::isfinite(c.loss_gpu)) << c.detail;
+      }
+    }
+  }
+}
+
 // gemm_algorithms=tuned: every GEMM of every layer timed (forward and
 // wgrad always, dgrad where the layer has a data gradient), the kept
 // candidate one that ran, and the step still within the gate's tolerances.

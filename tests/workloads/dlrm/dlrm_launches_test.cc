@@ -80,6 +80,44 @@ TEST(DlrmLaunches, Tf32FusedStep) {
 #endif
 }
 
+TEST(DlrmLaunches, OwnEpiloguesAddTheirPassesAndDropCublasLtsChain) {
+#if PERFLAB_DLRM_CUDA
+  // epilogues=own (auto's TF32 pick): each of the 7 ReLU layers adds a
+  // bias+ReLU pass after its GEMM (forward 8 -> 15); the backward adds a
+  // dReLU+bias-gradient pass and its final sum to each layer but the top's
+  // last ReLU layer, whose dz and db the fused head writes (6 layers x 2:
+  // 14 -> 26). cuBLASLt's own epilogue kernels, which no plan declares
+  // (one or two per GEMM on an H100 in TF32), go.
+  CudaModelOptions o = options(kc::Precision::kTf32, true);
+  o.epilogues = kc::Epilogues::kOwn;
+  expect_launches(train_step_launches(dle_shape(), o),
+                  {{"forward", 15}, {"loss", 1}, {"backward", 26}, {"optimizer", 2}}, 44);
+  // own_backward (auto's bf16 pick): the forward as cuBLASLt's (RELU_BIAS),
+  // the backward as own.
+  const LaunchPlan lt = train_step_launches(dle_shape(), options(kc::Precision::kBf16, true));
+  CudaModelOptions b = options(kc::Precision::kBf16, true);
+  b.epilogues = kc::Epilogues::kOwnBackward;
+  const LaunchPlan own = train_step_launches(dle_shape(), b);
+  const auto in_phase = [](const LaunchPlan& plan, const std::string& phase) {
+    int n = 0;
+    for (const DeclaredKernel& k : plan) n += k.phase == phase;
+    return n;
+  };
+  EXPECT_EQ(in_phase(own, "forward"), in_phase(lt, "forward"));
+  EXPECT_EQ(in_phase(own, "backward"), in_phase(lt, "backward") + 12);
+  int passes = 0;
+  for (const DeclaredKernel& k : own) passes += k.kernel == "relu_bias_grad_partial_kernel";
+  EXPECT_EQ(passes, 6);
+  // Unfused, the choice changes nothing.
+  CudaModelOptions u = options(kc::Precision::kTf32, false);
+  const size_t unfused = train_step_launches(dle_shape(), u).size();
+  u.epilogues = kc::Epilogues::kOwn;
+  EXPECT_EQ(train_step_launches(dle_shape(), u).size(), unfused);
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
 TEST(DlrmLaunches, TensorCoreInteractionKeepsTheCountsAndNamesItsKernels) {
 #if PERFLAB_DLRM_CUDA
   CudaModelOptions o = options(kc::Precision::kTf32, true);
