@@ -445,6 +445,10 @@ Conv3d& Conv3d::operator=(Conv3d&&) noexcept = default;
 
 const Status& Conv3d::status() const { return plan_->status; }
 bool Conv3d::backward_data_via_forward() const { return plan_->via_forward != nullptr; }
+std::string Conv3d::fallback_reason() const {
+  if (plan_->via_forward == nullptr) return "";
+  return "cuDNN " + std::to_string(cudnnGetVersion()) + " answered" + plan_->tried;
+}
 size_t Conv3d::workspace_bytes() const { return plan_->total_bytes; }
 
 void Conv3d::run(const Conv3dArguments& a, void* workspace, cudaStream_t stream) const {

@@ -44,6 +44,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "kernels/cpu/conv3d.h"
 #include "kernels/cuda/status.h"
@@ -150,6 +151,10 @@ class Conv3d {
   /// A kBackwardData plan that runs as a forward convolution (a flip of the
   /// weights into the workspace, then the forward: Conv3dPlanOptions).
   bool backward_data_via_forward() const;
+  /// With backward_data_via_forward(): cuDNN's version and what it answered
+  /// for the forms tried before the fallback (each ranked algorithm's status
+  /// and math, the workspace queries); "" otherwise.
+  std::string fallback_reason() const;
   /// Device workspace run() needs, bytes: cuDNN's, then the staging block;
   /// or, a data gradient as a forward convolution, the flipped weights,
   /// then the forward plan's.

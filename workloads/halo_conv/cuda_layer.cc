@@ -76,6 +76,7 @@ struct CudaHaloLayer::Impl {
   virtual void sum_weight_grads() = 0;
   virtual double halo_bytes_per_step() const = 0;
   virtual std::pair<int, int> data_gradient_calls() const = 0;
+  virtual std::string data_gradient_fallback() const = 0;
   virtual const LayerConfig& layer_config() const = 0;
   virtual bool sync_free_step() const = 0;
 };
@@ -120,6 +121,19 @@ struct State final : CudaHaloLayer::Impl {
   void enqueue_exchange_alone() override;
   void enqueue_compute_alone() override;
   double halo_bytes_per_step() const override;
+  std::string data_gradient_fallback() const override {
+    for (const DeviceSlab<T>& s : slabs) {
+      for (const auto* calls : {&s.backward_main, &s.backward_fix}) {
+        for (const Call& c : *calls) {
+          if (c.args.pass == kc::Conv3dPass::kBackwardData && c.plan->backward_data_via_forward()) {
+            return fmt::format("dx {} planes from dy {} planes (d_offset {}): {}", c.args.dx.planes, c.args.dy.planes,
+                               c.args.d_offset, c.plan->fallback_reason());
+          }
+        }
+      }
+    }
+    return "";
+  }
   std::pair<int, int> data_gradient_calls() const override {
     int all = 0, via_forward = 0;
     for (const DeviceSlab<T>& s : slabs) {
@@ -533,6 +547,7 @@ void CudaHaloLayer::enqueue_all_reduce_alone() { s_->sum_weight_grads(); }
 double CudaHaloLayer::halo_bytes_per_step() const { return s_->halo_bytes_per_step(); }
 
 std::pair<int, int> CudaHaloLayer::data_gradient_calls() const { return s_->data_gradient_calls(); }
+std::string CudaHaloLayer::data_gradient_fallback() const { return s_->data_gradient_fallback(); }
 
 const LayerConfig& CudaHaloLayer::config() const { return s_->layer_config(); }
 

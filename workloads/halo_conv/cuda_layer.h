@@ -66,6 +66,8 @@ class CudaHaloLayer {
   /// (kernels/cuda/conv3d.h's fallback when cuDNN has no backward-data
   /// algorithm for the shape).
   std::pair<int, int> data_gradient_calls() const;
+  /// The first fallen-back call's shape and what cuDNN answered for it ("" when none fell back).
+  std::string data_gradient_fallback() const;
   const LayerConfig& config() const;
 
   /// The layer for one stored element (cuda_layer.cc: fp32, or bf16 bits).

@@ -53,6 +53,7 @@ class CudaHaloStep final : public TimedStep, public DeviceStep {
                            : fmt::format("{} of {} calls as forward convolutions with flipped weights (cuDNN had no "
                                          "backward-data algorithm for their shape)",
                                          via_forward, calls);
+      if (via_forward > 0) facts["data_gradient_fallback"] = layer_.data_gradient_fallback();
     }
     return facts;
   }

@@ -78,6 +78,15 @@ TEST(HaloConvCuda, EverySlabCountAndVariantEqualsTheWholeConvolution) {
           EXPECT_EQ(layer.halo_bytes_per_step(), CpuHaloLayer(c, one_process()).halo_bytes_per_step());
           const CorrectnessReport gate = check_against_whole(layer.download(), one_process(), seed, kTf32Tolerance);
           EXPECT_TRUE(gate.passed) << gate.detail;
+          // What the result's data_gradient facts say: a fallback names its
+          // shape and cuDNN's answers; none, nothing.
+          const auto [calls, via_forward] = layer.data_gradient_calls();
+          EXPECT_LE(via_forward, calls);
+          const std::string fallback = layer.data_gradient_fallback();
+          EXPECT_EQ(fallback.empty(), via_forward == 0) << fallback;
+          if (via_forward > 0) {
+            EXPECT_NE(fallback.find("cuDNN "), std::string::npos) << fallback;
+          }
           ++cases;
         }
       }
