@@ -278,9 +278,12 @@ __global__ void sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const S
                                  float* __restrict__ tables, unsigned tile_blocks, DenseSgd dense) {
   if (blockIdx.x >= tile_blocks) {  // the dense SGD's blocks
     const float lr = *dense.lr;
-    const int64_t stride = int64_t{gridDim.x - tile_blocks} * blockDim.x;
-    for (int64_t i = int64_t{blockIdx.x - tile_blocks} * blockDim.x + threadIdx.x; i < dense.count; i += stride) {
-      sgd_step(dense.w, dense.g_bf16 != nullptr ? __bfloat162float(dense.g_bf16[i]) : dense.g[i], lr, dense.w_bf16, i);
+    const int64_t t = int64_t{blockIdx.x - tile_blocks} * blockDim.x + threadIdx.x;
+    const int64_t threads = int64_t{gridDim.x - tile_blocks} * blockDim.x;
+    if (dense.g_bf16 != nullptr) {
+      sgd_range(dense.w, dense.g_bf16, lr, dense.w_bf16, dense.count, t, threads);
+    } else {
+      sgd_range(dense.w, dense.g, lr, dense.w_bf16, dense.count, t, threads);
     }
     return;
   }

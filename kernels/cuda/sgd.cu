@@ -23,11 +23,8 @@ template <typename G>
 __global__ void sgd_kernel(int64_t count, float* __restrict__ w, const G* __restrict__ g,
                            const float* __restrict__ lr_device,
                            __nv_bfloat16* __restrict__ w_bf16) {
-  const float lr = *lr_device;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    sgd_step(w, widen(g[i]), lr, w_bf16, i);
-  }
+  sgd_range(w, g, *lr_device, w_bf16, count, blockIdx.x * int64_t{blockDim.x} + threadIdx.x,
+            int64_t{gridDim.x} * blockDim.x);
 }
 
 /// dst = bf16(src): flat (row == 0), or rows of `row` written `stride` apart.
