@@ -25,12 +25,16 @@ __device__ inline float stored(float v, const __nv_bfloat16*) { return __bfloat1
 
 /// z = x[row] · w + bias for the calling warp: each lane sums its columns
 /// (k = lane, lane + 32, ...) with fused multiply-adds, then a butterfly
-/// reduction in a fixed order; every lane returns z.
+/// reduction in a fixed order; every lane returns z. Unrolled so a lane's
+/// loads are in flight together (the FMAs keep their order, so the bits):
+/// at batch 512 on an H100 the kernel took 17 us, a warp's eight samples
+/// each waiting out eight loads in turn.
 template <typename T>
 __device__ float warp_logit(const T* __restrict__ xrow, const T* __restrict__ w, const T* __restrict__ bias,
                             int64_t k) {
   const int lane = static_cast<int>(threadIdx.x & 31u);
   float acc = 0.0f;
+#pragma unroll 8
   for (int64_t c = lane; c < k; c += 32) acc = fmaf(widen(xrow[c]), widen(w[c]), acc);
   for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_xor_sync(kFullMask, acc, offset);
   return acc + widen(bias[0]);
@@ -97,6 +101,7 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t mean_over, const
       const int64_t c = threadIdx.x + int64_t{j} * kThreads;
       if (c >= k) break;
       const float wc = widen(w[c]);
+#pragma unroll 4
       for (int s = 0; s < count; ++s) {
         const int64_t at = (first + s) * k + c;
         const float xv = widen(x[at]);
