@@ -58,10 +58,38 @@ __device__ __forceinline__ float warp_sum(float x) {
 /// The one log-sum-exp of the fused and unfused losses. With `vector4` (V %
 /// 4 == 0, the row aligned) each lane reads four elements at a time; the sum
 /// then adds in another order (within fp32's rounding of the scalar one).
+/// A row of at most kRowCacheValues (4 x 32 lanes x kRowCacheGroups) is read
+/// once: each lane keeps its groups in registers from the max to the sum,
+/// all its loads in flight together, the max and the sum taken in the same
+/// order as the two-pass loop below (so the same bits). On an H100 the
+/// two-pass row kernel took 1.05 ms at the MLPerf shape (V = 1024), 2.2x
+/// the floor of one read.
+constexpr int kRowCacheGroups = 8;
+constexpr int64_t kRowCacheValues = 4 * 32 * kRowCacheGroups;
+
 template <typename T>
 __device__ __forceinline__ float warp_row_log_sum_exp(const T* z, int64_t vocab, int64_t lane, bool vector4) {
   float peak = neg_inf();
   float sum = 0;
+  if (vector4 && vocab <= kRowCacheValues) {
+    float4 x[kRowCacheGroups];
+#pragma unroll
+    for (int i = 0; i < kRowCacheGroups; ++i) {
+      const int64_t q = lane + 32 * i;
+      if (4 * q < vocab) {
+        x[i] = load4(z + 4 * q);
+        peak = fmaxf(peak, fmaxf(fmaxf(x[i].x, x[i].y), fmaxf(x[i].z, x[i].w)));
+      }
+    }
+    peak = warp_max(peak);
+#pragma unroll
+    for (int i = 0; i < kRowCacheGroups; ++i) {
+      if (4 * (lane + 32 * i) < vocab) {
+        sum += (expf(x[i].x - peak) + expf(x[i].y - peak)) + (expf(x[i].z - peak) + expf(x[i].w - peak));
+      }
+    }
+    return peak + logf(warp_sum(sum));
+  }
   if (vector4) {
     for (int64_t q = lane; 4 * q < vocab; q += 32) {
       const float4 x = load4(z + 4 * q);

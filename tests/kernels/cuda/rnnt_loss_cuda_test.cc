@@ -306,12 +306,17 @@ TEST(RnntLossCuda, MatchesCpuReferenceAtOddSizes) {
 
 // V a multiple of 4: rows read and written four elements at a time
 // (RnntProblem::vector4), the blank and the labels inside a group of four,
-// at its first and its last element; every dtype, reduction and layout.
+// at its first and its last element; every dtype, reduction and layout; the
+// log-sum-exp's row in registers (V <= 1024) and read twice (V > 1024).
 TEST(RnntLossCuda, FourAtATimeRowsMatchCpuReference) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   check_all(random_problem({3, 7, 4, 12}, {7, 5, 1}, {4, 0, 2}, 17), kAllDtypes, kAllReductions);
   check_all(random_problem({2, 19, 9, 4}, {19, 11}, {9, 3}, 18), kAllDtypes, kAllReductions);  // V = 4: one group
   check_all(random_problem({4, 13, 6, 36}, {13, 13, 2, 9}, {6, 1, 0, 5}, 19), kAllDtypes, kAllReductions);
+  // A row held in registers whole (V = 1024, the most), and one past it,
+  // read twice from memory (V = 1028).
+  check_all(random_problem({2, 4, 3, 1024}, {4, 2}, {3, 1}, 20), kAllDtypes, kAllReductions);
+  check_all(random_problem({2, 4, 3, 1028}, {4, 3}, {3, 2}, 22), kAllDtypes, kAllReductions);
 }
 
 TEST(RnntLossCuda, MatchesCpuReferenceAtMlperfSmallVocab) {
