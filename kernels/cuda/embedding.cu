@@ -564,7 +564,8 @@ void EmbeddingBackwardSgd::run(const EmbeddingArguments& a, void* workspace, cud
     dense = {a.dense->count, a.dense->weights, a.dense->gradients, a.dense->gradients_bf16, a.dense->lr_device,
              a.dense->weights_bf16};
     constexpr int64_t kMaxDenseBlocks = 1024;  // grid-stride beyond
-    dense_blocks = static_cast<unsigned>(std::clamp<int64_t>((dense.count + kThreads - 1) / kThreads, 1, kMaxDenseBlocks));
+    // A thread per four values (sgd_range).
+    dense_blocks = static_cast<unsigned>(std::clamp<int64_t>((dense.count / 4 + kThreads - 1) / kThreads, 1, kMaxDenseBlocks));
   }
   if (a.grad_bf16 != nullptr) {
     sgd_tiles_kernel<__nv_bfloat16><<<blocks + dense_blocks, kThreads, 0, stream>>>(
