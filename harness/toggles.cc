@@ -34,7 +34,7 @@ const char* toggle_help(Toggle t) {
     case Toggle::kCudaGraphs: return "capture the training iteration once as a CUDA graph and replay it";
     case Toggle::kSharp: return "SHARP in-network reductions for NCCL collectives (CollNet)";
     case Toggle::kSyncFree: return "no host synchronisation inside the iteration (fixed sizes, masks, device counts)";
-    case Toggle::kFused: return "fused kernels (cuBLASLt epilogues, fused loss/joint kernels)";
+    case Toggle::kFused: return "fused kernels (fused GEMM epilogues, fused loss/joint kernels)";
   }
   return "?";
 }

@@ -32,9 +32,11 @@
 //          ranks a gradient carries up to R - 1 bf16 roundings (at most 2^-8
 //          relative each) where an fp32 all-reduce of bf16 values had none;
 //          the master weights and the SGD stay fp32.
-// Fused: cuBLASLt epilogues (bias+ReLU with a bitmask forward; DRELU_BGRAD on
-// the dgrad of the layer above and BGRADB on wgrad, chained as linear.h
-// describes), and the top MLP's last layer (K -> 1), the loss and that
+// Fused: fused epilogues, as CudaModelOptions::epilogues says: cuBLASLt's
+// (bias+ReLU with a bitmask forward; DRELU_BGRAD on the dgrad of the layer
+// above and BGRADB on wgrad, chained as linear.h describes) or our own
+// passes (bias_act.h: bias+ReLU in one pass, dReLU+bias-gradient in one), and
+// the top MLP's last layer (K -> 1), the loss and that
 // layer's backward in one kernel (kernels/cuda/logit_head.h, when the layer
 // below is at most 2048 wide: four launches become one, x read once), and
 // on one GPU without a communicator the embedding lookup inside the
@@ -101,8 +103,8 @@ namespace perflab::dlrm {
 struct CudaModelOptions {
   int64_t batch = 0;  ///< Samples in every step and every forward_logits call.
   kernels::cuda::Precision precision = kernels::cuda::Precision::kTf32;
-  /// cuBLASLt epilogues, the fused last layer + loss (fused_head()) and,
-  /// without a communicator, the lookup inside the interaction
+  /// Fused epilogues (epilogues below), the fused last layer + loss
+  /// (fused_head()) and, without a communicator, the lookup inside the interaction
   /// (lookup_in_interaction()); or separate bias/ReLU kernels, the last
   /// layer's GEMMs and the gather.
   bool fused = true;

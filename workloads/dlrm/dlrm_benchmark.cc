@@ -532,11 +532,12 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
         : bf16 && training               ? "bf16 tensor cores (WMMA), fp32 accumulate"
                                          : "TF32 tensor cores (WMMA), fp32 accumulate";
     // Whose kernels run the MLPs' bias, ReLU and their gradients (serving
-    // models keep cuBLASLt's forward epilogues).
+    // models keep cuBLASLt's forward epilogues: `epilogues` is training's).
     const bool fused = toggles_[Toggle::kFused].in_effect;
-    const std::string mlp_epilogues = training ? setup_.epilogues : "cublaslt";
+    const std::string& mlp_epilogues = setup_.epilogues;
     step.hyperparameters["perflab_dlrm_epilogues"] =
-        !fused                    ? "separate bias, ReLU, dReLU and bias-gradient kernels (unfused)"
+        !fused ? "separate bias, ReLU, dReLU and bias-gradient kernels (unfused: epilogues applies with --fused on)"
+        : !training ? "serving: cuBLASLt's RELU_AUX_BIAS/BIAS forward epilogues (epilogues applies to training)"
         : mlp_epilogues == "own"      ? "own: one bias+ReLU pass after each forward GEMM, one dReLU+bias-gradient pass "
                                     "(and its final sum) before each layer's backward GEMMs"
         : mlp_epilogues == "own_backward"

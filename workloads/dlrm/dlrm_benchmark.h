@@ -36,7 +36,7 @@ ValueBytes exchange_values(Backend backend, const std::string& precision);
 
 /// What epilogues=auto picks: "own" for TF32 and "own_backward" for bf16.
 /// On an H100 (docs/results/2026-11-26-h100-gpu-check, dle, batch 65,536)
-/// cuBLASLt ran the TF32 epilogues as separate passes (4.07 ms of a 10.73 ms
+/// cuBLASLt ran the TF32 epilogues as separate passes (4.08 ms of a 10.73 ms
 /// step; perflab's unfused kernels did the same work in 3.39) and the bf16
 /// DRELU_BGRAD as one (1.33 of 5.71 ms), while nvjet fused the bf16
 /// forward's RELU_AUX_BIAS into the GEMM.

@@ -6,8 +6,9 @@
 // `perflab data convert` (--set data=DIR/feature_spec.yaml).
 // Backends: cpu (OpenBLAS + OpenMP; fp32) and, in CUDA builds, cuda
 // (cuBLASLt MLPs, CUB-deduplicated embedding SGD; precision fp32 = TF32 GEMMs
-// or bf16). Toggles on cuda: fused (cuBLASLt epilogues and the last layer +
-// loss in one kernel vs separate bias/ReLU kernels and GEMMs), sync-free (device-side unique count vs reading it back: 0 vs 1
+// or bf16). Toggles on cuda: fused (fused epilogues, cuBLASLt's or our own
+// passes as `epilogues` says, and the last layer + loss in one kernel vs
+// separate bias/ReLU kernels and GEMMs), sync-free (device-side unique count vs reading it back: 0 vs 1
 // host sync per iteration), cuda-graphs (whole-iteration capture and replay;
 // needs sync-free). None apply on the CPU.
 // Several ranks (`mpirun -np P perflab run dlrm`): embedding tables placed

@@ -27,7 +27,9 @@ inline DlrmSetup tiny_setup(int dim, const std::string& precision, const Dataset
   s.shape = tiny_shape(dim);
   s.batch_size = batch;
   s.precision = precision;
-  s.epilogues = auto_epilogues(precision);  // as a run with epilogues=auto (the default)
+  // As a run with the defaults: epilogues=auto, interaction=auto.
+  s.epilogues = auto_epilogues(precision);
+  s.interaction_tensor_cores = auto_interaction_tensor_cores(Backend::kCuda, precision, s.shape, false);
   s.schedule.base = 0.5;
   s.schedule.warmup_steps = 2;
   s.training.iterations_per_epoch = train.size() / batch;
