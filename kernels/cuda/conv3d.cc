@@ -231,7 +231,11 @@ struct Conv3d::Plan {
   bool staged = false;
   int64_t first = 0;         ///< Staged: the block holds x-side planes [first, first + block_planes).
   int64_t block_planes = 0;
-  size_t cudnn_bytes = 0, block_offset = 0, total_bytes = 0;
+  /// Staged data gradient: dy is gathered into a dense block at dy_offset
+  /// too (cuDNN's backward-data pass takes no plane range of a larger
+  /// buffer: on an H100 it refused every such dy the halo's overlap
+  /// schedule gave it, while taking the whole padded buffer).
+  size_t cudnn_bytes = 0, block_offset = 0, dy_offset = 0, total_bytes = 0;
   cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr;
   cudnnFilterDescriptor_t w_desc = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
@@ -314,8 +318,10 @@ struct Conv3d::Plan {
     const std::array<int, 5> x_strides{to_int(x_bs), to_int(x_cs), to_int(hw), to_int(g.width), 1};
     const std::array<int, 5> y_dims{to_int(g.batch), to_int(g.c_out), to_int(yv.planes), to_int(g.height),
                                     to_int(g.width)};
-    const std::array<int, 5> y_strides{to_int(yv.batch_stride), to_int(yv.channel_stride), to_int(hw),
-                                       to_int(g.width), 1};
+    const bool dense_dy = staged && shape.pass == Conv3dPass::kBackwardData;
+    const int64_t y_cs = dense_dy ? yv.planes * hw : yv.channel_stride;
+    const int64_t y_bs = dense_dy ? g.c_out * y_cs : yv.batch_stride;
+    const std::array<int, 5> y_strides{to_int(y_bs), to_int(y_cs), to_int(hw), to_int(g.width), 1};
     const std::array<int, 5> w_dims{to_int(g.c_out), to_int(g.c_in), g.k, g.k, g.k};
     const std::array<int, 3> pads{to_int(staged ? 0 : r - shape.d_offset), to_int(r), to_int(r)};
     const std::array<int, 3> ones{1, 1, 1};
@@ -389,6 +395,11 @@ struct Conv3d::Plan {
         static_cast<size_t>(g.batch * g.c_in * block_planes * hw) * conv3d_element_bytes(shape.math);
     block_offset = round_up(cudnn_bytes);
     total_bytes = staged ? block_offset + block_bytes : cudnn_bytes;
+    if (dense_dy) {
+      dy_offset = round_up(total_bytes);
+      total_bytes = dy_offset + static_cast<size_t>(g.batch * g.c_out * yv.planes * hw) *
+                                    conv3d_element_bytes(shape.math);
+    }
     return true;
   }
 };
@@ -519,7 +530,9 @@ void Conv3d::run(const Conv3dArguments& a, void* workspace, cudaStream_t stream)
                                                          p.x_desc, a.dx.data));
         return;
       }
-      PERFLAB_CUDNN_CHECK(cudnnConvolutionBackwardData(p.handle, &one, p.w_desc, a.w, p.y_desc, a.dy.data, p.conv,
+      void* dy_block = static_cast<char*>(workspace) + p.dy_offset;
+      conv3d_detail::gather_planes(a.dy, y_shape, 0, y_planes, dy_block, stream);
+      PERFLAB_CUDNN_CHECK(cudnnConvolutionBackwardData(p.handle, &one, p.w_desc, a.w, p.y_desc, dy_block, p.conv,
                                                        p.data_algo, cudnn_workspace, p.cudnn_bytes, &zero,
                                                        p.x_desc, block));
       conv3d_detail::add_planes(block, p.first, p.block_planes, a.dx, x_shape, a.accumulate, stream);

@@ -24,9 +24,11 @@
 // boundary corrections, the call is "staged": the x-side planes the output
 // window reads, [d - r, d - r + Y + 2r), live in a zero-padded dense block in
 // the workspace and cuDNN runs with pad_d = 0. Forward and backward filter
-// gather x into the block first; backward data writes the block, then adds
-// its planes that fall in dx's view into dx (zeroing the rest of dx unless
-// accumulating). A staged correction of Y planes costs a convolution of Y
+// gather x into the block first; backward data gathers dy into a dense block
+// of its own (cuDNN's backward-data pass refused the strided plane ranges the
+// halo's overlap schedule gave it on an H100, while taking whole buffers),
+// writes the x-side block, then adds its planes that fall in dx's view into
+// dx (zeroing the rest of dx unless accumulating). A staged correction of Y planes costs a convolution of Y
 // planes: cuDNN multiplies the block's zero planes too.
 //
 // The data gradient is the adjoint of the forward map, so when cuDNN has no
@@ -155,7 +157,8 @@ class Conv3d {
   /// for the forms tried before the fallback (each ranked algorithm's status
   /// and math, the workspace queries); "" otherwise.
   std::string fallback_reason() const;
-  /// Device workspace run() needs, bytes: cuDNN's, then the staging block;
+  /// Device workspace run() needs, bytes: cuDNN's, then the staging block
+  /// (and, for a staged data gradient, dy's dense block);
   /// or, a data gradient as a forward convolution, the flipped weights,
   /// then the forward plan's.
   size_t workspace_bytes() const;
