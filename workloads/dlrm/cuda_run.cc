@@ -315,9 +315,9 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     o.batch = setup.batch_size;
     o.precision = setup.precision == "bf16" ? kc::Precision::kBf16 : kc::Precision::kTf32;
     o.fused = toggles[Toggle::kFused].in_effect;
-    o.epilogues = setup.epilogues == "own"            ? kc::Epilogues::kOwn
-                  : setup.epilogues == "own_backward" ? kc::Epilogues::kOwnBackward
-                                                      : kc::Epilogues::kCublasLt;
+    for (kc::Epilogues e : {kc::Epilogues::kCublasLt, kc::Epilogues::kOwnBackward, kc::Epilogues::kOwn}) {
+      if (setup.epilogues == kc::epilogues_name(e)) o.epilogues = e;  // the parameter's values are these names
+    }
     o.update_mode = toggles[Toggle::kSyncFree].in_effect ? kc::EmbeddingUpdateMode::kSyncFree
                                                          : kc::EmbeddingUpdateMode::kSynchronising;
     return o;

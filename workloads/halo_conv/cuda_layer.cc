@@ -121,33 +121,34 @@ struct State final : CudaHaloLayer::Impl {
   void enqueue_exchange_alone() override;
   void enqueue_compute_alone() override;
   double halo_bytes_per_step() const override;
-  std::string data_gradient_fallback() const override {
+  /// f(call) for every data-gradient call that reaches cuDNN (calls with no
+  /// planes on one side make no cuDNN call).
+  template <typename F>
+  void for_each_data_gradient(F&& f) const {
     for (const DeviceSlab<T>& s : slabs) {
       for (const auto* calls : {&s.backward_main, &s.backward_fix}) {
         for (const Call& c : *calls) {
-          if (c.args.pass == kc::Conv3dPass::kBackwardData && c.plan->backward_data_via_forward()) {
-            return fmt::format("dx {} planes from dy {} planes (d_offset {}): {}", c.args.dx.planes, c.args.dy.planes,
-                               c.args.d_offset, c.plan->fallback_reason());
-          }
+          if (c.args.pass == kc::Conv3dPass::kBackwardData && c.args.dx.planes > 0 && c.args.dy.planes > 0) f(c);
         }
       }
     }
-    return "";
+  }
+  std::string data_gradient_fallback() const override {
+    std::string first;
+    for_each_data_gradient([&](const Call& c) {
+      if (first.empty() && c.plan->backward_data_via_forward()) {
+        first = fmt::format("dx {} planes from dy {} planes (d_offset {}): {}", c.args.dx.planes, c.args.dy.planes,
+                            c.args.d_offset, c.plan->fallback_reason());
+      }
+    });
+    return first;
   }
   std::pair<int, int> data_gradient_calls() const override {
     int all = 0, via_forward = 0;
-    for (const DeviceSlab<T>& s : slabs) {
-      for (const auto* calls : {&s.backward_main, &s.backward_fix}) {
-        for (const Call& c : *calls) {
-          // Calls with no planes on one side make no cuDNN call: not counted.
-          if (c.args.pass != kc::Conv3dPass::kBackwardData || c.args.dx.planes == 0 || c.args.dy.planes == 0) {
-            continue;
-          }
-          ++all;
-          via_forward += c.plan->backward_data_via_forward() ? 1 : 0;
-        }
-      }
-    }
+    for_each_data_gradient([&](const Call& c) {
+      ++all;
+      via_forward += c.plan->backward_data_via_forward() ? 1 : 0;
+    });
     return {all, via_forward};
   }
   const LayerConfig& layer_config() const override { return config; }
