@@ -11,10 +11,14 @@
 // values, indexed by u) when they fit, so the step's only global reads are
 // the log-probs, which do not depend on the recursion; otherwise from the
 // alpha/beta arrays in global memory. The values are the same either way.
-// Each thread loads the log-probs of its first node on the next diagonal
-// while it computes this one, so a step no longer waits out a global load:
+// Each thread loads the log-probs of its first node on a diagonal kAhead (4)
+// steps before it computes it, so a step does not wait out a global load:
 // on an H100 the recursion took about 1 us per diagonal (400 us of a 1.46 ms
-// bf16 loss at the MLPerf shape) whatever the batch.
+// bf16 loss at the MLPerf shape) whatever the batch, each step loading its
+// own log-probs; one step of look-ahead (0e28099) hides at most one step's
+// arithmetic and barrier of a load's latency, four hide all of it while a
+// step costs a quarter of a load or more. The values are the same in every
+// form (the same operations on the same operands).
 #include <cstdint>
 
 #include "kernels/cuda/check.h"
@@ -39,6 +43,10 @@ struct RowLogProbs {
   __device__ float blank_lp(int64_t r) const { return blank[r]; }
   __device__ float label_lp(int64_t r, int64_t) const { return label[r]; }
 };
+
+/// Diagonals whose log-probs are in flight ahead of the one being computed
+/// (the four named register pairs in alpha_beta_kernel).
+constexpr int64_t kAhead = 4;
 
 template <typename Source>
 __global__ void alpha_beta_kernel(RnntProblem p, Source src, float* alpha, float* beta, bool shared) {
@@ -82,26 +90,32 @@ __global__ void alpha_beta_kernel(RnntProblem p, Source src, float* alpha, float
       label = u < s.labels ? src.label_lp(r, y[u]) : 0.0f;
     }
   };
-  // This thread's first node of the next diagonal: its log-probs, loaded a
-  // step ahead.
-  float next_blank = 0.0f, next_label = 0.0f;
-  {
+  // The log-probs of this thread's first node of each of the next kAhead
+  // diagonals, loaded kAhead steps before the step that reads them (one
+  // register pair per step in flight, named, so no value moves between
+  // registers: slot i serves steps i, i + kAhead, ...).
+  const auto load_first = [&](int64_t step, float& blank, float& label) {
+    if (step >= diagonals) return;
     int64_t d = 0, u_lo = 0, u_hi = 0;
-    bounds(0, d, u_lo, u_hi);
-    if (u_lo + threadIdx.x <= u_hi) log_probs(d, u_lo + threadIdx.x, next_blank, next_label);
-  }
+    bounds(step, d, u_lo, u_hi);
+    if (u_lo + threadIdx.x <= u_hi) log_probs(d, u_lo + threadIdx.x, blank, label);
+  };
+  float blank0 = 0.0f, label0 = 0.0f, blank1 = 0.0f, label1 = 0.0f;
+  float blank2 = 0.0f, label2 = 0.0f, blank3 = 0.0f, label3 = 0.0f;
+  load_first(0, blank0, label0);
+  load_first(1, blank1, label1);
+  load_first(2, blank2, label2);
+  load_first(3, blank3, label3);
   // The previous diagonal's values by u (shared), and this one's.
   float* prev = diagonals_smem;
   float* cur = diagonals_smem + (p.max_labels + 1);
-  for (int64_t step = 0; step < diagonals; ++step) {
+  // One diagonal; `slot` holds its first node's log-probs and is refilled
+  // with those of diagonal step + kAhead.
+  const auto diagonal = [&](int64_t step, float& slot_blank, float& slot_label) {
     int64_t d = 0, u_lo = 0, u_hi = 0;
     bounds(step, d, u_lo, u_hi);
-    const float first_blank = next_blank, first_label = next_label;
-    if (step + 1 < diagonals) {
-      int64_t nd = 0, n_lo = 0, n_hi = 0;
-      bounds(step + 1, nd, n_lo, n_hi);
-      if (n_lo + threadIdx.x <= n_hi) log_probs(nd, n_lo + threadIdx.x, next_blank, next_label);
-    }
+    const float first_blank = slot_blank, first_label = slot_label;
+    load_first(step + kAhead, slot_blank, slot_label);
     for (int64_t u = u_lo + threadIdx.x; u <= u_hi; u += blockDim.x) {
       const int64_t t = d - u;
       const int64_t r = s.base + t * s.stride + u;
@@ -130,6 +144,14 @@ __global__ void alpha_beta_kernel(RnntProblem p, Source src, float* alpha, float
     float* const swap = prev;
     prev = cur;
     cur = swap;
+  };
+  // `step` is the same in every thread, so every thread reaches each
+  // __syncthreads() above.
+  for (int64_t step = 0; step < diagonals; step += kAhead) {
+    diagonal(step, blank0, label0);
+    if (step + 1 < diagonals) diagonal(step + 1, blank1, label1);
+    if (step + 2 < diagonals) diagonal(step + 2, blank2, label2);
+    if (step + 3 < diagonals) diagonal(step + 3, blank3, label3);
   }
   if (is_alpha && threadIdx.x == 0) {
     const int64_t last = s.base + last_t * s.stride + s.labels;
