@@ -80,11 +80,18 @@ class LogitHead {
 
   /// k at most this (a thread's columns stay in registers: 8 of 256 threads').
   static constexpr int64_t kMaxFeatures = 2048;
-  /// Samples per tile, and the most blocks train() launches: sums over
-  /// samples run in sample order within a block (at most
-  /// ceil(ceil(n / kTileSamples) / kMaxBlocks) tiles), then over the blocks.
+  /// The most samples per tile, and the most blocks train() launches: sums
+  /// over samples run in sample order within a block, then over the blocks
+  /// in block order. The tile is tile_samples(n): smaller for small batches,
+  /// so more blocks share the work (see logit_head.cu).
   static constexpr int64_t kTileSamples = 64;
   static constexpr int64_t kMaxBlocks = 256;
+  /// Samples per tile for a batch of n: n / kSpreadBlocks rounded up to a
+  /// power of two, between kMinTileSamples and kTileSamples; depends on n
+  /// only, so the sums' order (and the bits) do too.
+  static int64_t tile_samples(int64_t n);
+  static constexpr int64_t kMinTileSamples = 8;
+  static constexpr int64_t kSpreadBlocks = 128;
 };
 
 }  // namespace perflab::kernels::cuda

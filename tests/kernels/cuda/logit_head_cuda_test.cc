@@ -213,12 +213,37 @@ void check_case(const Case& c) {
       << "loss; " << describe(c);
 }
 
+TEST(LogitHeadTiles, SmallBatchesGetSmallTilesOfAPowerOfTwoSamples) {
+  // n / 128 rounded up to a power of two, within [8, 64].
+  EXPECT_EQ(LogitHead::tile_samples(1), 8);
+  EXPECT_EQ(LogitHead::tile_samples(512), 8);
+  EXPECT_EQ(LogitHead::tile_samples(1024), 8);
+  EXPECT_EQ(LogitHead::tile_samples(1025), 16);
+  EXPECT_EQ(LogitHead::tile_samples(1500), 16);
+  EXPECT_EQ(LogitHead::tile_samples(3001), 32);
+  EXPECT_EQ(LogitHead::tile_samples(4096), 32);
+  EXPECT_EQ(LogitHead::tile_samples(8192), 64);
+  EXPECT_EQ(LogitHead::tile_samples(65536), 64);
+  EXPECT_EQ(LogitHead::tile_samples(int64_t{1} << 30), LogitHead::kTileSamples);
+  int64_t previous = 0;
+  for (int64_t n = 1; n <= 20000; n += 37) {
+    const int64_t tile = LogitHead::tile_samples(n);
+    EXPECT_GE(tile, previous) << "n = " << n;  // never smaller for a larger batch
+    EXPECT_GE(tile, LogitHead::kMinTileSamples);
+    EXPECT_LE(tile, LogitHead::kTileSamples);
+    EXPECT_EQ(tile & (tile - 1), 0) << "n = " << n << ": " << tile << " is no power of two";
+    previous = tile;
+  }
+}
+
 TEST(LogitHeadCuda, MatchesTheReferenceAtOddSizesInFp32AndBf16) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   for (bool bf16 : {false, true}) {
-    // The last: more tiles than blocks, so a block sums several tiles.
+    // Tiles of 8 (n <= 1024), 16 (1500), 32 (3001) and 64 samples; the last:
+    // more tiles than blocks, so a block sums several tiles.
     for (const Case& c : {Case{1, 1, 0, bf16}, Case{63, 3, 0, bf16}, Case{64, 256, 0, bf16}, Case{65, 257, 0, bf16},
-                          Case{1000, 256, 4096, bf16}, Case{4097, 33, 0, bf16}, Case{20001, 600, 0, bf16}}) {
+                          Case{1000, 256, 4096, bf16}, Case{1500, 129, 0, bf16}, Case{3001, 479, 0, bf16},
+                          Case{4097, 33, 0, bf16}, Case{20001, 600, 0, bf16}}) {
       check_case(c);
     }
   }
