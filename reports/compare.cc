@@ -2,11 +2,12 @@
 #include "reports/compare.h"
 
 #include <cmath>
-#include <map>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "reports/point_match.h"
 
 namespace perflab::reports {
 
@@ -72,17 +73,29 @@ Comparison compare_samples(const std::vector<MetricSamples>& base, const std::ve
   }
   Comparison c;
   c.options = options;
-  std::map<std::pair<std::string, std::string>, const MetricSamples*> by_key;
-  for (const MetricSamples& m : candidate) by_key[{m.point, m.metric}] = &m;
+  const auto sides = [](const std::vector<MetricSamples>& samples) {
+    std::pair<std::vector<PointIdentity>, std::vector<std::string>> out;
+    for (const MetricSamples& m : samples) {
+      out.first.push_back({parse_point_key(m.point), m.set_params});
+      out.second.push_back(m.metric);
+    }
+    return out;
+  };
+  const auto [base_ids, base_metrics] = sides(base);
+  const auto [candidate_ids, candidate_metrics] = sides(candidate);
+  const Pairing pairing = pair_points(base_ids, base_metrics, candidate_ids, candidate_metrics);
   double log_sum = 0;
-  for (const MetricSamples& b : base) {
-    auto it = by_key.find({b.point, b.metric});
-    if (it == by_key.end()) {
+  for (size_t i = 0; i < base.size(); ++i) {
+    const MetricSamples& b = base[i];
+    if (pairing.partner[i] == Pairing::npos) {
       c.only_base.push_back(b.name());
       continue;
     }
-    CompareRow row = compare_metric(b, *it->second, options);
-    by_key.erase(it);
+    CompareRow row = compare_metric(b, candidate[pairing.partner[i]], options);
+    if (!pairing.gaps[i].empty()) {
+      const std::string across = pairing.gaps[i].describe("base", "candidate");
+      row.note = row.note.empty() ? across : row.note + "; " + across;
+    }
     if (row.base_median > 0 && row.candidate_median > 0) {
       const double ratio = row.candidate_median / row.base_median;
       log_sum += std::log(row.lower_is_better ? ratio : 1 / ratio);
@@ -90,8 +103,8 @@ Comparison compare_samples(const std::vector<MetricSamples>& base, const std::ve
     }
     c.rows.push_back(std::move(row));
   }
-  for (const MetricSamples& m : candidate) {
-    if (by_key.count({m.point, m.metric}) != 0) c.only_candidate.push_back(m.name());
+  for (size_t j = 0; j < candidate.size(); ++j) {
+    if (!pairing.paired[j]) c.only_candidate.push_back(candidate[j].name());
   }
   if (c.rows.empty()) throw UsageError("no metric of BASE is in CANDIDATE: nothing to compare");
   if (c.geomean_rows > 0) c.geomean_time_ratio = std::exp(log_sum / static_cast<double>(c.geomean_rows));

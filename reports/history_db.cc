@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -15,6 +16,7 @@
 #include "harness/json_text.h"
 #include "harness/sweep.h"
 #include "base/utc_time.h"
+#include "reports/point_match.h"
 #include "reports/sqlite.h"
 
 namespace perflab::reports {
@@ -120,6 +122,80 @@ std::vector<double> parse_samples(const std::string& text, const fs::path& path)
   return out;
 }
 
+/// The points a database holds, for a new run's metrics: which series each
+/// continues (HistoryDb::record).
+class RecordedPoints {
+ public:
+  RecordedPoints(sqlite::Connection& db, const std::vector<MetricSamples>& run) : db_(db) {
+    for (const MetricSamples& m : run) own_.insert(m.point);
+  }
+
+  /// m's own point when the database holds it for m's metric (or holds
+  /// nothing the same across versions), else the one recorded point that is.
+  std::string series_of(const MetricSamples& m, std::vector<std::string>* continued) {
+    sqlite::Statement exact = db_.prepare("SELECT 1 FROM metrics WHERE point = ? AND metric = ? LIMIT 1");
+    exact.bind(1, m.point).bind(2, m.metric);
+    if (exact.step()) return m.point;
+    const PointIdentity mine{parse_point_key(m.point), m.set_params};
+    const Known* found = nullptr;
+    VersionGap gap;
+    int matches = 0;
+    for (const Known& k : known(m.metric, mine.key)) {
+      if (auto g = same_point(k.identity, mine)) {
+        ++matches;
+        found = &k;
+        gap = std::move(*g);
+      }
+    }
+    if (matches != 1) return m.point;
+    if (continued != nullptr) {
+      const std::string line = m.label + ": " + gap.describe("recorded series", "new result");
+      if (std::find(continued->begin(), continued->end(), line) == continued->end()) continued->push_back(line);
+    }
+    return found->point;
+  }
+
+ private:
+  struct Known {
+    std::string point;
+    PointIdentity identity;
+  };
+
+  /// Workload, preset and backend: only points that agree on them can match.
+  static std::string coarse(const nlohmann::json& key) {
+    if (!key.is_object()) return key.dump();
+    return key.value("workload", nlohmann::json()).dump() + "|" + key.value("preset", nlohmann::json()).dump() +
+           "|" + key.value("backend", nlohmann::json()).dump();
+  }
+
+  /// The recorded points of `metric` with key's coarse identity, read once
+  /// per metric; not this run's own points (two versions' results recorded
+  /// as one run stay two points). What a recorded point set is not kept, so
+  /// none of its parameters is dropped.
+  const std::vector<Known>& known(const std::string& metric, const nlohmann::json& key) {
+    auto it = by_metric_.find(metric);
+    if (it == by_metric_.end()) {
+      std::map<std::string, std::vector<Known>> groups;
+      sqlite::Statement q = db_.prepare("SELECT DISTINCT point FROM metrics WHERE metric = ?");
+      q.bind(1, metric);
+      while (q.step()) {
+        std::string point = q.text(0);
+        if (own_.count(point) != 0) continue;
+        PointIdentity identity{parse_point_key(point), {}, false};
+        groups[coarse(identity.key)].push_back({std::move(point), std::move(identity)});
+      }
+      it = by_metric_.emplace(metric, std::move(groups)).first;
+    }
+    static const std::vector<Known> kNone;
+    const auto group = it->second.find(coarse(key));
+    return group == it->second.end() ? kNone : group->second;
+  }
+
+  sqlite::Connection& db_;
+  std::set<std::string> own_;
+  std::map<std::string, std::map<std::string, std::vector<Known>>> by_metric_;
+};
+
 }  // namespace
 
 HistoryDb::HistoryDb(const fs::path& path, bool create) {
@@ -166,8 +242,9 @@ HistoryDb::~HistoryDb() = default;
 
 int HistoryDb::schema_version() { return static_cast<int>(db_->integer("PRAGMA user_version")); }
 
-int64_t HistoryDb::record(const NewHistoryRun& run) {
+int64_t HistoryDb::record(const NewHistoryRun& run, std::vector<std::string>* continued) {
   sqlite::Transaction t(*db_);
+  RecordedPoints recorded(*db_, run.metrics);
   db_->prepare("INSERT INTO runs(timestamp, recorded_at, git_revision, machine, environment, sources) "
                "VALUES(?, ?, ?, ?, ?, ?)")
       .bind(1, run.timestamp)
@@ -182,9 +259,10 @@ int64_t HistoryDb::record(const NewHistoryRun& run) {
       "INSERT INTO metrics(run_id, point, label, metric, unit, lower_is_better, median, samples, failed) "
       "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
   for (const MetricSamples& m : run.metrics) {
+    const std::string point = recorded.series_of(m, continued);
     insert.reset();
     insert.bind(1, id)
-        .bind(2, m.point)
+        .bind(2, point)
         .bind(3, m.label)
         .bind(4, m.metric)
         .bind(5, m.unit)

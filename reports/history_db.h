@@ -85,8 +85,14 @@ class HistoryDb {
   HistoryDb(const HistoryDb&) = delete;
   HistoryDb& operator=(const HistoryDb&) = delete;
 
-  /// Records a run and its metrics in one transaction; returns its id.
-  int64_t record(const NewHistoryRun& run);
+  /// Records a run and its metrics in one transaction; returns its id. A
+  /// metric whose point the database does not hold continues the series of
+  /// the one recorded point that is the same point across versions (a
+  /// parameter this run has at its default and the recorded one lacks;
+  /// reports/point_match.h): it is stored under that point's key, and
+  /// `continued`, when given, gets a "label: how the keys differ" line for
+  /// each such point.
+  int64_t record(const NewHistoryRun& run, std::vector<std::string>* continued = nullptr);
   /// Every run, oldest first (optionally from `since` on).
   std::vector<HistoryRun> runs(const std::string& since = {});
   std::optional<HistoryRun> latest_run();

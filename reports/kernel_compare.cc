@@ -8,6 +8,7 @@
 #include <map>
 
 #include "reports/kernel_table.h"
+#include "reports/point_match.h"
 
 namespace perflab::reports {
 namespace {
@@ -74,16 +75,24 @@ std::optional<double> KernelChange::change() const {
 KernelComparison compare_kernels(const std::vector<PointProfiles>& base,
                                  const std::vector<PointProfiles>& candidate) {
   KernelComparison c;
-  for (const PointProfiles& b : base) {
-    auto match = std::find_if(candidate.begin(), candidate.end(),
-                              [&](const PointProfiles& p) { return p.point == b.point; });
-    if (match == candidate.end()) {
+  const auto sides = [](const std::vector<PointProfiles>& profiles) {
+    std::vector<PointIdentity> ids;
+    for (const PointProfiles& p : profiles) ids.push_back({parse_point_key(p.point), p.set_params});
+    return ids;
+  };
+  const Pairing pairing = pair_points(sides(base), std::vector<std::string>(base.size()), sides(candidate),
+                                      std::vector<std::string>(candidate.size()));
+  for (size_t i = 0; i < base.size(); ++i) {
+    const PointProfiles& b = base[i];
+    if (pairing.partner[i] == Pairing::npos) {
       c.only_base.push_back(b.label);
       continue;
     }
+    const auto match = candidate.begin() + static_cast<std::ptrdiff_t>(pairing.partner[i]);
     PointKernelComparison pc;
     pc.point = b.point;
     pc.label = b.label;
+    pc.across_versions = pairing.gaps[i].describe("base", "candidate");
     pc.base_runs = b.runs.size();
     pc.candidate_runs = match->runs.size();
     pc.base_iteration_us = median_of(b.runs, [](const KernelProfile& p) { return p.iteration_us; });
@@ -118,10 +127,8 @@ KernelComparison compare_kernels(const std::vector<PointProfiles>& base,
                      });
     c.points.push_back(std::move(pc));
   }
-  for (const PointProfiles& p : candidate) {
-    const bool paired = std::any_of(base.begin(), base.end(),
-                                    [&](const PointProfiles& b) { return b.point == p.point; });
-    if (!paired) c.only_candidate.push_back(p.label);
+  for (size_t j = 0; j < candidate.size(); ++j) {
+    if (!pairing.paired[j]) c.only_candidate.push_back(candidate[j].label);
   }
   return c;
 }
@@ -135,6 +142,7 @@ std::string render_kernel_compare_console(const KernelComparison& c, size_t top)
         "runs)\n",
         p.label, p.base_iteration_us, p.candidate_iteration_us, p.base_kernels, p.candidate_kernels,
         p.base_runs, p.candidate_runs);
+    if (!p.across_versions.empty()) out += "  " + p.across_versions + "\n";
     size_t shown = 0;
     for (const KernelChange& k : p.kernels) {
       if (shown++ == top) break;
@@ -158,6 +166,7 @@ std::string render_kernel_compare_markdown(const KernelComparison& c, size_t top
         "iteration; {} vs {} profiled runs\n\n",
         p.label, p.base_iteration_us, p.candidate_iteration_us, p.base_kernels, p.candidate_kernels,
         p.base_runs, p.candidate_runs);
+    if (!p.across_versions.empty()) md += p.across_versions + ".\n\n";
     md +=
         "| kernel | base us/it | candidate us/it | change | delta us/it | launches/it "
         "|\n|---|---|---|---|---|---|\n";
@@ -202,6 +211,7 @@ json kernel_compare_to_json(const KernelComparison& c) {
                       {"candidate_iteration_us", p.candidate_iteration_us},
                       {"base_kernels_per_iteration", p.base_kernels},
                       {"candidate_kernels_per_iteration", p.candidate_kernels},
+                      {"across_versions", p.across_versions.empty() ? json(nullptr) : json(p.across_versions)},
                       {"kernels", kernels}});
   }
   return {{"points", points}, {"only_base", c.only_base}, {"only_candidate", c.only_candidate}};

@@ -37,6 +37,7 @@ struct PointKernelComparison {
   double base_iteration_us = 0, candidate_iteration_us = 0;  ///< Medians.
   double base_kernels = 0, candidate_kernels = 0;            ///< Per iteration, medians.
   std::vector<KernelChange> kernels;                         ///< Largest |delta_us| first.
+  std::string across_versions;  ///< How the keys differ when paired across versions (point_match.h), else "".
 };
 
 struct KernelComparison {

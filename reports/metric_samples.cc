@@ -37,12 +37,18 @@ const std::vector<MetricDef>& definitions() {
 
 }  // namespace
 
+std::vector<std::string> set_params_of(const Point& point) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : point.spec.overrides) names.push_back(name);
+  return names;
+}
+
 std::vector<MetricSamples> metric_samples(const std::vector<Point>& points) {
   std::vector<MetricSamples> out;
   for (const Point& p : points) {
     for (const MetricDef& d : definitions()) {
       if (std::string(d.name) == "time_to_train_s" && p.kind != RunMode::kTimeToTrain) continue;
-      MetricSamples m{p.key().dump(), p.label, d.name, d.unit, d.lower_is_better, {}, 0};
+      MetricSamples m{p.key().dump(), p.label, d.name, d.unit, d.lower_is_better, {}, 0, set_params_of(p)};
       for (const RunEntry& r : p.runs) {
         if (d.successful_only && !r.success) {
           ++m.failed;
@@ -75,7 +81,7 @@ MetricInput load_metric_input(const std::vector<std::filesystem::path>& paths, c
   const std::vector<Point> points = group_points(set);
   for (auto& m : metric_samples(points)) in.samples.push_back(std::move(m));
   for (const Point& p : points) {
-    PointProfiles profiled{p.key().dump(), p.label, {}};
+    PointProfiles profiled{p.key().dump(), p.label, {}, set_params_of(p)};
     for (const RunEntry& r : p.runs) {
       if (r.profile) profiled.runs.push_back(*r.profile);
     }

@@ -25,6 +25,10 @@ struct MetricSamples {
   bool lower_is_better = true;
   std::vector<double> values;  ///< One per repetition that has the metric.
   size_t failed = 0;           ///< Repetitions left out: did not reach the target or failed the gate.
+  /// The point's parameters given with --set (the others are its preset's
+  /// or its workload's defaults): what may be dropped to pair it across
+  /// versions (reports/point_match.h).
+  std::vector<std::string> set_params;
 
   /// "label metric": how reports name the series.
   std::string name() const { return label + " " + metric; }
@@ -41,7 +45,11 @@ struct PointProfiles {
   std::string point;  ///< As MetricSamples::point.
   std::string label;
   std::vector<KernelProfile> runs;
+  std::vector<std::string> set_params;  ///< As MetricSamples::set_params.
 };
+
+/// The parameters a point set with --set.
+std::vector<std::string> set_params_of(const Point& point);
 
 /// What a set of inputs holds: the metrics, and facts of the newest result.
 struct MetricInput {

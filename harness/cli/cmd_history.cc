@@ -50,9 +50,11 @@ int record(const HistoryArgs& a) {
   run.sources = a.inputs;
   run.metrics = std::move(in.samples);
   reports::HistoryDb db(a.db, true);
-  const int64_t id = db.record(run);
+  std::vector<std::string> continued;
+  const int64_t id = db.record(run, &continued);
   std::cout << fmt::format("recorded run {}: {} metrics, revision {}, machine {}, {}\n", id, run.metrics.size(),
                            run.git_revision, run.machine, run.timestamp);
+  for (const auto& line : continued) std::cout << "continues " << line << "\n";
   for (const auto& s : in.scores) std::cout << s << "\n";
   return 0;
 }

@@ -69,6 +69,23 @@ rc=$?
 [[ $rc -eq 0 ]] && grep -q "too few repetitions" "$tmp/out.txt" && pass "single MLLOG files: one run each, too few" ||
   fail "single MLLOG files: exit $rc, $(cat "$tmp/out.txt")"
 
+# Across versions: the candidate's build added a parameter (here at its
+# default), so no key is equal; the points still pair, and the note says so.
+cp -r "$tmp/slow" "$tmp/newer"
+"$PYTHON" - "$tmp/newer" <<'PY'
+import glob, json, sys
+for path in glob.glob(sys.argv[1] + "/**/result.json", recursive=True):
+    doc = json.load(open(path))
+    doc["spec"]["params"]["epilogues"] = "auto"
+    json.dump(doc, open(path, "w"))
+PY
+"$PERFLAB" compare "$tmp/base" "$tmp/newer" >"$tmp/out.txt" 2>&1
+rc=$?
+[[ $rc -eq 1 ]] && [[ $(grep -c " slower$" "$tmp/out.txt") -eq 10 ]] &&
+  grep -q "paired across versions: epilogues=auto only in the candidate" "$tmp/out.txt" &&
+  pass "a parameter a newer build added at its default: the points pair, and the note says so" ||
+  fail "across versions: exit $rc, $(cat "$tmp/out.txt")"
+
 mkdir -p "$tmp/empty"
 expect 2 "absent: no such file or folder$" -- compare "$tmp/absent" "$tmp/base"
 expect 2 "CANDIDATE \(.*empty\): no perflab result with a metric found$" -- compare "$tmp/base" "$tmp/empty"

@@ -73,6 +73,25 @@ TEST(Compare, RefusesDisjointSetsAndBadOptions) {
   EXPECT_THROW(compare_samples({samples({1})}, {samples({1})}, {0.05, 1.5}), UsageError);
 }
 
+TEST(Compare, PairsAPointAcrossAVersionThatAddedAParameterAndSaysSo) {
+  // The base build had no `epilogues` parameter; the candidate's runs have
+  // it at its default. Before point_match.h no point paired ("nothing to
+  // compare").
+  MetricSamples base = samples({10, 10.1, 9.9, 10.2});
+  base.point = R"({"params":{"batch":512},"workload":"w"})";
+  MetricSamples candidate = samples({8, 8.1, 7.9, 8.2});
+  candidate.point = R"({"params":{"batch":512,"epilogues":"auto"},"workload":"w"})";
+  const Comparison c = compare_samples({base}, {candidate});
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::kFaster);
+  EXPECT_NE(c.rows[0].note.find("paired across versions: epilogues=auto only in the candidate"), std::string::npos)
+      << c.rows[0].note;
+  EXPECT_NE(render_compare_console(c).find("paired across versions"), std::string::npos);
+  // Set with --set, it is part of what the candidate measured: no pairing.
+  candidate.set_params = {"epilogues"};
+  EXPECT_THROW(compare_samples({base}, {candidate}), UsageError);
+}
+
 // --- simulation ------------------------------------------------------------
 
 /// Fraction of trials whose verdict is in `counted`, comparing `reps` base

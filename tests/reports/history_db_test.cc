@@ -184,6 +184,42 @@ TEST_F(HistoryDbTest, RefusesAVersionWhoseTablesAreMissing) {
   }
 }
 
+TEST_F(HistoryDbTest, ANewParameterAtItsDefaultContinuesTheSeries) {
+  HistoryDb db(dir_ / "h.sqlite", true);
+  MetricSamples before = metric("throughput", {100, 101}, false);
+  before.point = R"({"params":{"batch":512},"workload":"dlrm"})";
+  before.label = "dlrm batch=512";
+  db.record(run("1aaa", {before}));
+  // The next nightly's build added `epilogues` (at its default in this run).
+  MetricSamples after = before;
+  after.point = R"({"params":{"batch":512,"epilogues":"auto"},"workload":"dlrm"})";
+  after.values = {150, 151};
+  std::vector<std::string> continued;
+  db.record(run("2bbb", {after}), &continued);
+  ASSERT_EQ(continued.size(), 1u);
+  EXPECT_EQ(continued[0],
+            "dlrm batch=512: paired across versions: epilogues=auto only in the new result (at its default: not "
+            "set with --set)");
+  auto s = db.series({"throughput", "", "", "", std::nullopt});
+  ASSERT_EQ(s.size(), 1u) << "one series, continued: the new default's change shows in it";
+  EXPECT_EQ(s[0].point, before.point);
+  ASSERT_EQ(s[0].values.size(), 2u);
+  EXPECT_DOUBLE_EQ(s[0].values[1].median, 150.5);
+  // The same parameter set with --set is another point: a series of its own.
+  MetricSamples chosen = after;
+  chosen.set_params = {"epilogues"};
+  continued.clear();
+  db.record(run("3ccc", {chosen}), &continued);
+  EXPECT_TRUE(continued.empty());
+  s = db.series({"throughput", "", "", "", std::nullopt});
+  ASSERT_EQ(s.size(), 2u);
+  // Both versions' points in one run (a fresh database): two series.
+  HistoryDb both(dir_ / "both.sqlite", true);
+  both.record(run("1aaa", {before, after}), &continued);
+  EXPECT_TRUE(continued.empty());
+  EXPECT_EQ(both.series({"throughput", "", "", "", std::nullopt}).size(), 2u);
+}
+
 TEST_F(HistoryDbTest, CheckUsesTheRollingBaselineOfTheSameSeries) {
   HistoryDb db(dir_ / "h.sqlite", true);
   for (int i = 0; i < 12; ++i) {

@@ -74,6 +74,23 @@ TEST(KernelCompare, NamesTheKernelThatChangedMostFirst) {
   EXPECT_TRUE(j["points"][0]["kernels"][1]["candidate_us_per_iteration"].is_null());
 }
 
+
+TEST(KernelCompare, PairsAPointAcrossAVersionThatAddedAParameter) {
+  const std::string before = R"({"params":{"batch":512},"workload":"dlrm"})";
+  const std::string after = R"({"params":{"batch":512,"epilogues":"auto"},"workload":"dlrm"})";
+  const KernelComparison c = compare_kernels({{before, "dlrm dle", {golden()}}}, {{after, "dlrm dle", {slower()}}});
+  ASSERT_EQ(c.points.size(), 1u);
+  EXPECT_NE(c.points[0].across_versions.find("epilogues=auto only in the candidate"), std::string::npos);
+  EXPECT_NE(render_kernel_compare_console(c).find("paired across versions"), std::string::npos);
+  EXPECT_NE(render_kernel_compare_markdown(c).find("paired across versions"), std::string::npos);
+  EXPECT_TRUE(kernel_compare_to_json(c)["points"][0]["across_versions"].is_string());
+  // Set with --set on the candidate's side: two points, each on one side.
+  const KernelComparison apart =
+      compare_kernels({{before, "dlrm dle", {golden()}}}, {{after, "dlrm dle", {slower()}, {"epilogues"}}});
+  EXPECT_TRUE(apart.points.empty());
+  EXPECT_EQ(apart.only_base.size(), 1u);
+  EXPECT_EQ(apart.only_candidate.size(), 1u);
+}
 TEST(KernelCompare, ARunWithoutTheKernelCountsZero) {
   // Two base runs, one without the memset: its median is (1 + 0) / 2.
   KernelProfile without = golden();
