@@ -2,6 +2,7 @@
 #include "reports/compare.h"
 
 #include <cmath>
+#include <map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -73,27 +74,41 @@ Comparison compare_samples(const std::vector<MetricSamples>& base, const std::ve
   }
   Comparison c;
   c.options = options;
-  const auto sides = [](const std::vector<MetricSamples>& samples) {
-    std::pair<std::vector<PointIdentity>, std::vector<std::string>> out;
-    for (const MetricSamples& m : samples) {
-      out.first.push_back({parse_point_key(m.point), m.set_params});
-      out.second.push_back(m.metric);
-    }
-    return out;
+  // Points pair once (point_match.h), then their metrics by name.
+  struct Points {
+    std::vector<PointIdentity> ids;
+    std::vector<std::string> keys;
+    std::map<std::string, size_t> index;
   };
-  const auto [base_ids, base_metrics] = sides(base);
-  const auto [candidate_ids, candidate_metrics] = sides(candidate);
-  const Pairing pairing = pair_points(base_ids, base_metrics, candidate_ids, candidate_metrics);
+  const auto points_of = [](const std::vector<MetricSamples>& samples) {
+    Points p;
+    for (const MetricSamples& m : samples) {
+      if (p.index.count(m.point) != 0) continue;
+      p.index[m.point] = p.keys.size();
+      p.keys.push_back(m.point);
+      p.ids.push_back({parse_point_key(m.point), m.set_params, m.set_params_known});
+    }
+    return p;
+  };
+  const Points bp = points_of(base), cp = points_of(candidate);
+  const Pairing pairing = pair_points(bp.ids, std::vector<std::string>(bp.ids.size()), cp.ids,
+                                      std::vector<std::string>(cp.ids.size()));
+  std::map<std::pair<std::string, std::string>, size_t> by_key;
+  for (size_t j = 0; j < candidate.size(); ++j) by_key[{candidate[j].point, candidate[j].metric}] = j;
+  std::vector<bool> used(candidate.size(), false);
   double log_sum = 0;
-  for (size_t i = 0; i < base.size(); ++i) {
-    const MetricSamples& b = base[i];
-    if (pairing.partner[i] == Pairing::npos) {
+  for (const MetricSamples& b : base) {
+    const size_t point = bp.index.at(b.point);
+    const size_t partner = pairing.partner[point];
+    const auto it = partner == Pairing::npos ? by_key.end() : by_key.find({cp.keys[partner], b.metric});
+    if (it == by_key.end() || used[it->second]) {
       c.only_base.push_back(b.name());
       continue;
     }
-    CompareRow row = compare_metric(b, candidate[pairing.partner[i]], options);
-    if (!pairing.gaps[i].empty()) {
-      const std::string across = pairing.gaps[i].describe("base", "candidate");
+    used[it->second] = true;
+    CompareRow row = compare_metric(b, candidate[it->second], options);
+    if (!pairing.gaps[point].empty()) {
+      const std::string across = pairing.gaps[point].describe("base", "candidate");
       row.note = row.note.empty() ? across : row.note + "; " + across;
     }
     if (row.base_median > 0 && row.candidate_median > 0) {
@@ -104,7 +119,7 @@ Comparison compare_samples(const std::vector<MetricSamples>& base, const std::ve
     c.rows.push_back(std::move(row));
   }
   for (size_t j = 0; j < candidate.size(); ++j) {
-    if (!pairing.paired[j]) c.only_candidate.push_back(candidate[j].name());
+    if (!used[j]) c.only_candidate.push_back(candidate[j].name());
   }
   if (c.rows.empty()) throw UsageError("no metric of BASE is in CANDIDATE: nothing to compare");
   if (c.geomean_rows > 0) c.geomean_time_ratio = std::exp(log_sum / static_cast<double>(c.geomean_rows));

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -122,37 +123,53 @@ std::vector<double> parse_samples(const std::string& text, const fs::path& path)
   return out;
 }
 
-/// The points a database holds, for a new run's metrics: which series each
-/// continues (HistoryDb::record).
+/// The points a database holds on one machine, for a new run's metrics:
+/// which series each continues (HistoryDb::record).
 class RecordedPoints {
  public:
-  RecordedPoints(sqlite::Connection& db, const std::vector<MetricSamples>& run) : db_(db) {
-    for (const MetricSamples& m : run) own_.insert(m.point);
-  }
+  RecordedPoints(sqlite::Connection& db, std::string machine) : db_(db), machine_(std::move(machine)) {}
 
-  /// m's own point when the database holds it for m's metric (or holds
-  /// nothing the same across versions), else the one recorded point that is.
-  std::string series_of(const MetricSamples& m, std::vector<std::string>* continued) {
-    sqlite::Statement exact = db_.prepare("SELECT 1 FROM metrics WHERE point = ? AND metric = ? LIMIT 1");
-    exact.bind(1, m.point).bind(2, m.metric);
-    if (exact.step()) return m.point;
-    const PointIdentity mine{parse_point_key(m.point), m.set_params};
-    const Known* found = nullptr;
-    VersionGap gap;
-    int matches = 0;
-    for (const Known& k : known(m.metric, mine.key)) {
-      if (auto g = same_point(k.identity, mine)) {
-        ++matches;
-        found = &k;
-        gap = std::move(*g);
+  /// The point each of `run` is stored under: its own where the database
+  /// holds it for its metric on this machine, or holds nothing the same
+  /// across versions; else the one recorded point that is, when no other
+  /// of the run's points claims that point's series for the metric (the
+  /// metrics table keys rows by run, point and metric). Lines for
+  /// `continued`: "label: how the keys differ", once per point.
+  std::vector<std::string> resolve(const std::vector<MetricSamples>& run, std::vector<std::string>* continued) {
+    std::set<std::string> own;
+    for (const MetricSamples& m : run) own.insert(m.point);
+    std::vector<std::string> out;
+    std::vector<std::pair<const Known*, VersionGap>> found(run.size(), {nullptr, VersionGap{}});
+    std::map<std::pair<std::string, std::string>, int> claims;  // (recorded point, metric) -> run points
+    for (size_t i = 0; i < run.size(); ++i) {
+      const MetricSamples& m = run[i];
+      out.push_back(m.point);
+      if (recorded(m.point, m.metric)) continue;
+      const PointIdentity mine{parse_point_key(m.point), m.set_params, m.set_params_known};
+      int matches = 0;
+      for (const Known& k : known(m.metric, mine.key)) {
+        if (own.count(k.point) != 0) continue;  // two versions' points in one run stay two
+        if (auto g = same_point(k.identity, mine)) {
+          ++matches;
+          found[i] = {&k, std::move(*g)};
+        }
+      }
+      if (matches != 1) {
+        found[i].first = nullptr;
+        continue;
+      }
+      ++claims[{found[i].first->point, m.metric}];
+    }
+    for (size_t i = 0; i < run.size(); ++i) {
+      const Known* k = found[i].first;
+      if (k == nullptr || claims[{k->point, run[i].metric}] != 1) continue;
+      out[i] = k->point;
+      if (continued != nullptr) {
+        const std::string line = run[i].label + ": " + found[i].second.describe("recorded series", "new result");
+        if (std::find(continued->begin(), continued->end(), line) == continued->end()) continued->push_back(line);
       }
     }
-    if (matches != 1) return m.point;
-    if (continued != nullptr) {
-      const std::string line = m.label + ": " + gap.describe("recorded series", "new result");
-      if (std::find(continued->begin(), continued->end(), line) == continued->end()) continued->push_back(line);
-    }
-    return found->point;
+    return out;
   }
 
  private:
@@ -161,6 +178,14 @@ class RecordedPoints {
     PointIdentity identity;
   };
 
+  bool recorded(const std::string& point, const std::string& metric) {
+    sqlite::Statement q = db_.prepare(
+        "SELECT 1 FROM metrics m JOIN runs r ON r.id = m.run_id WHERE m.point = ? AND m.metric = ? AND r.machine = ? "
+        "LIMIT 1");
+    q.bind(1, point).bind(2, metric).bind(3, machine_);
+    return q.step();
+  }
+
   /// Workload, preset and backend: only points that agree on them can match.
   static std::string coarse(const nlohmann::json& key) {
     if (!key.is_object()) return key.dump();
@@ -168,19 +193,18 @@ class RecordedPoints {
            "|" + key.value("backend", nlohmann::json()).dump();
   }
 
-  /// The recorded points of `metric` with key's coarse identity, read once
-  /// per metric; not this run's own points (two versions' results recorded
-  /// as one run stay two points). What a recorded point set is not kept, so
-  /// none of its parameters is dropped.
+  /// This machine's recorded points of `metric` with key's coarse identity,
+  /// read once per metric. What a recorded point set is not kept, so none
+  /// of its parameters is dropped.
   const std::vector<Known>& known(const std::string& metric, const nlohmann::json& key) {
     auto it = by_metric_.find(metric);
     if (it == by_metric_.end()) {
       std::map<std::string, std::vector<Known>> groups;
-      sqlite::Statement q = db_.prepare("SELECT DISTINCT point FROM metrics WHERE metric = ?");
-      q.bind(1, metric);
+      sqlite::Statement q = db_.prepare(
+          "SELECT DISTINCT m.point FROM metrics m JOIN runs r ON r.id = m.run_id WHERE m.metric = ? AND r.machine = ?");
+      q.bind(1, metric).bind(2, machine_);
       while (q.step()) {
         std::string point = q.text(0);
-        if (own_.count(point) != 0) continue;
         PointIdentity identity{parse_point_key(point), {}, false};
         groups[coarse(identity.key)].push_back({std::move(point), std::move(identity)});
       }
@@ -192,7 +216,7 @@ class RecordedPoints {
   }
 
   sqlite::Connection& db_;
-  std::set<std::string> own_;
+  std::string machine_;
   std::map<std::string, std::map<std::string, std::vector<Known>>> by_metric_;
 };
 
@@ -244,7 +268,7 @@ int HistoryDb::schema_version() { return static_cast<int>(db_->integer("PRAGMA u
 
 int64_t HistoryDb::record(const NewHistoryRun& run, std::vector<std::string>* continued) {
   sqlite::Transaction t(*db_);
-  RecordedPoints recorded(*db_, run.metrics);
+  const std::vector<std::string> points = RecordedPoints(*db_, run.machine).resolve(run.metrics, continued);
   db_->prepare("INSERT INTO runs(timestamp, recorded_at, git_revision, machine, environment, sources) "
                "VALUES(?, ?, ?, ?, ?, ?)")
       .bind(1, run.timestamp)
@@ -258,11 +282,11 @@ int64_t HistoryDb::record(const NewHistoryRun& run, std::vector<std::string>* co
   sqlite::Statement insert = db_->prepare(
       "INSERT INTO metrics(run_id, point, label, metric, unit, lower_is_better, median, samples, failed) "
       "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  for (const MetricSamples& m : run.metrics) {
-    const std::string point = recorded.series_of(m, continued);
+  for (size_t i = 0; i < run.metrics.size(); ++i) {
+    const MetricSamples& m = run.metrics[i];
     insert.reset();
     insert.bind(1, id)
-        .bind(2, point)
+        .bind(2, points[i])
         .bind(3, m.label)
         .bind(4, m.metric)
         .bind(5, m.unit)

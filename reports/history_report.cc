@@ -24,7 +24,7 @@ HistoryCheck check_history(const std::vector<HistorySeries>& series, int64_t lat
     auto at = std::find_if(s.values.begin(), s.values.end(), [&](const HistoryValue& v) { return v.run_id == latest_run; });
     if (at == s.values.end()) continue;
     check.machine = s.machine;
-    MetricSamples b{s.point, s.label, s.metric, s.unit, s.lower_is_better, {}, 0};
+    MetricSamples b{s.point, s.label, s.metric, s.unit, s.lower_is_better, {}, 0, {}, false};
     const auto first = at - std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(baseline_runs), at - s.values.begin());
     for (auto it = first; it != at; ++it) {
       b.values.insert(b.values.end(), it->samples.begin(), it->samples.end());
@@ -32,7 +32,7 @@ HistoryCheck check_history(const std::vector<HistorySeries>& series, int64_t lat
       used.insert(it->run_id);
     }
     if (b.values.empty()) continue;
-    latest.push_back({s.point, s.label, s.metric, s.unit, s.lower_is_better, at->samples, at->failed});
+    latest.push_back({s.point, s.label, s.metric, s.unit, s.lower_is_better, at->samples, at->failed, {}, false});
     base.push_back(std::move(b));
   }
   check.baseline_runs.assign(used.begin(), used.end());

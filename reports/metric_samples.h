@@ -29,6 +29,9 @@ struct MetricSamples {
   /// or its workload's defaults): what may be dropped to pair it across
   /// versions (reports/point_match.h).
   std::vector<std::string> set_params;
+  /// False where what the point set is not known (a history row keeps
+  /// none): then none of its parameters is dropped.
+  bool set_params_known = true;
 
   /// "label metric": how reports name the series.
   std::string name() const { return label + " " + metric; }

@@ -50,7 +50,7 @@ std::string VersionGap::describe(const std::string& a_name, const std::string& b
   if (!only_a.empty()) parts.push_back(fmt::format("{} only in the {}", join(only_a), a_name));
   if (!only_b.empty()) parts.push_back(fmt::format("{} only in the {}", join(only_b), b_name));
   if (parts.empty()) return "";
-  return "paired across versions: " + join(parts) + " (at its default: not set with --set)";
+  return "paired across versions: " + join(parts) + " (not set with --set: the default or its preset's)";
 }
 
 std::optional<VersionGap> same_point(const PointIdentity& a, const PointIdentity& b) {
@@ -87,23 +87,25 @@ Pairing pair_points(const std::vector<PointIdentity>& base, const std::vector<st
     it->second.pop_back();
     p.paired[p.partner[i]] = true;
   }
-  // Then across versions, among the candidates still unpaired.
+  // Then across versions, among the items still unpaired: only where each
+  // side has exactly one match (symmetric, and independent of order).
+  std::vector<std::vector<std::pair<size_t, VersionGap>>> matches(base.size());
+  std::vector<int> claims(candidate.size(), 0);
   for (size_t i = 0; i < base.size(); ++i) {
     if (p.partner[i] != Pairing::npos) continue;
-    size_t found = Pairing::npos, matches = 0;
-    VersionGap gap;
     for (size_t j = 0; j < candidate.size(); ++j) {
       if (p.paired[j] || candidate_groups[j] != base_groups[i]) continue;
       if (auto g = same_point(base[i], candidate[j])) {
-        ++matches;
-        found = j;
-        gap = std::move(*g);
+        matches[i].emplace_back(j, std::move(*g));
+        ++claims[j];
       }
     }
-    if (matches != 1) continue;
-    p.partner[i] = found;
-    p.gaps[i] = std::move(gap);
-    p.paired[found] = true;
+  }
+  for (size_t i = 0; i < base.size(); ++i) {
+    if (matches[i].size() != 1 || claims[matches[i][0].first] != 1) continue;
+    p.partner[i] = matches[i][0].first;
+    p.gaps[i] = std::move(matches[i][0].second);
+    p.paired[p.partner[i]] = true;
   }
   return p;
 }

@@ -38,8 +38,9 @@ struct VersionGap {
   std::vector<std::string> only_a, only_b;
 
   bool empty() const { return only_a.empty() && only_b.empty(); }
-  /// "paired across versions: epilogues=auto only in the candidate (its
-  /// default)", naming the sides `a_name` and `b_name`; "" when empty().
+  /// "paired across versions: epilogues=auto only in the candidate (not set
+  /// with --set: ...)", naming the sides `a_name` and `b_name`; "" when
+  /// empty().
   std::string describe(const std::string& a_name, const std::string& b_name) const;
 };
 
@@ -47,9 +48,10 @@ struct VersionGap {
 std::optional<VersionGap> same_point(const PointIdentity& a, const PointIdentity& b);
 
 /// For each base item, the candidate item of the same point within the same
-/// group (a metric), or npos: equal keys first, then keys the same point
-/// across versions; a base item with several such candidates is left
-/// unpaired (which is meant cannot be told). Each candidate pairs once.
+/// group, or npos: equal keys first, then keys the same point across
+/// versions where that match is the only one on both sides (an item with
+/// several stays unpaired: which is meant cannot be told). Each candidate
+/// pairs once; the result does not depend on the items' order.
 struct Pairing {
   static constexpr size_t npos = static_cast<size_t>(-1);
   std::vector<size_t> partner;   ///< Per base item.

@@ -64,7 +64,7 @@ __global__ void logit_forward_kernel(int64_t n, int64_t k, const T* __restrict__
 ///     block's running sums of g x[b, k] (dw) and dx[b, k] (db_below);
 ///     thread 0 the block's running sums of g (db) and of the losses.
 /// Then each block writes its sums to the partials, and the last block to
-/// finish adds them in block order (four interleaved running sums per
+/// finish adds them in block order (eight interleaved running sums per
 /// column, combined in a fixed order), writes dw, db, db_below and publishes
 /// the loss (as BceWithLogits). Partials: [G] losses (double), [G] g sums,
 /// [G][k] dw and [G][k] db_below (floats).
@@ -245,7 +245,11 @@ Status LogitHead::can_implement(const LogitHeadArguments& a, bool training) {
 }
 
 size_t LogitHead::workspace_bytes(const LogitHeadArguments& a) {
-  const auto blocks = static_cast<size_t>(blocks_for(std::max<int64_t>(a.n, 1)));
+  // Enough for every batch up to n: no batch of n' <= n launches more than
+  // ceil(n' / kMinTileSamples) or kMaxBlocks blocks (blocks_for(n) itself
+  // is not monotonic: 1024 samples take 128 blocks of 8, 1025 take 65 of 16).
+  const auto blocks = static_cast<size_t>(std::min(
+      (std::max<int64_t>(a.n, 1) + kMinTileSamples - 1) / kMinTileSamples, kMaxBlocks));
   return align8(blocks * sizeof(double)) + align8(blocks * sizeof(float)) +
          2 * blocks * static_cast<size_t>(std::max<int64_t>(a.k, 1)) * sizeof(float);
 }

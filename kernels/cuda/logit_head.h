@@ -18,11 +18,11 @@
 //
 // N = mean_over (a rank's share of a larger batch, as BceWithLogits) or n.
 // The sums over samples are per block in sample order (a block takes every
-// G-th tile of 64 samples, G <= 256 blocks), then over blocks in a fixed
-// order by the last block to finish (a counter, left 0 for the next run):
-// the same bits on every run. Tensors are fp32 or bf16 (a bf16
-// model's: values widened on load, results rounded to nearest even on
-// store); the arithmetic is fp32, the loss double. forward() writes fp32
+// G-th tile of tile_samples(n) samples, 8 to 64, G <= 256 blocks), then
+// over blocks in a fixed order by the last block to finish (a counter,
+// left 0 for the next run): the same bits on every run. Tensors are fp32
+// or bf16 (a bf16 model's: values widened on load, results rounded to
+// nearest even on store); the arithmetic is fp32, the loss double. forward() writes fp32
 // logits only (evaluation). Neither allocates nor synchronises.
 #pragma once
 
@@ -68,7 +68,7 @@ class LogitHead {
   /// Shapes, pointers (training: labels, dx, dw, db, db_below and
   /// done_counter too), k <= kMaxFeatures.
   static Status can_implement(const LogitHeadArguments& args, bool training);
-  /// The per-block partial sums train() needs.
+  /// The per-block partial sums train() needs, for any batch up to args.n.
   static size_t workspace_bytes(const LogitHeadArguments& args);
   /// logits = x w + bias (one launch).
   static void forward(const LogitHeadArguments& args, cudaStream_t stream);

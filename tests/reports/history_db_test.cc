@@ -198,8 +198,8 @@ TEST_F(HistoryDbTest, ANewParameterAtItsDefaultContinuesTheSeries) {
   db.record(run("2bbb", {after}), &continued);
   ASSERT_EQ(continued.size(), 1u);
   EXPECT_EQ(continued[0],
-            "dlrm batch=512: paired across versions: epilogues=auto only in the new result (at its default: not "
-            "set with --set)");
+            "dlrm batch=512: paired across versions: epilogues=auto only in the new result (not set with --set: "
+            "the default or its preset's)");
   auto s = db.series({"throughput", "", "", "", std::nullopt});
   ASSERT_EQ(s.size(), 1u) << "one series, continued: the new default's change shows in it";
   EXPECT_EQ(s[0].point, before.point);
@@ -218,6 +218,28 @@ TEST_F(HistoryDbTest, ANewParameterAtItsDefaultContinuesTheSeries) {
   both.record(run("1aaa", {before, after}), &continued);
   EXPECT_TRUE(continued.empty());
   EXPECT_EQ(both.series({"throughput", "", "", "", std::nullopt}).size(), 2u);
+  // Two of a run's points that could each continue one recorded series
+  // (results of two newer builds recorded together): neither takes it, and
+  // the run is recorded (one row per run, point and metric).
+  HistoryDb claimed(dir_ / "claimed.sqlite", true);
+  claimed.record(run("1aaa", {before}));
+  MetricSamples other = after;
+  other.point = R"({"params":{"batch":512,"interaction":"auto"},"workload":"dlrm"})";
+  continued.clear();
+  EXPECT_NO_THROW(claimed.record(run("2bbb", {after, other}), &continued));
+  EXPECT_TRUE(continued.empty());
+  EXPECT_EQ(claimed.series({"throughput", "", "", "", std::nullopt}).size(), 3u);
+  // Another machine's series is its own: m2 has no recorded point, so the
+  // new point starts a series there; on m1 it continues `before`'s.
+  HistoryDb machines(dir_ / "machines.sqlite", true);
+  machines.record(run("1aaa", {before}, "m1"));
+  machines.record(run("2bbb", {after}, "m2"), &continued);
+  continued.clear();
+  machines.record(run("3ccc", {after}, "m1"), &continued);
+  EXPECT_EQ(continued.size(), 1u) << "m2's exact point must not stop m1's series from continuing";
+  const auto m1 = machines.series({"throughput", "", "m1", "", std::nullopt});
+  ASSERT_EQ(m1.size(), 1u);
+  EXPECT_EQ(m1[0].values.size(), 2u);
 }
 
 TEST_F(HistoryDbTest, CheckUsesTheRollingBaselineOfTheSameSeries) {

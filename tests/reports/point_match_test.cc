@@ -37,7 +37,7 @@ TEST(PointMatch, AParameterANewerVersionHasAtItsDefaultIsDropped) {
   EXPECT_TRUE(gap->only_a.empty());
   EXPECT_EQ(gap->only_b, (std::vector<std::string>{"epilogues=auto"}));
   EXPECT_EQ(gap->describe("base", "candidate"),
-            "paired across versions: epilogues=auto only in the candidate (at its default: not set with --set)");
+            "paired across versions: epilogues=auto only in the candidate (not set with --set: the default or its preset's)");
   // And the other way round: a parameter the newer version no longer has.
   const auto back = same_point(id(key({{"old_knob", 3}})), id(key()));
   ASSERT_TRUE(back.has_value());
@@ -87,6 +87,16 @@ TEST(PointMatch, PairingPrefersEqualKeysKeepsGroupsAndRefusesAmbiguity) {
   EXPECT_EQ(p.partner[2], 2u);
   EXPECT_EQ(p.partner[3], Pairing::npos) << "two candidates could be base 3: neither is chosen";
   EXPECT_EQ(p.paired, (std::vector<bool>{true, true, true, false, false, false}));
+  // Mirrored: two base points could be one candidate's: neither pairs, in
+  // either order.
+  const std::vector<PointIdentity> two = {id(key({{"epilogues", "auto"}})), id(key({{"interaction", "auto"}}))};
+  const std::vector<PointIdentity> one = {id(key())};
+  const std::vector<std::string> groups2 = {"", ""}, groups1 = {""};
+  const Pairing q = pair_points(two, groups2, one, groups1);
+  EXPECT_EQ(q.partner, (std::vector<size_t>{Pairing::npos, Pairing::npos}));
+  const Pairing r = pair_points({two[1], two[0]}, groups2, one, groups1);
+  EXPECT_EQ(r.partner, (std::vector<size_t>{Pairing::npos, Pairing::npos}));
+  EXPECT_EQ(r.paired, (std::vector<bool>{false}));
 }
 
 }  // namespace

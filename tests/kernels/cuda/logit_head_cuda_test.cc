@@ -177,10 +177,13 @@ void check_case(const Case& c) {
     g[b] = g_dev[b];
   }
   const double nn = static_cast<double>(n);
-  // The kernel's summation: G blocks, p samples at most per block.
-  const int64_t tiles = (c.n + LogitHead::kTileSamples - 1) / LogitHead::kTileSamples;
+  // The kernel's summation depth: a block's samples in order (whole tiles
+  // of tile_samples(n)), then the blocks in eight running sums and their
+  // three-level tree, plus slack.
+  const int64_t tile = LogitHead::tile_samples(c.n);
+  const int64_t tiles = (c.n + tile - 1) / tile;
   const int64_t blocks = std::min(tiles, LogitHead::kMaxBlocks);
-  const auto m = static_cast<double>((tiles + blocks - 1) / blocks * LogitHead::kTileSamples + blocks + 4);
+  const auto m = static_cast<double>((tiles + blocks - 1) / blocks * tile + (blocks + 7) / 8 + 3 + 4);
   for (size_t j = 0; j < k; ++j) {
     double dw_ref = 0, dw_tol = 0, dw_mag = 0, dbb_ref = 0, dbb_tol = 0, dbb_mag = 0;
     for (size_t b = 0; b < n; ++b) {
