@@ -526,28 +526,59 @@ size_t EmbeddingBackwardSgd::workspace_bytes(const EmbeddingArguments& args) {
 }
 
 void EmbeddingBackwardSgd::run(const EmbeddingArguments& a, void* workspace, cudaStream_t stream) {
-  const int64_t num_slots = a.batch * a.num_tables;
-  const int n = static_cast<int>(num_slots);
-  const int key_bits = row_key_bits(a.total_rows);
-  const BackwardLayout l = backward_layout(num_slots, a.dim, key_bits);
-  auto* keys_in = at_offset<RowKey>(workspace, l.keys_in);
-  auto* keys_out = at_offset<RowKey>(workspace, l.keys_out);
-  auto* slots_in = at_offset<Slot>(workspace, l.slots_in);
-  auto* slots_out = at_offset<Slot>(workspace, l.slots_out);
-  auto* done = at_offset<unsigned>(workspace, l.done);
-  auto* partials = at_offset<float>(workspace, l.partials);
-  void* temp = at_offset<void>(workspace, l.temp);
-  const int64_t tile = tile_slots(num_slots);
-  const int64_t tiles = tiles_for(num_slots);
+  sort(a, workspace, stream);
+  update(a, workspace, stream);
+}
 
+namespace {
+
+/// Where the update's buffers lie in its workspace, for a's shape.
+struct UpdateBuffers {
+  int64_t num_slots = 0;
+  int key_bits = 0;
+  BackwardLayout layout;
+  RowKey *keys_in = nullptr, *keys_out = nullptr;
+  Slot *slots_in = nullptr, *slots_out = nullptr;
+  unsigned* done = nullptr;
+};
+
+UpdateBuffers update_buffers(const EmbeddingArguments& a, void* workspace) {
+  UpdateBuffers u;
+  u.num_slots = a.batch * a.num_tables;
+  u.key_bits = row_key_bits(a.total_rows);
+  u.layout = backward_layout(u.num_slots, a.dim, u.key_bits);
+  u.keys_in = at_offset<RowKey>(workspace, u.layout.keys_in);
+  u.keys_out = at_offset<RowKey>(workspace, u.layout.keys_out);
+  u.slots_in = at_offset<Slot>(workspace, u.layout.slots_in);
+  u.slots_out = at_offset<Slot>(workspace, u.layout.slots_out);
+  u.done = at_offset<unsigned>(workspace, u.layout.done);
+  return u;
+}
+
+}  // namespace
+
+void EmbeddingBackwardSgd::sort(const EmbeddingArguments& a, void* workspace, cudaStream_t stream) {
+  const UpdateBuffers u = update_buffers(a, workspace);
   if (!a.keys_in_forward) {  // else the forward's gather wrote them (and zeroed done)
-    make_keys_kernel<<<blocks_for(num_slots), kThreads, 0, stream>>>(
-        a.table_row_offsets, a.ids, a.num_tables, num_slots, keys_in, slots_in, done, tiles);
+    make_keys_kernel<<<blocks_for(u.num_slots), kThreads, 0, stream>>>(
+        a.table_row_offsets, a.ids, a.num_tables, u.num_slots, u.keys_in, u.slots_in, u.done, tiles_for(u.num_slots));
     PERFLAB_CUDA_CHECK_LAUNCH("make_keys_kernel");
   }
-  size_t temp_bytes = l.temp_bytes;
-  PERFLAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, slots_in,
-                                                     slots_out, n, 0, key_bits, stream));
+  size_t temp_bytes = u.layout.temp_bytes;
+  PERFLAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(at_offset<void>(workspace, u.layout.temp), temp_bytes,
+                                                     u.keys_in, u.keys_out, u.slots_in, u.slots_out,
+                                                     static_cast<int>(u.num_slots), 0, u.key_bits, stream));
+}
+
+void EmbeddingBackwardSgd::update(const EmbeddingArguments& a, void* workspace, cudaStream_t stream) {
+  const UpdateBuffers u = update_buffers(a, workspace);
+  const int64_t num_slots = u.num_slots;
+  RowKey* keys_out = u.keys_out;
+  Slot* slots_out = u.slots_out;
+  unsigned* done = u.done;
+  auto* partials = at_offset<float>(workspace, u.layout.partials);
+  const int64_t tile = tile_slots(num_slots);
+  const int64_t tiles = tiles_for(num_slots);
   // The update finds each row's run in the sorted keys itself (no
   // run-length encoding, scan or memset), and its grid is the sorted
   // order's tiles in both variants: every tile holds a run's or a chunk's

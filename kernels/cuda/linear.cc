@@ -40,6 +40,7 @@
 
 #include "base/error.h"
 #include "kernels/cuda/bias_act.h"
+#include "kernels/cuda/check.h"
 #include "kernels/cuda/linear_plan.h"
 
 namespace perflab::kernels::cuda {
@@ -335,7 +336,8 @@ void Linear::forward(const LinearArguments& args, void* workspace, cudaStream_t 
   if (relu) relu_forward(dtype, args.batch * args.out_features, args.y, args.y, stream);
 }
 
-void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t stream) const {
+void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t stream,
+                      const SideStream* wgrad) const {
   const Plan& p = *plan_;
   p.check_call(args, workspace);
   require(args.x, "x");
@@ -363,7 +365,15 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
   } else if (lt_epilogues(args) && !args.dy_is_pre_activation) {
     p.wgrad.set_bias(args.db);
   }
-  p.wgrad.run(p.handle, args.x, args.dy, args.dw, workspace, stream);
+  if (wgrad != nullptr) {
+    // dz (dy, in place) and db's own pass are done on `stream`: the side
+    // stream starts from here.
+    PERFLAB_CUDA_CHECK(cudaEventRecord(wgrad->fork, stream));
+    PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(wgrad->stream, wgrad->fork, 0));
+    p.wgrad.run(p.handle, args.x, args.dy, args.dw, wgrad->cublas_workspace, wgrad->stream);
+  } else {
+    p.wgrad.run(p.handle, args.x, args.dy, args.dw, workspace, stream);
+  }
 
   if (args.dx_applies_input_relu) {
     require(args.dx, "dx (dx_applies_input_relu)");

@@ -158,6 +158,15 @@ struct GemmChoice {
 };
 
 /// Forward and backward of one fully connected layer (see the file comment).
+/// A second stream for work that may run beside the step's: its own
+/// cuBLASLt workspace (kLinearCublasWorkspaceBytes; two GEMMs in flight may
+/// not share one), and an event the caller owns for the fork.
+struct SideStream {
+  cudaStream_t stream = nullptr;
+  void* cublas_workspace = nullptr;
+  cudaEvent_t fork = nullptr;
+};
+
 class Linear {
  public:
   /// Whether the shape and modes (and any non-null pointer's alignment) can
@@ -201,8 +210,13 @@ class Linear {
   /// dW, db (unless dy_is_pre_activation), dx (when non-null; with
   /// dx_applies_input_relu also input_db). Needs x, w, dy, dw, db, and y for
   /// ReLU layers that apply their dReLU (neither dy_is_pre_activation nor
-  /// dy_relu_applied).
-  void backward(const LinearArguments& args, void* workspace, cudaStream_t stream) const;
+  /// dy_relu_applied). With `wgrad`, the weight-gradient GEMM (and
+  /// cuBLASLt's bias gradient with it) runs on wgrad->stream, after this
+  /// layer's dReLU/bias passes on `stream`, beside the dx GEMM: the caller
+  /// joins wgrad->stream back before anything reads dw or db, and keeps x
+  /// and dy unchanged until then.
+  void backward(const LinearArguments& args, void* workspace, cudaStream_t stream,
+                const SideStream* wgrad = nullptr) const;
 
   /// Times each GEMM's heuristic candidates on args' buffers and keeps the
   /// fastest (forward, wgrad, and dgrad when args.dx is set). Overwrites

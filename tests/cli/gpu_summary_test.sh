@@ -3,7 +3,7 @@
 # summary, runs only on a lent GPU machine, where a crash costs the session's
 # report. Here it reads (1) an empty folder and (2) one holding real results
 # of this build's cpu runs relabelled as cuda (dlrm throughput fp32 and
-# bf16, three copies of the fp32 point as the epilogues comparison, the
+# bf16, copies of the fp32 point as the epilogues and side-streams comparisons, the
 # transducer, halo_conv fp32 and bf16), a Google Benchmark JSON of
 # the lookup benchmark and a steps table: it must exit 0 and render every
 # section, with "not measured" where nothing was measured.
@@ -43,13 +43,16 @@ for path in list(work.rglob("result.json")):
         r["runs"][0]["facts"]["data_gradient_fallback"] = "dx 1 planes from dy 3 planes (d_offset 1): cuDNN 91900 answered"
     json.dump(r, open(path, "w"))
     # The dlrm-epilogues step's three runs, from the fp32 point: cuBLASLt's
-    # epilogues at 1,000 samples/s, our own passes faster.
+    # epilogues at 1,000 samples/s, our own passes faster; the
+    # dlrm-side-streams step's two: one stream at 1,000 samples/s.
     if r["spec"]["workload"] == "dlrm" and r["spec"]["params"].get("precision") == "fp32":
-        for name, sps in (("cublaslt", 1000.0), ("own_backward", 1100.0), ("own", 1250.0)):
+        for param, name, sps in (("epilogues", "cublaslt", 1000.0), ("epilogues", "own_backward", 1100.0),
+                                 ("epilogues", "own", 1250.0), ("side_streams", "off", 1000.0),
+                                 ("side_streams", "on", 1300.0)):
             e = json.loads(json.dumps(r))
-            e["spec"]["params"]["epilogues"] = name
+            e["spec"]["params"][param] = name
             e["score"]["throughput_samples_per_s"] = sps
-            out = path.parent.parent / ("epilogues-" + name) / "result.json"
+            out = path.parent.parent / (param + "-" + name) / "result.json"
             out.parent.mkdir(parents=True)
             json.dump(e, open(out, "w"))
 json.dump({"benchmarks": [
@@ -70,12 +73,14 @@ if "$PYTHON" "$summary" "$work" "$work/steps.md" >"$tmp/work.md" 2>"$tmp/work.er
   sec "| 1x3x20x12x14->5 k3 fp32 |"
   sec "| 8192 | 2.000 | 1.600 | 1.25x |"
   sec "| fp32 | [0-9]* | 1,000 | 1,100 | 1,250 | 1.10x | 1.25x |"
+  sec "| precision | batch | off | on | on x off |"
+  sec "| fp32 | [0-9]* | 1,000 | 1,300 | 1.30x |"
   sec "not measured"
   sec "^- 1x3x20x12x14->5 k3 fp32, P=2, overlap, .*: 4 of 4 calls as forward convolutions; first: dx 1 planes"
-  pass "relabelled results: exit 0, halo rows by precision, the lookup table, the epilogues table"
+  pass "relabelled results: exit 0, halo rows by precision, the lookup table, the epilogues and side-streams tables"
 else
   fail "gpu-summary on relabelled results: $(cat "$tmp/work.err")"
 fi
-# 2 dlrm points and 3 epilogue copies, 1 transducer run, 8 halo_conv points.
-find "$work" -name result.json | wc -l | grep -qx 14 || fail "expected 14 results: $(find "$work" -name result.json | wc -l)"
+# 2 dlrm points, 3 epilogue and 2 side-stream copies, 1 transducer run, 8 halo_conv points.
+find "$work" -name result.json | wc -l | grep -qx 16 || fail "expected 16 results: $(find "$work" -name result.json | wc -l)"
 finish

@@ -19,6 +19,7 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/host_sync.h"
 #include "kernels/cuda/interaction.h"
+#include "kernels/cuda/linear_plan.h"
 #include "kernels/cuda/sgd.h"
 #include "workloads/dlrm/cuda_convert.h"
 #include "workloads/dlrm/cuda_launches.h"
@@ -200,6 +201,18 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
 
   if (options_.comm != nullptr) setup_exchange();
   check_operators();
+  if (options_.side_streams && !options_.external_embeddings) {
+    wgrad_stream_ = std::make_unique<kc::Stream>();
+    wgrad_fork_ = std::make_unique<kc::Event>();
+    wgrad_join_ = std::make_unique<kc::Event>();
+    wgrad_workspace_ = Buffer<uint8_t>(kc::kLinearCublasWorkspaceBytes);
+    wgrad_side_ = {wgrad_stream_->get(), wgrad_workspace_.data(), wgrad_fork_->get()};
+    if (options_.comm == nullptr) {  // across ranks the sort's ids come from the exchange: in order
+      sort_stream_ = std::make_unique<kc::Stream>();
+      sort_fork_ = std::make_unique<kc::Event>();
+      sort_join_ = std::make_unique<kc::Event>();
+    }
+  }
   if (bf16_) {
     kc::CastFloatToBf16::run({dense_count_, dense_.data(), as<__nv_bfloat16>(dense_bf16_)},
                              nullptr, nullptr);
@@ -409,7 +422,7 @@ void CudaModel::pad_dense_input(const DeviceBatch& batch, cudaStream_t stream) {
   }
 }
 
-void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
+void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream, bool sort_ahead) {
   ScopedPhase phase("forward");
   const int64_t b = local_;
   void* ws = workspace_.data();
@@ -437,6 +450,17 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream) {
     ScopedPhase range(lookup_fused_ ? "interaction (with the lookups)" : "interaction");
     kc::InteractionForward::run(interaction_arguments(b, batch.ids), nullptr, stream);
   }
+  if (sort_ahead) {
+    // The keys are written (keys_in_forward: the gather or the interaction
+    // wrote them): the update's sort from here on its own stream, into the
+    // update's workspace, which nothing on this stream touches until the
+    // update waits for it.
+    ScopedPhase range("update: sort (side stream)");
+    PERFLAB_CUDA_CHECK(cudaEventRecord(sort_fork_->get(), stream));
+    PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(sort_stream_->get(), sort_fork_->get(), 0));
+    kc::EmbeddingBackwardSgd::sort(embedding_arguments(batch.ids), update_workspace_.data(), sort_stream_->get());
+    PERFLAB_CUDA_CHECK(cudaEventRecord(sort_join_->get(), sort_stream_->get()));
+  }
   {
     ScopedPhase range("top MLP");
     for (size_t l = 0; l < mlp_layers(false); ++l) top_[l]->linear->forward(top_[l]->args, ws, stream);
@@ -447,7 +471,11 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   ScopedPhase range("backward");
   const int64_t b = local_;
   void* ws = workspace_.data();
-  for (size_t l = mlp_layers(false); l-- > 0;) top_[l]->linear->backward(top_[l]->args, ws, stream);
+  // With side streams each layer's weight gradient runs beside the next
+  // layers' data gradients; nothing overwrites a layer's x or dy before the
+  // join below (each layer's dReLU works in place on its own dy).
+  const kc::SideStream* wgrad = wgrad_side();
+  for (size_t l = mlp_layers(false); l-- > 0;) top_[l]->linear->backward(top_[l]->args, ws, stream, wgrad);
   kc::InteractionArguments inter = interaction_arguments(b, batch.ids);
   inter.lookup.sort = {};  // the forward wrote the update's sort input
   kc::InteractionBackward::run(inter, nullptr, stream);
@@ -467,7 +495,11 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   for (size_t l = bottom_.size(); l-- > 0;) {
     kc::LinearArguments a = bottom_[l]->args;
     if (l == 0) a.x = first_input(batch);  // dx stays null: no gradient for the data
-    bottom_[l]->linear->backward(a, ws, stream);
+    bottom_[l]->linear->backward(a, ws, stream, wgrad);
+  }
+  if (wgrad != nullptr) {  // every dW (and cuBLASLt's db) before the optimizer reads them
+    PERFLAB_CUDA_CHECK(cudaEventRecord(wgrad_join_->get(), wgrad->stream));
+    PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(stream, wgrad_join_->get(), 0));
   }
   // The gradients have reached their owners before the all-reduce: NCCL
   // calls on one communicator stay in one order on every rank.
@@ -493,12 +525,17 @@ void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
   } else {
     kc::SgdUpdate::run(dense, nullptr, stream);
   }
-  kc::EmbeddingBackwardSgd::run(sparse, update_workspace_.data(), stream);
+  if (sorts_ahead()) {  // the forward started the sort on its stream
+    PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(stream, sort_join_->get(), 0));
+    kc::EmbeddingBackwardSgd::update(sparse, update_workspace_.data(), stream);
+  } else {
+    kc::EmbeddingBackwardSgd::run(sparse, update_workspace_.data(), stream);
+  }
 }
 
 void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
   if (options_.external_embeddings) throw std::logic_error("CudaModel::train_step: a serving model (external embeddings) has no tables to train");
-  forward(batch, stream);
+  forward(batch, stream, sorts_ahead());
   {
     ScopedPhase range("loss");
     if (fused_head_) {

@@ -137,6 +137,14 @@ struct CudaModelOptions {
   /// InteractionArguments::tensor_cores; needs T + 1 <= 32 and dim % 16 == 0)
   /// instead of fp32 CUDA cores.
   bool interaction_tensor_cores = false;
+  /// Training: independent work on two more streams, forked from and joined
+  /// back into the step's stream with events (captured with it under CUDA
+  /// graphs): each MLP layer's weight-gradient GEMM beside the data-gradient
+  /// chain (joined before the optimizer), and on one GPU the embedding
+  /// update's sort from the interaction on, beside the top MLP, the loss and
+  /// the backward (joined before the update). Off: all in order on the
+  /// step's stream. The same kernels and the same bits either way.
+  bool side_streams = false;
 };
 
 /// One GEMM's choice when CudaModelOptions::tune_gemms is on.
@@ -273,7 +281,13 @@ class CudaModel {
   /// The batch's dense features into the bottom MLP's padded input rows
   /// (cast to bf16 in bf16); nothing when fp32 rows need no padding.
   void pad_dense_input(const DeviceBatch& batch, cudaStream_t stream);
-  void forward(const DeviceBatch& batch, cudaStream_t stream);
+  /// `sort_ahead`: a training step's, which starts the update's sort on its
+  /// stream once the interaction has written the keys (sorts_ahead()).
+  void forward(const DeviceBatch& batch, cudaStream_t stream, bool sort_ahead = false);
+  /// side_streams: whether the update's sort runs on its own stream (one
+  /// GPU), and the weight gradients' side stream (null when off).
+  bool sorts_ahead() const { return sort_stream_ != nullptr; }
+  const kernels::cuda::SideStream* wgrad_side() const { return wgrad_stream_ ? &wgrad_side_ : nullptr; }
   /// The lookups (and across ranks their exchange) into emb_ or emb_bf16_,
   /// on `stream` (not called with lookup_fused_: the interaction looks up).
   void embeddings(const DeviceBatch& batch, cudaStream_t stream);
@@ -387,6 +401,13 @@ class CudaModel {
   std::vector<collectives::PeerTransfer> forward_transfers_, backward_transfers_;
   std::unique_ptr<kernels::cuda::Stream> side_;        // overlap: the exchanges' stream
   std::unique_ptr<kernels::cuda::Event> fork_, join_;  // overlap: its fork and join
+
+  // side_streams: the weight gradients' stream (its own cuBLASLt workspace,
+  // a fork event per layer's use, a join), and the update's sort's stream.
+  std::unique_ptr<kernels::cuda::Stream> wgrad_stream_, sort_stream_;
+  std::unique_ptr<kernels::cuda::Event> wgrad_fork_, wgrad_join_, sort_fork_, sort_join_;
+  Buffer<uint8_t> wgrad_workspace_;
+  kernels::cuda::SideStream wgrad_side_;
 };
 
 }  // namespace perflab::dlrm

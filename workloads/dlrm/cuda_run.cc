@@ -312,6 +312,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     o.overlap = nccl.comm != nullptr && setup.sharding.overlap;
     o.tune_gemms = setup.tune_gemms;
     o.interaction_tensor_cores = setup.interaction_tensor_cores;
+    o.side_streams = setup.side_streams;
     o.batch = setup.batch_size;
     o.precision = setup.precision == "bf16" ? kc::Precision::kBf16 : kc::Precision::kTf32;
     o.fused = toggles[Toggle::kFused].in_effect;

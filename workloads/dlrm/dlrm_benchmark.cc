@@ -329,6 +329,13 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                                  epilogues));
   }
   setup_.epilogues = epilogues == "auto" ? auto_epilogues(p.get_string("precision")) : epilogues;
+  const std::string side_streams = p.get_string("side_streams");
+  if (backend_ == Backend::kCpu && side_streams != "auto") {
+    throw UsageError(fmt::format("dlrm: side_streams={} chooses whether the cuda backend runs independent work on "
+                                 "more GPU streams; the cpu backend has none (leave side_streams at auto)",
+                                 side_streams));
+  }
+  setup_.side_streams = side_streams != "off";
   const std::string interaction = p.get_string("interaction");
   setup_.interaction_tensor_cores = interaction == "tensor_cores";
   if (backend_ == Backend::kCpu && setup_.interaction_tensor_cores) {
@@ -544,6 +551,16 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
             ? "own_backward: cuBLASLt's RELU_BIAS/BIAS epilogue forward, one dReLU+bias-gradient pass (and its "
               "final sum) before each layer's backward GEMMs"
             : "cublaslt: RELU_AUX_BIAS/BIAS forward, DRELU_BGRAD and BGRADB backward (cuBLASLt's epilogues)";
+    // Which independent work left the step's stream (side_streams).
+    step.hyperparameters["perflab_dlrm_side_streams"] =
+        !training              ? "serving: one stream (side_streams applies to training)"
+        : !setup_.side_streams ? "off: the whole step in order on one stream"
+        : nccl_                ? "on: each MLP layer's weight-gradient GEMM on a second stream beside the "
+                                 "data-gradient chain (across ranks the update's sort stays in order: its ids "
+                                 "come from the exchange)"
+                               : "on: each MLP layer's weight-gradient GEMM on a second stream beside the "
+                                 "data-gradient chain, the embedding update's sort on a third from the "
+                                 "interaction to the update";
     // What --fused changes about the lookups.
     step.hyperparameters["perflab_dlrm_lookup"] =
         !training      ? "the serving engine's rows (placement), handed to the interaction"

@@ -74,6 +74,9 @@ struct DlrmSetup {
   /// cuda backend, fused: whose MLP epilogues, "cublaslt", "own" or
   /// "own_backward" (epilogues=auto resolved: auto_epilogues).
   std::string epilogues = "cublaslt";
+  /// cuda backend, training: the weight gradients and the update's sort on
+  /// side streams (side_streams=auto or on; CudaModelOptions::side_streams).
+  bool side_streams = true;
   /// --mode inference: placement, cache and updates (serve/serve_options.h).
   ServeOptions serve;
   /// Training: where each seed's trained model is written (checkpoint.h;

@@ -78,6 +78,9 @@ TEST(DlrmBenchmark, RejectsWhatTheDataCannotSatisfy) {
             std::string::npos);
   // The cpu backend has no epilogue kernels to choose.
   EXPECT_NE(error_of(small_params({{"epilogues", "own"}})).find("leave epilogues at auto"), std::string::npos);
+  // Nor streams: side_streams=on or off names a GPU's.
+  EXPECT_NE(error_of(small_params({{"side_streams", "off"}})).find("leave side_streams at auto"), std::string::npos);
+  EXPECT_NE(error_of(small_params({{"side_streams", "on"}})).find("the cpu backend has none"), std::string::npos);
 }
 
 // What a step moves between ranks: fp32 everywhere but a bf16 cuda run,
@@ -141,6 +144,18 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
   EXPECT_EQ(epilogues(true, "bf16", "auto").rfind("own_backward:", 0), 0u) << epilogues(true, "bf16", "auto");
   EXPECT_EQ(epilogues(true, "fp32", "cublaslt").rfind("cublaslt:", 0), 0u);
   EXPECT_EQ(epilogues(false, "fp32", "own").rfind("separate", 0), 0u);
+  // side_streams: auto and on move the weight gradients and (one GPU) the
+  // update's sort off the step's stream; off keeps one stream.
+  const auto streams = [](const std::string& asked) {
+    ToggleSet toggles;
+    toggles[Toggle::kFused] = {true, true, ""};
+    TestContext ctx(small_params({{"side_streams", asked}}), Backend::kCuda, toggles);
+    return DlrmBenchmark(ctx).step_plan().hyperparameters["perflab_dlrm_side_streams"].get<std::string>();
+  };
+  EXPECT_NE(streams("auto").find("weight-gradient GEMM on a second stream"), std::string::npos) << streams("auto");
+  EXPECT_NE(streams("auto").find("sort on a third"), std::string::npos) << streams("auto");
+  EXPECT_EQ(streams("on"), streams("auto"));
+  EXPECT_EQ(streams("off").rfind("off:", 0), 0u) << streams("off");
   // auto: tensor cores for bf16 (the faster there), CUDA cores for TF32.
   EXPECT_EQ(plan(true, "bf16", "auto")["perflab_dlrm_interaction"], "bf16 tensor cores (WMMA), fp32 accumulate");
   EXPECT_EQ(plan(true, "fp32", "auto")["perflab_dlrm_interaction"], "fp32 CUDA cores");
