@@ -110,14 +110,6 @@ class EmbeddingForward {
   static size_t workspace_bytes(const EmbeddingArguments& args);
   /// Launches the gather on `stream`. Never allocates or synchronises.
   static void run(const EmbeddingArguments& args, void* workspace, cudaStream_t stream);
-  /// run() in two parts, so the sort can run on another stream while the
-  /// step's MLPs run: sort() makes the keys (unless keys_in_forward: then
-  /// after the forward that wrote them) and sorts them; update() (after
-  /// sort()'s work, and after the gradient is complete) updates the rows.
-  /// sort() reads only ids (or the forward's keys) and writes only the
-  /// sorted pairs and CUB's storage in `workspace`.
-  static void sort(const EmbeddingArguments& args, void* workspace, cudaStream_t stream);
-  static void update(const EmbeddingArguments& args, void* workspace, cudaStream_t stream);
   /// What run() launches: one gather (ids, the rows, the output; with
   /// keys_in_forward the sort keys and slots). Host-only.
   static LaunchList launches(const EmbeddingArguments& args);

@@ -1,5 +1,8 @@
 // CudaModel's step as declared launches (see cuda_launches.h). Mirrors
-// CudaModel::train_step's order; a GPU test checks it against CUPTI's count.
+// CudaModel::train_step's order on one stream; with side streams the same
+// launches run, the weight-gradient GEMMs beside the data gradients and the
+// update's sort (declared here in the optimizer) from the interaction on.
+// A GPU test checks the launches against CUPTI's count.
 #include "workloads/dlrm/cuda_launches.h"
 
 #include <fmt/format.h>

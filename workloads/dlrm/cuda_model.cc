@@ -207,11 +207,9 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     wgrad_join_ = std::make_unique<kc::Event>();
     wgrad_workspace_ = Buffer<uint8_t>(kc::kLinearCublasWorkspaceBytes);
     wgrad_side_ = {wgrad_stream_->get(), wgrad_workspace_.data(), wgrad_fork_->get()};
-    if (options_.comm == nullptr) {  // across ranks the sort's ids come from the exchange: in order
-      sort_stream_ = std::make_unique<kc::Stream>();
-      sort_fork_ = std::make_unique<kc::Event>();
-      sort_join_ = std::make_unique<kc::Event>();
-    }
+    sort_stream_ = std::make_unique<kc::Stream>();
+    sort_fork_ = std::make_unique<kc::Event>();
+    sort_join_ = std::make_unique<kc::Event>();
   }
   if (bf16_) {
     kc::CastFloatToBf16::run({dense_count_, dense_.data(), as<__nv_bfloat16>(dense_bf16_)},
@@ -451,14 +449,16 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream, bool sort
     kc::InteractionForward::run(interaction_arguments(b, batch.ids), nullptr, stream);
   }
   if (sort_ahead) {
-    // The keys are written (keys_in_forward: the gather or the interaction
-    // wrote them): the update's sort from here on its own stream, into the
-    // update's workspace, which nothing on this stream touches until the
-    // update waits for it.
+    // The keys are written (keys_in_forward: the gather, on this stream or
+    // joined into it above, or the interaction wrote them; across ranks from
+    // this rank's own ids): the update's sort from here on its own stream,
+    // into the update's workspace, which nothing on this stream touches
+    // until the update waits for it.
     ScopedPhase range("update: sort (side stream)");
     PERFLAB_CUDA_CHECK(cudaEventRecord(sort_fork_->get(), stream));
     PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(sort_stream_->get(), sort_fork_->get(), 0));
-    kc::EmbeddingBackwardSgd::sort(embedding_arguments(batch.ids), update_workspace_.data(), sort_stream_->get());
+    kc::EmbeddingBackwardSgd::sort(embedding_arguments(options_.comm == nullptr ? batch.ids : own_ids_.data()),
+                                   update_workspace_.data(), sort_stream_->get());
     PERFLAB_CUDA_CHECK(cudaEventRecord(sort_join_->get(), sort_stream_->get()));
   }
   {

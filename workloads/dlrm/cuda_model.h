@@ -140,9 +140,9 @@ struct CudaModelOptions {
   /// Training: independent work on two more streams, forked from and joined
   /// back into the step's stream with events (captured with it under CUDA
   /// graphs): each MLP layer's weight-gradient GEMM beside the data-gradient
-  /// chain (joined before the optimizer), and on one GPU the embedding
-  /// update's sort from the interaction on, beside the top MLP, the loss and
-  /// the backward (joined before the update). Off: all in order on the
+  /// chain (joined before the optimizer), and the embedding update's sort
+  /// from the interaction on, beside the top MLP, the loss and the backward
+  /// (joined before the update). Off: all in order on the
   /// step's stream. The same kernels and the same bits either way.
   bool side_streams = false;
 };
@@ -284,8 +284,8 @@ class CudaModel {
   /// `sort_ahead`: a training step's, which starts the update's sort on its
   /// stream once the interaction has written the keys (sorts_ahead()).
   void forward(const DeviceBatch& batch, cudaStream_t stream, bool sort_ahead = false);
-  /// side_streams: whether the update's sort runs on its own stream (one
-  /// GPU), and the weight gradients' side stream (null when off).
+  /// side_streams: whether the update's sort runs on its own stream, and
+  /// the weight gradients' side stream (null when off).
   bool sorts_ahead() const { return sort_stream_ != nullptr; }
   const kernels::cuda::SideStream* wgrad_side() const { return wgrad_stream_ ? &wgrad_side_ : nullptr; }
   /// The lookups (and across ranks their exchange) into emb_ or emb_bf16_,

@@ -193,6 +193,7 @@ double host_bytes_needed(const SyntheticConfig& sc, int64_t embed_dim, Backend b
 /// inside the interaction (`lookup_fused`: fused, no exchange; cuda_launches.h's
 /// lookup_in_interaction) the gathered [batch, T, D] rows are not allocated.
 /// Every buffer is counted at 4 bytes a value: in bf16 an overestimate.
+/// Plus two cuBLASLt workspaces (the step's and side_streams' second).
 double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_samples, bool nccl, int ranks,
                            bool lookup_fused) {
   constexpr double kSampleBytes = (13 + 1) * sizeof(float) + 26 * sizeof(int32_t);
@@ -211,8 +212,10 @@ double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_
   const double eval_rows = std::ceil(static_cast<double>(eval_samples) / b) * b;
   const double gathered =
       lookup_fused ? b * static_cast<double>(shape.embed_dim * shape.table_sizes.size()) * sizeof(float) : 0.0;
+  // cuBLASLt's workspaces: the step's, and the weight gradients' side stream's.
+  constexpr double kCublasWorkspaces = 2.0 * 32 * 1024 * 1024;
   return tables + dense + (eval_rows + 2 * b) * kSampleBytes + 3 * b * widths * sizeof(float) - gathered +
-         b * static_cast<double>(shape.table_sizes.size()) * 32;
+         b * static_cast<double>(shape.table_sizes.size()) * 32 + kCublasWorkspaces;
 }
 
 /// Batches the hybrid exchange's bytes are averaged over (the first of the
@@ -555,9 +558,6 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     step.hyperparameters["perflab_dlrm_side_streams"] =
         !training              ? "serving: one stream (side_streams applies to training)"
         : !setup_.side_streams ? "off: the whole step in order on one stream"
-        : nccl_                ? "on: each MLP layer's weight-gradient GEMM on a second stream beside the "
-                                 "data-gradient chain (across ranks the update's sort stays in order: its ids "
-                                 "come from the exchange)"
                                : "on: each MLP layer's weight-gradient GEMM on a second stream beside the "
                                  "data-gradient chain, the embedding update's sort on a third from the "
                                  "interaction to the update";

@@ -298,19 +298,26 @@ TEST(DlrmCudaStep, TunedGemmsChooseARunningCandidateAndStillMatchTheCpuModel) {
 // from tiny tables repeat rows hundreds of times (several chunks per row).
 // The first model runs on one stream, the other two with side streams (the
 // weight gradients and the update's sort beside the step): the same kernels
-// on the same operands, so the same bits, whatever overlaps.
+// on the same operands, so the same bits, whatever overlaps; unfused, and
+// fused with each epilogue mode (their backward passes differ in what they
+// write in place before the weight gradient forks).
 TEST(DlrmCudaDeterminism, TwoModelsFromOneSeedOnTheSameBatchesHoldTheSameBits) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   constexpr int64_t kSamples = 301;
   constexpr int kSteps = 3;
   const Dataset data = tiny_data(kSamples * kSteps, 11);
   const ModelShape shape = tiny_shape(16);
+  std::vector<std::pair<bool, kc::Epilogues>> modes = {{false, kc::Epilogues::kCublasLt}};
+  for (kc::Epilogues e : {kc::Epilogues::kCublasLt, kc::Epilogues::kOwn, kc::Epilogues::kOwnBackward}) {
+    modes.emplace_back(true, e);  // the epilogues apply when fused
+  }
   for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
-    for (bool fused : {false, true}) {
+    for (const auto& [fused, epilogues] : modes) {
       CudaModelOptions options;
       options.batch = kSamples;
       options.precision = precision;
       options.fused = fused;
+      options.epilogues = epilogues;
       std::vector<std::vector<float>> params[3];
       for (int copy = 0; copy < 3; ++copy) {
         CpuModel init(shape, kSeed);
@@ -343,7 +350,8 @@ TEST(DlrmCudaDeterminism, TwoModelsFromOneSeedOnTheSameBatchesHoldTheSameBits) {
           EXPECT_EQ(0, std::memcmp(params[0][i].data(), params[other][i].data(),
                                    params[0][i].size() * sizeof(float)))
               << "tensor " << i << " differs between a one-stream run and side-streams run " << other << " ("
-              << (precision == kc::Precision::kBf16 ? "bf16" : "tf32") << (fused ? ", fused" : ", unfused") << ")";
+              << (precision == kc::Precision::kBf16 ? "bf16" : "tf32") << (fused ? ", fused, " : ", unfused, ")
+              << kc::epilogues_name(epilogues) << " epilogues)";
         }
       }
     }
