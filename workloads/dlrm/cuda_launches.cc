@@ -220,11 +220,32 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
     append_launches(plan, kc::BceWithLogits::launches(bce), "loss");
   }
 
+  // Side streams on one GPU: each layer's SGD after its backward
+  // (CudaModel::sgd_in_backward), over its weight and bias.
+  const bool sgd_in_backward = o.side_streams && !sharded;
+  static const __nv_bfloat16 bf16_marker{};  // any non-null pointer: the bytes are bf16's
+  const auto sgd_of = [&](double count) {
+    kc::SgdArguments sgd;
+    sgd.count = static_cast<int64_t>(count);
+    if (bf16) {
+      sgd.gradients_bf16 = &bf16_marker;
+      sgd.weights_bf16 = const_cast<__nv_bfloat16*>(&bf16_marker);  // the bf16 copy is written too
+    }
+    return sgd;
+  };
+  const auto layer_params = [](const kc::LinearArguments& a) {
+    return static_cast<double>(dense_slot_elements(a.in_features * a.out_features) +
+                               dense_slot_elements(a.out_features));
+  };
+  const auto layer_sgd = [&](LaunchList& list, const kc::LinearArguments& a, const std::string& name) {
+    if (sgd_in_backward) append_launches(list, labelled(kc::SgdUpdate::launches(sgd_of(layer_params(a)), bf16), name), "");
+  };
   LaunchList backward;
   for (size_t l = top_linear; l-- > 0;) {
     append_launches(
         backward,
         labelled(kc::Linear::backward_launches(top[l], true), fmt::format("top layer {}", l)), "");
+    layer_sgd(backward, top[l], fmt::format("top layer {}", l));
   }
   append_launches(backward, kc::interaction_launches(inter_backward, true), "");
   if (sharded) {
@@ -237,6 +258,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
                     labelled(kc::Linear::backward_launches(bottom[l], l > 0),
                              fmt::format("bottom layer {}", l)),
                     "");
+    layer_sgd(backward, bottom[l], fmt::format("bottom layer {}", l));
   }
   append_launches(plan, backward, "backward");
 
@@ -254,15 +276,13 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   LaunchList optimizer;
   // In bf16 the all-reduce and the SGD take the GEMMs' bf16 gradients.
   if (sharded) add_nccl(optimizer, ranks, "all-reduce: dense gradients", dense * (bf16 ? 2 : sizeof(float)));
-  kc::SgdArguments sgd;
-  sgd.count = static_cast<int64_t>(dense);
-  static const __nv_bfloat16 bf16_marker{};  // any non-null pointer: the bytes are bf16's
-  if (bf16) {
-    sgd.gradients_bf16 = &bf16_marker;
-    sgd.weights_bf16 = const_cast<__nv_bfloat16*>(&bf16_marker);  // the bf16 copy is written too
-  }
+  // What the optimizer still updates: everything, or with the layers
+  // updated in the backward only the fused head's weight and bias.
+  const kc::SgdArguments sgd = sgd_of(sgd_in_backward ? (head ? layer_params(top.back()) : 0.0) : dense);
   // Fused: the dense SGD runs in the sparse update's launch (CudaModel::optimizer).
-  if (o.fused) {
+  if (sgd.count == 0) {
+    // nothing left
+  } else if (o.fused) {
     emb.dense = &sgd;
   } else {
     append_launches(optimizer, kc::SgdUpdate::launches(sgd, bf16), "");

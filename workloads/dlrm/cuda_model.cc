@@ -207,6 +207,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     wgrad_join_ = std::make_unique<kc::Event>();
     wgrad_workspace_ = Buffer<uint8_t>(kc::kLinearCublasWorkspaceBytes);
     wgrad_side_ = {wgrad_stream_->get(), wgrad_workspace_.data(), wgrad_fork_->get()};
+    sgd_fork_ = std::make_unique<kc::Event>();
     sort_stream_ = std::make_unique<kc::Stream>();
     sort_fork_ = std::make_unique<kc::Event>();
     sort_join_ = std::make_unique<kc::Event>();
@@ -303,6 +304,11 @@ void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool botto
     if (aux_bytes > 0) layer->aux = kc::DeviceBuffer<uint8_t>(aux_bytes);
     const Slot& w = slots_.at(first_slot + 2 * l);
     const Slot& b = slots_.at(first_slot + 2 * l + 1);
+    if (b.offset != w.offset + dense_slot_elements(w.size)) {
+      throw std::logic_error("CudaModel::build_mlp: a layer's bias slot does not follow its weight's");
+    }
+    layer->param_first = w.offset;
+    layer->param_count = b.offset + dense_slot_elements(b.size) - w.offset;
     a.w = weights(w);
     a.b = weights(b);
     a.dw = gradients(w);
@@ -475,7 +481,10 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   // layers' data gradients; nothing overwrites a layer's x or dy before the
   // join below (each layer's dReLU works in place on its own dy).
   const kc::SideStream* wgrad = wgrad_side();
-  for (size_t l = mlp_layers(false); l-- > 0;) top_[l]->linear->backward(top_[l]->args, ws, stream, wgrad);
+  for (size_t l = mlp_layers(false); l-- > 0;) {
+    top_[l]->linear->backward(top_[l]->args, ws, stream, wgrad);
+    if (sgd_in_backward()) update_layer(*top_[l], stream);
+  }
   kc::InteractionArguments inter = interaction_arguments(b, batch.ids);
   inter.lookup.sort = {};  // the forward wrote the update's sort input
   kc::InteractionBackward::run(inter, nullptr, stream);
@@ -496,6 +505,7 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
     kc::LinearArguments a = bottom_[l]->args;
     if (l == 0) a.x = first_input(batch);  // dx stays null: no gradient for the data
     bottom_[l]->linear->backward(a, ws, stream, wgrad);
+    if (sgd_in_backward()) update_layer(*bottom_[l], stream);
   }
   if (wgrad != nullptr) {  // every dW (and cuBLASLt's db) before the optimizer reads them
     PERFLAB_CUDA_CHECK(cudaEventRecord(wgrad_join_->get(), wgrad->stream));
@@ -504,6 +514,16 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   // The gradients have reached their owners before the all-reduce: NCCL
   // calls on one communicator stay in one order on every rank.
   if (overlapped()) join(stream);
+}
+
+void CudaModel::update_layer(const Layer& layer, cudaStream_t stream) {
+  // The layer's dx GEMM, the last reader of its weights, is on `stream`;
+  // its dW (and cuBLASLt's db) already on the side stream: the update
+  // after both there.
+  cudaStream_t side = wgrad_side()->stream;
+  PERFLAB_CUDA_CHECK(cudaEventRecord(sgd_fork_->get(), stream));
+  PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(side, sgd_fork_->get(), 0));
+  kc::SgdUpdate::run(dense_update(layer.param_first, layer.param_count), nullptr, side);
 }
 
 void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
@@ -518,11 +538,17 @@ void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
                               bf16_ ? collectives::DataType::kBFloat16 : collectives::DataType::kFloat32,
                               collectives::ReduceOp::kSum);
   }
-  const kc::SgdArguments dense = dense_update();
+  // With the MLP layers updated in the backward (sgd_in_backward), only
+  // the fused head's own weight and bias are left: the tail of the buffers.
+  const Layer& head = *top_.back();
+  const bool in_backward = sgd_in_backward();
+  const kc::SgdArguments dense =
+      in_backward ? dense_update(head.param_first, dense_count_ - head.param_first) : dense_update();
+  const bool dense_left = !in_backward || fused_head_;
   kc::EmbeddingArguments sparse = embedding_arguments(options_.comm == nullptr ? batch.ids : own_ids_.data());
   if (options_.fused) {
-    sparse.dense = &dense;  // one launch for both updates
-  } else {
+    if (dense_left) sparse.dense = &dense;  // one launch for both updates
+  } else if (dense_left) {
     kc::SgdUpdate::run(dense, nullptr, stream);
   }
   if (sorts_ahead()) {  // the forward started the sort on its stream

@@ -140,7 +140,9 @@ struct CudaModelOptions {
   /// Training: independent work on two more streams, forked from and joined
   /// back into the step's stream with events (captured with it under CUDA
   /// graphs): each MLP layer's weight-gradient GEMM beside the data-gradient
-  /// chain (joined before the optimizer), and the embedding update's sort
+  /// chain, on one GPU followed there by the layer's SGD once its dx GEMM
+  /// has read its weights (joined before the optimizer, which then updates
+  /// only the fused head's weight and bias), and the embedding update's sort
   /// from the interaction on, beside the top MLP, the loss and the backward
   /// (joined before the update). Off: all in order on the
   /// step's stream. The same kernels and the same bits either way.
@@ -288,6 +290,12 @@ class CudaModel {
   /// the weight gradients' side stream (null when off).
   bool sorts_ahead() const { return sort_stream_ != nullptr; }
   const kernels::cuda::SideStream* wgrad_side() const { return wgrad_stream_ ? &wgrad_side_ : nullptr; }
+  /// Side streams on one GPU: each MLP layer's SGD on the weight gradients'
+  /// stream once its dx GEMM has read its weights (across ranks the
+  /// gradients are all-reduced first, in the optimizer). The fused head's
+  /// weight and bias stay in the update's launch.
+  bool sgd_in_backward() const { return wgrad_stream_ != nullptr && options_.comm == nullptr; }
+  void update_layer(const Layer& layer, cudaStream_t stream);
   /// The lookups (and across ranks their exchange) into emb_ or emb_bf16_,
   /// on `stream` (not called with lookup_fused_: the interaction looks up).
   void embeddings(const DeviceBatch& batch, cudaStream_t stream);
@@ -316,6 +324,8 @@ class CudaModel {
   size_t mlp_layers(bool bottom) const { return bottom ? bottom_.size() : top_.size() - (fused_head_ ? 1 : 0); }
   /// The dense SGD over the flat parameters (bf16 gradients in bf16).
   kernels::cuda::SgdArguments dense_update();
+  /// The update of `n` values of the flat buffers from `first` (a layer's range).
+  kernels::cuda::SgdArguments dense_update(int64_t first, int64_t n);
   /// The gather writes bf16 embeddings (emb_bf16_; across ranks the
   /// exchanged rows are bf16 too): a bf16 model that trains its own tables.
   bool bf16_embeddings() const { return bf16_ && !options_.external_embeddings; }
@@ -405,7 +415,7 @@ class CudaModel {
   // side_streams: the weight gradients' stream (its own cuBLASLt workspace,
   // a fork event per layer's use, a join), and the update's sort's stream.
   std::unique_ptr<kernels::cuda::Stream> wgrad_stream_, sort_stream_;
-  std::unique_ptr<kernels::cuda::Event> wgrad_fork_, wgrad_join_, sort_fork_, sort_join_;
+  std::unique_ptr<kernels::cuda::Event> wgrad_fork_, wgrad_join_, sgd_fork_, sort_fork_, sort_join_;
   Buffer<uint8_t> wgrad_workspace_;
   kernels::cuda::SideStream wgrad_side_;
 };

@@ -127,15 +127,17 @@ kc::LogitHeadArguments CudaModel::head_arguments(const float* labels, float* log
   return a;
 }
 
-kc::SgdArguments CudaModel::dense_update() {
+kc::SgdArguments CudaModel::dense_update() { return dense_update(0, dense_count_); }
+
+kc::SgdArguments CudaModel::dense_update(int64_t first, int64_t n) {
   kc::SgdArguments a;
-  a.count = dense_count_;
-  a.weights = dense_.data();
+  a.count = n;
+  a.weights = dense_.data() + first;
   if (bf16_) {
-    a.gradients_bf16 = as<__nv_bfloat16>(grad_bf16_);
-    a.weights_bf16 = as<__nv_bfloat16>(dense_bf16_);
+    a.gradients_bf16 = as<__nv_bfloat16>(grad_bf16_) + first;
+    a.weights_bf16 = as<__nv_bfloat16>(dense_bf16_) + first;
   } else {
-    a.gradients = grad_.data();
+    a.gradients = grad_.data() + first;
   }
   a.lr_device = lr_.data();
   return a;

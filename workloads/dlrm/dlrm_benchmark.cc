@@ -558,9 +558,12 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     step.hyperparameters["perflab_dlrm_side_streams"] =
         !training              ? "serving: one stream (side_streams applies to training)"
         : !setup_.side_streams ? "off: the whole step in order on one stream"
-                               : "on: each MLP layer's weight-gradient GEMM on a second stream beside the "
+        : nccl_                ? "on: each MLP layer's weight-gradient GEMM on a second stream beside the "
                                  "data-gradient chain, the embedding update's sort on a third from the "
-                                 "interaction to the update";
+                                 "interaction to the update (the dense SGD after the gradient all-reduce)"
+                               : "on: each MLP layer's weight-gradient GEMM and then its SGD on a second "
+                                 "stream beside the data-gradient chain, the embedding update's sort on a "
+                                 "third from the interaction to the update";
     // What --fused changes about the lookups.
     step.hyperparameters["perflab_dlrm_lookup"] =
         !training      ? "the serving engine's rows (placement), handed to the interaction"

@@ -69,8 +69,9 @@ std::vector<ParamSpec> dlrm_params() {
        {}, {}, {"auto", "cublaslt", "own", "own_backward"}},
       {"side_streams", T::kString, "auto",
        "cuda backend, training: on runs independent work on two more streams, joined back with events (and "
-       "captured with the step under CUDA graphs): each MLP layer's weight-gradient GEMM beside the "
-       "data-gradient chain, and the embedding update's sort beside the top MLP, the loss and the backward; "
+       "captured with the step under CUDA graphs): each MLP layer's weight-gradient GEMM (on one GPU then "
+       "its SGD) beside the data-gradient chain, and the embedding update's sort beside the top MLP, the loss "
+       "and the backward; "
        "off runs the step in order on one stream. The same kernels and bits either way; auto: on (a small "
        "batch's kernels leave most of the GPU idle)",
        {}, {}, {"auto", "on", "off"}},

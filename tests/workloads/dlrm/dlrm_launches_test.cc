@@ -118,6 +118,61 @@ TEST(DlrmLaunches, OwnEpiloguesAddTheirPassesAndDropCublasLtsChain) {
 #endif
 }
 
+TEST(DlrmLaunches, SideStreamsUpdateEachLayerInTheBackwardAndLeaveTheHeadToTheUpdate) {
+#if PERFLAB_DLRM_CUDA
+  // side_streams on one GPU: each of the 7 Linear layers' SGD runs after
+  // its backward, on the weight gradients' stream (backward 14 -> 21); the
+  // update's launch keeps only the fused head's weight and bias (257 values,
+  // padded to 264) beside the rows. bf16 the same, beside its input cast.
+  CudaModelOptions t = options(kc::Precision::kTf32, true);
+  t.side_streams = true;
+  expect_launches(train_step_launches(dle_shape(), t),
+                  {{"forward", 8}, {"loss", 1}, {"backward", 21}, {"optimizer", 2}}, 32);
+  for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
+    CudaModelOptions o = options(precision, true);
+    o.side_streams = true;
+    const LaunchPlan plan = train_step_launches(dle_shape(), o);
+    const LaunchPlan one_stream = train_step_launches(dle_shape(), options(precision, true));
+    std::map<std::string, int> expected;
+    for (const auto& [phase, n] : launches_per_phase(one_stream)) expected[phase] = n + (phase == "backward" ? 7 : 0);
+    expect_launches(plan, expected, static_cast<int>(one_stream.size()) + 7);
+    double dense_bytes_in_backward = 0;
+    for (const DeclaredKernel& k : plan) {
+      if (k.phase == "backward" && k.kernel == "sgd_kernel") dense_bytes_in_backward += k.cost.bytes;
+    }
+    double update_bytes[2] = {0, 0};
+    for (const DeclaredKernel& k : one_stream) update_bytes[0] += k.phase == "optimizer" ? k.cost.bytes : 0;
+    for (const DeclaredKernel& k : plan) update_bytes[1] += k.phase == "optimizer" ? k.cost.bytes : 0;
+    // The dense SGD's bytes moved from the optimizer to the backward, less
+    // the head's, which stay.
+    EXPECT_GT(dense_bytes_in_backward, 0);
+    EXPECT_LT(update_bytes[1], update_bytes[0]);
+    EXPECT_NEAR(update_bytes[0] - update_bytes[1], dense_bytes_in_backward, 1e-6 * update_bytes[0]);
+  }
+  // Unfused (no fused head): every layer, 8, in the backward, nothing left
+  // for the optimizer but the update.
+  CudaModelOptions u = options(kc::Precision::kTf32, false);
+  const LaunchPlan unfused_one = train_step_launches(dle_shape(), u);
+  u.side_streams = true;
+  const LaunchPlan unfused_side = train_step_launches(dle_shape(), u);
+  int sgd_backward = 0, sgd_optimizer = 0;
+  for (const DeclaredKernel& k : unfused_side) {
+    sgd_backward += k.phase == "backward" && k.kernel == "sgd_kernel";
+    sgd_optimizer += k.phase == "optimizer" && k.kernel == "sgd_kernel";
+  }
+  EXPECT_EQ(sgd_backward, 8);
+  EXPECT_EQ(sgd_optimizer, 0);
+  EXPECT_EQ(unfused_side.size(), unfused_one.size() + 7);
+  // Across ranks the gradients are all-reduced first: the SGD stays whole.
+  CudaModelOptions r = options(kc::Precision::kTf32, true);
+  const size_t ranks_one = train_step_launches(dle_shape(), r, 2, 0).size();
+  r.side_streams = true;
+  EXPECT_EQ(train_step_launches(dle_shape(), r, 2, 0).size(), ranks_one);
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
 TEST(DlrmLaunches, TensorCoreInteractionKeepsTheCountsAndNamesItsKernels) {
 #if PERFLAB_DLRM_CUDA
   CudaModelOptions o = options(kc::Precision::kTf32, true);
