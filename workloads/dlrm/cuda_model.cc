@@ -194,6 +194,11 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   // parameter and gradient slots (no Linear, no buffers).
   fused_head_ = fused_head(shape_, options_);
   build_mlp(shape_.top_mlp, top_in_, /*bottom=*/false, top_weight);
+  // The optimizer's update of the fused head alone (sgd_in_backward) takes
+  // the buffers' tail from the head's weight on.
+  if (top_.back()->param_first + top_.back()->param_count != dense_count_) {
+    throw std::logic_error("CudaModel: the top MLP's last layer is not the dense buffers' tail");
+  }
   // The top MLP's input is the interaction output, in the model's type.
   kc::LinearArguments& top0 = top_.front()->args;
   top0.x = bf16_ ? static_cast<void*>(inter_bf16_.data()) : inter_.data();
@@ -304,11 +309,13 @@ void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool botto
     if (aux_bytes > 0) layer->aux = kc::DeviceBuffer<uint8_t>(aux_bytes);
     const Slot& w = slots_.at(first_slot + 2 * l);
     const Slot& b = slots_.at(first_slot + 2 * l + 1);
-    if (b.offset != w.offset + dense_slot_elements(w.size)) {
+    // A slot takes dense_slot_elements(rows * ld) values (each MLP's first
+    // weight has ld > cols: its zero columns).
+    if (b.offset != w.offset + dense_slot_elements(w.rows * w.ld)) {
       throw std::logic_error("CudaModel::build_mlp: a layer's bias slot does not follow its weight's");
     }
     layer->param_first = w.offset;
-    layer->param_count = b.offset + dense_slot_elements(b.size) - w.offset;
+    layer->param_count = b.offset + dense_slot_elements(b.rows * b.ld) - w.offset;
     a.w = weights(w);
     a.b = weights(b);
     a.dw = gradients(w);

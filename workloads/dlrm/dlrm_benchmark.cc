@@ -562,8 +562,9 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                                  "data-gradient chain, the embedding update's sort on a third from the "
                                  "interaction to the update (the dense SGD after the gradient all-reduce)"
                                : "on: each MLP layer's weight-gradient GEMM and then its SGD on a second "
-                                 "stream beside the data-gradient chain, the embedding update's sort on a "
-                                 "third from the interaction to the update";
+                                 "stream beside the data-gradient chain (the fused head's SGD in the "
+                                 "embedding update's launch), the embedding update's sort on a third from the "
+                                 "interaction to the update";
     // What --fused changes about the lookups.
     step.hyperparameters["perflab_dlrm_lookup"] =
         !training      ? "the serving engine's rows (placement), handed to the interaction"
