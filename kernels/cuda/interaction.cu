@@ -21,6 +21,12 @@ namespace {
 
 constexpr int kThreads = 256;
 static_assert(kThreads % 32 == 0, "load_features gives whole warps to rows");
+/// The forward's block: 105 tiles of pairs at DLE's shape (27 features)
+/// in one pass of 128 threads; with 46-51 registers a thread, nine such
+/// blocks fit an SM where four or five of 256 did, half of whose warps
+/// had no tile.
+constexpr int kForwardThreads = 128;
+static_assert(kForwardThreads % 32 == 0, "load_features gives whole warps to rows");
 constexpr size_t kMaxSharedBytes = 48 * 1024;  // without the opt-in attribute
 
 /// Floats between feature rows in the backward's shared memory: odd, so
@@ -94,9 +100,10 @@ __device__ inline void tile_from_index(int t, int* a, int* c) {
 /// made two loads per four, and on an H100 the kernel was bound by shared
 /// memory's bandwidth (921 us at batch 65,536 in TF32, 2.9x its floor).
 /// Each pair's sum is the same fused multiply-adds in d order as before (a
-/// product's operands commute exactly): the same bits. Consecutive threads
-/// take consecutive c (rows in different bank groups, forward_row_stride)
-/// and mostly share a (a broadcast).
+/// product's operands commute exactly): the same bits. Within a row of the
+/// tiles' triangle consecutive threads take consecutive c (rows in
+/// different bank groups, forward_row_stride) and share a (a broadcast);
+/// where c wraps to the next a two rows may share a bank group.
 template <typename TA, typename Rows>
 __global__ void interaction_forward_kernel(const TA* __restrict__ x, Rows rows, int features, int64_t dim64,
                                            int64_t stride64, int64_t width, TA* __restrict__ out) {
@@ -346,7 +353,7 @@ void forward(const InteractionArguments& a, cudaStream_t stream) {
   const int64_t width = out_row_stride(a);
   const Typed<TA> t = typed<TA>(a);
   with_rows<TE>(a, [&](auto rows) {
-    interaction_forward_kernel<TA, decltype(rows)><<<static_cast<unsigned>(a.batch), kThreads,
+    interaction_forward_kernel<TA, decltype(rows)><<<static_cast<unsigned>(a.batch), kForwardThreads,
                                                      interaction_shared_bytes(a.num_tables, a.dim, false), stream>>>(
         t.x, rows, a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, t.out);
     PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_kernel");
