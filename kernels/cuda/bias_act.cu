@@ -170,10 +170,16 @@ constexpr int64_t kGradTargetBlocks = 1024;
 constexpr int64_t kGradMaxSlices = 256;
 
 /// Pass 1: with kMask, dy := y > 0 ? dy : 0 in place; partial[s, c] = Σ of
-/// dy[r, c] over the rows of slice s (cols = groups * kVec).
+/// dy[r, c] over the rows of slice s (cols = groups * kVec). Pass 2 in the
+/// same launch: the last of a column tile's blocks to finish (done[tile], a
+/// counter left 0) adds its columns' slices, kGradLanes lanes each every
+/// kGradLanes-th slice in order, then the lanes in order (the order the
+/// separate final kernel used, so db's bits are the same). On an H100 the
+/// final kernel was a second launch per layer on the backward's critical
+/// path, which at batch 512 is a chain of small kernels.
 template <typename T, int kVec, bool kMask>
 __global__ void relu_bias_grad_partial_kernel(int64_t rows, int64_t groups, int64_t rows_per_slice,
-                                              const T* y, T* dy, float* partial) {
+                                              const T* y, T* dy, float* partial, T* db, unsigned* done) {
   __shared__ float sums[kGradLanes][kGradGroups * kVec];
   const int64_t g = blockIdx.x * int64_t{kGradGroups} + threadIdx.x;
   const int64_t begin = blockIdx.y * rows_per_slice;
@@ -207,25 +213,35 @@ __global__ void relu_bias_grad_partial_kernel(int64_t rows, int64_t groups, int6
       partial[blockIdx.y * cols + g * kVec + k] = total;
     }
   }
-}
-
-/// Pass 2: db[c] = Σ_s partial[s, c]: kGradLanes lanes each add every
-/// kGradLanes-th slice in order, then the lanes are added in order.
-template <typename T>
-__global__ void relu_bias_grad_final_kernel(int64_t slices, int64_t cols, const float* partial, T* db) {
-  __shared__ float sums[kGradLanes][kGradGroups];
-  const int64_t c = blockIdx.x * int64_t{kGradGroups} + threadIdx.x;
-  float acc = 0.0f;
-  if (c < cols) {
-    for (int64_t s = threadIdx.y; s < slices; s += kGradLanes) acc += partial[s * cols + c];
-  }
-  sums[threadIdx.y][threadIdx.x] = acc;
+  // This block's partials are visible before it is counted; every thread is
+  // past its reads of `sums` before pass 2 reuses them.
+  __threadfence();
   __syncthreads();
-  if (threadIdx.y == 0 && c < cols) {
-    float total = 0.0f;
-    for (int lane = 0; lane < kGradLanes; ++lane) total += sums[lane][threadIdx.x];
-    store(db, c, total);
+  __shared__ bool last;
+  if (threadIdx.x == 0 && threadIdx.y == 0) last = atomicAdd(done + blockIdx.x, 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const int64_t cols = groups * kVec;
+  const int64_t slices = gridDim.y;
+  // The tile's kGradGroups * kVec columns, kGradGroups at a time.
+  for (int chunk = 0; chunk < kVec; ++chunk) {
+    const int64_t c = blockIdx.x * int64_t{kGradGroups} * kVec + chunk * kGradGroups + threadIdx.x;
+    float acc = 0.0f;
+    if (c < cols) {
+      // L2 reads: other blocks wrote these partials.
+      for (int64_t s = threadIdx.y; s < slices; s += kGradLanes) acc += __ldcg(partial + s * cols + c);
+    }
+    sums[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < cols) {
+      float total = 0.0f;
+      for (int lane = 0; lane < kGradLanes; ++lane) total += sums[lane][threadIdx.x];
+      store(db, c, total);
+    }
+    __syncthreads();
   }
+  if (threadIdx.x == 0 && threadIdx.y == 0) done[blockIdx.x] = 0;  // ready for the next call
 }
 
 /// Row slices for a [rows, cols] dy: enough for about kGradTargetBlocks
@@ -380,38 +396,39 @@ size_t relu_bias_grad_workspace_bytes(int64_t rows, int64_t cols) {
   return static_cast<size_t>(relu_bias_grad_slices(rows, cols) * cols) * sizeof(float);
 }
 
+int64_t relu_bias_grad_counters(int64_t cols) { return std::max<int64_t>(1, (cols + kGradGroups - 1) / kGradGroups); }
+
 void relu_bias_grad(DType dtype, int64_t rows, int64_t cols, const void* y, void* dy, void* db,
-                    void* workspace, cudaStream_t stream) {
+                    void* workspace, unsigned* done, cudaStream_t stream) {
   if (cols <= 0) return;
   const int64_t slices = relu_bias_grad_slices(rows, cols);
   auto* partial = static_cast<float*>(workspace);
   dispatch(dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    if (slices > 0) {
-      with_vector_width<T>(cols, {y, dy}, [&](auto vec) {
-        constexpr int kVec = decltype(vec)::value;
-        const int64_t groups = cols / kVec;
-        const int64_t rows_per_slice = (rows + slices - 1) / slices;
-        const dim3 grid(static_cast<unsigned>((groups + kGradGroups - 1) / kGradGroups),
-                        static_cast<unsigned>(slices));
-        const dim3 block(kGradGroups, kGradLanes);
-        const auto* mask = static_cast<const T*>(y);
-        auto* grad = static_cast<T*>(dy);
-        if (y != nullptr) {
-          relu_bias_grad_partial_kernel<T, kVec, true>
-              <<<grid, block, 0, stream>>>(rows, groups, rows_per_slice, mask, grad, partial);
-        } else {
-          relu_bias_grad_partial_kernel<T, kVec, false>
-              <<<grid, block, 0, stream>>>(rows, groups, rows_per_slice, mask, grad, partial);
-        }
-      });
-      PERFLAB_CUDA_CHECK_LAUNCH("relu_bias_grad_partial_kernel");
+    if (slices == 0) {  // no rows: db = 0 (all-zero bits in fp32 and bf16)
+      PERFLAB_CUDA_CHECK(cudaMemsetAsync(db, 0, static_cast<size_t>(cols) * sizeof(T), stream));
+      return;
     }
-    const dim3 grid(static_cast<unsigned>((cols + kGradGroups - 1) / kGradGroups));
-    relu_bias_grad_final_kernel<T>
-        <<<grid, dim3(kGradGroups, kGradLanes), 0, stream>>>(slices, cols, partial, static_cast<T*>(db));
+    with_vector_width<T>(cols, {y, dy}, [&](auto vec) {
+      constexpr int kVec = decltype(vec)::value;
+      const int64_t groups = cols / kVec;
+      const int64_t rows_per_slice = (rows + slices - 1) / slices;
+      const dim3 grid(static_cast<unsigned>((groups + kGradGroups - 1) / kGradGroups),
+                      static_cast<unsigned>(slices));
+      const dim3 block(kGradGroups, kGradLanes);
+      const auto* mask = static_cast<const T*>(y);
+      auto* grad = static_cast<T*>(dy);
+      auto* out = static_cast<T*>(db);
+      if (y != nullptr) {
+        relu_bias_grad_partial_kernel<T, kVec, true>
+            <<<grid, block, 0, stream>>>(rows, groups, rows_per_slice, mask, grad, partial, out, done);
+      } else {
+        relu_bias_grad_partial_kernel<T, kVec, false>
+            <<<grid, block, 0, stream>>>(rows, groups, rows_per_slice, mask, grad, partial, out, done);
+      }
+    });
+    PERFLAB_CUDA_CHECK_LAUNCH("relu_bias_grad_partial_kernel");
   });
-  PERFLAB_CUDA_CHECK_LAUNCH("relu_bias_grad_final_kernel");
 }
 
 }  // namespace perflab::kernels::cuda

@@ -68,14 +68,20 @@ void bias_activation(DType dtype, int64_t rows, int64_t cols, void* y, const voi
 /// Workspace relu_bias_grad needs for a [rows, cols] dy (its partial sums).
 size_t relu_bias_grad_workspace_bytes(int64_t rows, int64_t cols);
 
-/// The backward of bias_activation in one pass over dy, plus a final sum.
-/// With `y` (the layer's ReLU output) non-null: dy[r, c] := y[r, c] > 0 ?
-/// dy[r, c] : 0 in place (relu_backward's mask), and db[c] = Σ_r of those
-/// values; with y null: db alone (bias_grad's result; dy untouched).
-/// Accumulated in fp32, deterministic (fixed row slices, fixed order); db
-/// has dy's type; rows == 0 gives db = 0. `workspace` holds
-/// relu_bias_grad_workspace_bytes().
+/// Counters relu_bias_grad needs for `cols` columns (one per column tile).
+int64_t relu_bias_grad_counters(int64_t cols);
+
+/// The backward of bias_activation in one launch: one pass over dy, whose
+/// last blocks add up the column sums. With `y` (the layer's ReLU output)
+/// non-null: dy[r, c] := y[r, c] > 0 ? dy[r, c] : 0 in place
+/// (relu_backward's mask), and db[c] = Σ_r of those values; with y null: db
+/// alone (bias_grad's result; dy untouched). Accumulated in fp32,
+/// deterministic (fixed row slices, fixed order); db has dy's type; rows ==
+/// 0 gives db = 0 (a memset). `workspace` holds
+/// relu_bias_grad_workspace_bytes(); `done` holds relu_bias_grad_counters()
+/// device counters, 0 before the first call and left 0 after each (calls
+/// that share them run one after another).
 void relu_bias_grad(DType dtype, int64_t rows, int64_t cols, const void* y, void* dy, void* db,
-                    void* workspace, cudaStream_t stream);
+                    void* workspace, unsigned* done, cudaStream_t stream);
 
 }  // namespace perflab::kernels::cuda

@@ -37,10 +37,12 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "kernels/cuda/bias_act.h"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/linear_plan.h"
 
 namespace perflab::kernels::cuda {
@@ -100,6 +102,8 @@ struct Linear::Plan {
   LinearArguments problem;  ///< Shape and modes; pointers cleared.
   Status status = Status::success();
   LtGemm forward, dgrad, wgrad;
+  /// Our own backward's column-tile counters (relu_bias_grad), 0 between calls.
+  DeviceBuffer<unsigned> grad_done;
 
   void check_call(const LinearArguments& args, const void* workspace) const {
     if (!status) throw UsageError("Linear: cannot run: " + status.reason());
@@ -228,11 +232,10 @@ LaunchList Linear::backward_launches(const LinearArguments& a, bool dgrad) {
   const bool drelu = a.activation == Activation::kRelu && !a.dy_is_pre_activation && !a.dy_relu_applied;
   if (own_backward(a) && !a.dy_is_pre_activation) {
     const double partials = static_cast<double>(relu_bias_grad_workspace_bytes(a.batch, a.out_features));
+    // One launch: the partial sums, then its last blocks add them up.
     list.push_back({"relu_bias_grad_partial_kernel",
-                    drelu ? "dReLU + bias gradient, partial sums (own epilogue)" : "bias gradient, partial sums (own epilogue)",
-                    "", {(drelu ? 3 : 1) * b * out * e + partials, b * out, "fp32"}});
-    list.push_back({"relu_bias_grad_final_kernel", "bias gradient, final sum (own epilogue)", "",
-                    {partials + out * e, 0, ""}});
+                    drelu ? "dReLU + bias gradient (own epilogue)" : "bias gradient (own epilogue)", "",
+                    {(drelu ? 3 : 1) * b * out * e + 2 * partials + out * e, b * out, "fp32"}});
   } else if (drelu) {
     list.push_back({"relu_backward_kernel", "dReLU", "", {3 * b * out * e, 0, ""}});
   }
@@ -273,6 +276,10 @@ Linear::Linear(cublasLtHandle_t handle, const LinearArguments& shape_and_modes)
   p.problem.dy_relu_applied = shape_and_modes.dy_relu_applied;
   p.status = can_implement(p.problem);
   if (!p.status) return;
+  if (own_backward(p.problem) && !p.problem.dy_is_pre_activation) {
+    p.grad_done = DeviceBuffer<unsigned>(
+        std::vector<unsigned>(static_cast<size_t>(relu_bias_grad_counters(p.problem.out_features)), 0u));
+  }
 
   const auto batch = static_cast<uint64_t>(p.problem.batch);
   const auto in = static_cast<uint64_t>(p.problem.in_features);
@@ -353,7 +360,7 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
     // dz = dL/d(pre-activation) in place on dy and db, in one pass over dy.
     if (drelu) require(args.y, "y");
     relu_bias_grad(dtype, args.batch, args.out_features, drelu ? args.y : nullptr, args.dy, args.db,
-                   static_cast<char*>(workspace) + kLinearCublasWorkspaceBytes, stream);
+                   static_cast<char*>(workspace) + kLinearCublasWorkspaceBytes, plan_->grad_done.data(), stream);
   } else if (drelu) {
     // dz = dL/d(pre-activation), in place on dy (as the CPU model does).
     require(args.y, "y");

@@ -34,7 +34,8 @@
 //   kOwnBackward  forward: cuBLASLt's RELU_BIAS / BIAS epilogue (no
 //                 bitmask); backward: one pass of ours over dy applying the
 //                 dReLU (mask y > 0) and summing db (bias_act.h's
-//                 relu_bias_grad, plus its final sum), then plain GEMMs.
+//                 relu_bias_grad: one launch, its last blocks finishing
+//                 the sum), then plain GEMMs.
 //   kOwn          forward: a plain GEMM, then one bias(+ReLU) pass of ours
 //                 (bias_activation); backward as kOwnBackward.
 // Neither own mode chains through a dgrad (no bitmask): each ReLU layer

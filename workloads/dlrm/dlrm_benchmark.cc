@@ -548,11 +548,11 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     step.hyperparameters["perflab_dlrm_epilogues"] =
         !fused ? "separate bias, ReLU, dReLU and bias-gradient kernels (unfused: epilogues applies with --fused on)"
         : !training ? "serving: cuBLASLt's RELU_AUX_BIAS/BIAS forward epilogues (epilogues applies to training)"
-        : mlp_epilogues == "own"      ? "own: one bias+ReLU pass after each forward GEMM, one dReLU+bias-gradient pass "
-                                    "(and its final sum) before each layer's backward GEMMs"
+        : mlp_epilogues == "own"      ? "own: one bias+ReLU pass after each forward GEMM, one dReLU+bias-gradient "
+                                    "launch before each layer's backward GEMMs"
         : mlp_epilogues == "own_backward"
-            ? "own_backward: cuBLASLt's RELU_BIAS/BIAS epilogue forward, one dReLU+bias-gradient pass (and its "
-              "final sum) before each layer's backward GEMMs"
+            ? "own_backward: cuBLASLt's RELU_BIAS/BIAS epilogue forward, one dReLU+bias-gradient launch before "
+              "each layer's backward GEMMs"
             : "cublaslt: RELU_AUX_BIAS/BIAS forward, DRELU_BGRAD and BGRADB backward (cuBLASLt's epilogues)";
     // Which independent work left the step's stream (side_streams).
     step.hyperparameters["perflab_dlrm_side_streams"] =

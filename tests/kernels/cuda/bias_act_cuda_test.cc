@@ -184,6 +184,8 @@ TEST_P(BiasActCudaTest, OwnFusedEpiloguesMatchCpu) {
   cudaStream_t stream = nullptr;
   PERFLAB_CUDA_CHECK(cudaStreamCreate(&stream));
   const int64_t widths[] = {1, 3, 13, 127, 479, 8, 256};
+  // One set of counters for every call below: each call must leave them 0.
+  DeviceBuffer<unsigned> done(std::vector<unsigned>(static_cast<size_t>(relu_bias_grad_counters(479)), 0u));
   for (int64_t rows : kRows) {
     for (int64_t cols : widths) {
       for (bool relu : {true, false}) {
@@ -215,7 +217,7 @@ TEST_P(BiasActCudaTest, OwnFusedEpiloguesMatchCpu) {
         // the bias gradient alone (no ReLU, or dy already masked).
         const int64_t before = host_sync_count();
         relu_bias_grad(dtype, rows, cols, relu ? y_dev.data() : nullptr, dy_dev.data(), db_dev.data(),
-                       workspace.data(), stream);
+                       workspace.data(), done.data(), stream);
         EXPECT_EQ(host_sync_count(), before);
         counted_stream_synchronize(stream);
         std::vector<float> dz = dy;
@@ -228,10 +230,11 @@ TEST_P(BiasActCudaTest, OwnFusedEpiloguesMatchCpu) {
       }
     }
   }
+  EXPECT_EQ(done.download(), std::vector<unsigned>(done.size(), 0u)) << "the counters must be left 0";
   // No rows: db = 0, nothing else read or written.
   std::vector<float> ones(5, 1.0f);
   auto db_dev = upload(dtype, ones);
-  relu_bias_grad(dtype, 0, 5, nullptr, nullptr, db_dev.data(), nullptr, stream);
+  relu_bias_grad(dtype, 0, 5, nullptr, nullptr, db_dev.data(), nullptr, nullptr, stream);
   counted_stream_synchronize(stream);
   EXPECT_EQ(download(dtype, db_dev, 5), std::vector<float>(5, 0.0f));
   cudaStreamDestroy(stream);
