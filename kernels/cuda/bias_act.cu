@@ -3,9 +3,10 @@
 // gradient (pass 1: fixed row slices into partial sums; pass 2: the slices
 // added in order), so db never depends on scheduling. Our own fused
 // epilogues: bias + ReLU in one pass, each thread keeping one column group's
-// bias in registers; dReLU + bias gradient in one pass over dy (the same two
-// passes, the mask applied as the partial sums read dy). Both move 16 bytes
-// per access where a row is whole 16-byte groups.
+// bias in registers; dReLU + bias gradient in one launch (the same two
+// passes, the mask applied as the partial sums read dy, and pass 2 run by
+// each column tile's last block to finish). Both move 16 bytes per access
+// where a row is whole 16-byte groups.
 #include <cuda_bf16.h>
 
 #include <algorithm>

@@ -2,8 +2,8 @@
 // own launch: bias add, ReLU forward and backward, and the bias gradient
 // (the "unfused" baseline). Fused, our own epilogues (linear.h's
 // Epilogues::kOwn and kOwnBackward): bias + ReLU in one pass, and dReLU +
-// bias gradient in one pass over dy plus a final sum; 16-byte accesses where
-// the rows allow. CPU references: kernels/cpu/relu.h (relu_forward,
+// bias gradient in one launch (a pass over dy whose last blocks finish the
+// column sums); 16-byte accesses where the rows allow. CPU references: kernels/cpu/relu.h (relu_forward,
 // relu_backward) and the db reduction of kernels/cpu/linear.h.
 //
 // Layout: matrices are dense and row-major, [rows, cols] (rows = batch,

@@ -183,9 +183,11 @@ TEST_P(BiasActCudaTest, OwnFusedEpiloguesMatchCpu) {
   const double sum_tol = sum_tolerance(dtype);
   cudaStream_t stream = nullptr;
   PERFLAB_CUDA_CHECK(cudaStreamCreate(&stream));
-  const int64_t widths[] = {1, 3, 13, 127, 479, 8, 256};
+  // 1024: bf16's 8-wide groups over several column tiles (the last block's
+  // eight 32-column chunks), fp32's 4-wide over eight.
+  const int64_t widths[] = {1, 3, 13, 127, 479, 8, 256, 1024};
   // One set of counters for every call below: each call must leave them 0.
-  DeviceBuffer<unsigned> done(std::vector<unsigned>(static_cast<size_t>(relu_bias_grad_counters(479)), 0u));
+  DeviceBuffer<unsigned> done(std::vector<unsigned>(static_cast<size_t>(relu_bias_grad_counters(1024)), 0u));
   for (int64_t rows : kRows) {
     for (int64_t cols : widths) {
       for (bool relu : {true, false}) {
