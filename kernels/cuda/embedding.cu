@@ -572,13 +572,9 @@ void EmbeddingBackwardSgd::sort(const EmbeddingArguments& a, void* workspace, cu
 
 void EmbeddingBackwardSgd::update(const EmbeddingArguments& a, void* workspace, cudaStream_t stream) {
   const UpdateBuffers u = update_buffers(a, workspace);
-  const int64_t num_slots = u.num_slots;
-  RowKey* keys_out = u.keys_out;
-  Slot* slots_out = u.slots_out;
-  unsigned* done = u.done;
   auto* partials = at_offset<float>(workspace, u.layout.partials);
-  const int64_t tile = tile_slots(num_slots);
-  const int64_t tiles = tiles_for(num_slots);
+  const int64_t tile = tile_slots(u.num_slots);
+  const int64_t tiles = tiles_for(u.num_slots);
   // The update finds each row's run in the sorted keys itself (no
   // run-length encoding, scan or memset), and its grid is the sorted
   // order's tiles in both variants: every tile holds a run's or a chunk's
@@ -600,12 +596,12 @@ void EmbeddingBackwardSgd::update(const EmbeddingArguments& a, void* workspace, 
   }
   if (a.grad_bf16 != nullptr) {
     sgd_tiles_kernel<__nv_bfloat16><<<blocks + dense_blocks, kThreads, 0, stream>>>(
-        keys_out, slots_out, num_slots, tile, tiles, a.grad_bf16, a.lr_device, a.dim, partials, done, a.tables,
+        u.keys_out, u.slots_out, u.num_slots, tile, tiles, a.grad_bf16, a.lr_device, a.dim, partials, u.done, a.tables,
         blocks, dense);
   } else {
     sgd_tiles_kernel<float><<<blocks + dense_blocks, kThreads, 0, stream>>>(
-        keys_out, slots_out, num_slots, tile, tiles, a.grad, a.lr_device, a.dim, partials, done, a.tables, blocks,
-        dense);
+        u.keys_out, u.slots_out, u.num_slots, tile, tiles, a.grad, a.lr_device, a.dim, partials, u.done, a.tables,
+        blocks, dense);
   }
   PERFLAB_CUDA_CHECK_LAUNCH("sgd_tiles_kernel");
 }

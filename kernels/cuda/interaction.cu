@@ -22,9 +22,9 @@ namespace {
 constexpr int kThreads = 256;
 static_assert(kThreads % 32 == 0, "load_features gives whole warps to rows");
 /// The forward's block: 105 tiles of pairs at DLE's shape (27 features)
-/// in one pass of 128 threads; with 46-51 registers a thread, nine such
-/// blocks fit an SM where four or five of 256 did, half of whose warps
-/// had no tile.
+/// in one pass of 128 threads; with 46-51 registers a thread (ptxas), nine
+/// such blocks fit an SM's registers where four or five of 256 did, half of
+/// whose warps had no tile. Not yet timed on a GPU.
 constexpr int kForwardThreads = 128;
 static_assert(kForwardThreads % 32 == 0, "load_features gives whole warps to rows");
 constexpr size_t kMaxSharedBytes = 48 * 1024;  // without the opt-in attribute
@@ -97,8 +97,10 @@ __device__ inline void tile_from_index(int t, int* a, int* c) {
 /// (a tile: the four pairs of rows a, a+H against c, c+H, or for a == c the
 /// one pair a+H, a), reading the four rows four floats at a time: four
 /// 16-byte shared loads per sixteen fused multiply-adds. A thread per pair
-/// made two loads per four, and on an H100 the kernel was bound by shared
-/// memory's bandwidth (921 us at batch 65,536 in TF32, 2.9x its floor).
+/// made two loads per four: on an H100 the kernel took 921 us at batch
+/// 65,536 in TF32 (2.9x its floor), and its shared loads alone, counted at
+/// 128 bytes per clock per SM, come to about 0.82 ms of that (an estimate,
+/// not a profiler reading).
 /// Each pair's sum is the same fused multiply-adds in d order as before (a
 /// product's operands commute exactly): the same bits. Within a row of the
 /// tiles' triangle consecutive threads take consecutive c (rows in

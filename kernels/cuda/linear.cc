@@ -44,6 +44,7 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/linear_plan.h"
+#include "kernels/cuda/raii.h"
 
 namespace perflab::kernels::cuda {
 namespace {
@@ -375,8 +376,7 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
   if (wgrad != nullptr) {
     // dz (dy, in place) and db's own pass are done on `stream`: the side
     // stream starts from here.
-    PERFLAB_CUDA_CHECK(cudaEventRecord(wgrad->fork, stream));
-    PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(wgrad->stream, wgrad->fork, 0));
+    stream_waits_for(wgrad->stream, stream, wgrad->fork);
     p.wgrad.run(p.handle, args.x, args.dy, args.dw, wgrad->cublas_workspace, wgrad->stream);
   } else {
     p.wgrad.run(p.handle, args.x, args.dy, args.dw, workspace, stream);

@@ -47,6 +47,14 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+/// `waiter`'s later work runs after everything enqueued on `producer` so
+/// far: `event` is recorded on producer and waited on by waiter (a fork or
+/// a join; captured as a graph edge). Never synchronises the host.
+inline void stream_waits_for(cudaStream_t waiter, cudaStream_t producer, cudaEvent_t event) {
+  PERFLAB_CUDA_CHECK(cudaEventRecord(event, producer));
+  PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(waiter, event, 0));
+}
+
 /// An instantiated graph, empty until set from a finished capture.
 class GraphExec {
  public:

@@ -16,9 +16,10 @@
 // on an H100 the recursion took about 1 us per diagonal (400 us of a 1.46 ms
 // bf16 loss at the MLPerf shape) whatever the batch, each step loading its
 // own log-probs; one step of look-ahead (0e28099) hides at most one step's
-// arithmetic and barrier of a load's latency, four hide all of it while a
-// step costs a quarter of a load or more. The values are the same in every
-// form (the same operations on the same operands).
+// arithmetic and barrier of a load's latency, four should hide all of it
+// when a step costs a quarter of a load or more (reasoning, not yet timed).
+// The values are the same in every form (the same operations on the same
+// operands).
 #include <cstdint>
 
 #include "kernels/cuda/check.h"

@@ -468,8 +468,7 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream, bool sort
     // into the update's workspace, which nothing on this stream touches
     // until the update waits for it.
     ScopedPhase range("update: sort (side stream)");
-    PERFLAB_CUDA_CHECK(cudaEventRecord(sort_fork_->get(), stream));
-    PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(sort_stream_->get(), sort_fork_->get(), 0));
+    kc::stream_waits_for(sort_stream_->get(), stream, sort_fork_->get());
     kc::EmbeddingBackwardSgd::sort(embedding_arguments(options_.comm == nullptr ? batch.ids : own_ids_.data()),
                                    update_workspace_.data(), sort_stream_->get());
     PERFLAB_CUDA_CHECK(cudaEventRecord(sort_join_->get(), sort_stream_->get()));
@@ -515,8 +514,7 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
     if (sgd_in_backward()) update_layer(*bottom_[l], stream);
   }
   if (wgrad != nullptr) {  // every dW (and cuBLASLt's db) before the optimizer reads them
-    PERFLAB_CUDA_CHECK(cudaEventRecord(wgrad_join_->get(), wgrad->stream));
-    PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(stream, wgrad_join_->get(), 0));
+    kc::stream_waits_for(stream, wgrad->stream, wgrad_join_->get());
   }
   // The gradients have reached their owners before the all-reduce: NCCL
   // calls on one communicator stay in one order on every rank.
@@ -528,8 +526,7 @@ void CudaModel::update_layer(const Layer& layer, cudaStream_t stream) {
   // its dW (and cuBLASLt's db) already on the side stream: the update
   // after both there.
   cudaStream_t side = wgrad_side()->stream;
-  PERFLAB_CUDA_CHECK(cudaEventRecord(sgd_fork_->get(), stream));
-  PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(side, sgd_fork_->get(), 0));
+  kc::stream_waits_for(side, stream, sgd_fork_->get());
   kc::SgdUpdate::run(dense_update(layer.param_first, layer.param_count), nullptr, side);
 }
 

@@ -16,15 +16,9 @@ namespace perflab::dlrm {
 namespace kc = perflab::kernels::cuda;
 using model_parts::count;
 
-void CudaModel::fork(cudaStream_t stream) {
-  PERFLAB_CUDA_CHECK(cudaEventRecord(fork_->get(), stream));
-  PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(side_->get(), fork_->get(), 0));
-}
+void CudaModel::fork(cudaStream_t stream) { kc::stream_waits_for(side_->get(), stream, fork_->get()); }
 
-void CudaModel::join(cudaStream_t stream) {
-  PERFLAB_CUDA_CHECK(cudaEventRecord(join_->get(), side_->get()));
-  PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(stream, join_->get(), 0));
-}
+void CudaModel::join(cudaStream_t stream) { kc::stream_waits_for(stream, side_->get(), join_->get()); }
 
 void CudaModel::embeddings(const DeviceBatch& batch, cudaStream_t stream) {
   ScopedPhase range("embeddings");

@@ -40,6 +40,22 @@ CudaModelOptions options(kc::Precision precision, bool fused) {
   return o;
 }
 
+/// Whether k is in `phase` (every phase: "") and named `kernel` (any: "").
+bool selected(const DeclaredKernel& k, const std::string& phase, const std::string& kernel) {
+  return (phase.empty() || k.phase == phase) && (kernel.empty() || k.kernel == kernel);
+}
+/// The selected launches of `plan`, and their declared bytes.
+int count(const LaunchPlan& plan, const std::string& phase, const std::string& kernel = "") {
+  int n = 0;
+  for (const DeclaredKernel& k : plan) n += selected(k, phase, kernel);
+  return n;
+}
+double bytes(const LaunchPlan& plan, const std::string& phase, const std::string& kernel = "") {
+  double total = 0;
+  for (const DeclaredKernel& k : plan) total += selected(k, phase, kernel) ? k.cost.bytes : 0.0;
+  return total;
+}
+
 std::string counts(const LaunchPlan& plan) {
   std::string out;
   for (const auto& [phase, n] : launches_per_phase(plan))
@@ -98,16 +114,9 @@ TEST(DlrmLaunches, OwnEpiloguesAddTheirPassesAndDropCublasLtsChain) {
   CudaModelOptions b = options(kc::Precision::kBf16, true);
   b.epilogues = kc::Epilogues::kOwnBackward;
   const LaunchPlan own = train_step_launches(dle_shape(), b);
-  const auto in_phase = [](const LaunchPlan& plan, const std::string& phase) {
-    int n = 0;
-    for (const DeclaredKernel& k : plan) n += k.phase == phase;
-    return n;
-  };
-  EXPECT_EQ(in_phase(own, "forward"), in_phase(lt, "forward"));
-  EXPECT_EQ(in_phase(own, "backward"), in_phase(lt, "backward") + 6);
-  int passes = 0;
-  for (const DeclaredKernel& k : own) passes += k.kernel == "relu_bias_grad_partial_kernel";
-  EXPECT_EQ(passes, 6);
+  EXPECT_EQ(count(own, "forward"), count(lt, "forward"));
+  EXPECT_EQ(count(own, "backward"), count(lt, "backward") + 6);
+  EXPECT_EQ(count(own, "", "relu_bias_grad_partial_kernel"), 6);
   // Unfused, the choice changes nothing.
   CudaModelOptions u = options(kc::Precision::kTf32, false);
   const size_t unfused = train_step_launches(dle_shape(), u).size();
@@ -136,13 +145,8 @@ TEST(DlrmLaunches, SideStreamsUpdateEachLayerInTheBackwardAndLeaveTheHeadToTheUp
     std::map<std::string, int> expected;
     for (const auto& [phase, n] : launches_per_phase(one_stream)) expected[phase] = n + (phase == "backward" ? 7 : 0);
     expect_launches(plan, expected, static_cast<int>(one_stream.size()) + 7);
-    double dense_bytes_in_backward = 0;
-    for (const DeclaredKernel& k : plan) {
-      if (k.phase == "backward" && k.kernel == "sgd_kernel") dense_bytes_in_backward += k.cost.bytes;
-    }
-    double update_bytes[2] = {0, 0};
-    for (const DeclaredKernel& k : one_stream) update_bytes[0] += k.phase == "optimizer" ? k.cost.bytes : 0;
-    for (const DeclaredKernel& k : plan) update_bytes[1] += k.phase == "optimizer" ? k.cost.bytes : 0;
+    const double dense_bytes_in_backward = bytes(plan, "backward", "sgd_kernel");
+    const double update_bytes[2] = {bytes(one_stream, "optimizer"), bytes(plan, "optimizer")};
     // The dense SGD's bytes moved from the optimizer to the backward, less
     // the head's, which stay.
     EXPECT_GT(dense_bytes_in_backward, 0);
@@ -155,13 +159,8 @@ TEST(DlrmLaunches, SideStreamsUpdateEachLayerInTheBackwardAndLeaveTheHeadToTheUp
   const LaunchPlan unfused_one = train_step_launches(dle_shape(), u);
   u.side_streams = true;
   const LaunchPlan unfused_side = train_step_launches(dle_shape(), u);
-  int sgd_backward = 0, sgd_optimizer = 0;
-  for (const DeclaredKernel& k : unfused_side) {
-    sgd_backward += k.phase == "backward" && k.kernel == "sgd_kernel";
-    sgd_optimizer += k.phase == "optimizer" && k.kernel == "sgd_kernel";
-  }
-  EXPECT_EQ(sgd_backward, 8);
-  EXPECT_EQ(sgd_optimizer, 0);
+  EXPECT_EQ(count(unfused_side, "backward", "sgd_kernel"), 8);
+  EXPECT_EQ(count(unfused_side, "optimizer", "sgd_kernel"), 0);
   EXPECT_EQ(unfused_side.size(), unfused_one.size() + 7);
   // Across ranks the gradients are all-reduced first: the SGD stays whole.
   CudaModelOptions r = options(kc::Precision::kTf32, true);
