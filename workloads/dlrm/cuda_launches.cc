@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "kernels/cpu/interaction.h"
 #include "kernels/cuda/bce.h"
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/interaction.h"
@@ -49,18 +48,6 @@ bool fused_head_of(const std::vector<int>& top, const CudaModelOptions& o) {
 }  // namespace
 
 bool fused_head(const ModelShape& shape, const CudaModelOptions& o) { return fused_head_of(shape.top_mlp, o); }
-
-int64_t bottom_input_width(const ModelShape& shape) {
-  constexpr int64_t kAlign = 8;
-  return (shape.num_dense + kAlign - 1) / kAlign * kAlign;
-}
-
-int64_t top_input_width(const ModelShape& shape) {
-  constexpr int64_t kAlign = 8;
-  const int64_t width =
-      kernels::cpu::interaction_output_width(static_cast<int>(shape.table_sizes.size()), shape.embed_dim);
-  return (width + kAlign - 1) / kAlign * kAlign;
-}
 
 std::vector<kc::LinearArguments> mlp_layer_modes(const std::vector<int>& widths, int64_t in,
                                                  bool bottom, int64_t batch,
@@ -233,19 +220,22 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
     }
     return sgd;
   };
-  const auto layer_params = [](const kc::LinearArguments& a) {
-    return static_cast<double>(dense_slot_elements(a.in_features * a.out_features) +
-                               dense_slot_elements(a.out_features));
+  // Each layer's weight and bias, padded, as CudaModel lays them out.
+  const DenseLayout layout = dense_layout(shape);
+  const auto layer_params = [&](bool bottom_mlp, size_t l) {
+    return static_cast<double>(layout.layer(bottom_mlp, l).count);
   };
-  const auto layer_sgd = [&](LaunchList& list, const kc::LinearArguments& a, const std::string& name) {
-    if (sgd_in_backward) append_launches(list, labelled(kc::SgdUpdate::launches(sgd_of(layer_params(a)), bf16), name), "");
+  const auto layer_sgd = [&](LaunchList& list, bool bottom_mlp, size_t l) {
+    if (!sgd_in_backward) return;
+    const std::string name = fmt::format("{} layer {}", bottom_mlp ? "bottom" : "top", l);
+    append_launches(list, labelled(kc::SgdUpdate::launches(sgd_of(layer_params(bottom_mlp, l)), bf16), name), "");
   };
   LaunchList backward;
   for (size_t l = top_linear; l-- > 0;) {
     append_launches(
         backward,
         labelled(kc::Linear::backward_launches(top[l], true), fmt::format("top layer {}", l)), "");
-    layer_sgd(backward, top[l], fmt::format("top layer {}", l));
+    layer_sgd(backward, false, l);
   }
   append_launches(backward, kc::interaction_launches(inter_backward, true), "");
   if (sharded) {
@@ -258,27 +248,17 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
                     labelled(kc::Linear::backward_launches(bottom[l], l > 0),
                              fmt::format("bottom layer {}", l)),
                     "");
-    layer_sgd(backward, bottom[l], fmt::format("bottom layer {}", l));
+    layer_sgd(backward, true, l);
   }
   append_launches(plan, backward, "backward");
 
-  // The flat dense parameter count, padded as CudaModel lays it out.
-  double dense = 0;
-  int64_t in = bottom_input_width(shape);
-  for (const std::vector<int>* mlp : {&shape.bottom_mlp, &shape.top_mlp}) {
-    if (mlp == &shape.top_mlp) in = width;
-    for (int out : *mlp) {
-      for (int64_t size : {in * out, int64_t{out}})
-        dense += static_cast<double>(dense_slot_elements(size));
-      in = out;
-    }
-  }
+  const auto dense = static_cast<double>(layout.count);
   LaunchList optimizer;
   // In bf16 the all-reduce and the SGD take the GEMMs' bf16 gradients.
   if (sharded) add_nccl(optimizer, ranks, "all-reduce: dense gradients", dense * (bf16 ? 2 : sizeof(float)));
   // What the optimizer still updates: everything, or with the layers
   // updated in the backward only the fused head's weight and bias.
-  const kc::SgdArguments sgd = sgd_of(sgd_in_backward ? (head ? layer_params(top.back()) : 0.0) : dense);
+  const kc::SgdArguments sgd = sgd_of(sgd_in_backward ? (head ? layer_params(false, top.size() - 1) : 0.0) : dense);
   // Fused: the dense SGD runs in the sparse update's launch (CudaModel::optimizer).
   if (sgd.count == 0) {
     // nothing left

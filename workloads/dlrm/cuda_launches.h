@@ -14,24 +14,10 @@
 #include "harness/launch_plan.h"
 #include "kernels/cuda/linear.h"
 #include "workloads/dlrm/cuda_model.h"
+#include "workloads/dlrm/dense_layout.h"
 #include "workloads/dlrm/model.h"
 
 namespace perflab::dlrm {
-
-/// The top MLP's input width on the GPU: the interaction's output width
-/// rounded up to 8 elements (16-byte rows in bf16), so that cuBLASLt can
-/// take its aligned kernels for the top MLP's first layer (DLE: 479 -> 480,
-/// as NVIDIA's DeepLearningExamples pads). The padding columns of the
-/// interaction output and of that layer's weight are zero and stay zero
-/// (their weight gradient is the zero input's), so the model is the
-/// unpadded one.
-int64_t top_input_width(const ModelShape& shape);
-
-/// The bottom MLP's input width on the GPU: the dense features rounded up
-/// to 8 elements (DLE: 13 -> 16), for the same reason as top_input_width;
-/// the padding columns of the input and of the first weight are zero and
-/// stay zero.
-int64_t bottom_input_width(const ModelShape& shape);
 
 /// Whether the top MLP's last layer, the loss and that layer's backward run
 /// as one kernel (kernels/cuda/logit_head.h): fused, a layer below it, and

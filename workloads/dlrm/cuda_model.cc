@@ -34,10 +34,7 @@ namespace {
 
 namespace kc = perflab::kernels::cuda;
 
-/// Dense tensors start at multiples of this many elements: 32 bytes in
-/// fp32, 16 in bf16, so each meets kc::kLinearPointerAlignment in both.
-constexpr int64_t kSlotAlignment = 8;
-static_assert(kSlotAlignment * 2 % kc::kLinearPointerAlignment == 0, "bf16 slots must stay aligned");
+static_assert(kDenseSlotAlignment * 2 % kc::kLinearPointerAlignment == 0, "bf16 slots must stay aligned");
 
 void require(const kc::Status& status, const std::string& what) {
   if (!status) throw UsageError(fmt::format("dlrm cuda: {}: {}", what, status.reason()));
@@ -46,8 +43,6 @@ void require(const kc::Status& status, const std::string& what) {
 }  // namespace
 
 void CudaModel::LtDeleter::operator()(cublasLtContext* handle) const { cublasLtDestroy(handle); }
-
-int64_t dense_slot_elements(int64_t size) { return (size + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment; }
 
 std::string describe(const CudaModelOptions& o) {
   return fmt::format("{}, {}, {}", o.precision == kc::Precision::kBf16 ? "bf16" : "tf32",
@@ -93,42 +88,17 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   lt_.reset(handle);
 
   // Dense parameters: CpuModel's order (bottom then top, weight then bias),
-  // padded offsets, copied from the CPU model.
-  std::vector<DenseParameter> params = init.dense_parameters();
-  const size_t top_weight = 2 * shape_.bottom_mlp.size();  // the top MLP's first weight
-  for (size_t i = 0; i < params.size(); ++i) {
-    const DenseParameter& p = params[i];
-    Slot slot{dense_count_, p.size, p.name, 1, p.size, p.size};
-    // The first weight of each MLP has zero columns past its input's width
-    // (bottom_input_width, top_input_width): rows ld apart.
-    if (i == 0 || i == top_weight) {
-      slot.rows = i == 0 ? shape_.bottom_mlp.front() : shape_.top_mlp.front();
-      slot.cols = i == 0 ? shape_.num_dense : interaction_width_;
-      slot.ld = i == 0 ? bottom_in_ : top_in_;
-      if (slot.rows * slot.cols != p.size) {
-        throw Error(fmt::format("dlrm cuda: {} holds {} values, not {} x {}", p.name, p.size, slot.rows, slot.cols));
-      }
-    }
-    slots_.push_back(slot);
-    dense_count_ += dense_slot_elements(slot.rows * slot.ld);
-  }
-  std::vector<float> host(count(dense_count_), 0.0f);  // the padding columns stay 0
-  for (size_t i = 0; i < params.size(); ++i) {
-    const Slot& slot = slots_[i];
-    for (int64_t r = 0; r < slot.rows; ++r) {
-      std::copy(params[i].value + r * slot.cols, params[i].value + (r + 1) * slot.cols,
-                host.begin() + slot.offset + r * slot.ld);
-    }
-  }
-  dense_ = Buffer<float>(host);
+  // padded offsets (dense_layout.h), copied from the CPU model.
+  layout_ = dense_layout(shape_);
+  dense_ = Buffer<float>(pack_dense(layout_, init.dense_parameters()));
   // The GEMMs' gradients, which the SGD reads: fp32, or bf16 in bf16. The
   // padding between tensors is never written: it stays the 0 written here.
   if (bf16_) {
-    dense_bf16_ = Buffer<uint16_t>(count(dense_count_));
-    grad_bf16_ = Buffer<uint16_t>(count(dense_count_));
+    dense_bf16_ = Buffer<uint16_t>(count(layout_.count));
+    grad_bf16_ = Buffer<uint16_t>(count(layout_.count));
     grad_bf16_.zero();
   } else {
-    grad_ = Buffer<float>(count(dense_count_));
+    grad_ = Buffer<float>(count(layout_.count));
     grad_.zero();
   }
 
@@ -188,17 +158,12 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     dinter_ = Buffer<float>(count(batch * top_in_));
   }
 
-  build_mlp(shape_.bottom_mlp, bottom_in_, /*bottom=*/true, 0);
+  build_mlp(shape_.bottom_mlp, bottom_in_, /*bottom=*/true);
   // Fused: the last layer (K -> 1), the loss and that layer's backward are
   // one kernel (kernels/cuda/logit_head.h); its Layer keeps only its
   // parameter and gradient slots (no Linear, no buffers).
   fused_head_ = fused_head(shape_, options_);
-  build_mlp(shape_.top_mlp, top_in_, /*bottom=*/false, top_weight);
-  // The optimizer's update of the fused head alone (sgd_in_backward) takes
-  // the buffers' tail from the head's weight on.
-  if (top_.back()->param_first + top_.back()->param_count != dense_count_) {
-    throw std::logic_error("CudaModel: the top MLP's last layer is not the dense buffers' tail");
-  }
+  build_mlp(shape_.top_mlp, top_in_, /*bottom=*/false);
   // The top MLP's input is the interaction output, in the model's type.
   kc::LinearArguments& top0 = top_.front()->args;
   top0.x = bf16_ ? static_cast<void*>(inter_bf16_.data()) : inter_.data();
@@ -218,7 +183,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     sort_join_ = std::make_unique<kc::Event>();
   }
   if (bf16_) {
-    kc::CastFloatToBf16::run({dense_count_, dense_.data(), as<__nv_bfloat16>(dense_bf16_)},
+    kc::CastFloatToBf16::run({layout_.count, dense_.data(), as<__nv_bfloat16>(dense_bf16_)},
                              nullptr, nullptr);
   }
   if (options_.tune_gemms) {
@@ -280,16 +245,15 @@ void CudaModel::tune_gemms() {
 
 CudaModel::~CudaModel() = default;
 
-void* CudaModel::weights(const Slot& s) {
+void* CudaModel::weights(const DenseSlot& s) {
   return bf16_ ? static_cast<void*>(dense_bf16_.data() + s.offset) : dense_.data() + s.offset;
 }
 
-void* CudaModel::gradients(const Slot& s) {
+void* CudaModel::gradients(const DenseSlot& s) {
   return bf16_ ? static_cast<void*>(grad_bf16_.data() + s.offset) : grad_.data() + s.offset;
 }
 
-void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool bottom,
-                          size_t first_slot) {
+void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool bottom) {
   std::vector<std::unique_ptr<Layer>>& layers = bottom ? bottom_ : top_;
   const size_t element_bytes = bf16_ ? 2 : 4;
   const std::vector<kc::LinearArguments> modes = mlp_layer_modes(widths, in, bottom, local_, options_);
@@ -307,15 +271,9 @@ void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool botto
     }
     const size_t aux_bytes = head ? 0 : kc::Linear::aux_bytes(a);
     if (aux_bytes > 0) layer->aux = kc::DeviceBuffer<uint8_t>(aux_bytes);
-    const Slot& w = slots_.at(first_slot + 2 * l);
-    const Slot& b = slots_.at(first_slot + 2 * l + 1);
-    // A slot takes dense_slot_elements(rows * ld) values (each MLP's first
-    // weight has ld > cols: its zero columns).
-    if (b.offset != w.offset + dense_slot_elements(w.rows * w.ld)) {
-      throw std::logic_error("CudaModel::build_mlp: a layer's bias slot does not follow its weight's");
-    }
-    layer->param_first = w.offset;
-    layer->param_count = b.offset + dense_slot_elements(b.rows * b.ld) - w.offset;
+    const DenseSlot& w = layout_.weight(bottom, l);
+    const DenseSlot& b = layout_.bias(bottom, l);
+    layer->params = layout_.layer(bottom, l);  // the bias follows the weight (dense_layout checks)
     a.w = weights(w);
     a.b = weights(b);
     a.dw = gradients(w);
@@ -527,7 +485,7 @@ void CudaModel::update_layer(const Layer& layer, cudaStream_t stream) {
   // after both there.
   cudaStream_t side = wgrad_side()->stream;
   kc::stream_waits_for(side, stream, sgd_fork_->get());
-  kc::SgdUpdate::run(dense_update(layer.param_first, layer.param_count), nullptr, side);
+  kc::SgdUpdate::run(dense_update(layer.params), nullptr, side);
 }
 
 void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
@@ -538,16 +496,14 @@ void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
     ScopedPhase reduce("exchange: dense gradient all-reduce");
     options_.comm->set_stream(stream);
     void* g = bf16_ ? static_cast<void*>(grad_bf16_.data()) : grad_.data();
-    options_.comm->all_reduce(g, g, count(dense_count_),
+    options_.comm->all_reduce(g, g, count(layout_.count),
                               bf16_ ? collectives::DataType::kBFloat16 : collectives::DataType::kFloat32,
                               collectives::ReduceOp::kSum);
   }
   // With the MLP layers updated in the backward (sgd_in_backward), only
-  // the fused head's own weight and bias are left: the tail of the buffers.
-  const Layer& head = *top_.back();
+  // the fused head's own weight and bias are left (the buffers' tail).
   const bool in_backward = sgd_in_backward();
-  const kc::SgdArguments dense =
-      in_backward ? dense_update(head.param_first, dense_count_ - head.param_first) : dense_update();
+  const kc::SgdArguments dense = in_backward ? dense_update(top_.back()->params) : dense_update();
   const bool dense_left = !in_backward || fused_head_;
   kc::EmbeddingArguments sparse = embedding_arguments(options_.comm == nullptr ? batch.ids : own_ids_.data());
   if (options_.fused) {

@@ -94,6 +94,7 @@
 #include "kernels/cuda/raii.h"
 #include "kernels/cuda/sgd.h"
 #include "workloads/dlrm/exchange_layout.h"
+#include "workloads/dlrm/dense_layout.h"
 #include "workloads/dlrm/model.h"
 #include "workloads/dlrm/sharded_model.h"
 
@@ -155,11 +156,6 @@ struct GemmTuning {
   kernels::cuda::GemmChoice choice;
 };
 
-/// Elements a dense tensor of `size` takes in CudaModel's flat parameter
-/// and gradient buffers (padded to a multiple of 8: each tensor 16-byte
-/// aligned in fp32 and in bf16).
-int64_t dense_slot_elements(int64_t size);
-
 /// "tf32" or "bf16", "fused" or "unfused", "sync-free" or "synchronising".
 std::string describe(const CudaModelOptions& options);
 
@@ -206,14 +202,14 @@ class CudaModel {
   bool owns(int table) const;
   /// Floats of the flat dense parameter (and gradient) buffer, padding
   /// included: what the gradient all-reduce moves.
-  int64_t dense_count() const { return dense_count_; }
+  int64_t dense_count() const { return layout_.count; }
   /// The bottom MLP's padded input width (bottom_input_width): a batch whose
   /// dense rows are this far apart, padding zero, needs no copy.
   int64_t dense_input_width() const { return bottom_in_; }
   /// Bytes the dense gradient all-reduce moves: dense_count() values, fp32
   /// or (bf16) the GEMMs' bf16 gradients.
   size_t gradient_all_reduce_bytes() const {
-    return static_cast<size_t>(dense_count_) * (bf16_ ? 2 : sizeof(float));
+    return static_cast<size_t>(layout_.count) * (bf16_ ? 2 : sizeof(float));
   }
   /// This model's communicator (null without one).
   collectives::Communicator* communicator() const { return options_.comm; }
@@ -266,17 +262,8 @@ class CudaModel {
 
  private:
   struct Layer;
-  struct Slot {  // one dense parameter tensor inside the flat allocations
-    int64_t offset = 0;
-    int64_t size = 0;
-    std::string name;  // CpuModel's ("bottom.0.weight", ...)
-    /// As a row-major matrix: rows of `cols` values `ld` apart. ld > cols
-    /// only for each MLP's first weight (bottom_input_width,
-    /// top_input_width: zero columns).
-    int64_t rows = 1, cols = 0, ld = 0;
-  };
 
-  void build_mlp(const std::vector<int>& widths, int64_t in, bool bottom, size_t first_slot);
+  void build_mlp(const std::vector<int>& widths, int64_t in, bool bottom);
   void tune_gemms();
   void check_operators();
   const void* first_input(const DeviceBatch& batch) const;
@@ -305,8 +292,8 @@ class CudaModel {
   void join(cudaStream_t stream);
   void backward(const DeviceBatch& batch, cudaStream_t stream);
   void optimizer(const DeviceBatch& batch, cudaStream_t stream);
-  void* weights(const Slot& s);
-  void* gradients(const Slot& s);
+  void* weights(const DenseSlot& s);
+  void* gradients(const DenseSlot& s);
   void setup_exchange();
   kernels::cuda::EmbeddingArguments embedding_arguments(const int32_t* ids);
   /// The interaction over `batch` samples, forward and backward pointers,
@@ -323,9 +310,9 @@ class CudaModel {
   /// last when fused_head_ (that Layer has no Linear and no buffers).
   size_t mlp_layers(bool bottom) const { return bottom ? bottom_.size() : top_.size() - (fused_head_ ? 1 : 0); }
   /// The dense SGD over the flat parameters (bf16 gradients in bf16).
-  kernels::cuda::SgdArguments dense_update();
-  /// The update of `n` values of the flat buffers from `first` (a layer's range).
-  kernels::cuda::SgdArguments dense_update(int64_t first, int64_t n);
+  kernels::cuda::SgdArguments dense_update() { return dense_update({0, layout_.count}); }
+  /// The update of one range of the flat buffers (a layer's: DenseLayout::layer).
+  kernels::cuda::SgdArguments dense_update(const DenseRange& range);
   /// The gather writes bf16 embeddings (emb_bf16_; across ranks the
   /// exchanged rows are bf16 too): a bf16 model that trains its own tables.
   bool bf16_embeddings() const { return bf16_ && !options_.external_embeddings; }
@@ -360,10 +347,8 @@ class CudaModel {
   template <typename T>
   using Buffer = kernels::cuda::DeviceBuffer<T>;
 
-  // Parameters: every dense tensor in one flat allocation (offsets padded to
-  // 8 elements, so each tensor is 16-byte aligned in fp32 and in bf16).
-  std::vector<Slot> slots_;
-  int64_t dense_count_ = 0;
+  // Parameters: every dense tensor in one flat allocation (dense_layout.h).
+  DenseLayout layout_;
   Buffer<float> dense_;            // fp32 master values
   Buffer<float> grad_;             // the GEMMs' fp32 gradients (tf32 only)
   Buffer<uint16_t> dense_bf16_;    // bf16 copies the GEMMs read (bf16 only)

@@ -127,11 +127,10 @@ kc::LogitHeadArguments CudaModel::head_arguments(const float* labels, float* log
   return a;
 }
 
-kc::SgdArguments CudaModel::dense_update() { return dense_update(0, dense_count_); }
-
-kc::SgdArguments CudaModel::dense_update(int64_t first, int64_t n) {
+kc::SgdArguments CudaModel::dense_update(const DenseRange& range) {
+  const int64_t first = range.first;
   kc::SgdArguments a;
-  a.count = n;
+  a.count = range.count;
   a.weights = dense_.data() + first;
   if (bf16_) {
     a.gradients_bf16 = as<__nv_bfloat16>(grad_bf16_) + first;

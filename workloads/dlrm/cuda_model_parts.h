@@ -18,9 +18,8 @@ struct CudaModel::Layer {
   kernels::cuda::LinearArguments args;  ///< Shape, modes and every pointer fixed at construction.
   std::unique_ptr<kernels::cuda::Linear> linear;  ///< Null for the fused head (CudaModel::fused_head_).
   kernels::cuda::DeviceBuffer<uint8_t> y, dy, aux;  // [B, out] of the layer's element type; ReLU bitmask
-  /// Its weight and bias in the flat dense buffers: one range (the bias's
-  /// slot follows the weight's), padding included.
-  int64_t param_first = 0, param_count = 0;
+  /// Its weight and bias in the flat dense buffers (DenseLayout::layer).
+  DenseRange params;
 };
 
 namespace model_parts {

@@ -21,8 +21,8 @@ std::string CudaModel::first_nonfinite_tensor() const {
   auto finite = [](const std::vector<float>& v) {
     return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
   };
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    if (!finite(dense_parameter(i))) return slots_[i].name;
+  for (size_t i = 0; i < layout_.slots.size(); ++i) {
+    if (!finite(dense_parameter(i))) return layout_.slots[i].name;
   }
   const std::vector<float> tables = tables_.download();  // synchronous: after a divergence
   for (int t : mine_) {
@@ -34,8 +34,8 @@ std::string CudaModel::first_nonfinite_tensor() const {
 }
 
 std::vector<float> CudaModel::dense_parameter(size_t index) const {
-  const Slot& s = slots_.at(index);
-  std::vector<float> out(count(s.size));
+  const DenseSlot& s = layout_.slots.at(index);
+  std::vector<float> out(count(s.values()));
   // Rows `ld` apart on the device (the padded top weight), packed here.
   PERFLAB_CUDA_CHECK(cudaMemcpy2D(out.data(), count(s.cols) * sizeof(float), dense_.data() + s.offset,  // sync outside the iteration: read-back for tests and the gate
                                   count(s.ld) * sizeof(float), count(s.cols) * sizeof(float), count(s.rows),
