@@ -81,6 +81,22 @@ if "$PYTHON" "$summary" "$work" "$work/steps.md" >"$tmp/work.md" 2>"$tmp/work.er
 else
   fail "gpu-summary on relabelled results: $(cat "$tmp/work.err")"
 fi
+# (3) gpu-check's record of an unfinished `all`: what is left follows the
+# order the script wrote (state/order), peers-dlrm included.
+mkdir -p "$work/state"
+touch "$work/state/all"
+echo "build tests dlrm dlrm-bf16 peers-dlrm transducer" >"$work/state/order"
+printf '1\t0\t480\t540\tall\n' >"$work/state/call-1.tsv"
+printf '1\tbuild\tok\t90\n1\ttests\tok\t70\n1\tdlrm\tok\t300\n1\tdlrm-bf16\tdeferred\t0\n' \
+  >"$work/state/phases.tsv"
+for p in build tests dlrm; do echo ok >"$work/state/done-$p"; done
+if "$PYTHON" "$summary" "$work" "$work/steps.md" >"$tmp/state.md" 2>"$tmp/state.err" \
+   && grep -q "^- \`all\`: not yet done: dlrm-bf16, peers-dlrm, transducer$" "$tmp/state.md" \
+   && grep -q "^- call 1 (\`gpu-check all\`): 480 s of a 540 s budget: build ok (90 s), tests ok (70 s)" "$tmp/state.md"; then
+  pass "an unfinished all: the calls and the phases left, in the script's order"
+else
+  fail "gpu-summary with a state: $(cat "$tmp/state.err") $(grep -E "^- (call|.all.)" "$tmp/state.md")"
+fi
 # 2 dlrm points, 3 epilogue and 2 side-stream copies, 1 transducer run, 8 halo_conv points.
 find "$work" -name result.json | wc -l | grep -qx 16 || fail "expected 16 results: $(find "$work" -name result.json | wc -l)"
 finish
