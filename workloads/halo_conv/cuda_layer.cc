@@ -316,10 +316,7 @@ struct State final : CudaHaloLayer::Impl {
   }
   /// The step stream waits for every slab stream (and, through them, the copies).
   void join_all() {
-    for (DeviceSlab<T>& s : slabs) {
-      PERFLAB_CUDA_CHECK(cudaEventRecord(s.done.get(), s.stream.get()));
-      PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(step.get(), s.done.get(), 0));
-    }
+    for (DeviceSlab<T>& s : slabs) kc::stream_waits_for(step.get(), s.stream.get(), s.done.get());
   }
   /// Slab streams wait for the copy stream's halo (or, sync-free off, the host does first).
   void halo_arrived(kc::Event& ready) {
@@ -361,10 +358,7 @@ struct State final : CudaHaloLayer::Impl {
     for (DeviceSlab<T>& s : slabs) run(s, s.forward_fix);
     if (config.backward) {
       // The output gradient exists once the forward is done: its halo goes then.
-      for (DeviceSlab<T>& s : slabs) {
-        PERFLAB_CUDA_CHECK(cudaEventRecord(s.forward_done.get(), s.stream.get()));
-        PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(copy.get(), s.forward_done.get(), 0));
-      }
+      for (DeviceSlab<T>& s : slabs) kc::stream_waits_for(copy.get(), s.stream.get(), s.forward_done.get());
       exchange_dy();
       for (DeviceSlab<T>& s : slabs) run(s, s.backward_main);
       halo_arrived(dy_ready);
@@ -488,8 +482,7 @@ void State<T>::enqueue_exchange_alone() {
   fork_all();
   exchange_x();
   if (config.backward) exchange_dy();
-  PERFLAB_CUDA_CHECK(cudaEventRecord(x_ready.get(), copy.get()));
-  PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(step.get(), x_ready.get(), 0));
+  kc::stream_waits_for(step.get(), copy.get(), x_ready.get());
 }
 
 template <typename T>

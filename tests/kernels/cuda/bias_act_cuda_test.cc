@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -20,7 +19,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/host_sync.h"
 #include "kernels/cuda/linear.h"
-#include "tests/support/half_precision.h"
+#include "tests/support/stored_values.h"
 #include "tests/support/cuda_device.h"
 #include "base/random.h"
 
@@ -29,39 +28,13 @@ namespace {
 
 using test_support::random_vector;
 
-using test_support::from_bf16;
-using test_support::to_bf16;
-
 /// Uploads `values` as `dtype` (rounding them in place for bf16).
 DeviceBuffer<uint8_t> upload(DType dtype, std::vector<float>& values) {
-  DeviceBuffer<uint8_t> dev(std::max<size_t>(1, values.size() * dtype_bytes(dtype)));
-  std::vector<uint8_t> bytes(dev.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (dtype == DType::kF32) {
-      std::memcpy(bytes.data() + 4 * i, &values[i], 4);
-    } else {
-      const uint16_t h = to_bf16(values[i]);
-      values[i] = from_bf16(h);
-      std::memcpy(bytes.data() + 2 * i, &h, 2);
-    }
-  }
-  dev.upload(bytes);
-  return dev;
+  return test_support::upload_stored(values, dtype == DType::kBF16);
 }
 
 std::vector<float> download(DType dtype, const DeviceBuffer<uint8_t>& dev, size_t n) {
-  const std::vector<uint8_t> bytes = dev.download();
-  std::vector<float> values(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (dtype == DType::kF32) {
-      std::memcpy(&values[i], bytes.data() + 4 * i, 4);
-    } else {
-      uint16_t h = 0;
-      std::memcpy(&h, bytes.data() + 2 * i, 2);
-      values[i] = from_bf16(h);
-    }
-  }
-  return values;
+  return test_support::download_stored(dev, n, dtype == DType::kBF16);
 }
 
 /// Reports the first element off by more than tol * scale[i] (+ 0 for exact).

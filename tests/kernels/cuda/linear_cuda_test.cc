@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -21,7 +20,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/host_sync.h"
 #include "kernels/cuda/linear.h"
-#include "tests/support/half_precision.h"
+#include "tests/support/stored_values.h"
 #include "tests/support/cuda_device.h"
 #include "base/random.h"
 
@@ -32,9 +31,6 @@ using test_support::random_vector;
 
 // ---- host helpers ------------------------------------------------------------
 
-using test_support::from_bf16;
-using test_support::to_bf16;
-
 /// A device tensor of `dtype`; `host` holds the values as stored (rounded).
 struct Tensor {
   DType dtype;
@@ -42,38 +38,11 @@ struct Tensor {
   DeviceBuffer<uint8_t> dev;
 
   Tensor(DType type, std::vector<float> values)
-      : dtype(type),
-        host(std::move(values)),
-        dev(std::max<size_t>(1, host.size() * dtype_bytes(type))) {
-    std::vector<uint8_t> bytes(dev.size());
-    for (size_t i = 0; i < host.size(); ++i) {
-      if (dtype == DType::kF32) {
-        std::memcpy(bytes.data() + 4 * i, &host[i], 4);
-      } else {
-        const uint16_t h = to_bf16(host[i]);
-        host[i] = from_bf16(h);
-        std::memcpy(bytes.data() + 2 * i, &h, 2);
-      }
-    }
-    dev.upload(bytes);
-  }
+      : dtype(type), host(std::move(values)), dev(test_support::upload_stored(host, type == DType::kBF16)) {}
   Tensor(DType type, size_t n) : Tensor(type, std::vector<float>(n, 0.0f)) {}
 
   void* data() { return dev.data(); }
-  std::vector<float> download() const {
-    const std::vector<uint8_t> bytes = dev.download();
-    std::vector<float> values(host.size());
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (dtype == DType::kF32) {
-        std::memcpy(&values[i], bytes.data() + 4 * i, 4);
-      } else {
-        uint16_t h = 0;
-        std::memcpy(&h, bytes.data() + 2 * i, 2);
-        values[i] = from_bf16(h);
-      }
-    }
-    return values;
-  }
+  std::vector<float> download() const { return test_support::download_stored(dev, host.size(), dtype == DType::kBF16); }
 };
 
 struct LtHandle {
