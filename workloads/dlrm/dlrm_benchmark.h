@@ -93,6 +93,19 @@ struct DlrmSetup {
 void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, const ValueBytes& values,
                     nlohmann::json& facts);
 
+/// What shapes the cuda backend's step beyond its parameters.
+struct CudaStepChoices {
+  bool training = true;      ///< A training step (not serving).
+  bool fused = false;        ///< --fused in effect.
+  bool lookup_fused = false; ///< The lookups inside the interaction (CudaModel's lookup_in_interaction).
+  bool nccl = false;         ///< Embeddings exchanged over NCCL.
+};
+
+/// The cuda backend's step in the result: its precision and the
+/// perflab_dlrm_interaction, _epilogues, _side_streams, _lookup and
+/// _precision hyperparameters, each saying what that choice ran.
+void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& choices, StepPlan& step);
+
 class DlrmBenchmark final : public TrainableBenchmark {
  public:
   /// Prepares the data described by the context's parameters (throws

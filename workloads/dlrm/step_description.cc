@@ -1,0 +1,62 @@
+// The cuda backend's DLRM step in words: the result's perflab_dlrm_*
+// hyperparameters, which say what each of the step's choices ran
+// (dlrm_benchmark.h: describe_cuda_step).
+#include <string>
+
+#include "workloads/dlrm/dlrm_benchmark.h"
+
+namespace perflab::dlrm {
+
+void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPlan& step) {
+  const bool bf16 = setup.precision == "bf16";
+  step.precision = bf16 ? "bf16" : "tf32";
+  step.work.flops_precision = step.precision;
+  // bf16 WMMA needs bf16 embeddings too: a bf16 model that trains its tables.
+  step.hyperparameters["perflab_dlrm_interaction"] =
+      !setup.interaction_tensor_cores ? "fp32 CUDA cores"
+      : bf16 && c.training            ? "bf16 tensor cores (WMMA), fp32 accumulate"
+                                      : "TF32 tensor cores (WMMA), fp32 accumulate";
+  // Whose kernels run the MLPs' bias, ReLU and their gradients (serving
+  // models keep cuBLASLt's forward epilogues: `epilogues` is training's).
+  const std::string& mlp_epilogues = setup.epilogues;
+  step.hyperparameters["perflab_dlrm_epilogues"] =
+      !c.fused ? "separate bias, ReLU, dReLU and bias-gradient kernels (unfused: epilogues applies "
+                 "with --fused on)"
+      : !c.training ? "serving: cuBLASLt's RELU_AUX_BIAS/BIAS forward epilogues (epilogues applies "
+                      "to training)"
+      : mlp_epilogues == "own"
+          ? "own: one bias+ReLU pass after each forward GEMM, one dReLU+bias-gradient "
+            "launch before each layer's backward GEMMs"
+      : mlp_epilogues == "own_backward" ? "own_backward: cuBLASLt's RELU_BIAS/BIAS epilogue "
+                                          "forward, one dReLU+bias-gradient launch before "
+                                          "each layer's backward GEMMs"
+                                        : "cublaslt: RELU_AUX_BIAS/BIAS forward, DRELU_BGRAD and "
+                                          "BGRADB backward (cuBLASLt's epilogues)";
+  // Which independent work left the step's stream (side_streams).
+  step.hyperparameters["perflab_dlrm_side_streams"] =
+      !c.training           ? "serving: one stream (side_streams applies to training)"
+      : !setup.side_streams ? "off: the whole step in order on one stream"
+      : c.nccl ? "on: each MLP layer's weight-gradient GEMM on a second stream beside the "
+                 "data-gradient chain, the embedding update's sort on a third from the "
+                 "interaction to the update (the dense SGD after the gradient all-reduce)"
+               : "on: each MLP layer's weight-gradient GEMM and then its SGD on a second "
+                 "stream beside the data-gradient chain (the fused head's SGD in the "
+                 "embedding update's launch), the embedding update's sort on a third from the "
+                 "interaction to the update";
+  // What --fused changes about the lookups.
+  step.hyperparameters["perflab_dlrm_lookup"] =
+      !c.training ? "the serving engine's rows (placement), handed to the interaction"
+      : c.lookup_fused
+          ? "inside the interaction's kernels (fused, no communicator): no gather launch, no "
+            "[batch, tables, dim] tensor"
+          : "a gather of every table's rows (one launch) into [batch, tables, dim]";
+  step.hyperparameters["perflab_dlrm_precision"] =
+      bf16 ? "bf16 storage (Linear layers, interaction, looked-up and exchanged embeddings and "
+             "their "
+             "gradients, logits and their gradients, the dense gradient and its all-reduce), fp32 "
+             "arithmetic "
+             "(fp32 accumulate); fp32 master weights, tables and SGD"
+           : "TF32 GEMMs (fp32 storage and accumulate); everything else fp32";
+}
+
+}  // namespace perflab::dlrm
