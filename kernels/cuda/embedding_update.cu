@@ -1,0 +1,315 @@
+// The embedding update (embedding.h's EmbeddingBackwardSgd): the CUB radix
+// sort of (row, slot) pairs, then a warp per tile of the sorted order sums
+// each distinct row's gradients and applies SGD, optionally with the dense
+// SGD in the same launch. Checks, workspace layout and declared launches are
+// embedding.cu's.
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cub/device/device_radix_sort.cuh>
+
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/embedding.h"
+#include "kernels/cuda/embedding_detail.h"
+#include "kernels/cuda/embedding_sort.cuh"
+#include "kernels/cuda/host_sync.h"
+#include "kernels/cuda/sgd_device.cuh"
+#include "kernels/cuda/stored_types.cuh"
+
+namespace perflab::kernels::cuda {
+namespace {
+
+using embedding_detail::at_offset;
+using embedding_detail::backward_layout;
+using embedding_detail::BackwardLayout;
+using embedding_detail::blocks_for;
+using embedding_detail::kMaxBlocks;
+using embedding_detail::kThreads;
+using embedding_detail::row_key_bits;
+using embedding_detail::RowKey;
+using embedding_detail::Slot;
+using embedding_detail::tile_slots;
+using embedding_detail::tiles_for;
+
+/// keys[slot] = global row of ids[slot]; slots[slot] = slot. Also zeroes
+/// the update's done counters (`tiles` of them), which run before it on the
+/// same stream: no memset launch.
+__global__ void make_keys_kernel(const int64_t* __restrict__ row_offsets,
+                                 const int32_t* __restrict__ ids, int num_tables, int64_t num_slots,
+                                 RowKey* __restrict__ keys, Slot* __restrict__ slots,
+                                 unsigned* __restrict__ done, int64_t tiles) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < num_slots;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    write_sort_input(EmbeddingSortInput{keys, slots, done, tiles}, i, row_offsets[i % num_tables] + ids[i]);
+  }
+}
+
+/// Columns each lane accumulates per pass over a run: a warp covers
+/// 32 * kColsPerLane columns at once (DLRM's 128 in one pass).
+constexpr int kColsPerLane = 4;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+/// The first sorted position in [0, x] whose key is keys[x]: where the run
+/// holding x starts (binary search; keys are sorted).
+__device__ int64_t run_start(const RowKey* __restrict__ keys, int64_t x) {
+  const RowKey key = keys[x];
+  int64_t lo = -1, hi = x;  // keys[lo] < key (lo = -1: none), keys[hi] == key
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (keys[mid] < key) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return hi;
+}
+
+/// One past the last sorted position whose key is keys[start]: where the
+/// run from `start` ends. Galloping from `start`, then a binary search, so a
+/// run of c slots costs about 2 log2(c) reads (a hot row's ~36k: ~30).
+__device__ int64_t run_end(const RowKey* __restrict__ keys, int64_t num_slots, int64_t start) {
+  const RowKey key = keys[start];
+  int64_t lo = start, step = 1;  // keys[lo] == key
+  int64_t hi = start + 1;        // first candidate past the run
+  while (hi < num_slots && keys[hi] == key) {
+    lo = hi;
+    step *= 2;
+    hi = start + step;
+  }
+  if (hi > num_slots) hi = num_slots;
+  while (hi - lo > 1) {  // keys[lo] == key; hi == num_slots or keys[hi] != key
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (keys[mid] == key) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return hi;
+}
+
+/// acc[i] += grad[slot, c0 + lane + 32 i] for the slots at sorted positions
+/// [begin, end), in order (warp-uniform arguments). Each lane loads one
+/// slot index of 32 and the warp broadcasts it, so a row's gradient is
+/// read in coalesced pieces (128 bytes fp32, 64 bf16). TG: the gradient's
+/// stored type (fp32, or bf16 widened exactly).
+template <typename TG>
+__device__ void add_slots(const Slot* __restrict__ sorted_slots, const TG* __restrict__ grad, int64_t dim,
+                          int64_t c0, int64_t begin, int64_t end, float (&acc)[kColsPerLane]) {
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  for (int64_t base = begin; base < end; base += 32) {
+    const int count = static_cast<int>(end - base < 32 ? end - base : 32);
+    const Slot mine = lane < count ? sorted_slots[base + lane] : 0;
+#pragma unroll 8
+    for (int u = 0; u < count; ++u) {
+      const TG* __restrict__ row = grad + int64_t{__shfl_sync(kFullMask, mine, u)} * dim;
+#pragma unroll
+      for (int i = 0; i < kColsPerLane; ++i) {
+        const int64_t col = c0 + lane + 32 * i;
+        if (col < dim) acc[i] = __fadd_rn(acc[i], widen(row[col]));
+      }
+    }
+  }
+}
+
+/// w -= lr * sum, rounded as the CPU rounds (no fused multiply-add).
+__device__ void apply_sgd(float* __restrict__ w, int64_t dim, int64_t c0, float lr,
+                          const float (&acc)[kColsPerLane]) {
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+#pragma unroll
+  for (int i = 0; i < kColsPerLane; ++i) {
+    const int64_t col = c0 + lane + 32 * i;
+    if (col < dim) w[col] = __fsub_rn(w[col], __fmul_rn(lr, acc[i]));
+  }
+}
+
+/// The dense SGD some of the update's blocks run (EmbeddingArguments::dense):
+/// SgdUpdate's arithmetic (no fused multiply-add), fp32 or bf16 gradients,
+/// the optional bf16 copy of the updated weights.
+struct DenseSgd {
+  int64_t count = 0;  ///< 0: none
+  float* w = nullptr;
+  const float* g = nullptr;
+  const __nv_bfloat16* g_bf16 = nullptr;
+  const float* lr = nullptr;
+  __nv_bfloat16* w_bf16 = nullptr;
+};
+
+/// The sparse SGD of every distinct row, one warp per tile of `tile` sorted
+/// positions (so the grid follows B*T, never B*T*dim, and no warp waits on
+/// a hot row's thousands of slots). A row's run of slots is found in the
+/// sorted keys (run_start, run_end):
+///  - a run of at most `tile` slots is summed in slot order and applied by
+///    the warp of the tile it starts in: the CPU's order, so such rows
+///    match the CPU bit for bit;
+///  - a longer run is cut into chunks of `tile` slots from its start; the
+///    warp of the tile a chunk starts in sums it into `partials` (slot
+///    2q + 1 for a run's first chunk, 2q for a later one: a tile holds at
+///    most one of each), and the warp that finishes the run's last chunk
+///    (counted in done[start / tile], zeroed with the sort keys) adds the
+///    chunks in chunk order and applies the row. The order is fixed, so the
+///    result is the same on every run; against the CPU's sequential sum it
+///    differs by rounding within the bound the tests state.
+/// Blocks from tile_blocks on run `dense` instead (when it has a count).
+template <typename TG>
+__global__ void sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const Slot* __restrict__ sorted_slots,
+                                 int64_t num_slots, int64_t tile, int64_t num_tiles,
+                                 const TG* __restrict__ grad, const float* __restrict__ lr_device, int64_t dim,
+                                 float* __restrict__ partials, unsigned* __restrict__ done,
+                                 float* __restrict__ tables, unsigned tile_blocks, DenseSgd dense) {
+  if (blockIdx.x >= tile_blocks) {  // the dense SGD's blocks
+    const float lr = *dense.lr;
+    const int64_t t = int64_t{blockIdx.x - tile_blocks} * blockDim.x + threadIdx.x;
+    const int64_t threads = int64_t{gridDim.x - tile_blocks} * blockDim.x;
+    if (dense.g_bf16 != nullptr) {
+      sgd_range(dense.w, dense.g_bf16, lr, dense.w_bf16, dense.count, t, threads);
+    } else {
+      sgd_range(dense.w, dense.g, lr, dense.w_bf16, dense.count, t, threads);
+    }
+    return;
+  }
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const int64_t warp = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
+  const int64_t warps = (int64_t{tile_blocks} * blockDim.x) >> 5;
+  const float lr = *lr_device;
+  constexpr int64_t kPass = 32 * kColsPerLane;
+  for (int64_t q = warp; q < num_tiles; q += warps) {
+    const int64_t first = q * tile;
+    const int64_t last = first + tile < num_slots ? first + tile : num_slots;
+    int64_t next = run_start(sorted_keys, first);
+    while (next < last) {  // every run that starts in or reaches into this tile
+      const int64_t start = next;
+      next = run_end(sorted_keys, num_slots, start);
+      const int64_t count = next - start;
+      float* __restrict__ w = tables + int64_t{sorted_keys[start]} * dim;
+      if (count <= tile) {
+        if (start < first) continue;  // the tile it starts in updates it
+        for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
+          float acc[kColsPerLane] = {};
+          add_slots(sorted_slots, grad, dim, c0, start, start + count, acc);
+          apply_sgd(w, dim, c0, lr, acc);
+        }
+        continue;
+      }
+      const int64_t chunks = (count + tile - 1) / tile;
+      const int64_t j = start >= first ? 0 : (first - start + tile - 1) / tile;
+      const int64_t from = start + j * tile;
+      if (j >= chunks || from >= last) continue;
+      const int64_t to = from + tile < start + count ? from + tile : start + count;
+      float* __restrict__ partial = partials + (2 * q + (j == 0 ? 1 : 0)) * dim;
+      for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
+        float acc[kColsPerLane] = {};
+        add_slots(sorted_slots, grad, dim, c0, from, to, acc);
+#pragma unroll
+        for (int i = 0; i < kColsPerLane; ++i) {
+          const int64_t col = c0 + lane + 32 * i;
+          if (col < dim) partial[col] = acc[i];
+        }
+      }
+      __threadfence();  // this chunk's partial is visible before it is counted
+      __syncwarp();
+      unsigned finished = 0;
+      if (lane == 0) finished = atomicAdd(done + start / tile, 1u) + 1u;
+      finished = __shfl_sync(kFullMask, finished, 0);
+      if (finished != static_cast<unsigned>(chunks)) continue;
+      __syncwarp();  // every lane past lane 0's atomic before any reads the partials
+      __threadfence();
+      for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
+        float acc[kColsPerLane] = {};
+        for (int64_t k = 0; k < chunks; ++k) {
+          const int64_t qk = (start + k * tile) / tile;
+          const float* part = partials + (2 * qk + (k == 0 ? 1 : 0)) * dim;
+#pragma unroll
+          for (int i = 0; i < kColsPerLane; ++i) {
+            const int64_t col = c0 + lane + 32 * i;
+            if (col < dim) acc[i] = __fadd_rn(acc[i], __ldcg(part + col));  // L2: written by other SMs
+          }
+        }
+        apply_sgd(w, dim, c0, lr, acc);
+      }
+    }
+  }
+}
+
+/// Where the update's buffers lie in its workspace, for a's shape.
+struct UpdateBuffers {
+  int64_t num_slots = 0;
+  int key_bits = 0;
+  BackwardLayout layout;
+  RowKey *keys_in = nullptr, *keys_out = nullptr;
+  Slot *slots_in = nullptr, *slots_out = nullptr;
+  unsigned* done = nullptr;
+};
+
+UpdateBuffers update_buffers(const EmbeddingArguments& a, void* workspace) {
+  UpdateBuffers u;
+  u.num_slots = a.batch * a.num_tables;
+  u.key_bits = row_key_bits(a.total_rows);
+  u.layout = backward_layout(u.num_slots, a.dim, u.key_bits);
+  u.keys_in = at_offset<RowKey>(workspace, u.layout.keys_in);
+  u.keys_out = at_offset<RowKey>(workspace, u.layout.keys_out);
+  u.slots_in = at_offset<Slot>(workspace, u.layout.slots_in);
+  u.slots_out = at_offset<Slot>(workspace, u.layout.slots_out);
+  u.done = at_offset<unsigned>(workspace, u.layout.done);
+  return u;
+}
+
+}  // namespace
+
+void EmbeddingBackwardSgd::run(const EmbeddingArguments& a, void* workspace, cudaStream_t stream) {
+  sort(a, workspace, stream);
+  update(a, workspace, stream);
+}
+
+void EmbeddingBackwardSgd::sort(const EmbeddingArguments& a, void* workspace, cudaStream_t stream) {
+  const UpdateBuffers u = update_buffers(a, workspace);
+  if (!a.keys_in_forward) {  // else the forward's gather wrote them (and zeroed done)
+    make_keys_kernel<<<blocks_for(u.num_slots), kThreads, 0, stream>>>(
+        a.table_row_offsets, a.ids, a.num_tables, u.num_slots, u.keys_in, u.slots_in, u.done, tiles_for(u.num_slots));
+    PERFLAB_CUDA_CHECK_LAUNCH("make_keys_kernel");
+  }
+  size_t temp_bytes = u.layout.temp_bytes;
+  PERFLAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(at_offset<void>(workspace, u.layout.temp), temp_bytes,
+                                                     u.keys_in, u.keys_out, u.slots_in, u.slots_out,
+                                                     static_cast<int>(u.num_slots), 0, u.key_bits, stream));
+}
+
+void EmbeddingBackwardSgd::update(const EmbeddingArguments& a, void* workspace, cudaStream_t stream) {
+  const UpdateBuffers u = update_buffers(a, workspace);
+  auto* partials = at_offset<float>(workspace, u.layout.partials);
+  const int64_t tile = tile_slots(u.num_slots);
+  const int64_t tiles = tiles_for(u.num_slots);
+  // The update finds each row's run in the sorted keys itself (no
+  // run-length encoding, scan or memset), and its grid is the sorted
+  // order's tiles in both variants: every tile holds a run's or a chunk's
+  // start, whatever the data. The synchronising variant waits on the host
+  // for the sort first: the host synchronisation a step without the
+  // sync-free toggle makes.
+  if (a.mode == EmbeddingUpdateMode::kSynchronising) counted_stream_synchronize(stream);
+  constexpr int64_t kWarpsPerBlock = kThreads / 32;
+  const auto blocks =
+      static_cast<unsigned>(std::clamp<int64_t>((tiles + kWarpsPerBlock - 1) / kWarpsPerBlock, 1, kMaxBlocks));
+  DenseSgd dense;
+  unsigned dense_blocks = 0;
+  if (a.dense != nullptr) {
+    dense = {a.dense->count, a.dense->weights, a.dense->gradients, a.dense->gradients_bf16, a.dense->lr_device,
+             a.dense->weights_bf16};
+    constexpr int64_t kMaxDenseBlocks = 1024;  // grid-stride beyond
+    // A thread per four values (sgd_range).
+    dense_blocks = static_cast<unsigned>(std::clamp<int64_t>((dense.count / 4 + kThreads - 1) / kThreads, 1, kMaxDenseBlocks));
+  }
+  if (a.grad_bf16 != nullptr) {
+    sgd_tiles_kernel<__nv_bfloat16><<<blocks + dense_blocks, kThreads, 0, stream>>>(
+        u.keys_out, u.slots_out, u.num_slots, tile, tiles, a.grad_bf16, a.lr_device, a.dim, partials, u.done, a.tables,
+        blocks, dense);
+  } else {
+    sgd_tiles_kernel<float><<<blocks + dense_blocks, kThreads, 0, stream>>>(
+        u.keys_out, u.slots_out, u.num_slots, tile, tiles, a.grad, a.lr_device, a.dim, partials, u.done, a.tables,
+        blocks, dense);
+  }
+  PERFLAB_CUDA_CHECK_LAUNCH("sgd_tiles_kernel");
+}
+
+}  // namespace perflab::kernels::cuda
