@@ -105,11 +105,12 @@ else
 fi
 
 # A rank killed mid-run: mpirun stops the others and names the rank.
-(cd "$tmp" && exec timeout 120 mpirun -np 2 "$PERFLAB" run collectives --set bytes=1024 --set iters=1000 \
+(cd "$tmp" && exec timeout 300 mpirun -np 2 "$PERFLAB" run collectives --set bytes=1024 --set iters=1000 \
    --iterations 100000 --out killed >"$tmp/kill.txt" 2>"$tmp/kill.err") &
 runner=$!
 victim=""
-for _ in $(seq 100); do
+for _ in $(seq 1200); do  # 120 s at most, while mpirun runs: a loaded machine starts ranks slowly
+  kill -0 "$runner" 2>/dev/null || break
   for pid in $(pgrep -f "perflab run collectives --set bytes=1024 --set iters=1000" || true); do
     if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1"; then victim=$pid; fi
   done

@@ -20,9 +20,9 @@ start() {
   pid=$!
 }
 
-# wait_for GLOB: until a file matching GLOB exists (at most 60 s).
+# wait_for GLOB: until a file matching GLOB exists (at most 300 s: a loaded machine).
 wait_for() {
-  for _ in $(seq 600); do
+  for _ in $(seq 3000); do
     compgen -G "$1" >/dev/null && return 0
     sleep 0.1
   done

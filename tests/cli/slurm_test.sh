@@ -68,6 +68,10 @@ SelectTypeParameters=CR_CPU
 MpiDefault=pmix
 ReturnToService=2
 MinJobAge=600
+# A loaded machine answers slowly: more than SLURM's 10 s defaults before a
+# message or a batch job's start counts as lost.
+MessageTimeout=60
+BatchStartTimeout=120
 NodeName=$host NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -94,7 +98,7 @@ daemons+=($!)
 slurmd -D -f "$SLURM_CONF" >"$S/slurmd.out" 2>&1 &
 daemons+=($!)
 state=""
-for _ in $(seq 100); do
+for _ in $(seq 600); do  # 120 s at most
   state=$(sinfo --noheader --format=%T 2>/dev/null)
   [[ $state == idle ]] && break
   sleep 0.2
@@ -174,8 +178,8 @@ sweep() { "$PERFLAB" sweep "$tmp/four.yaml" "$@"; }
 status_count() {  # STATE: how many runs --status shows in it
   sweep --status 2>&1 | grep -c "^$1 "
 }
-settled() {  # SWEEP_FILE: until nothing is queued or running (60 s at most); status in $tmp/status.txt
-  for _ in $(seq 300); do
+settled() {  # SWEEP_FILE: until nothing is queued or running (300 s at most); status in $tmp/status.txt
+  for _ in $(seq 1500); do
     "$PERFLAB" sweep "$1" --status >"$tmp/status.txt" 2>&1
     grep -qE "^(queued|running) " "$tmp/status.txt" || return 0
     sleep 0.2

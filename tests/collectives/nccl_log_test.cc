@@ -4,6 +4,8 @@
 // messages and their sources).
 #include "collectives/nccl_log.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -343,7 +345,9 @@ TEST(NcclLog, ARunReadsOnlyTheChoicesItsOwnCallsLogged) {
 }
 
 TEST(NcclLog, TheRunsStartIsTheFilesSizeAndReadingFromItSkipsTheRest) {
-  const std::string path = std::string(PERFLAB_BINARY_DIR) + "/nccl_log_test_since.log";
+  // Per process: two test runs sharing one build folder must not share the file.
+  const std::string path =
+      std::string(PERFLAB_BINARY_DIR) + "/nccl_log_test_since." + std::to_string(::getpid()) + ".log";
   EXPECT_EQ(nccl_log_size(path + ".absent"), 0u);
   {
     std::ofstream out(path, std::ios::trunc);

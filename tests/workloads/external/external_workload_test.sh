@@ -160,7 +160,7 @@ seeds: 3
 EOF
 "$PERFLAB" sweep "$tmp/slow/sweep.yaml" --out "$tmp/res" >"$tmp/res1.out" 2>"$tmp/res1.err" &
 pid=$!
-for _ in $(seq 1200); do
+for _ in $(seq 3000); do  # 300 s at most
   n=$(compgen -G "$tmp/res/resume/runs/*/result.json" | wc -l)
   [[ $n -ge 3 ]] && compgen -G "$tmp/res/resume/runs/.*.partial-*/run_0.out" >/dev/null && break
   sleep 0.1
