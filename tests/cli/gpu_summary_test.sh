@@ -76,6 +76,8 @@ if "$PYTHON" "$summary" "$work" "$work/steps.md" >"$tmp/work.md" 2>"$tmp/work.er
   sec "| precision | batch | off | on | on x off |"
   sec "| fp32 | [0-9]* | 1,000 | 1,300 | 1.30x |"
   sec "not measured"
+  sec "| x floor | setup (s) | setup share | gate |"
+  sec "^| fp32 | [0-9]* | .* | [0-9.]* | [0-9]*% | passed"
   sec "^- 1x3x20x12x14->5 k3 fp32, P=2, overlap, .*: 4 of 4 calls as forward convolutions; first: dx 1 planes"
   pass "relabelled results: exit 0, halo rows by precision, the lookup table, the epilogues and side-streams tables"
 else
