@@ -11,6 +11,7 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/sgd.h"
+#include "workloads/dlrm/init_random.h"
 
 namespace perflab::dlrm {
 namespace {
@@ -28,6 +29,12 @@ __global__ void widen_kernel(int64_t n, const __nv_bfloat16* __restrict__ src,
 
 __global__ void set_float_kernel(float* dst, float value) { *dst = value; }
 
+__global__ void table_init_kernel(float* __restrict__ dst, int64_t n, uint64_t key, double bound) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    dst[i] = init_random::table_value(key, bound, static_cast<uint64_t>(i));
+  }
+}
+
 }  // namespace
 
 void cast_bf16_to_float(int64_t n, const void* src, float* dst, cudaStream_t stream) {
@@ -40,6 +47,15 @@ void cast_bf16_to_float(int64_t n, const void* src, float* dst, cudaStream_t str
 
 kernels::LaunchList set_device_float_launches() {
   return {{"set_float_kernel", "a float written on the device", "", {sizeof(float), 0, ""}}};
+}
+
+void fill_embedding_table(float* dst, int64_t rows, int64_t dim, uint64_t seed, int table, cudaStream_t stream) {
+  const int64_t n = rows * dim;
+  if (n < 1) return;
+  const auto blocks = static_cast<unsigned>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks));
+  table_init_kernel<<<blocks, kThreads, 0, stream>>>(dst, n, init_random::table_key(seed, table),
+                                                     init_random::table_bound(rows));
+  PERFLAB_CUDA_CHECK_LAUNCH("table_init_kernel");
 }
 
 void set_device_float(float* dst, float value, cudaStream_t stream) {

@@ -4,7 +4,9 @@
 // writing one float to device memory from a kernel argument (the learning
 // rate: the value travels in the launch itself, so no host buffer must stay
 // alive until the copy runs). Both only enqueue on `stream`: no allocation,
-// no host synchronisation, so they can be captured in a CUDA graph.
+// no host synchronisation, so they can be captured in a CUDA graph. And two
+// set-up fills: an embedding table's seeded initial values, drawn on the
+// device, and cuRAND's uniform operands for timing GEMMs.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,6 +19,11 @@ namespace perflab::dlrm {
 
 /// dst[i] = float(src[i]) for n elements; src holds __nv_bfloat16.
 void cast_bf16_to_float(int64_t n, const void* src, float* dst, cudaStream_t stream);
+
+/// Embedding table `table`'s initial values under `seed`, [rows, dim] into
+/// dst: CpuModel's (initialise_table), the same bits (init_random.h),
+/// drawn where the table lives instead of on the host and uploaded.
+void fill_embedding_table(float* dst, int64_t rows, int64_t dim, uint64_t seed, int table, cudaStream_t stream);
 
 /// *dst = value (one thread; the value is a kernel argument).
 void set_device_float(float* dst, float value, cudaStream_t stream);

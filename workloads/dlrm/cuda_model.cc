@@ -114,9 +114,13 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   if (!options_.external_embeddings) tables_ = Buffer<float>(count(total_rows_ * dim));
   for (size_t k = 0; k < mine_.size() && !options_.external_embeddings; ++k) {
     const int t = mine_[k];
-    const size_t bytes = count(shape_.table_sizes[static_cast<size_t>(t)] * dim) * sizeof(float);
-    PERFLAB_CUDA_CHECK(cudaMemcpy(tables_.data() + offsets[k] * dim, init.embedding_row(t, 0), bytes,  // sync outside the iteration: setup: initial tables
-                                  cudaMemcpyHostToDevice));
+    const int64_t rows = shape_.table_sizes[static_cast<size_t>(t)];
+    if (options_.table_seed) {  // drawn here, on the default stream (synchronised below)
+      fill_embedding_table(tables_.data() + offsets[k] * dim, rows, dim, *options_.table_seed, t, nullptr);
+      continue;
+    }
+    PERFLAB_CUDA_CHECK(cudaMemcpy(tables_.data() + offsets[k] * dim, init.embedding_row(t, 0),  // sync outside the iteration: setup: initial tables
+                                  count(rows * dim) * sizeof(float), cudaMemcpyHostToDevice));
   }
   table_offsets_ = Buffer<int64_t>(offsets);
   lr_ = Buffer<float>(std::vector<float>{0.0f});

@@ -79,6 +79,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -148,6 +149,12 @@ struct CudaModelOptions {
   /// (joined before the update). Off: all in order on the
   /// step's stream. The same kernels and the same bits either way.
   bool side_streams = false;
+  /// Set: the embedding tables are drawn on the device from this seed
+  /// (CpuModel's initial tables under the same seed, bit for bit:
+  /// init_random.h), so the constructor's `init` need hold none
+  /// (EmbeddingStorage::kExternal): no host tables to fill and upload.
+  /// Unset: the tables are copied from `init`.
+  std::optional<uint64_t> table_seed;
 };
 
 /// One GEMM's choice when CudaModelOptions::tune_gemms is on.

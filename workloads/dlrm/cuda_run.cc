@@ -326,8 +326,13 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
 
   static std::unique_ptr<CudaModel> make_model(const DlrmSetup& setup, uint64_t seed,
                                                const CudaModelOptions& options) {
-    CpuModel init(setup.shape, seed);  // the same initial parameters as the cpu backend
-    return std::make_unique<CudaModel>(init, options);
+    // The same initial parameters as the cpu backend: the MLPs' from a
+    // CpuModel without tables, the tables drawn on the GPU from the seed
+    // (no host tables to fill and upload; the gate's CPU model has them).
+    CpuModel init(setup.shape, seed, EmbeddingStorage::kExternal);
+    CudaModelOptions o = options;
+    o.table_seed = seed;
+    return std::make_unique<CudaModel>(init, o);
   }
 
   /// The logit gather of evaluation: every rank sends its chunks' logits

@@ -15,40 +15,23 @@
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/interaction.h"
 #include "kernels/cpu/linear.h"
+#include "workloads/dlrm/init_random.h"
 
 namespace perflab::dlrm {
 namespace {
 
 namespace k = perflab::kernels::cpu;
 
-// ---- Counter-based random numbers ------------------------------------------
-// Every parameter element draws from (seed, stream, index) alone, so the
-// initial model does not depend on thread count or fill order, nor on the
-// standard library's distributions (whose output is implementation-defined).
+// ---- Counter-based random numbers (init_random.h: the device draws the
+// same tables) --------------------------------------------------------------
 
-constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
+using init_random::kBottomStream;
+using init_random::kRoundingStream;
+using init_random::kTopStream;
+using init_random::stream_key;
+using init_random::uniform01;
+
 constexpr double kTwoPi = 6.283185307179586476925286766559;
-
-/// Streams: one per tensor, so adding a layer does not shift the others.
-constexpr uint64_t kBottomStream = 1ULL << 32;
-constexpr uint64_t kTopStream = 2ULL << 32;
-constexpr uint64_t kTableStream = 3ULL << 32;
-constexpr uint64_t kRoundingStream = 4ULL << 32;  // bf16's stochastic rounding
-
-/// The splitmix64 finaliser: a bijective, well-mixing 64-bit hash.
-uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-/// Uniform in the open interval (0, 1), from 53 random bits.
-double uniform01(uint64_t key, uint64_t index) {
-  const uint64_t bits = mix64(key + (index + 1) * kGolden) >> 11;
-  return (static_cast<double>(bits) + 0.5) * 0x1.0p-53;
-}
-
-uint64_t stream_key(uint64_t seed, uint64_t stream) { return mix64(seed ^ mix64(stream)); }
 
 /// Fills values[0, n) with N(0, stddev²) by Box-Muller on counters 2i, 2i+1.
 void fill_normal(uint64_t key, double stddev, float* values, int64_t n) {
@@ -60,12 +43,10 @@ void fill_normal(uint64_t key, double stddev, float* values, int64_t n) {
   }
 }
 
-/// Fills values[0, n) with U(-bound, bound).
+/// Fills values[0, n) with U(-bound, bound) (init_random::table_value).
 void fill_uniform(uint64_t key, double bound, float* values, int64_t n) {
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    values[i] = static_cast<float>(bound * (2.0 * uniform01(key, static_cast<uint64_t>(i)) - 1.0));
-  }
+  for (int64_t i = 0; i < n; ++i) values[i] = init_random::table_value(key, bound, static_cast<uint64_t>(i));
 }
 
 void check_shape(const ModelShape& shape) {
@@ -98,8 +79,7 @@ void grow(std::vector<T>& buffer, int64_t rows, int64_t width) {
 }  // namespace
 
 void initialise_table(uint64_t seed, int table, int64_t rows, int64_t dim, float* values) {
-  fill_uniform(stream_key(seed, kTableStream + static_cast<uint64_t>(table)),
-               std::sqrt(1.0 / static_cast<double>(rows)), values, rows * dim);
+  fill_uniform(init_random::table_key(seed, table), init_random::table_bound(rows), values, rows * dim);
 }
 
 CpuModel::CpuModel(ModelShape shape, uint64_t seed, EmbeddingStorage storage, CpuPrecision precision)

@@ -19,6 +19,7 @@
 
 #include "base/error.h"
 #include "tests/support/dlrm_batch.h"
+#include "workloads/dlrm/init_random.h"
 
 namespace perflab::dlrm {
 namespace {
@@ -160,6 +161,40 @@ TEST(DlrmModelTest, InitialisationFollowsTheDlrmReference) {
     EXPECT_LT(lo, -0.8 * bound) << "table " << t;  // fills the interval
     EXPECT_GT(hi, 0.8 * bound) << "table " << t;
   }
+}
+
+// The tables' values are init_random.h's, which the GPU draws too
+// (CudaModelOptions::table_seed): every element of tables at odd sizes,
+// exactly. Pins the one definition both sides compute, and that a model
+// without tables (kExternal) starts from the same dense parameters.
+TEST(DlrmModelTest, TablesAreTheSharedInitialValues) {
+  ModelShape s = tiny_preset_shape();
+  s.table_sizes.resize(4);
+  s.table_sizes[0] = 1;
+  s.table_sizes[3] = 1001;
+  s.embed_dim = 16;
+  const uint64_t seed = 12345;
+  CpuModel model(s, seed);
+  for (int t = 0; t < static_cast<int>(s.table_sizes.size()); ++t) {
+    const uint64_t key = init_random::table_key(seed, t);
+    const double bound = init_random::table_bound(s.table_sizes[static_cast<size_t>(t)]);
+    const float* values = model.embedding_row(t, 0);
+    for (int64_t i = 0; i < s.table_sizes[static_cast<size_t>(t)] * s.embed_dim; ++i) {
+      ASSERT_EQ(values[i], init_random::table_value(key, bound, static_cast<uint64_t>(i))) << "table " << t << " value " << i;
+    }
+  }
+  CpuModel tableless(s, seed, EmbeddingStorage::kExternal);
+  const std::vector<DenseParameter> a = model.dense_parameters(), b = tableless.dense_parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].size, b[i].size);
+    EXPECT_TRUE(std::equal(a[i].value, a[i].value + a[i].size, b[i].value)) << a[i].name;
+  }
+  // Different tables and seeds draw different values.
+  EXPECT_NE(init_random::table_value(init_random::table_key(seed, 0), 1.0, 0),
+            init_random::table_value(init_random::table_key(seed, 1), 1.0, 0));
+  EXPECT_NE(init_random::table_value(init_random::table_key(seed, 0), 1.0, 0),
+            init_random::table_value(init_random::table_key(seed + 1, 0), 1.0, 0));
 }
 
 // Central differences of the whole model's loss against forward_backward, on
