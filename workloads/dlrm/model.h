@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/default_init_allocator.h"
 #include "kernels/cpu/embedding.h"
 #include "workloads/dlrm/batch.h"
 
@@ -239,7 +240,10 @@ class CpuModel {
   std::vector<Layer> top_;
   std::vector<float> dense_;       // every MLP weight and bias
   std::vector<float> dense_grad_;  // same layout
-  std::vector<std::vector<float>> tables_;
+  /// Not zeroed when sized: initialise() fills every value in parallel, so
+  /// each thread first-touches its own pages (no single-threaded memset of
+  /// gigabytes before the fill).
+  std::vector<std::vector<float, DefaultInitAllocator<float>>> tables_;
   std::vector<float*> table_rows_;  // tables_[t].data(), for the kernels
 
   // Per-batch buffers, each holding capacity_ rows of its width.
