@@ -116,8 +116,13 @@ StepComparison compare_one_step(const ModelShape& shape, uint64_t seed,
     }
   }
 
-  // The GPU step, from the untouched CPU model's parameters.
-  CudaModel gpu(cpu, options);
+  // The GPU step, from the untouched CPU model's dense parameters and, as a
+  // run's model draws them (cuda_run.cc), tables drawn on the device from
+  // the seed: each compared row's update is taken against the CPU's row
+  // before the step, so a drawn table that is not the CPU's fails the gate.
+  CudaModelOptions drawn = options;
+  drawn.table_seed = seed;
+  CudaModel gpu(cpu, drawn);
   StepComparison out;
   {
     // Across ranks the GPU model reads this rank's slice of the dense

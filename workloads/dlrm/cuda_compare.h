@@ -52,7 +52,9 @@ struct StepComparison {
 };
 
 /// Runs one step of `batch` (options.batch samples) at `learning_rate` on a
-/// CpuModel(shape, seed) and on a CudaModel built from it, and compares (see
+/// CpuModel(shape, seed) and on a CudaModel built from its dense parameters
+/// with its tables drawn on the device from `seed` (table_seed, as a run's
+/// model: a drawn table unlike the CPU's fails), and compares (see
 /// the file comment). Every dense parameter is compared; for each table, up
 /// to 64 distinct rows the batch reads plus its first and last rows.
 /// Synchronises with the device (untimed use only). `gpu_lr_factor` other
