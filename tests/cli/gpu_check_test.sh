@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# scripts/gpu-check's orchestration without a GPU: bad phases are refused in
+# one line with exit 2 and nothing written, and --plan says what a call would
+# run, in order, from the record an earlier call left (nothing run, built or
+# written). A GPU session is rare; a phase list that refuses a valid phase
+# (as `gpu-check peers` was, once) must fail here, not on the device.
+set -uo pipefail
+: "${PERFLAB:?}" "${PERFLAB_SOURCE_DIR:?}"
+# shellcheck source=tests/cli/lib.bash
+source "$(dirname "$0")/lib.bash"
+check="$PERFLAB_SOURCE_DIR/scripts/gpu-check"
+export OUT="$tmp/out" GPU_CHECK_WORK="$tmp/work" BUILD_DIR="$tmp/build"
+
+for bad in "bogus" "all peers"; do
+  # shellcheck disable=SC2086
+  "$check" $bad >"$tmp/o.txt" 2>"$tmp/e.txt"
+  rc=$?
+  if [[ $rc -eq 2 && $(wc -l <"$tmp/e.txt") -eq 1 && ! -e $OUT && ! -e $GPU_CHECK_WORK ]]; then
+    pass "gpu-check $bad: exit 2, one line, nothing written ($(cat "$tmp/e.txt"))"
+  else
+    fail "gpu-check $bad: exit $rc, $(cat "$tmp/e.txt"), out: $(ls "$OUT" 2>&1)"
+  fi
+done
+
+# Every phase the usage names is accepted, and planned alone (after the
+# build, which is missing here).
+phases=$(awk '/^#   scripts\/gpu-check PHASE\.\.\./ { sub(/.*phases: /, ""); print; getline; sub(/^# */, ""); print }' "$check")
+[[ $(wc -w <<<"$phases") -ge 14 ]] || fail "could not read the phases from the usage: '$phases'"
+for p in $phases; do
+  plan=$("$check" --plan "$p" 2>"$tmp/e.txt")
+  rc=$?
+  want="build"$'\n'"$p"
+  [[ $p == build ]] && want=build
+  [[ $rc -eq 0 && $plan == "$want" ]] || fail "gpu-check --plan $p: exit $rc, '$plan', $(cat "$tmp/e.txt")"
+done
+pass "every phase of the usage accepted: $(tr '\n' ' ' <<<"$phases")"
+
+# A fresh `all`: every phase, the DLRM peers right after the DLRM phases.
+plan=$("$check" --plan | tr '\n' ' ')
+expected="build tests dlrm dlrm-bf16 peers-dlrm transducer halo_conv peers serve sanitize cpu-tests "
+[[ $plan == "$expected" ]] && pass "a fresh all plans: $plan" || fail "a fresh all plans '$plan'"
+[[ ! -e $OUT && ! -e $GPU_CHECK_WORK ]] && pass "--plan wrote nothing" || fail "--plan wrote $(ls "$OUT" "$GPU_CHECK_WORK" 2>&1)"
+
+# An `all` whose first call did build, tests and dlrm: the rest, in order;
+# on a fresh machine (no binary) the build first again.
+mkdir -p "$GPU_CHECK_WORK/state" "$BUILD_DIR/bin"
+touch "$GPU_CHECK_WORK/state/all"
+for p in build tests dlrm; do echo ok >"$GPU_CHECK_WORK/state/done-$p"; done
+plan=$("$check" --plan all | tr '\n' ' ')
+[[ $plan == "build dlrm-bf16 peers-dlrm transducer halo_conv peers serve sanitize cpu-tests " ]] &&
+  pass "a resumed all on a fresh machine: $plan" || fail "resumed all, no binary: '$plan'"
+printf '#!/bin/sh\n' >"$BUILD_DIR/bin/perflab"
+chmod +x "$BUILD_DIR/bin/perflab"
+plan=$("$check" --plan all | tr '\n' ' ')
+[[ $plan == "dlrm-bf16 peers-dlrm transducer halo_conv peers serve sanitize cpu-tests " ]] &&
+  pass "a resumed all on the warm machine: $plan" || fail "resumed all, built: '$plan'"
+plan=$(GPU_CHECK_RESTART=1 "$check" --plan | wc -l)
+[[ $plan -eq 11 ]] && pass "GPU_CHECK_RESTART=1 plans every phase" || fail "restart plans $plan phases"
+plan=$("$check" --plan serve peers-dlrm | tr '\n' ' ')
+[[ $plan == "peers-dlrm serve " ]] && pass "explicit phases in the script's order: $plan" || fail "explicit: '$plan'"
+[[ $(ls "$GPU_CHECK_WORK/state" | wc -l) -eq 4 ]] || fail "--plan changed the record: $(ls "$GPU_CHECK_WORK/state")"
+finish
