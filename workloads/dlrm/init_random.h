@@ -36,7 +36,8 @@ PERFLAB_HOST_DEVICE constexpr uint64_t mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-/// Uniform in the open interval (0, 1), from 53 random bits.
+/// Uniform in (0, 1], from 53 random bits (1 only for the largest draw,
+/// whose + 0.5 rounds up to 2^53).
 PERFLAB_HOST_DEVICE inline double uniform01(uint64_t key, uint64_t index) {
   const uint64_t bits = mix64(key + (index + 1) * kGolden) >> 11;
   return (static_cast<double>(bits) + 0.5) * 0x1.0p-53;

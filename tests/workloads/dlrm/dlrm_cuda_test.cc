@@ -391,6 +391,22 @@ TEST(DlrmCudaInit, TablesDrawnOnTheDeviceAreTheCpuModelsBits) {
       }
     }
   }
+  // A table past one grid of the fill (2^16 blocks of 256 threads: 16,777,216
+  // values), read back whole through copy_to into a model of another seed.
+  ModelShape big = tiny_shape(16);
+  big.table_sizes = {5, 1048583, 3};  // x 16 = 16,777,328 values
+  CpuModel full(big, kSeed);
+  CpuModel tableless(big, kSeed, EmbeddingStorage::kExternal);
+  CudaModelOptions options;
+  options.batch = 37;
+  options.table_seed = kSeed;
+  CudaModel drawn(tableless, options);
+  CpuModel back(big, kSeed + 1);
+  drawn.copy_to(back);
+  for (int t = 0; t < 3; ++t) {
+    const size_t n = static_cast<size_t>(big.table_sizes[static_cast<size_t>(t)] * big.embed_dim);
+    EXPECT_EQ(0, std::memcmp(back.embedding_row(t, 0), full.embedding_row(t, 0), n * sizeof(float))) << "table " << t;
+  }
 }
 
 TEST(DlrmCudaCheck, FailsWhenTheGpuStepIsWrong) {
