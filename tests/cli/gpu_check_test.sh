@@ -10,6 +10,8 @@ set -uo pipefail
 source "$(dirname "$0")/lib.bash"
 check="$PERFLAB_SOURCE_DIR/scripts/gpu-check"
 export OUT="$tmp/out" GPU_CHECK_WORK="$tmp/work" BUILD_DIR="$tmp/build"
+# The caller's own gpu-check settings (this test runs inside gpu-check's cpu-tests phase) must not leak in.
+unset GPU_CHECK_RESTART GPU_CHECK_RESUME
 
 for bad in "bogus" "all peers"; do
   # shellcheck disable=SC2086
@@ -56,6 +58,12 @@ plan=$("$check" --plan all | tr '\n' ' ')
   pass "a resumed all on the warm machine: $plan" || fail "resumed all, built: '$plan'"
 plan=$(GPU_CHECK_RESTART=1 "$check" --plan | wc -l)
 [[ $plan -eq 11 ]] && pass "GPU_CHECK_RESTART=1 plans every phase" || fail "restart plans $plan phases"
+# A fresh machine given the first call's tarball (GPU_CHECK_RESUME, no work
+# folder): planned from the record inside it, which stays packed.
+tar -C "$tmp" -czf "$tmp/call1.tar.gz" work
+plan=$(GPU_CHECK_WORK="$tmp/fresh" GPU_CHECK_RESUME="$tmp/call1.tar.gz" "$check" --plan | tr '\n' ' ')
+[[ $plan == "dlrm-bf16 peers-dlrm transducer halo_conv peers serve sanitize cpu-tests " && ! -e $tmp/fresh ]] &&
+  pass "a resumed all from a tarball: $plan" || fail "resumed all from a tarball: '$plan'"
 plan=$("$check" --plan serve peers-dlrm | tr '\n' ' ')
 [[ $plan == "peers-dlrm serve " ]] && pass "explicit phases in the script's order: $plan" || fail "explicit: '$plan'"
 [[ $(ls "$GPU_CHECK_WORK/state" | wc -l) -eq 4 ]] || fail "--plan changed the record: $(ls "$GPU_CHECK_WORK/state")"

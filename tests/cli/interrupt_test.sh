@@ -20,9 +20,11 @@ start() {
   pid=$!
 }
 
-# wait_for GLOB: until a file matching GLOB exists (at most 300 s: a loaded machine).
+# wait_for GLOB: until a file matching GLOB exists (at most 300 s: a loaded
+# machine), while the run started last ($pid) is alive.
 wait_for() {
   for _ in $(seq 3000); do
+    kill -0 "$pid" 2>/dev/null || { compgen -G "$1" >/dev/null; return; }
     compgen -G "$1" >/dev/null && return 0
     sleep 0.1
   done

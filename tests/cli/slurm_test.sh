@@ -210,7 +210,7 @@ status_exit=$?
 scancel "$(job_of "${keys[0]}")"
 rm -f "$tmp/sweeps/four/slurm/${keys[1]}.json"
 scontrol update nodename="$host" state=resume
-settled "$tmp/four.yaml" || fail "jobs did not finish in 60 s: $(cat "$tmp/status.txt")"
+settled "$tmp/four.yaml" || fail "jobs did not finish in 300 s: $(cat "$tmp/status.txt")"
 sweep --status >/dev/null 2>&1
 status_exit=$?
 if [[ $(grep -c "^done " "$tmp/status.txt") -eq 2 && $(grep -c "^failed " "$tmp/status.txt") -eq 2 ]] &&
@@ -221,7 +221,7 @@ else
 fi
 sweep --launcher slurm >"$tmp/again.txt" 2>&1 && grep -q "2 job(s) submitted now" "$tmp/again.txt" &&
   pass "again: only the 2 failed runs submitted" || fail "resubmit: $(cat "$tmp/again.txt")"
-settled "$tmp/four.yaml" || fail "resubmitted jobs did not finish in 60 s: $(cat "$tmp/status.txt")"
+settled "$tmp/four.yaml" || fail "resubmitted jobs did not finish in 300 s: $(cat "$tmp/status.txt")"
 sweep --status >/dev/null 2>&1
 status_exit=$?
 [[ $(grep -c "^done " "$tmp/status.txt") -eq 4 ]] && grep -q "4 run(s): 4 done" "$tmp/status.txt" &&
@@ -273,7 +273,7 @@ scontrol show job "${first_task%%_*}" 2>&1 | grep -q "ArrayTaskThrottle=2" &&
   fail "no throttle on the array: $(scontrol show job "${first_task%%_*}" 2>&1 | head -5)"
 scancel "$first_task"
 scontrol update nodename="$host" state=resume
-settled "$tmp/arr.yaml" || fail "array tasks did not finish in 60 s: $(cat "$tmp/status.txt")"
+settled "$tmp/arr.yaml" || fail "array tasks did not finish in 300 s: $(cat "$tmp/status.txt")"
 if [[ $(grep -c "^done " "$tmp/status.txt") -eq 3 && $(grep -c "^failed " "$tmp/status.txt") -eq 1 ]] &&
   grep -q "^failed  *$first_task " "$tmp/status.txt"; then
   pass "array: 3 tasks done, the cancelled task failed"

@@ -160,7 +160,8 @@ seeds: 3
 EOF
 "$PERFLAB" sweep "$tmp/slow/sweep.yaml" --out "$tmp/res" >"$tmp/res1.out" 2>"$tmp/res1.err" &
 pid=$!
-for _ in $(seq 3000); do  # 300 s at most
+for _ in $(seq 3000); do  # 300 s at most, while the sweep runs
+  kill -0 "$pid" 2>/dev/null || break
   n=$(compgen -G "$tmp/res/resume/runs/*/result.json" | wc -l)
   [[ $n -ge 3 ]] && compgen -G "$tmp/res/resume/runs/.*.partial-*/run_0.out" >/dev/null && break
   sleep 0.1
