@@ -67,4 +67,17 @@ plan=$(GPU_CHECK_WORK="$tmp/fresh" GPU_CHECK_RESUME="$tmp/call1.tar.gz" "$check"
 plan=$("$check" --plan serve peers-dlrm | tr '\n' ' ')
 [[ $plan == "peers-dlrm serve " ]] && pass "explicit phases in the script's order: $plan" || fail "explicit: '$plan'"
 [[ $(ls "$GPU_CHECK_WORK/state" | wc -l) -eq 4 ]] || fail "--plan changed the record: $(ls "$GPU_CHECK_WORK/state")"
+
+# The call itself, with no time to start any phase (a 1 s budget): it defers
+# exactly the phases --plan named, in the same order, writes its summary and
+# record, and exits 3 (phases left for another call).
+plan=$("$check" --plan all | tr '\n' ' ')
+GPU_CHECK_BUDGET=1 "$check" all >"$tmp/call.txt" 2>&1
+rc=$?
+deferred=$(awk -F'\t' '$3 == "deferred" { printf "%s ", $2 }' "$GPU_CHECK_WORK/state/phases.tsv" 2>/dev/null)
+if [[ $rc -eq 3 && $deferred == "$plan" && -s $OUT/summary.md && -s $OUT/gpu-check.tar.gz ]]; then
+  pass "a call with no time left defers what --plan named: $deferred"
+else
+  fail "call with no time: exit $rc, deferred '$deferred', plan '$plan': $(tail -5 "$tmp/call.txt")"
+fi
 finish
