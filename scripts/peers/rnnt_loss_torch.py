@@ -176,11 +176,14 @@ def main():
               "refusing to time a wrong implementation")
         return 4
     dtype = torch.float32 if args.dtype == "fp32" else torch.bfloat16
+    impls = [("torch_reference", perflab_peer_step)]
+    audio_version = None
     try:
-        import torchaudio  # noqa: F401
-        impls = [("torch_reference", perflab_peer_step), ("torchaudio", torchaudio_step)]
+        import torchaudio
+        audio_version = torchaudio.__version__
+        impls.append(("torchaudio", torchaudio_step))
     except ImportError:
-        impls = [("torch_reference", perflab_peer_step)]
+        pass
     for shape in SHAPES[args.shapes]:
         batch, max_time, max_labels, vocab = shape
         for name, step in impls:
@@ -188,6 +191,8 @@ def main():
                       "B": batch, "T": max_time, "U": max_labels, "V": vocab,
                       "dtype": args.dtype, "device": args.device, "repeats": args.repeats,
                       "torch": torch.__version__}
+            if name == "torchaudio":
+                record["torchaudio"] = audio_version
             elements = batch * max_time * (max_labels + 1) * vocab
             if name == "torchaudio" and args.dtype != "fp32":
                 record["skipped"] = "torchaudio.functional.rnnt_loss takes fp32/fp16 logits only"

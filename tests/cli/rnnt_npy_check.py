@@ -2,7 +2,7 @@
 # NumPy implementation of the RNN-T forward recursion (costs), and checks the
 # gradient file: dtype, shape, rows summing to zero, padding left at zero.
 # Usage: rnnt_npy_check.py PERFLAB TMPDIR
-import numpy as np, subprocess, sys, os, tempfile
+import numpy as np, subprocess, sys, os
 perflab, tmp = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(5)
 B, T, U, V = 3, 6, 4, 7
