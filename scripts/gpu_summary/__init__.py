@@ -1,0 +1,1 @@
+"""scripts/gpu-summary's sections (see its docstring)."""

@@ -1,0 +1,167 @@
+"""DLRM: throughput by batch and toggles against PyTorch, graphs, tuned GEMMs, epilogues, side
+streams, time to train, the lookup benchmark."""
+import json
+import os
+import re
+
+from .common import (
+    as_int, cell, dlrm_label, fmt, gate_of, is_cuda, is_throughput, median, num, params_of, run_stat, runs_of,
+    setup_fraction, spec_of, toggles_on, work_of,
+)
+
+
+def dlrm_points(results, preset=None):
+    return [r for r in results if spec_of(r).get("workload") == "dlrm" and is_throughput(r) and is_cuda(r)
+            and "batch_size" in params_of(r) and (preset is None or spec_of(r).get("preset") == preset)]
+
+
+def dlrm_section(results, peers):
+    tp = dlrm_points(results)
+    dle = {id(r) for r in dlrm_points(results, "dle")}
+    if not tp:
+        return "## DLRM throughput\n\nNo DLRM throughput results.\n", {}
+    lines = ["## DLRM throughput (dle shapes, cuda)", "",
+             "samples/s is the median over seeds of timed-window throughput; iteration ms are CUDA-event "
+             "medians; host ms is CPU time per iteration call; floor = max(FLOPs/peak, bytes/peak); setup is "
+             "the data's preparation and each seed's model set-up (CPU model, upload, GEMM tuning), and its share "
+             "is of the point's wall time (the timed run and its gate included).", "",
+             "| precision | batch | toggles in effect | samples/s | iteration p50 (ms) | host p50 (ms) | floor (ms) | x floor "
+             "| setup (s) | setup share | gate |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    best, graphs = {}, {}
+    for r in sorted(tp, key=lambda r: (params_of(r).get("precision", "fp32"), as_int(params_of(r)["batch_size"]),
+                                        toggles_on(r))):
+        prec = params_of(r).get("precision", "fp32")
+        b = as_int(params_of(r)["batch_size"])
+        tog = dlrm_label(r)
+        sps = num((r.get("score") or {}).get("throughput_samples_per_s"))
+        gate = gate_of(r)
+        frac, setup = setup_fraction(r)
+        lines.append(f"| {prec} | {b} | {tog} | {fmt(sps, '{:,.0f}')} | {fmt(run_stat(r, 'iteration_ms'), '{:.3f}')} | "
+                     f"{fmt(run_stat(r, 'host_iteration_ms'), '{:.3f}')} | {fmt(num(work_of(r).get('floor_ms')), '{:.3f}')} | "
+                     f"{fmt(num(work_of(r).get('times_floor')), '{:.2f}')} | {fmt(setup, '{:.1f}')} | "
+                     f"{fmt(frac, '{:.0%}')} | {'passed' if gate.get('passed') else 'FAILED'}: "
+                     f"{cell(str(gate.get('detail', '-'))[:160])} |")
+        if sps and id(r) in dle:
+            key = (prec, b)
+            if key not in best or sps > best[key][0]:
+                best[key] = (sps, tog)
+            graphs.setdefault(key, {})[tog] = sps
+    lines += ["", "### perflab (best toggles, dle) against PyTorch on the same GPU", "",
+              "| precision | batch | perflab samples/s (toggles) | torch eager | torch compile reduce-overhead | x eager | x compiled |",
+              "|---|---|---|---|---|---|---|"]
+    ratios = {}
+    for (prec, b), (sps, tog) in sorted(best.items()):
+        dl = [p for p in peers if p.get("workload") == "dlrm" and p.get("batch") == b and p.get("precision") == prec
+              and p.get("device", "cuda") != "cpu"]
+        eager = median([p.get("samples_per_s") for p in dl if p.get("variant") == "eager"])
+        comp = median([p.get("samples_per_s") for p in dl if str(p.get("variant", "")).startswith("compile")])
+        xe = sps / eager if eager else None
+        xc = sps / comp if comp else None
+        ratios[(prec, b)] = (sps, xc, xe)
+        lines.append(f"| {prec} | {b} | {sps:,.0f} ({tog}) | {fmt(eager, '{:,.0f}')} | {fmt(comp, '{:,.0f}')} | "
+                     f"{fmt(xe, '{:.2f}')} | {fmt(xc, '{:.2f}')} |")
+    lines += ["", "### CUDA graphs speedup (dle; fused+sync_free with graphs over without)", "",
+              "| precision | batch | with graphs | without | speedup |", "|---|---|---|---|---|"]
+    gspeed = {}
+    for (prec, b), by in sorted(graphs.items()):
+        on, off = by.get("fused+cuda_graphs+sync_free"), by.get("fused+sync_free")
+        s = on / off if on and off else None
+        gspeed[(prec, b)] = s
+        lines.append(f"| {prec} | {b} | {fmt(on, '{:,.0f}')} | {fmt(off, '{:,.0f}')} | {fmt(s, '{:.2f}x')} |")
+    tuned_rows = [(k, by) for k, by in sorted(graphs.items()) if any(t.endswith("+tuned_gemms") for t in by)]
+    if tuned_rows:
+        lines += ["", "### cuBLASLt candidates timed at setup (gemm_algorithms=tuned) over the heuristic's first", "",
+                  "| precision | batch | toggles | heuristic | tuned | speedup |", "|---|---|---|---|---|---|"]
+        for (prec, b), by in tuned_rows:
+            for t, sps_t in sorted(by.items()):
+                if not t.endswith("+tuned_gemms"):
+                    continue
+                base = by.get(t[:-len("+tuned_gemms")])
+                s_ = sps_t / base if base else None
+                lines.append(f"| {prec} | {b} | {t[:-len('+tuned_gemms')]} | {fmt(base, '{:,.0f}')} | "
+                             f"{fmt(sps_t, '{:,.0f}')} | {fmt(s_, '{:.2f}x')} |")
+    lines += epilogues_lines(tp)
+    lines += side_streams_lines(tp)
+    return "\n".join(lines) + "\n", {"best": best, "ratios": ratios, "graphs": gspeed}
+
+
+def epilogues_lines(tp):
+    """cuBLASLt's epilogues against our own passes (the dlrm-epilogues step:
+    epilogues=cublaslt,own_backward,own at two batches)."""
+    return choice_lines(tp, "epilogues", ("cublaslt", "own_backward", "own"),
+                        "MLP epilogues: cuBLASLt's against our own passes (epilogues=...)")
+
+
+def side_streams_lines(tp):
+    """One stream against side streams (the dlrm-side-streams step:
+    side_streams=off,on at two batches)."""
+    return choice_lines(tp, "side_streams", ("off", "on"),
+                        "Side streams: the weight gradients and the update's sort beside the step (side_streams=...)")
+
+
+def choice_lines(tp, name, values, title):
+    """A table of samples/s per precision and batch for each of a DLRM
+    parameter's `values` (points that set it), and each over the first."""
+    by = {}
+    for r in tp:
+        v = params_of(r).get(name)
+        sps = num((r.get("score") or {}).get("throughput_samples_per_s"))
+        if v in values and sps:
+            by.setdefault((params_of(r).get("precision", "fp32"), as_int(params_of(r)["batch_size"])), {})[v] = sps
+    if not by:
+        return []
+    first = values[0]
+    lines = ["", f"### {title}", "",
+             "| precision | batch | " + " | ".join(values) + " | " +
+             " | ".join(f"{v} x {first}" for v in values[1:]) + " |",
+             "|---|---|" + "---|" * (2 * len(values) - 1)]
+    for (prec, b), e in sorted(by.items()):
+        base = e.get(first)
+        cells = [fmt(e.get(v), '{:,.0f}') for v in values]
+        ratios = [fmt(e[v] / base if base and e.get(v) else None, '{:.2f}x') for v in values[1:]]
+        lines.append(f"| {prec} | {b} | " + " | ".join(cells + ratios) + " |")
+    return lines
+
+
+def ttt_section(results):
+    ttt = [r for r in results if r.get("kind") == "time_to_train"]
+    if not ttt:
+        return ""
+    lines = ["## Time to train", "", "| workload | backend | preset | precision | toggles | runs | time to train (s) | method |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in ttt:
+        s = r.get("score") or {}
+        runs = runs_of(r)
+        lines.append(f"| {spec_of(r).get('workload')} | {spec_of(r).get('backend')} | {spec_of(r).get('preset')} | "
+                     f"{params_of(r).get('precision', '-')} | {toggles_on(r)} | "
+                     f"{sum(1 for x in runs if x.get('status') == 'success')}/{len(runs)} | "
+                     f"{fmt(num(s.get('time_to_train_s')), '{:.2f}')} | {cell(s.get('method') or s.get('reason') or '-')} |")
+    return "\n".join(lines) + "\n"
+
+
+def lookup_bench_section(work):
+    """bench_cuda_dlrm's BM_LookupAndInteraction (the dlrm phase's
+    dlrm-lookup-bench step): the gather then the interaction, forward and
+    backward, against the interaction reading the rows itself, per batch;
+    Google Benchmark's median of 3 repetitions."""
+    try:
+        data = json.load(open(os.path.join(work, "bench-lookup.json")))
+    except (OSError, json.JSONDecodeError):
+        return "## DLRM lookups inside the interaction (bench_cuda_dlrm)\n\nNot measured.\n"
+    med = {}
+    for b in data.get("benchmarks") or []:
+        m = re.match(r"BM_LookupAndInteraction/batch:(\d+)/fused:(\d)", b.get("name", ""))
+        if not m or b.get("aggregate_name") not in ("median", None):
+            continue
+        unit = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}.get(b.get("time_unit", "ns"), 1e-6)
+        med[(int(m.group(1)), m.group(2) == "1")] = num(b.get("real_time")) * unit if num(b.get("real_time")) else None
+    lines = ["## DLRM lookups inside the interaction (bench_cuda_dlrm)", "",
+             "Forward and backward of the interaction with the lookups: gathered first, or read from the tables "
+             "by the interaction itself (`--fused` on one GPU). Median of 3 repetitions.", "",
+             "| batch | gather + interaction (ms) | lookup inside (ms) | speedup |", "|---|---|---|---|"]
+    for batch in sorted({k[0] for k in med}):
+        g, f = med.get((batch, False)), med.get((batch, True))
+        lines.append(f"| {batch} | {fmt(g, '{:.3f}')} | {fmt(f, '{:.3f}')} | "
+                     f"{fmt(g / f if g and f else None, '{:.2f}x')} |")
+    return "\n".join(lines) + "\n"
