@@ -242,7 +242,7 @@ class CpuModel {
   std::vector<float> dense_grad_;  // same layout
   /// Not zeroed when sized: initialise() fills every value in parallel, so
   /// each thread first-touches its own pages (no single-threaded memset of
-  /// gigabytes before the fill).
+  /// the tables, 0.88 GB at the dle preset, before the fill).
   std::vector<std::vector<float, DefaultInitAllocator<float>>> tables_;
   std::vector<float*> table_rows_;  // tables_[t].data(), for the kernels
 

@@ -358,55 +358,45 @@ TEST(DlrmCudaDeterminism, TwoModelsFromOneSeedOnTheSameBatchesHoldTheSameBits) {
   }
 }
 
+/// A CudaModel whose tables are drawn on the device (table_seed, from a
+/// table-less CPU model), read back whole through copy_to into a CPU model
+/// of another seed: every value must be CpuModel(shape, kSeed)'s, bit for bit.
+void expect_drawn_model_is_the_cpu_models(const ModelShape& shape, kc::Precision precision) {
+  CpuModel full(shape, kSeed);
+  CpuModel tableless(shape, kSeed, EmbeddingStorage::kExternal);
+  CudaModelOptions options;
+  options.batch = 37;
+  options.precision = precision;
+  options.table_seed = kSeed;
+  CudaModel drawn(tableless, options);
+  CpuModel back(shape, kSeed + 1);
+  drawn.copy_to(back);
+  for (int t = 0; t < static_cast<int>(shape.table_sizes.size()); ++t) {
+    const size_t n = static_cast<size_t>(shape.table_sizes[static_cast<size_t>(t)] * shape.embed_dim);
+    EXPECT_EQ(0, std::memcmp(back.embedding_row(t, 0), full.embedding_row(t, 0), n * sizeof(float)))
+        << "table " << t << ", dim " << shape.embed_dim << (precision == kc::Precision::kBf16 ? ", bf16" : ", tf32");
+  }
+  const std::vector<DenseParameter> want = full.dense_parameters(), got = back.dense_parameters();
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(0, std::memcmp(got[i].value, want[i].value, static_cast<size_t>(want[i].size) * sizeof(float)))
+        << want[i].name;
+  }
+}
+
 // The tables drawn on the GPU (CudaModelOptions::table_seed: a training
-// run's model, with no host tables) hold CpuModel's initial values bit for
-// bit: every row of every table, at dim 4 and 16, bf16 too (the tables stay
-// fp32), and the MLPs' parameters from the table-less CPU model equal the
-// full one's.
+// run's model, with no host tables) hold CpuModel's initial values: at dim
+// 4 and 16, TF32 and bf16 models (the tables stay fp32), and a table past
+// one grid of the fill (2^16 blocks of 256 threads: 16,777,216 values).
 TEST(DlrmCudaInit, TablesDrawnOnTheDeviceAreTheCpuModelsBits) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   for (int dim : {4, 16}) {
     for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
-      const ModelShape shape = tiny_shape(dim);
-      CpuModel full(shape, kSeed);
-      CpuModel tableless(shape, kSeed, EmbeddingStorage::kExternal);
-      CudaModelOptions options;
-      options.batch = 37;
-      options.precision = precision;
-      CudaModel copied(full, options);
-      options.table_seed = kSeed;
-      CudaModel drawn(tableless, options);
-      for (int t = 0; t < static_cast<int>(shape.table_sizes.size()); ++t) {
-        for (int64_t row = 0; row < shape.table_sizes[static_cast<size_t>(t)]; ++row) {
-          const std::vector<float> host(full.embedding_row(t, row), full.embedding_row(t, row) + dim);
-          const std::vector<float> a = copied.embedding_row(t, row), b = drawn.embedding_row(t, row);
-          ASSERT_EQ(b.size(), host.size());
-          EXPECT_EQ(0, std::memcmp(b.data(), host.data(), host.size() * sizeof(float)))
-              << "table " << t << " row " << row << " dim " << dim;
-          EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
-        }
-      }
-      for (size_t i = 0; i < full.dense_parameters().size(); ++i) {
-        EXPECT_EQ(copied.dense_parameter(i), drawn.dense_parameter(i)) << "dense tensor " << i;
-      }
+      expect_drawn_model_is_the_cpu_models(tiny_shape(dim), precision);
     }
   }
-  // A table past one grid of the fill (2^16 blocks of 256 threads: 16,777,216
-  // values), read back whole through copy_to into a model of another seed.
   ModelShape big = tiny_shape(16);
   big.table_sizes = {5, 1048583, 3};  // x 16 = 16,777,328 values
-  CpuModel full(big, kSeed);
-  CpuModel tableless(big, kSeed, EmbeddingStorage::kExternal);
-  CudaModelOptions options;
-  options.batch = 37;
-  options.table_seed = kSeed;
-  CudaModel drawn(tableless, options);
-  CpuModel back(big, kSeed + 1);
-  drawn.copy_to(back);
-  for (int t = 0; t < 3; ++t) {
-    const size_t n = static_cast<size_t>(big.table_sizes[static_cast<size_t>(t)] * big.embed_dim);
-    EXPECT_EQ(0, std::memcmp(back.embedding_row(t, 0), full.embedding_row(t, 0), n * sizeof(float))) << "table " << t;
-  }
+  expect_drawn_model_is_the_cpu_models(big, kc::Precision::kTf32);
 }
 
 TEST(DlrmCudaCheck, FailsWhenTheGpuStepIsWrong) {
