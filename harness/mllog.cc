@@ -63,9 +63,14 @@ void append_json(std::string& out, const OrderedJson& j) {
 int64_t unix_time_ms() {
   using std::chrono::duration_cast;
   using std::chrono::milliseconds;
+  using std::chrono::steady_clock;
   using std::chrono::system_clock;
-  return static_cast<int64_t>(
-      duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
+  // Both clocks read once, together (a thread-safe static); after that only
+  // the steady clock advances the stamp.
+  static const std::pair<system_clock::time_point, steady_clock::time_point> anchor{system_clock::now(),
+                                                                                   steady_clock::now()};
+  const auto since = steady_clock::now() - anchor.second;
+  return static_cast<int64_t>(duration_cast<milliseconds>(anchor.first.time_since_epoch() + since).count());
 }
 
 std::string repo_relative_path(std::string_view file) {
@@ -108,7 +113,7 @@ MllogWriter::MllogWriter(std::string path, MllogClock clock)
 
 MllogWriter::~MllogWriter() = default;
 
-void MllogWriter::log(MllogSource source, std::string_view key, const OrderedJson& value,
+int64_t MllogWriter::log(MllogSource source, std::string_view key, const OrderedJson& value,
                       const OrderedJson& metadata) {
   if (!metadata.is_null() && !metadata.is_object()) {
     throw Error("MLLOG metadata for key '" + std::string(key) + "' must be a JSON object, not " +
@@ -123,15 +128,17 @@ void MllogWriter::log(MllogSource source, std::string_view key, const OrderedJso
     }
   }
 
-  if (!file_) return;
+  if (!file_) return clock_();
   std::lock_guard<std::mutex> lock(mutex_);
-  std::string line = format_mllog_line(clock_(), key, value, full);
+  const int64_t time_ms = clock_();  // under the lock: lines in the order of their stamps
+  std::string line = format_mllog_line(time_ms, key, value, full);
   line += '\n';
   errno = 0;
   if (std::fwrite(line.data(), 1, line.size(), file_.get()) != line.size() ||
       std::fflush(file_.get()) != 0) {
     throw Error("cannot write MLLOG file '" + path_ + "': " + std::strerror(errno));
   }
+  return time_ms;
 }
 
 namespace mllog {

@@ -18,7 +18,11 @@
 
 namespace perflab {
 
-/// Milliseconds since the Unix epoch, read from std::chrono::system_clock.
+/// Milliseconds since the Unix epoch: the system clock read once, at the
+/// process's first call, plus the steady clock's time since then. Every
+/// event of a run is stamped from one monotonic clock, so a duration read
+/// from the log (run_stop - run_start, MLPerf's time to train) is never
+/// moved by a system clock adjustment made during the run.
 int64_t unix_time_ms();
 
 /// A clock returning Unix epoch milliseconds; tests inject a fixed one.
@@ -58,8 +62,11 @@ class MllogWriter {
   /// Appends one event and flushes it. Metadata holds "file" (repo-relative)
   /// and "lineno" of `source`, then the caller's entries in their order
   /// (caller entries named "file" or "lineno" are ignored). `metadata` must
-  /// be an object or null. Throws perflab::Error on a write failure.
-  void log(MllogSource source, std::string_view key, const nlohmann::ordered_json& value,
+  /// be an object or null. Returns the event's time_ms, read from the
+  /// clock whether or not this writer has a file, so a rank that logs
+  /// nothing measures a duration the way rank 0's log states it. Throws
+  /// perflab::Error on a write failure.
+  int64_t log(MllogSource source, std::string_view key, const nlohmann::ordered_json& value,
            const nlohmann::ordered_json& metadata = nlohmann::ordered_json::object());
 
   /// The file being written.

@@ -24,6 +24,12 @@ inline double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+/// A run's time to train: its log's run_stop minus run_start (time_ms), as
+/// MLPerf's result summarizer reads it from the same two lines.
+inline double logged_seconds(int64_t run_start_ms, int64_t run_stop_ms) {
+  return static_cast<double>(run_stop_ms - run_start_ms) / 1e3;
+}
+
 /// One seed's step as the harness drives it: host iterations, or the
 /// workload's DeviceStep through a StepDriver (warm-up, graphs, sync
 /// counting, CUDA-event timing).
@@ -104,8 +110,9 @@ class IterationTimes {
 void add_execution_to_gate(const std::optional<ExecutionRecord>& execution, CorrectnessReport& gate);
 
 /// Runs a throughput-mode seed after init: warm-up, timed iterations, the
-/// correctness gate, and their MLLOG events.
+/// correctness gate, and their MLLOG events up to run_stop (run_start was
+/// logged at `run_start_ms`).
 void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, SeedStep& step,
-                    MllogWriter& log, RunRecord& rec);
+                    MllogWriter& log, int64_t run_start_ms, RunRecord& rec);
 
 }  // namespace perflab::detail

@@ -179,6 +179,7 @@ namespace {
 
 using detail::Clock;
 using detail::seconds_since;
+using detail::logged_seconds;
 
 /// Iterations between evaluations: the plan's interval, at least one
 /// iteration, never more than an epoch.
@@ -227,10 +228,11 @@ class TrainToTarget {
   TrainToTarget(const RunContext& ctx, const TrainingPlan& plan, int64_t batch, MllogWriter& log)
       : ctx_(ctx), plan_(plan), batch_(batch), log_(log) {}
 
-  void run(TrainableModel& model, detail::SeedStep& step, RunRecord& rec,
+  /// Trains from run_start (logged at `run_start_ms`) to run_stop.
+  void run(TrainableModel& model, detail::SeedStep& step, int64_t run_start_ms, RunRecord& rec,
            const std::function<void()>& on_eval) {
     namespace k = mllog;
-    run_t0_ = Clock::now();
+    run_start_ms_ = run_start_ms;
     detail::IterationTimes times(step, ctx_.spec.warmup_iterations, ctx_.comm);
     const int64_t per_epoch = plan_.iterations_per_epoch;
     const int64_t every = eval_every(plan_);
@@ -268,10 +270,9 @@ class TrainToTarget {
       rec.reason = fmt::format("target {} {:.4f} not reached in {} epochs (best {:.4f})",
                                plan_.quality_metric, plan_.quality_target, plan_.max_epochs, best);
     }
-    rec.time_to_train_s = seconds_since(run_t0_);
     nlohmann::ordered_json meta = {{"status", rec.status}};
     if (!rec.success) meta["reason"] = rec.reason;
-    PERFLAB_MLLOG(log_, k::kRunStop, nullptr, meta);
+    rec.time_to_train_s = logged_seconds(run_start_ms_, PERFLAB_MLLOG(log_, k::kRunStop, nullptr, meta));
 
     rec.iterations = iteration;
     rec.samples = iteration * batch_;
@@ -314,9 +315,9 @@ class TrainToTarget {
       value = model.evaluate();
     }
     rec.eval_s += seconds_since(t0);
-    PERFLAB_MLLOG(log_, k::kEvalAccuracy, value, meta);
+    const int64_t evaluated_ms = PERFLAB_MLLOG(log_, k::kEvalAccuracy, value, meta);
     PERFLAB_MLLOG(log_, k::kEvalStop, nullptr, meta);
-    rec.quality_curve.push_back({epoch, samples, value, loss, seconds_since(run_t0_)});
+    rec.quality_curve.push_back({epoch, samples, value, loss, logged_seconds(run_start_ms_, evaluated_ms)});
     if (std::isfinite(value) && value >= plan_.quality_target) {
       rec.status = "success";
       rec.success = true;
@@ -331,7 +332,7 @@ class TrainToTarget {
   const TrainingPlan& plan_;
   int64_t batch_;
   MllogWriter& log_;
-  Clock::time_point run_t0_;
+  int64_t run_start_ms_ = 0;  // the log's run_start
 };
 
 }  // namespace
@@ -448,12 +449,12 @@ RunRecord run_seed(const RunContext& ctx, PreparedBenchmark& prepared, uint64_t 
   rec.init_s = seconds_since(init_t0);
   PERFLAB_MLLOG(log, k::kInitStop, nullptr);
 
-  PERFLAB_MLLOG(log, k::kRunStart, nullptr);
+  const int64_t run_start_ms = PERFLAB_MLLOG(log, k::kRunStart, nullptr);
   if (spec.mode == RunMode::kThroughput) {
-    detail::run_throughput(ctx, prepared, seed_step, log, rec);
+    detail::run_throughput(ctx, prepared, seed_step, log, run_start_ms, rec);
   } else {
     TrainToTarget(ctx, *prepared.training, prepared.step.batch_size, log)
-        .run(*model, seed_step, rec, [&] {
+        .run(*model, seed_step, run_start_ms, rec, [&] {
           if (on_eval) on_eval(rec);
         });
   }

@@ -40,7 +40,7 @@ struct RunRecord {
   std::string status;  ///< "success" or "aborted".
   std::string reason;  ///< Why it stopped.
   double init_s = 0;   ///< init_start .. init_stop.
-  double time_to_train_s = 0;  ///< run_start .. run_stop (steady clock).
+  double time_to_train_s = 0;  ///< The log's run_stop - run_start (time_ms), MLPerf's reading.
   double train_s = 0;          ///< Time inside training iterations.
   double eval_s = 0;           ///< Time inside evaluations.
   int64_t iterations = 0;

@@ -20,7 +20,7 @@ namespace {
 /// A run stopped by SIGINT/SIGTERM before its last iteration: no gate (its
 /// output is of an unfinished run), run_stop aborted with the reason.
 void end_interrupted(MllogWriter& log, RunRecord& rec, IterationTimes& times, int64_t done, int64_t total,
-                     int64_t batch, Clock::time_point run_t0) {
+                     int64_t batch, int64_t run_start_ms) {
   namespace k = mllog;
   PERFLAB_MLLOG(log, k::kEpochStop, nullptr, {{"epoch_num", 1}});
   PERFLAB_MLLOG(log, k::kBlockStop, nullptr, {{"first_epoch_num", 1}, {"samples_count", done * batch}});
@@ -28,8 +28,8 @@ void end_interrupted(MllogWriter& log, RunRecord& rec, IterationTimes& times, in
   rec.status = "aborted";
   rec.reason = fmt::format("interrupted by {} after {} of {} iterations", signal_name(interrupt_signal()), done,
                            total);
-  rec.time_to_train_s = seconds_since(run_t0);
-  PERFLAB_MLLOG(log, k::kRunStop, nullptr, {{"status", rec.status}, {"reason", rec.reason}});
+  rec.time_to_train_s =
+      logged_seconds(run_start_ms, PERFLAB_MLLOG(log, k::kRunStop, nullptr, {{"status", rec.status}, {"reason", rec.reason}}));
   times.summarize_into(rec);
   rec.iterations = done;
   rec.samples = done * batch;
@@ -68,14 +68,13 @@ int64_t profile_window(const RunContext& ctx, SeedStep& step, int64_t first, int
 }  // namespace
 
 void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, SeedStep& step,
-                    MllogWriter& log, RunRecord& rec) {
+                    MllogWriter& log, int64_t run_start_ms, RunRecord& rec) {
   namespace k = mllog;
   const RunSpec& spec = ctx.spec;
   const int64_t batch = prepared.step.batch_size;
   const int64_t warmup = spec.warmup_iterations;
   const int64_t profiled = profiled_iterations(spec);
   const int64_t total = warmup + profiled + spec.iterations;
-  auto run_t0 = Clock::now();
   PERFLAB_MLLOG(log, k::kBlockStart, nullptr,
                 {{"first_epoch_num", 1}, {"epoch_count", 1}, {"samples_count", 0}});
   PERFLAB_MLLOG(log, k::kEpochStart, nullptr, {{"epoch_num", 1}});
@@ -97,7 +96,7 @@ void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, Se
     done = profile_window(ctx, step, done, profiled, prepared.step.rank_times, rec);
   }
   if (done < total) {
-    end_interrupted(log, rec, times, done, total, batch, run_t0);
+    end_interrupted(log, rec, times, done, total, batch, run_start_ms);
     return;
   }
   PERFLAB_MLLOG(log, k::kEpochStop, nullptr, {{"epoch_num", 1}});
@@ -127,10 +126,9 @@ void run_throughput(const RunContext& ctx, const PreparedBenchmark& prepared, Se
   rec.status = gate.passed ? "success" : "aborted";
   rec.reason = gate.passed ? "correctness gate passed: " + gate.detail
                            : "correctness gate failed: " + gate.detail;
-  rec.time_to_train_s = seconds_since(run_t0);
   nlohmann::ordered_json stop = {{"status", rec.status}};
   if (!rec.success) stop["reason"] = rec.reason;
-  PERFLAB_MLLOG(log, k::kRunStop, nullptr, stop);
+  rec.time_to_train_s = logged_seconds(run_start_ms, PERFLAB_MLLOG(log, k::kRunStop, nullptr, stop));
 
   times.summarize_into(rec);
   if (rec.profile) rec.profile->unprofiled_iteration_ms = rec.iteration_ms.p50;

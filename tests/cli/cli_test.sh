@@ -41,6 +41,17 @@ assert result["score"]["method"] == "olympic mean of 3"
 t = result["toggles"]["cuda_graphs"]
 assert t["requested"] and not t["in_effect"] and t["reason"], t
 assert [r["seed"] for r in runs] == result["spec"]["seeds"]
+# Each run's time to train is its log's run_stop - run_start, to the bit;
+# each quality point's time is its eval_accuracy's stamp after run_start.
+import os
+for r in runs:
+    stamps = {}
+    for line in open(os.path.join(os.path.dirname(sys.argv[1]), r["log"])):
+        e = json.loads(line.split(":::MLLOG ", 1)[1])
+        stamps.setdefault(e["key"], []).append(e["time_ms"])
+    start, stop = stamps["run_start"][0], stamps["run_stop"][0]
+    assert r["time_to_train_s"] == (stop - start) / 1e3, (r["time_to_train_s"], start, stop)
+    assert [q["elapsed_s"] for q in r["quality_curve"]] == [(t - start) / 1e3 for t in stamps["eval_accuracy"]]
 PY
 then pass "result.json validates against the schema and reached the target"; else fail "result.json check"; fi
 

@@ -144,6 +144,35 @@ TEST(UnixTimeMs, IsEpochMilliseconds) {
   EXPECT_LT(t, int64_t{4'100'000'000'000});  // Before 2100.
 }
 
+TEST(UnixTimeMs, NeverGoesBackwards) {
+  // One monotonic clock after the first reading: a run's logged duration
+  // cannot be negative whatever the system clock does meanwhile.
+  int64_t last = unix_time_ms();
+  for (int i = 0; i < 1000; ++i) {
+    const int64_t t = unix_time_ms();
+    ASSERT_GE(t, last);
+    last = t;
+  }
+}
+
+TEST(MllogWriter, ReturnsEachEventsStampWithOrWithoutAFile) {
+  TempFile tmp;
+  int64_t now = 500;
+  MllogWriter writer(tmp.path(), [&now] { return now += 7; });
+  EXPECT_EQ(PERFLAB_MLLOG(writer, mllog::kRunStart, nullptr), 507);
+  EXPECT_EQ(PERFLAB_MLLOG(writer, mllog::kRunStop, nullptr, {{"status", "success"}}), 514);
+  const std::vector<std::string> lines = read_lines(tmp.path());
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(parse(lines[0])["time_ms"], 507);
+  EXPECT_EQ(parse(lines[1])["time_ms"], 514);
+  // A rank other than 0 writes nothing and still reads the clock: its own
+  // duration is measured as rank 0's log states one.
+  int64_t other = 40;
+  MllogWriter silent("", [&other] { return other += 3; });
+  EXPECT_EQ(PERFLAB_MLLOG(silent, mllog::kRunStart, nullptr), 43);
+  EXPECT_EQ(PERFLAB_MLLOG(silent, mllog::kRunStop, nullptr), 46);
+}
+
 TEST(MllogWriter, WritesOneFlushedLinePerEventWithTheCallersLocation) {
   TempFile tmp;
   int64_t now = 1000;
