@@ -252,9 +252,11 @@ class CudaModel {
   DeviceLoss take_loss(cudaStream_t stream);
 
   /// Downloads dense parameter `index` (CpuModel::dense_parameters order) as
-  /// fp32 master values (synchronous: checks and tests only).
+  /// fp32 master values (checks and tests only): waits for the whole device
+  /// first, every stream of the model's included.
   std::vector<float> dense_parameter(size_t index) const;
-  /// Downloads row `row` of embedding table `table` (synchronous); across
+  /// Downloads row `row` of embedding table `table` (after the whole device
+  /// is done, as dense_parameter); across
   /// ranks only an own table's (std::out_of_range otherwise).
   std::vector<float> embedding_row(int table, int64_t row) const;
   /// Downloads every parameter into `out` (a CpuModel of the same shape:

@@ -1,6 +1,6 @@
 // CudaModel's read-backs (cuda_model.h): parameters downloaded for tests,
 // the gate, a divergence's diagnosis and a trained model's checkpoint, all
-// synchronous and outside any step.
+// outside any step; each waits for the whole device before it reads.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -36,6 +36,10 @@ std::string CudaModel::first_nonfinite_tensor() const {
 std::vector<float> CudaModel::dense_parameter(size_t index) const {
   const DenseSlot& s = layout_.slots.at(index);
   std::vector<float> out(count(s.values()));
+  // The copy runs on the legacy stream, which does not wait for the model's
+  // non-blocking streams: wait for the whole device, so a caller that did
+  // not synchronise still reads the last step's values.
+  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());  // sync outside the iteration: read-back for tests and the gate
   // Rows `ld` apart on the device (the padded top weight), packed here.
   PERFLAB_CUDA_CHECK(cudaMemcpy2D(out.data(), count(s.cols) * sizeof(float), dense_.data() + s.offset,  // sync outside the iteration: read-back for tests and the gate
                                   count(s.ld) * sizeof(float), count(s.cols) * sizeof(float), count(s.rows),
@@ -72,6 +76,7 @@ std::vector<float> CudaModel::embedding_row(int table, int64_t row) const {
   if (options_.external_embeddings) throw std::logic_error("CudaModel::embedding_row: a serving model holds no tables");
   const int64_t first = own_first_row(table);
   std::vector<float> out(count(shape_.embed_dim));
+  PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());  // sync outside the iteration: as dense_parameter's
   PERFLAB_CUDA_CHECK(cudaMemcpy(out.data(), tables_.data() + (first + row) * shape_.embed_dim,  // sync outside the iteration: read-back for tests and the gate
                                 out.size() * sizeof(float), cudaMemcpyDeviceToHost));
   return out;

@@ -46,6 +46,8 @@ const std::vector<Problem>& problems() {
       {3, 26, 1}, {2049, 3, 128}, {2049, 26, 3}, {1, 1, 128},
       {5, 4, 33},  // F = 5: the backward's last block of four features holds one
       {7, 5, 30},  // dim % 4 == 2: the forward's two-float tail
+      {37, 31, 5},  // F = 32: 136 tiles of pairs, past one pass of the forward's 128 threads
+      {3, 40, 8},   // F = 41 (odd): 231 tiles, the last group's lone feature on a second pass
   };
   return all;
 }

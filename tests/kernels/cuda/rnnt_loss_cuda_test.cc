@@ -326,6 +326,17 @@ TEST(RnntLossCuda, MatchesCpuReferenceAtMlperfSmallVocab) {
   check_all(p, {RnntDType::kFloat32}, {RnntReduction::kSum});
 }
 
+// Long label sequences: past 255 labels a diagonal has more nodes than the
+// recursion's 256 threads (a thread takes several, and its log-probs loaded
+// ahead are for its first only); past 6,143 two diagonals no longer fit in
+// 48 KiB of shared memory and the previous one is read from global memory.
+TEST(RnntLossCuda, MatchesCpuReferenceWithMoreLabelsThanThreads) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  check_all(random_problem({2, 6, 300, 5}, {6, 3}, {300, 257}, 23), {RnntDType::kFloat32, RnntDType::kBFloat16},
+            {RnntReduction::kNone});
+  check_all(random_problem({1, 3, 6200, 3}, {3}, {6200}, 24), {RnntDType::kFloat32}, {RnntReduction::kNone});
+}
+
 TEST(RnntLossCuda, CostsOnlyWithoutGradient) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const Problem p = random_problem({3, 11, 5, 7}, {11, 3, 8}, {5, 2, 0}, 31);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cuda/check.h"
@@ -126,6 +127,48 @@ TEST(SgdCuda, UpdateMatchesCpuBitForBitWithAndWithoutTheBf16Copy) {
           ASSERT_EQ(copy[i], bf16_bits(expected[i]))
               << "first bf16 mismatch at " << i << " (of " << expected[i] << "); count=" << count;
         }
+      }
+    }
+  }
+}
+
+// A range off a 16-byte boundary (weights, gradients or the bf16 copy):
+// the update goes one value at a time, matches the CPU bit for bit, and
+// touches nothing outside its range.
+TEST(SgdCuda, UnalignedRangesUpdateValueByValueAndOnlyTheirOwn) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const int64_t count = 2049;
+  const size_t total = static_cast<size_t>(count) + 8;
+  const float lr = 0.0375f;
+  const uint16_t untouched = 0x7fc1;  // a bf16 NaN the update never writes
+  // (weights' offset, gradients' offset) in floats; the bf16 copy shares the
+  // weights'. {4, 4}: aligned again, the four-wide path at an offset.
+  for (const auto& [w_off, g_off] : std::vector<std::pair<size_t, size_t>>{{1, 1}, {2, 2}, {3, 3}, {0, 1}, {4, 2}, {4, 4}}) {
+    for (bool with_bf16 : {false, true}) {
+      const auto w = test_support::random_vector(total, 3);
+      const auto g = test_support::random_vector(total, 4, -10.0f, 10.0f);
+      std::vector<float> expected = w;
+      for (size_t i = 0; i < static_cast<size_t>(count); ++i) expected[w_off + i] -= lr * g[g_off + i];
+
+      DeviceBuffer<float> d_w(w), d_g(g), d_lr(std::vector<float>{lr});
+      DeviceBuffer<uint16_t> d_bf16(std::vector<uint16_t>(total, untouched));
+      SgdArguments a;
+      a.count = count;
+      a.weights = d_w.data() + w_off;
+      a.gradients = d_g.data() + g_off;
+      a.lr_device = d_lr.data();
+      if (with_bf16) a.weights_bf16 = reinterpret_cast<__nv_bfloat16*>(d_bf16.data()) + w_off;
+      ASSERT_TRUE(SgdUpdate::can_implement(a).ok()) << SgdUpdate::can_implement(a).reason();
+      SgdUpdate::run(a, nullptr, nullptr);
+      PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto actual = d_w.download();
+      const auto copy = d_bf16.download();
+      for (size_t i = 0; i < total; ++i) {
+        ASSERT_EQ(float_bits(actual[i]), float_bits(expected[i]))
+            << "w[" << i << "] with weights at +" << w_off << ", gradients at +" << g_off;
+        const bool inside = with_bf16 && i >= w_off && i < w_off + static_cast<size_t>(count);
+        ASSERT_EQ(copy[i], inside ? bf16_bits(expected[i]) : untouched)
+            << "bf16[" << i << "] with weights at +" << w_off << (with_bf16 ? "" : ", no copy asked for");
       }
     }
   }

@@ -102,11 +102,16 @@ TEST_P(DlrmNcclStepTest, OneRankStepEqualsThePlainStepAndTheCpu) {
   nccl_options.comm = &one_rank_nccl();
   CudaModelOptions overlap_options = nccl_options;
   overlap_options.overlap = true;  // the exchanges on a second stream
+  // And the weight gradients and the update's sort on side streams beside
+  // NCCL's work (a run's side_streams=auto takes this path).
+  CudaModelOptions side_options = overlap_options;
+  side_options.side_streams = true;
 
-  CpuModel init_plain(shape, kSeed), init_nccl(shape, kSeed), init_overlap(shape, kSeed);
+  CpuModel init_plain(shape, kSeed), init_nccl(shape, kSeed), init_overlap(shape, kSeed), init_side(shape, kSeed);
   CudaModel plain(init_plain, plain_options);
   CudaModel nccl(init_nccl, nccl_options);
   CudaModel overlapped(init_overlap, overlap_options);
+  CudaModel side(init_side, side_options);
   ASSERT_EQ(nccl.local_batch(), kBatch);
   ASSERT_EQ(nccl.first_sample(), 0);
 
@@ -115,9 +120,9 @@ TEST_P(DlrmNcclStepTest, OneRankStepEqualsThePlainStepAndTheCpu) {
   kc::DeviceBuffer<float> labels(data.labels);
   kc::counted_stream_synchronize(nullptr);  // the uploads (legacy stream) have landed
   kc::Stream stream;
-  double loss[3] = {0, 0, 0};
-  CudaModel* models[3] = {&plain, &nccl, &overlapped};
-  for (int m = 0; m < 3; ++m) {
+  double loss[4] = {0, 0, 0, 0};
+  CudaModel* models[4] = {&plain, &nccl, &overlapped, &side};
+  for (int m = 0; m < 4; ++m) {
     set_device_float(models[m]->learning_rate(), 0.5f, stream.get());
     models[m]->train_step({dense.data(), ids.data(), labels.data()}, stream.get());
     loss[m] = models[m]->take_loss(stream.get()).sum;  // synchronises the stream
@@ -129,6 +134,9 @@ TEST_P(DlrmNcclStepTest, OneRankStepEqualsThePlainStepAndTheCpu) {
   EXPECT_NEAR(loss[2], loss[0], 1e-6 * std::abs(loss[0])) << "overlapped, " << describe(plain_options);
   expect_same(parameter_state(overlapped, shape, tensors), parameter_state(plain, shape, tensors),
               "NCCL (1 rank) with the exchanges overlapped vs plain, " + describe(plain_options));
+  EXPECT_NEAR(loss[3], loss[0], 1e-6 * std::abs(loss[0])) << "side streams, " << describe(plain_options);
+  expect_same(parameter_state(side, shape, tensors), parameter_state(plain, shape, tensors),
+              "NCCL (1 rank), exchanges overlapped, side streams vs plain, " + describe(plain_options));
 
   // And against the CPU reference, as the gate compares it.
   const StepComparison c =
