@@ -137,24 +137,152 @@ struct DenseSgd {
   __nv_bfloat16* w_bf16 = nullptr;
 };
 
+/// How many sorted positions a warp loads at once when it streams runs:
+/// their gradient rows and the tables' rows of the runs ending among them
+/// are all in flight before any is added (2 x kGroup loads per lane).
+constexpr int kGroup = 4;
+static_assert(32 % kGroup == 0, "a group never straddles two blocks of 32 positions");
+
+/// The partial of chunk k of the long run from `start` (see sgd_tiles_kernel):
+/// in the tile the chunk starts in, slot 2q + 1 for a run's first chunk and
+/// 2q for a later one (a tile holds at most one of each).
+__device__ __forceinline__ float* chunk_partial(float* partials, int64_t start, int64_t k, int64_t tile,
+                                                int64_t dim) {
+  const int64_t q = (start + k * tile) / tile;
+  return partials + (2 * q + (k == 0 ? 1 : 0)) * dim;
+}
+
+/// Once this warp's chunk of the long run (start, count) is in its partial:
+/// counts the chunk (done[start / tile], zeroed with the sort keys), and the
+/// warp that counts the run's last chunk adds the chunks' partials in chunk
+/// order and applies the row. Warp-uniform arguments.
+__device__ void finish_long_run(int64_t start, int64_t count, int64_t tile, int64_t dim, float* partials,
+                                unsigned* done, float* __restrict__ w, float lr) {
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const int64_t chunks = (count + tile - 1) / tile;
+  __threadfence();  // this chunk's partial is visible before it is counted
+  __syncwarp();
+  unsigned finished = 0;
+  if (lane == 0) finished = atomicAdd(done + start / tile, 1u) + 1u;
+  finished = __shfl_sync(kFullMask, finished, 0);
+  if (finished != static_cast<unsigned>(chunks)) return;
+  __syncwarp();  // every lane past lane 0's atomic before any reads the partials
+  __threadfence();
+  constexpr int64_t kPass = 32 * kColsPerLane;
+  for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
+    float acc[kColsPerLane] = {};
+    for (int64_t k = 0; k < chunks; ++k) {
+      const float* part = chunk_partial(partials, start, k, tile, dim);
+#pragma unroll
+      for (int i = 0; i < kColsPerLane; ++i) {
+        const int64_t col = c0 + lane + 32 * i;
+        if (col < dim) acc[i] = __fadd_rn(acc[i], __ldcg(part + col));  // L2: written by other SMs
+      }
+    }
+    apply_sgd(w, dim, c0, lr, acc);
+  }
+}
+
+/// One column pass [c0, c0 + 32 kColsPerLane) of a tile's runs, streamed
+/// from `pos` (the first sorted position of a run) through the sorted order:
+/// every run that starts before `last` and has at most `tile` slots is
+/// summed in slot order from zero and applied (w -= lr * sum, no fused
+/// multiply-add: the CPU's rounding), reading past `last` to finish the
+/// tile's last run. Positions come 32 at a time (a lane's key and slot;
+/// where runs end, from a ballot), then kGroup at a time with every load of
+/// the group issued before the first add: a warp keeps its loads in flight
+/// instead of waiting out a search and a read per run. A run longer than
+/// `tile` starts here and reaches past `last` (the tile's last run); its
+/// first `tile` slots are its first chunk, whose sum goes to that chunk's
+/// partial, and its start is returned for the chunk count (-1: none).
+template <typename TG>
+__device__ int64_t stream_runs(const RowKey* __restrict__ sorted_keys, const Slot* __restrict__ sorted_slots,
+                               int64_t num_slots, int64_t tile, int64_t pos, int64_t last,
+                               const TG* __restrict__ grad, int64_t dim, int64_t c0, float* __restrict__ tables,
+                               float lr, float* __restrict__ partials) {
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  int64_t begin = pos;  // the current run's first position
+  float acc[kColsPerLane] = {};
+  for (int64_t base = pos; base < num_slots; base += 32) {
+    if (begin == base && base >= last) return -1;  // the tile's last run ended on the block before
+    const int n = static_cast<int>(num_slots - base < 32 ? num_slots - base : 32);
+    const bool have = lane < n;
+    const RowKey key = have ? sorted_keys[base + lane] : 0;
+    const Slot slot = have ? sorted_slots[base + lane] : 0;
+    RowKey next = __shfl_down_sync(kFullMask, key, 1);
+    if (lane == 31 && base + 32 < num_slots) next = sorted_keys[base + 32];
+    // Bit u: position base + u is the last of its run.
+    const unsigned ends = __ballot_sync(kFullMask, have && (base + lane + 1 >= num_slots || key != next));
+    for (int u0 = 0; u0 < n; u0 += kGroup) {
+      float g[kGroup][kColsPerLane];    // the group's gradient rows
+      float old[kGroup][kColsPerLane];  // the tables' rows of the runs ending in it
+#pragma unroll
+      for (int j = 0; j < kGroup; ++j) {
+        const int u = u0 + j;  // at most 31 (u0 <= 28); a position past n is shuffled, not used
+        const TG* __restrict__ row = grad + int64_t{__shfl_sync(kFullMask, slot, u)} * dim;
+        const float* __restrict__ w = tables + int64_t{__shfl_sync(kFullMask, key, u)} * dim;
+        const bool used = u0 + j < n;
+        const bool end = used && ((ends >> u) & 1u) != 0;
+#pragma unroll
+        for (int i = 0; i < kColsPerLane; ++i) {
+          const int64_t col = c0 + lane + 32 * i;
+          g[j][i] = used && col < dim ? widen(row[col]) : 0.0f;
+          old[j][i] = end && col < dim ? w[col] : 0.0f;
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kGroup; ++j) {
+        const int u = u0 + j;
+        if (u >= n) break;
+        const int64_t p = base + u;
+        if (p == begin) {
+          if (p >= last) return -1;  // a later tile's run
+#pragma unroll
+          for (int i = 0; i < kColsPerLane; ++i) acc[i] = 0.0f;
+        }
+#pragma unroll
+        for (int i = 0; i < kColsPerLane; ++i) acc[i] = __fadd_rn(acc[i], g[j][i]);
+        if (((ends >> u) & 1u) != 0) {
+          float* __restrict__ w = tables + int64_t{__shfl_sync(kFullMask, key, u)} * dim;
+#pragma unroll
+          for (int i = 0; i < kColsPerLane; ++i) {
+            const int64_t col = c0 + lane + 32 * i;
+            if (col < dim) w[col] = __fsub_rn(old[j][i], __fmul_rn(lr, acc[i]));
+          }
+          begin = p + 1;
+        } else if (p + 1 - begin == tile) {  // a long run: its first chunk is summed
+          float* __restrict__ partial = chunk_partial(partials, begin, 0, tile, dim);
+#pragma unroll
+          for (int i = 0; i < kColsPerLane; ++i) {
+            const int64_t col = c0 + lane + 32 * i;
+            if (col < dim) partial[col] = acc[i];
+          }
+          return begin;
+        }
+      }
+    }
+  }
+  return -1;
+}
+
 /// The sparse SGD of every distinct row, one warp per tile of `tile` sorted
 /// positions (so the grid follows B*T, never B*T*dim, and no warp waits on
-/// a hot row's thousands of slots). A row's run of slots is found in the
-/// sorted keys (run_start, run_end):
+/// a hot row's thousands of slots):
 ///  - a run of at most `tile` slots is summed in slot order and applied by
-///    the warp of the tile it starts in: the CPU's order, so such rows
-///    match the CPU bit for bit;
+///    the warp of the tile it starts in (stream_runs): the CPU's order, so
+///    such rows match the CPU bit for bit;
 ///  - a longer run is cut into chunks of `tile` slots from its start; the
-///    warp of the tile a chunk starts in sums it into `partials` (slot
-///    2q + 1 for a run's first chunk, 2q for a later one: a tile holds at
-///    most one of each), and the warp that finishes the run's last chunk
-///    (counted in done[start / tile], zeroed with the sort keys) adds the
-///    chunks in chunk order and applies the row. The order is fixed, so the
-///    result is the same on every run; against the CPU's sequential sum it
-///    differs by rounding within the bound the tests state.
+///    warp of the tile a chunk starts in sums it into that chunk's partial,
+///    and the warp that finishes the run's last chunk adds the chunks in
+///    chunk order and applies the row (finish_long_run). The order is fixed,
+///    so the result is the same on every run; against the CPU's sequential
+///    sum it differs by rounding within the bound the tests state.
+/// A tile that opens inside a run from an earlier tile finds that run's
+/// bounds by search (run_start, run_end): it sums the run's chunk that
+/// starts in it, if the run is long, and streams from the run's end.
 /// Blocks from tile_blocks on run `dense` instead (when it has a count).
 template <typename TG>
-__global__ void sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const Slot* __restrict__ sorted_slots,
+__global__ void __launch_bounds__(kThreads, 3) sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const Slot* __restrict__ sorted_slots,
                                  int64_t num_slots, int64_t tile, int64_t num_tiles,
                                  const TG* __restrict__ grad, const float* __restrict__ lr_device, int64_t dim,
                                  float* __restrict__ partials, unsigned* __restrict__ done,
@@ -178,57 +306,42 @@ __global__ void sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const S
   for (int64_t q = warp; q < num_tiles; q += warps) {
     const int64_t first = q * tile;
     const int64_t last = first + tile < num_slots ? first + tile : num_slots;
-    int64_t next = run_start(sorted_keys, first);
-    while (next < last) {  // every run that starts in or reaches into this tile
-      const int64_t start = next;
-      next = run_end(sorted_keys, num_slots, start);
-      const int64_t count = next - start;
-      float* __restrict__ w = tables + int64_t{sorted_keys[start]} * dim;
-      if (count <= tile) {
-        if (start < first) continue;  // the tile it starts in updates it
-        for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
-          float acc[kColsPerLane] = {};
-          add_slots(sorted_slots, grad, dim, c0, start, start + count, acc);
-          apply_sgd(w, dim, c0, lr, acc);
-        }
-        continue;
-      }
-      const int64_t chunks = (count + tile - 1) / tile;
-      const int64_t j = start >= first ? 0 : (first - start + tile - 1) / tile;
-      const int64_t from = start + j * tile;
-      if (j >= chunks || from >= last) continue;
-      const int64_t to = from + tile < start + count ? from + tile : start + count;
-      float* __restrict__ partial = partials + (2 * q + (j == 0 ? 1 : 0)) * dim;
-      for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
-        float acc[kColsPerLane] = {};
-        add_slots(sorted_slots, grad, dim, c0, from, to, acc);
+    int64_t pos = first;
+    if (first > 0 && sorted_keys[first - 1] == sorted_keys[first]) {  // a run from an earlier tile reaches in
+      const int64_t start = run_start(sorted_keys, first);
+      const int64_t end = run_end(sorted_keys, num_slots, start);
+      const int64_t count = end - start;
+      if (count > tile) {
+        // The run's chunk that starts in this tile, if one does (a later
+        // chunk: its first starts in the run's first tile).
+        const int64_t k = (first - start + tile - 1) / tile;
+        const int64_t from = start + k * tile;
+        if (from < last && from < end) {
+          const int64_t to = from + tile < end ? from + tile : end;
+          float* __restrict__ partial = chunk_partial(partials, start, k, tile, dim);
+          for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
+            float acc[kColsPerLane] = {};
+            add_slots(sorted_slots, grad, dim, c0, from, to, acc);
 #pragma unroll
-        for (int i = 0; i < kColsPerLane; ++i) {
-          const int64_t col = c0 + lane + 32 * i;
-          if (col < dim) partial[col] = acc[i];
-        }
-      }
-      __threadfence();  // this chunk's partial is visible before it is counted
-      __syncwarp();
-      unsigned finished = 0;
-      if (lane == 0) finished = atomicAdd(done + start / tile, 1u) + 1u;
-      finished = __shfl_sync(kFullMask, finished, 0);
-      if (finished != static_cast<unsigned>(chunks)) continue;
-      __syncwarp();  // every lane past lane 0's atomic before any reads the partials
-      __threadfence();
-      for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
-        float acc[kColsPerLane] = {};
-        for (int64_t k = 0; k < chunks; ++k) {
-          const int64_t qk = (start + k * tile) / tile;
-          const float* part = partials + (2 * qk + (k == 0 ? 1 : 0)) * dim;
-#pragma unroll
-          for (int i = 0; i < kColsPerLane; ++i) {
-            const int64_t col = c0 + lane + 32 * i;
-            if (col < dim) acc[i] = __fadd_rn(acc[i], __ldcg(part + col));  // L2: written by other SMs
+            for (int i = 0; i < kColsPerLane; ++i) {
+              const int64_t col = c0 + lane + 32 * i;
+              if (col < dim) partial[col] = acc[i];
+            }
           }
+          finish_long_run(start, count, tile, dim, partials, done, tables + int64_t{sorted_keys[start]} * dim, lr);
         }
-        apply_sgd(w, dim, c0, lr, acc);
       }
+      pos = end;  // past the run: its first tile updates it (short) or finishes it (long)
+    }
+    if (pos >= last) continue;
+    int64_t long_start = -1;
+    for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
+      long_start = stream_runs(sorted_keys, sorted_slots, num_slots, tile, pos, last, grad, dim, c0, tables, lr,
+                               partials);
+    }
+    if (long_start >= 0) {
+      finish_long_run(long_start, run_end(sorted_keys, num_slots, long_start) - long_start, tile, dim, partials,
+                      done, tables + int64_t{sorted_keys[long_start]} * dim, lr);
     }
   }
 }

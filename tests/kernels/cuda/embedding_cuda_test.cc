@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -35,7 +36,10 @@
 namespace perflab::kernels::cuda {
 namespace {
 
-enum class Duplication { kNone, kRandom, kHeavy };
+/// kZipf: 4,099 rows a table, ids skewed as DLRM's data are (a few hot rows
+/// read hundreds of times, many rows once or twice): long and short runs
+/// side by side in the sorted order.
+enum class Duplication { kNone, kRandom, kHeavy, kZipf };
 
 struct Problem {
   int64_t batch;
@@ -46,7 +50,8 @@ struct Problem {
   std::string describe() const {
     const char* dup = duplication == Duplication::kNone     ? "none"
                       : duplication == Duplication::kRandom ? "random"
-                                                            : "heavy";
+                      : duplication == Duplication::kHeavy  ? "heavy"
+                                                            : "zipf";
     std::ostringstream s;
     s << "B=" << batch << " T=" << num_tables << " D=" << dim << " duplication=" << dup;
     return s.str();
@@ -77,6 +82,9 @@ HostInputs make_inputs(const Problem& p, uint32_t seed) {
       case Duplication::kHeavy:
         rows = 1 + t % 3;
         break;  // 1..3 rows
+      case Duplication::kZipf:
+        rows = 4099;
+        break;
     }
     in.offsets.push_back(in.total_rows);
     in.rows.push_back(rows);
@@ -101,6 +109,14 @@ HostInputs make_inputs(const Problem& p, uint32_t seed) {
         case Duplication::kHeavy:
           id = b % 5 == 0 ? rows - 1 : 0;
           break;
+        case Duplication::kZipf: {
+          // rows * x^4 for x uniform in [0, 1): row 0 takes 12.5% of a
+          // table's reads; at batch 8,193 rows past about 2,000 are read
+          // less than once on average.
+          const double x = static_cast<double>(gen()) / 4294967296.0;
+          id = std::min<int64_t>(rows - 1, static_cast<int64_t>(static_cast<double>(rows) * x * x * x * x));
+          break;
+        }
       }
       in.ids[static_cast<size_t>(b * p.num_tables + t)] = static_cast<int32_t>(id);
     }
@@ -168,6 +184,10 @@ const std::vector<Problem>& backward_problems() {
       // Past 131,072 slots the update's tiles grow beyond 32 slots (53 and
       // 64 here); heavy duplication cuts the hot rows into many chunks.
       {8193, 26, 5, Duplication::kHeavy},  {20011, 13, 3, Duplication::kRandom},
+      // Skewed ids: runs of one slot to hundreds, streamed in groups and
+      // chunked, at DLRM's width (tiles of 53 slots) and past one column
+      // pass of 128 (dim 200).
+      {8193, 26, 128, Duplication::kZipf}, {2049, 3, 200, Duplication::kZipf},
   };
   return problems;
 }
