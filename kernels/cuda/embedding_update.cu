@@ -195,7 +195,7 @@ __device__ void finish_long_run(int64_t start, int64_t count, int64_t tile, int6
 /// `tile` starts here and reaches past `last` (the tile's last run); its
 /// first `tile` slots are its first chunk, whose sum goes to that chunk's
 /// partial, and its start is returned for the chunk count (-1: none).
-template <typename TG>
+template <bool kFullPass, typename TG>
 __device__ int64_t stream_runs(const RowKey* __restrict__ sorted_keys, const Slot* __restrict__ sorted_slots,
                                int64_t num_slots, int64_t tile, int64_t pos, int64_t last,
                                const TG* __restrict__ grad, int64_t dim, int64_t c0, float* __restrict__ tables,
@@ -214,20 +214,26 @@ __device__ int64_t stream_runs(const RowKey* __restrict__ sorted_keys, const Slo
     // Bit u: position base + u is the last of its run.
     const unsigned ends = __ballot_sync(kFullMask, have && (base + lane + 1 >= num_slots || key != next));
     for (int u0 = 0; u0 < n; u0 += kGroup) {
-      float g[kGroup][kColsPerLane];    // the group's gradient rows
-      float old[kGroup][kColsPerLane];  // the tables' rows of the runs ending in it
+      // Every load of the group is unconditional, into its own register,
+      // and nothing reads one before all are issued: a predicated load with
+      // a default made the compiler load through one register and wait on
+      // each (sm_90 SASS). A position past n reads row 0 (lanes past n hold
+      // slot and key 0) and, in a pass narrower than 32 kColsPerLane
+      // columns, a column past dim reads column 0: valid addresses, values
+      // unused. A full pass needs no clamp: one base and fixed offsets.
+      TG g_raw[kGroup][kColsPerLane];    // the group's gradient rows
+      float old[kGroup][kColsPerLane];  // the tables' rows at its positions (used where a run ends)
 #pragma unroll
       for (int j = 0; j < kGroup; ++j) {
-        const int u = u0 + j;  // at most 31 (u0 <= 28); a position past n is shuffled, not used
+        const int u = u0 + j;  // at most 31 (u0 <= 28)
         const TG* __restrict__ row = grad + int64_t{__shfl_sync(kFullMask, slot, u)} * dim;
         const float* __restrict__ w = tables + int64_t{__shfl_sync(kFullMask, key, u)} * dim;
-        const bool used = u0 + j < n;
-        const bool end = used && ((ends >> u) & 1u) != 0;
 #pragma unroll
         for (int i = 0; i < kColsPerLane; ++i) {
           const int64_t col = c0 + lane + 32 * i;
-          g[j][i] = used && col < dim ? widen(row[col]) : 0.0f;
-          old[j][i] = end && col < dim ? w[col] : 0.0f;
+          const int64_t c = kFullPass || col < dim ? col : 0;
+          g_raw[j][i] = row[c];
+          old[j][i] = w[c];
         }
       }
 #pragma unroll
@@ -241,7 +247,7 @@ __device__ int64_t stream_runs(const RowKey* __restrict__ sorted_keys, const Slo
           for (int i = 0; i < kColsPerLane; ++i) acc[i] = 0.0f;
         }
 #pragma unroll
-        for (int i = 0; i < kColsPerLane; ++i) acc[i] = __fadd_rn(acc[i], g[j][i]);
+        for (int i = 0; i < kColsPerLane; ++i) acc[i] = __fadd_rn(acc[i], widen(g_raw[j][i]));
         if (((ends >> u) & 1u) != 0) {
           float* __restrict__ w = tables + int64_t{__shfl_sync(kFullMask, key, u)} * dim;
 #pragma unroll
@@ -281,12 +287,15 @@ __device__ int64_t stream_runs(const RowKey* __restrict__ sorted_keys, const Slo
 /// bounds by search (run_start, run_end): it sums the run's chunk that
 /// starts in it, if the run is long, and streams from the run's end.
 /// Blocks from tile_blocks on run `dense` instead (when it has a count).
+/// Two blocks a SM (ptxas: 114-115 registers, no spills): a group's 32
+/// loads a lane in flight need the registers; capped at 80 (three blocks)
+/// the group spilled.
 template <typename TG>
-__global__ void __launch_bounds__(kThreads, 3) sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const Slot* __restrict__ sorted_slots,
-                                 int64_t num_slots, int64_t tile, int64_t num_tiles,
-                                 const TG* __restrict__ grad, const float* __restrict__ lr_device, int64_t dim,
-                                 float* __restrict__ partials, unsigned* __restrict__ done,
-                                 float* __restrict__ tables, unsigned tile_blocks, DenseSgd dense) {
+__global__ void __launch_bounds__(kThreads, 2)
+    sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const Slot* __restrict__ sorted_slots, int64_t num_slots,
+                     int64_t tile, int64_t num_tiles, const TG* __restrict__ grad, const float* __restrict__ lr_device,
+                     int64_t dim, float* __restrict__ partials, unsigned* __restrict__ done,
+                     float* __restrict__ tables, unsigned tile_blocks, DenseSgd dense) {
   if (blockIdx.x >= tile_blocks) {  // the dense SGD's blocks
     const float lr = *dense.lr;
     const int64_t t = int64_t{blockIdx.x - tile_blocks} * blockDim.x + threadIdx.x;
@@ -336,8 +345,10 @@ __global__ void __launch_bounds__(kThreads, 3) sgd_tiles_kernel(const RowKey* __
     if (pos >= last) continue;
     int64_t long_start = -1;
     for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
-      long_start = stream_runs(sorted_keys, sorted_slots, num_slots, tile, pos, last, grad, dim, c0, tables, lr,
-                               partials);
+      long_start = c0 + kPass <= dim ? stream_runs<true>(sorted_keys, sorted_slots, num_slots, tile, pos, last, grad,
+                                                         dim, c0, tables, lr, partials)
+                                     : stream_runs<false>(sorted_keys, sorted_slots, num_slots, tile, pos, last, grad,
+                                                          dim, c0, tables, lr, partials);
     }
     if (long_start >= 0) {
       finish_long_run(long_start, run_end(sorted_keys, num_slots, long_start) - long_start, tile, dim, partials,
