@@ -43,26 +43,55 @@ size_t tc_shared_bytes(int64_t dim) {
 
 namespace {
 
+/// Loads per lane a loader issues before it stores any: a sample's rows
+/// are read with several loads in flight, not one load-then-store at a
+/// time (the sm_90 SASS of a plain loop waited on each load).
+constexpr int kLoadBatch = 4;
+
+/// The embedding rows of a sample into z [32, stride] (rows 1 to features
+/// - 1, zero rows up to 32; row 0, x, is the caller's), kWidth values a
+/// vector (V: float4 or uint4), `vectors` a row: lane k % 32 stores vector
+/// k of the 32 rows. Each batch's loads are issued before any is stored
+/// and are unconditional: a padding row, x's row or a step past the lane's
+/// last reads lane 0's row or row 0 of the source (valid addresses; the
+/// values are dropped). load(s, v): vector v of the row starting at s.
+template <int kWidth, typename V, typename Element, typename Load>
+__device__ void tc_store_embedding_rows(const Load& load, int64_t mine, int features, int vectors, int stride,
+                                        Element* z, int lane) {
+  for (int it0 = 0; it0 < vectors; it0 += kLoadBatch) {
+    V value[kLoadBatch];
+#pragma unroll
+    for (int i = 0; i < kLoadBatch; ++i) {
+      const int k = lane + 32 * (it0 + i);
+      const int f = k / vectors;
+      value[i] = load(row_start_of(mine, f), k - f * vectors);  // every lane: a shuffle
+    }
+#pragma unroll
+    for (int i = 0; i < kLoadBatch; ++i) {
+      const int k = lane + 32 * (it0 + i);
+      const int f = k / vectors;
+      if (it0 + i < vectors && f >= 1) {
+        *reinterpret_cast<V*>(z + f * stride + kWidth * (k - f * vectors)) = f < features ? value[i] : V{};
+      }
+    }
+  }
+}
+
 /// Loads sample b's features into z [32, stride] (x, then the embedding
 /// rows from `rows`, then zero rows up to 32), four values at a time
-/// (dim % 16 == 0), widened to fp32.
+/// (dim % 16 == 0), widened to fp32; x's row is loaded first, by lanes
+/// below `vectors` (two loads a lane past 128 columns).
 template <typename TA, typename Rows>
 __device__ void tc_load_features(const TA* xb, const Rows& rows, int64_t b, int features, int dim, int stride,
                                  float* z, int lane) {
-  const int vectors = dim / 4;
-  const int64_t mine = lane_row_start(rows, b, features, lane);
-  for (int k = lane; k < kTcRows * vectors; k += 32) {  // `vectors` trips for every lane
-    const int f = k / vectors;
-    const int v = k - f * vectors;
-    const int64_t s = row_start_of(mine, f);  // every lane: a shuffle
-    float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (f == 0) {
-      value = load4(xb + 4 * v);
-    } else if (f < features) {
-      value = rows.at4(s, 4 * v);
-    }
-    *reinterpret_cast<float4*>(z + f * stride + 4 * v) = value;
-  }
+  const int vectors = dim / 4;  // at most 36 (dim <= 144)
+  float4 x0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f), x1 = x0;
+  if (lane < vectors) x0 = load4(xb + 4 * lane);
+  if (lane + 32 < vectors) x1 = load4(xb + 4 * (lane + 32));
+  tc_store_embedding_rows<4, float4>([&](int64_t s, int v) { return rows.at4(s, 4 * v); },
+                                     lane_row_start(rows, b, features, lane), features, vectors, stride, z, lane);
+  if (lane < vectors) *reinterpret_cast<float4*>(z + 4 * lane) = x0;
+  if (lane + 32 < vectors) *reinterpret_cast<float4*>(z + 4 * (lane + 32)) = x1;
 }
 
 /// The lookup fused in: lanes write the update's sort input of sample b's
@@ -94,33 +123,74 @@ __device__ void tc_write_pairs(TA* ob, int dim, int features, const float* s, in
   }
 }
 
+/// x's passthrough gradient for the columns [n + 8 l, n + 8 l + 8) lane l
+/// of tc_write_gradient_tile writes in x's row (m == 0, lanes 0 and 1;
+/// zeros elsewhere), loaded before the tile's products so its latency
+/// hides behind them (element loads: dout's rows need not be aligned).
+template <typename TA>
+__device__ void tc_load_passthrough(const TA* db, int m, int n, int lane, float (&pass)[8]) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i) pass[i] = 0.0f;
+  if (m == 0 && lane < 2) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) pass[i] = widen(db[n + 8 * lane + i]);
+  }
+}
+
+/// A 16 x 16 tile of dZ = G·Z (features m*16.., columns n..) from the
+/// staging tile into dx (x's row, with the passthrough gradient `pass` and
+/// the optional dReLU: z row 0 holds x) and demb: lane l takes row l / 2,
+/// eight columns from 8 (l % 2), read from shared memory in two 16-byte
+/// loads and stored four at a time (dx and demb rows are dim apart, dim a
+/// multiple of 16: aligned).
 template <typename TA, typename TZ, typename TG>
 __device__ void tc_write_gradient_tile(const float* tile, int m, int n, int features, int dim, const TZ* z,
-                                       const TA* db, bool dx_relu, TA* dxb, TG* deb, int lane) {
-  for (int e = lane; e < 16 * 16; e += 32) {
-    const int f = m * 16 + e / 16, d = n + e % 16;
-    if (f == 0) {
-      put(dxb, d, dx_relu && !(widen(z[d]) > 0.0f) ? 0.0f : widen(db[d]) + tile[e]);
-    } else if (f < features) {
-      put(deb, static_cast<int64_t>(f - 1) * dim + d, tile[e]);
-    }
+                                       const float (&pass)[8], bool dx_relu, TA* dxb, TG* deb, int lane) {
+  const int r = lane / 2, c = 8 * (lane % 2);
+  const int f = m * 16 + r, d = n + c;
+  if (f >= features) return;  // a padding row (no synchronisation follows in here)
+  const float4 lo = *reinterpret_cast<const float4*>(tile + r * 16 + c);
+  const float4 hi = *reinterpret_cast<const float4*>(tile + r * 16 + c + 4);
+  float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  if (f == 0) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) v[i] = dx_relu && !(widen(z[d + i]) > 0.0f) ? 0.0f : pass[i] + v[i];
+    store4(dxb + d, make_float4(v[0], v[1], v[2], v[3]));
+    store4(dxb + d + 4, make_float4(v[4], v[5], v[6], v[7]));
+  } else {
+    TG* row = deb + static_cast<int64_t>(f - 1) * dim + d;
+    store4(row, make_float4(v[0], v[1], v[2], v[3]));
+    store4(row + 4, make_float4(v[4], v[5], v[6], v[7]));
   }
 }
 
 template <typename TG, typename TA>
 __device__ void tc_fill_pair_gradients(const TA* db, int dim, int features, TG* g, int g_stride, int lane) {
   const int pairs = features * (features - 1) / 2;
-  for (int p = lane; p < pairs; p += 32) {
-    int64_t i = 0, j = 0;
-    pair_from_index(p, &i, &j);
-    TG v;
-    if constexpr (std::is_same_v<TG, float>) {
-      v = widen(db[dim + p]);
-    } else {
-      v = db[dim + p];  // bf16 into bf16: exact
+  // The pair gradients come kLoadBatch a lane at a time, loaded before any
+  // is stored (a step past the last pair reads pair 0, dropped).
+  for (int p0 = 0; p0 < pairs; p0 += 32 * kLoadBatch) {
+    TA loaded[kLoadBatch];
+#pragma unroll
+    for (int i = 0; i < kLoadBatch; ++i) {
+      const int p = p0 + lane + 32 * i;
+      loaded[i] = db[dim + (p < pairs ? p : 0)];
     }
-    g[i * g_stride + j] = v;
-    g[j * g_stride + i] = v;
+#pragma unroll
+    for (int i = 0; i < kLoadBatch; ++i) {
+      const int p = p0 + lane + 32 * i;
+      if (p >= pairs) continue;
+      int64_t r = 0, c = 0;
+      pair_from_index(p, &r, &c);
+      TG v;
+      if constexpr (std::is_same_v<TG, float>) {
+        v = widen(loaded[i]);
+      } else {
+        v = loaded[i];  // bf16 into bf16: exact
+      }
+      g[r * g_stride + c] = v;
+      g[c * g_stride + r] = v;
+    }
   }
 }
 
@@ -195,6 +265,8 @@ __global__ void interaction_backward_tc_kernel(const TA* __restrict__ x, Rows ro
   const int k_end = (features + 7) / 8 * 8;  // G's columns and Z's rows past F are zero
   for (int m = 0; m < row_tiles; ++m) {
     for (int n = 0; n < dim; n += 16) {
+      float pass[8];
+      tc_load_passthrough(db, m, n, lane, pass);
       wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
       wmma::fill_fragment(acc, 0.0f);
       for (int k = 0; k < k_end; k += 8) {
@@ -208,7 +280,7 @@ __global__ void interaction_backward_tc_kernel(const TA* __restrict__ x, Rows ro
       }
       wmma::store_matrix_sync(tile, acc, 16, wmma::mem_row_major);
       __syncwarp();
-      tc_write_gradient_tile(tile, m, n, features, dim, z, db, dx_relu, dxb, deb, lane);
+      tc_write_gradient_tile(tile, m, n, features, dim, z, pass, dx_relu, dxb, deb, lane);
       __syncwarp();  // the tile is rewritten next
     }
   }
@@ -250,20 +322,12 @@ size_t tc_bf16_shared_bytes(int64_t dim) {
 template <typename Rows>
 __device__ void tc_bf16_load_features(const __nv_bfloat16* xb, const Rows& rows, int64_t b, int features, int dim,
                                       int stride, __nv_bfloat16* z, int lane) {
-  const int vectors = dim / 8;
-  const int64_t mine = lane_row_start(rows, b, features, lane);
-  for (int k = lane; k < kTcRows * vectors; k += 32) {  // `vectors` trips for every lane
-    const int f = k / vectors;
-    const int v = k - f * vectors;
-    const int64_t s = row_start_of(mine, f);  // every lane: a shuffle
-    uint4 value = make_uint4(0u, 0u, 0u, 0u);
-    if (f == 0) {
-      value = reinterpret_cast<const uint4*>(xb)[v];
-    } else if (f < features) {
-      value = rows.bits8(s, v);
-    }
-    *reinterpret_cast<uint4*>(z + f * stride + 8 * v) = value;
-  }
+  const int vectors = dim / 8;  // at most 18 (dim <= 144): x's row is one load a lane
+  uint4 x0 = make_uint4(0u, 0u, 0u, 0u);
+  if (lane < vectors) x0 = reinterpret_cast<const uint4*>(xb)[lane];
+  tc_store_embedding_rows<8, uint4>([&](int64_t s, int v) { return rows.bits8(s, v); },
+                                    lane_row_start(rows, b, features, lane), features, vectors, stride, z, lane);
+  if (lane < vectors) *reinterpret_cast<uint4*>(z + 8 * lane) = x0;
 }
 
 template <typename Rows>
@@ -336,6 +400,8 @@ __global__ void interaction_backward_tc_bf16_kernel(const __nv_bfloat16* __restr
   const int k_end = features > 16 ? 32 : 16;  // G's columns and Z's rows past F are zero
   for (int m = 0; m < row_tiles; ++m) {
     for (int n = 0; n < dim; n += 16) {
+      float pass[8];
+      tc_load_passthrough(db, m, n, lane, pass);
       wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
       wmma::fill_fragment(acc, 0.0f);
       for (int k = 0; k < k_end; k += 16) {
@@ -347,7 +413,7 @@ __global__ void interaction_backward_tc_bf16_kernel(const __nv_bfloat16* __restr
       }
       wmma::store_matrix_sync(tile, acc, 16, wmma::mem_row_major);
       __syncwarp();
-      tc_write_gradient_tile(tile, m, n, features, dim, z, db, dx_relu, dxb, deb, lane);
+      tc_write_gradient_tile(tile, m, n, features, dim, z, pass, dx_relu, dxb, deb, lane);
       __syncwarp();  // the tile is rewritten next
     }
   }

@@ -413,6 +413,7 @@ const std::vector<Problem>& tensor_core_problems() {
       {5, 16, 32},    // F = 17: the second tile holds one feature
       {1, 1, 16},     // F = 2
       {2049, 31, 48}, // F = 32: both tiles full
+      {7, 26, 144},   // the widest: x's row is 36 four-value vectors (two loads a lane in TF32), 18 in bf16
   };
   return all;
 }
