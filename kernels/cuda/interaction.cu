@@ -282,6 +282,12 @@ Status check(const InteractionArguments& a, bool backward) {
     return Status::invalid(std::string(op) + "the tensor-core kernels read x and the embedding rows 16 bytes at a "
                            "time: x and " + (lookup ? "the tables" : "emb") + " must be 16-byte aligned");
   }
+  const void* demb = a.demb_bf16 != nullptr ? static_cast<const void*>(a.demb_bf16) : a.demb;
+  if (backward && a.tensor_cores &&
+      (reinterpret_cast<uintptr_t>(a.dx) % 16 != 0 || reinterpret_cast<uintptr_t>(demb) % 16 != 0)) {
+    return Status::invalid(std::string(op) + "the tensor-core backward writes its gradient rows four values at a "
+                           "time: dx and demb must be 16-byte aligned");
+  }
   const size_t shared = a.tensor_cores ? tc_shared_bytes(a.dim) : interaction_shared_bytes(a.num_tables, a.dim, backward);
   if (shared > kMaxSharedBytes) {
     return Status::invalid(std::string(op) + "features need " + std::to_string(shared) +

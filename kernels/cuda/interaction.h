@@ -82,7 +82,9 @@ struct InteractionArguments {
   /// holds its F features padded to 32 rows in shared memory; the forward
   /// is the lower-triangle tiles of Z·Zᵀ, the backward dZ = G·Z with G the
   /// symmetric pair-gradient matrix (zero diagonal). Needs F = T + 1 <= 32,
-  /// dim a multiple of 16 up to 144, x and emb 16-byte aligned, and sm_80
+  /// dim a multiple of 16 up to 144, x and emb (the backward's dx and demb
+  /// too: its gradient tile is stored four values at a time) 16-byte
+  /// aligned, and sm_80
   /// or later (built for an older GPU the kernels trap). Products of inputs rounded to
   /// TF32 (10-bit mantissas): each dot product within 2^-10 Σ|z_i z_j| plus
   /// fp32 accumulation, where the CUDA-core kernels are within fp32's. When

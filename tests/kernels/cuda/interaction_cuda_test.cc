@@ -396,6 +396,19 @@ TEST(InteractionCudaCanImplement, TensorCoresTakeUpTo32FeaturesAndDimsOf16) {
   a.tensor_cores = true;
   a.emb = anything + 1;  // 4-byte aligned only
   EXPECT_NE(InteractionBackward::can_implement(a).reason().find("16-byte aligned"), std::string::npos);
+  for (bool gradient_rows : {false, true}) {
+    a = valid_arguments(anything);
+    a.tensor_cores = true;
+    if (gradient_rows) {
+      a.demb = anything + 1;
+    } else {
+      a.dx = anything + 1;
+    }
+    const Status unaligned = InteractionBackward::can_implement(a);
+    EXPECT_NE(unaligned.reason().find("dx and demb must be 16-byte aligned"), std::string::npos)
+        << unaligned.reason();
+    EXPECT_TRUE(InteractionForward::can_implement(a).ok()) << "the forward writes neither";
+  }
   const LaunchList l = interaction_launches(valid_arguments(anything), false);
   a = valid_arguments(anything);
   a.tensor_cores = true;
