@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# scripts/sass: the reading of a SASS listing (a fixture compiled from
+# fixtures/sass_two_kernels.cu: one kernel stores each load before issuing
+# the next, one has four loads in flight), its bad-input lines, and, where
+# cuobjdump and nvdisasm are at hand (scripts/sass --install) and the build
+# holds device code, a real object's kernels with their registers.
+set -uo pipefail
+: "${PERFLAB_SOURCE_DIR:?}"
+source "$PERFLAB_SOURCE_DIR/tests/cli/lib.bash"
+sass="$PERFLAB_SOURCE_DIR/scripts/sass"
+fixture="$PERFLAB_SOURCE_DIR/tests/cli/fixtures/sass_two_kernels.sass"
+
+# row KERNEL: the report's line for KERNEL from $tmp/out.txt, its columns
+# (registers, local, loads, waited, share, carried, deepest) split.
+row() { awk -v k="$1" '$NF == k { print $1, $2, $3, $4, $6, $7 }' "$tmp/out.txt"; }
+
+if "$sass" --from-sass "$fixture" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
+  [[ $(row one_at_a_time) == "- - 1 1 0 1" ]] &&
+    pass "a load read before the next is issued: waited on at once, one deep" ||
+    fail "one_at_a_time: '$(row one_at_a_time)'" "$(cat "$tmp/out.txt")"
+  [[ $(row four_in_flight) == "- - 4 0 0 4" ]] && pass "four loads issued before any is read: none alone, four deep" ||
+    fail "four_in_flight: '$(row four_in_flight)'" "$(cat "$tmp/out.txt")"
+else
+  fail "scripts/sass --from-sass exited $?: $(cat "$tmp/err.txt")"
+fi
+"$sass" --from-sass "$fixture" --kernel 'four' >"$tmp/out.txt" 2>&1
+[[ -n $(row four_in_flight) && -z $(row one_at_a_time) ]] && pass "--kernel selects by name" ||
+  fail "--kernel four" "$(cat "$tmp/out.txt")"
+"$sass" --from-sass "$fixture" --kernel 'one_at' --loads >"$tmp/out.txt" 2>&1
+grep -q "waited at once: LDG" "$tmp/out.txt" && pass "--loads lists the load waited on at once" ||
+  fail "--loads" "$(cat "$tmp/out.txt")"
+
+# Bad input: one line on stderr, exit 2, nothing on stdout.
+bad() {  # bad PATTERN ARGS...
+  local pattern=$1
+  shift
+  "$sass" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"
+  local rc=$?
+  if [[ $rc -eq 2 && $(wc -l <"$tmp/err.txt") -eq 1 && ! -s "$tmp/out.txt" ]] && grep -q -- "$pattern" "$tmp/err.txt"; then
+    pass "scripts/sass $*: exit 2, '$(cat "$tmp/err.txt")'"
+  else
+    fail "scripts/sass $*: exit $rc" "$(cat "$tmp/out.txt" "$tmp/err.txt")"
+  fi
+}
+bad "no such file" --from-sass "$tmp/missing.sass"
+printf 'not a listing\n' >"$tmp/plain.txt"
+bad "not a cuobjdump -sass listing" --from-sass "$tmp/plain.txt"
+bad "no kernel matching" --from-sass "$fixture" --kernel nothing_like_this
+bad "not a regular expression" --from-sass "$fixture" --kernel '('
+bad "expected a .cu source or an object file" "$PERFLAB_SOURCE_DIR/README.md"
+bad "no such object file" "$tmp/missing.o"
+bad "give no sources with it" --from-sass "$fixture" kernels/cuda/sgd.cu
+
+# A real object, when the tools and device code are here.
+object=$(find "$PERFLAB_SOURCE_DIR"/build* -name embedding_update.cu.o 2>/dev/null | head -n 1)
+if [[ -n $object ]] && "$sass" "$object" --kernel sgd_tiles >"$tmp/out.txt" 2>"$tmp/err.txt"; then
+  awk '$NF ~ /sgd_tiles_kernel</ && $1 ~ /^[0-9]+$/ && $2 == 0 { n++ } END { exit n == 2 ? 0 : 1 }' "$tmp/out.txt" &&
+    pass "embedding_update.cu.o: both sgd_tiles_kernel instances, registers read, no local memory" ||
+    fail "scripts/sass on $object" "$(cat "$tmp/out.txt")"
+elif [[ -n $object ]] && grep -q "scripts/sass --install" "$tmp/err.txt"; then
+  echo "skip: the real object (no cuobjdump and nvdisasm here: scripts/sass --install)"
+else
+  echo "skip: the real object (no embedding_update.cu.o: built without CUDA)"
+fi
+
+((failures == 0)) || exit 1
