@@ -22,7 +22,7 @@ namespace perflab {
 /// process's first call, plus the steady clock's time since then. Every
 /// event of a run is stamped from one monotonic clock, so a duration read
 /// from the log (run_stop - run_start, MLPerf's time to train) is never
-/// moved by a system clock adjustment made during the run.
+/// moved by a step of the system clock during the run.
 int64_t unix_time_ms();
 
 /// A clock returning Unix epoch milliseconds; tests inject a fixed one.
