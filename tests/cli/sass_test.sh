@@ -30,6 +30,21 @@ fi
 grep -q "waited at once: LDG" "$tmp/out.txt" && pass "--loads lists the load waited on at once" ||
   fail "--loads" "$(cat "$tmp/out.txt")"
 
+# --diff: a listing against itself is the same kernel for kernel (exit 0);
+# against a copy with one instruction changed, that kernel differs (exit 3).
+"$sass" --diff "$fixture" "$fixture" >"$tmp/out.txt" 2>&1
+rc=$?
+[[ $rc -eq 0 ]] && grep -q "^# 2 of 2 kernels the same" "$tmp/out.txt" && pass "--diff: a listing against itself" ||
+  fail "--diff against itself: exit $rc" "$(cat "$tmp/out.txt")"
+awk '/Function : _Z13one_at_a_time/ { f = 1 } f && /FADD/ && !done { sub(/FADD/, "FMUL"); done = 1 } { print }' \
+  "$fixture" >"$tmp/changed.sass"
+"$sass" --diff "$fixture" "$tmp/changed.sass" >"$tmp/out.txt" 2>&1
+rc=$?
+[[ $rc -eq 3 ]] && grep -q "^differs  one_at_a_time: 32 -> 32 instructions; FADD 1->0, FMUL 0->1" "$tmp/out.txt" &&
+  grep -q "^same  four_in_flight" "$tmp/out.txt" &&
+  pass "--diff: one changed instruction, its kernel differs, exit 3" ||
+  fail "--diff against a changed copy: exit $rc" "$(cat "$tmp/out.txt")"
+
 # Bad input: one line on stderr, exit 2, nothing on stdout.
 bad() {  # bad PATTERN ARGS...
   local pattern=$1
@@ -50,6 +65,8 @@ bad "not a regular expression" --from-sass "$fixture" --kernel '('
 bad "expected a .cu source or an object file" "$PERFLAB_SOURCE_DIR/README.md"
 bad "no such object file" "$tmp/missing.o"
 bad "give no sources with it" --from-sass "$fixture" kernels/cuda/sgd.cu
+bad "give nothing else to read" --diff "$fixture" "$fixture" kernels/cuda/sgd.cu
+bad "no such file" --diff "$fixture" "$tmp/missing.sass"
 
 # A real object, when the tools and device code are here: any failure but
 # the tools' absence is a failure (a renamed kernel, an unreadable listing).
