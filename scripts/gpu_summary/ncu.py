@@ -1,0 +1,104 @@
+"""Nsight Compute's counters for the DLRM kernels tuned without a GPU (gpu-check's ncu phase)."""
+import csv
+import glob
+import os
+import re
+import statistics
+
+from .common import fmt
+
+# Display names in the details page, by section (SpeedOfLight, Occupancy,
+# WarpStateStats, LaunchStats): what the table shows, in its order.
+COLUMNS = [
+    ("SM %", "Compute (SM) Throughput"),
+    ("memory %", "Memory Throughput"),
+    ("DRAM %", "DRAM Throughput"),
+    ("achieved occupancy %", "Achieved Occupancy"),
+    ("theoretical occupancy %", "Theoretical Occupancy"),
+    ("registers", "Registers Per Thread"),
+    ("cycles per issued instruction", "Warp Cycles Per Issued Instruction"),
+]
+DURATION_SCALE = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3,
+                  "second": 1e6, "s": 1e6}
+
+
+def number(text):
+    """A details-page value ('1,234.5', '98.2') as a float, or None."""
+    try:
+        return float(str(text).replace(",", ""))
+    except ValueError:
+        return None
+
+
+def kernel_base(name):
+    """sgd_tiles_kernel from 'void perflab::...::sgd_tiles_kernel<float>(...)'."""
+    name = re.sub(r"\(.*$", "", (name or "").replace("(anonymous namespace)::", ""))  # then the parameters
+    depth, base = 0, ""
+    for ch in name:  # drop template arguments, keep the last name
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif depth == 0:
+            base += ch
+    return base.split("::")[-1].split()[-1] if base.split() else name
+
+
+def read_launches(path):
+    """{launch id: {"kernel": name, metric display name: (unit, value text), "stall": rule text}}."""
+    launches = {}
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        lines = [line for line in f if line.startswith('"')]  # ncu's own "==PROF==" lines are not CSV
+    for row in csv.DictReader(lines):
+        launch = launches.setdefault(row.get("ID", ""), {"kernel": row.get("Kernel Name", "")})
+        metric = row.get("Metric Name")
+        if metric:
+            launch[metric] = (row.get("Metric Unit", ""), row.get("Metric Value", ""))
+        rule = row.get("Rule Description") or ""
+        if row.get("Section Name") == "Warp State Statistics" and rule and "stall" not in launch:
+            launch["stall"] = rule.split(". ")[0].strip().rstrip(".") + "."
+    return launches
+
+
+def ncu_section(work):
+    paths = sorted(glob.glob(os.path.join(work, "ncu-*.csv")))
+    title = "## Nsight Compute: the DLRM kernels tuned without a GPU (gpu-check's ncu phase)"
+    if not paths:
+        return f"{title}\n\nNot measured.\n"
+    lines = [title, ""]
+    for path in paths:
+        try:
+            launches = read_launches(path)
+        except (OSError, csv.Error) as e:
+            lines += [f"`{os.path.basename(path)}`: unreadable ({e}).", ""]
+            continue
+        by_kernel = {}
+        for launch in launches.values():
+            by_kernel.setdefault(kernel_base(launch["kernel"]), []).append(launch)
+        if not by_kernel:
+            lines += [f"`{os.path.basename(path)}`: no launches read (not ncu's details page as CSV?).", ""]
+            continue
+        lines += [f"`{os.path.basename(path)}` ({len(launches)} launches): medians over a kernel's launches; "
+                  "Nsight Compute's own figures, clocks left alone (`--clock-control none`).", "",
+                  "| kernel | launches | duration (us) | " + " | ".join(c for c, _ in COLUMNS) + " |",
+                  "|---|---|---|" + "---|" * len(COLUMNS)]
+        stalls = []
+        for kernel, runs in sorted(by_kernel.items(), key=lambda kv: -sum(
+                (number(r.get("Duration", ("", ""))[1]) or 0) *
+                DURATION_SCALE.get(r.get("Duration", ("us", ""))[0], 1.0) for r in kv[1])):
+            durations = [number(r["Duration"][1]) * DURATION_SCALE.get(r["Duration"][0], 1.0)
+                         for r in runs if "Duration" in r and number(r["Duration"][1]) is not None]
+            cells = []
+            for _, metric in COLUMNS:
+                values = [number(r[metric][1]) for r in runs if metric in r and number(r[metric][1]) is not None]
+                cells.append(fmt(statistics.median(values) if values else None, "{:.1f}"))
+            lines.append(f"| `{kernel}` | {len(runs)} | "
+                         f"{fmt(statistics.median(durations) if durations else None, '{:.1f}')} | "
+                         + " | ".join(cells) + " |")
+            stall = next((r["stall"] for r in runs if r.get("stall")), None)
+            if stall:
+                stalls.append(f"- `{kernel}`: {stall}")
+        lines.append("")
+        if stalls:
+            lines += ["Warp states (Nsight Compute's rule, first sentence):", ""] + stalls + [""]
+    return "\n".join(lines)
