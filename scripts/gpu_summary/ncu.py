@@ -55,7 +55,11 @@ def read_launches(path):
         if metric:
             launch[metric] = (row.get("Metric Unit", ""), row.get("Metric Value", ""))
         rule = row.get("Rule Description") or ""
-        if row.get("Section Name") == "Warp State Statistics" and rule and "stall" not in launch:
+        # Rule rows name the section by identifier (WarpStateStats), metric
+        # rows by display name; ncu's stall rule is CPIStall.
+        stall_rule = row.get("Rule Name") == "CPIStall" or row.get("Section Name") in (
+            "WarpStateStats", "Warp State Statistics")
+        if stall_rule and rule and "stall" not in launch:
             launch["stall"] = rule.split(". ")[0].strip().rstrip(".") + "."
     return launches
 

@@ -63,7 +63,9 @@ json.dump({"benchmarks": [
 PY
 # Nsight Compute's details page as CSV (gpu-check's ncu phase): two launches
 # of one kernel in two duration units with thousands separators, one of
-# another with a single metric, a rule's text, and ncu's own log line.
+# another in ns (--csv's base units) with a single metric, a rule's row
+# (named by its section's identifier, as ncu writes rule rows), and ncu's
+# own log line.
 "$PYTHON" - "$work/ncu-dlrm-bf16.csv" <<'PY'
 import csv, sys
 head = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
@@ -86,10 +88,10 @@ for i, (dur_unit, dur, sm, mem, dram, occ, cpi) in enumerate(
     metric(i, sgd, "Occupancy", "Theoretical Occupancy", "%", "37.5")
     metric(i, sgd, "Launch Statistics", "Registers Per Thread", "register/thread", "114")
     metric(i, sgd, "Warp State Statistics", "Warp Cycles Per Issued Instruction", "cycle", cpi)
-rows.append([0, 1, "perflab", "h", sgd, 1, 7, "(256, 1, 1)", "(832, 1, 1)", 0, "9.0", "Warp State Statistics",
+rows.append([0, 1, "perflab", "h", sgd, 1, 7, "(256, 1, 1)", "(832, 1, 1)", 0, "9.0", "WarpStateStats",
              "", "", "", "CPIStall", "WRN", "On average, each warp of this kernel spends 15.2 cycles being stalled "
              "waiting for a scoreboard dependency on a L1TEX operation. This is 74% of the total."])
-metric(2, tc, "GPU Speed Of Light Throughput", "Duration", "usecond", "300.5")
+metric(2, tc, "GPU Speed Of Light Throughput", "Duration", "ns", "300500")
 metric(2, tc, "Occupancy", "Achieved Occupancy", "%", "12")
 with open(sys.argv[1], "w", newline="") as f:
     f.write("==PROF== Disconnected from process 1\n")
