@@ -30,6 +30,15 @@ fi
 grep -q "waited at once: LDG" "$tmp/out.txt" && pass "--loads lists the load waited on at once" ||
   fail "--loads" "$(cat "$tmp/out.txt")"
 
+# A listing with code for two architectures reports each kernel once per
+# architecture, not merged into one instruction stream.
+{ cat "$fixture"; sed 's/sm_90/sm_100/g' "$fixture"; } >"$tmp/two_archs.sass"
+"$sass" --from-sass "$tmp/two_archs.sass" >"$tmp/out.txt" 2>&1
+[[ $(grep -c ' one_at_a_time \[sm_' "$tmp/out.txt") -eq 2 ]] && grep -q " one_at_a_time \[sm_90\]$" "$tmp/out.txt" &&
+  grep -q "  1        1 (100%)       0       1  one_at_a_time \[sm_100\]$" "$tmp/out.txt" &&
+  pass "two architectures: each kernel once per architecture" ||
+  fail "two architectures" "$(cat "$tmp/out.txt")"
+
 # --diff: a listing against itself is the same kernel for kernel (exit 0);
 # against a copy with one instruction changed, that kernel differs (exit 3).
 "$sass" --diff "$fixture" "$fixture" >"$tmp/out.txt" 2>&1
