@@ -317,10 +317,26 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int64_t last = first + tile < num_slots ? first + tile : num_slots;
     int64_t pos = first;
     if (first > 0 && sorted_keys[first - 1] == sorted_keys[first]) {  // a run from an earlier tile reaches in
-      const int64_t start = run_start(sorted_keys, first);
-      const int64_t end = run_end(sorted_keys, num_slots, start);
-      const int64_t count = end - start;
-      if (count > tile) {
+      // Its end, 32 positions a read (lane i: position base + i; the first
+      // lane past the run, or past the array, marks it), and whether it is
+      // longer than a tile by one more read: the run holds every position
+      // from its start to end - 1, so count = end - start > tile exactly when
+      // position end - tile - 1 holds its key. A short run (the usual case)
+      // costs a read or two; only a long one, whose chunk this tile may sum,
+      // is searched for its start.
+      const RowKey key = sorted_keys[first];
+      int64_t end = -1;
+      for (int64_t base = first; end < 0 && base < first + tile; base += 32) {
+        const int64_t p = base + lane;
+        const unsigned past = __ballot_sync(kFullMask, p >= num_slots || sorted_keys[p] != key);
+        if (past != 0) end = base + __ffs(static_cast<int>(past)) - 1;
+      }
+      // No end within a tile of `first`: the run holds first - 1 .. first + tile - 1, more than a tile.
+      const bool long_run = end < 0 || (end - tile - 1 >= 0 && sorted_keys[end - tile - 1] == key);
+      if (long_run) {
+        const int64_t start = run_start(sorted_keys, first);
+        end = run_end(sorted_keys, num_slots, start);
+        const int64_t count = end - start;
         // The run's chunk that starts in this tile, if one does (a later
         // chunk: its first starts in the run's first tile).
         const int64_t k = (first - start + tile - 1) / tile;
