@@ -87,17 +87,16 @@ def ncu_section(work):
                   "| kernel | launches | duration (us) | " + " | ".join(c for c, _ in COLUMNS) + " |",
                   "|---|---|---|" + "---|" * len(COLUMNS)]
         stalls = []
-        for kernel, runs in sorted(by_kernel.items(), key=lambda kv: -sum(
-                (number(r.get("Duration", ("", ""))[1]) or 0) *
-                DURATION_SCALE.get(r.get("Duration", ("us", ""))[0], 1.0) for r in kv[1])):
-            durations = [number(r["Duration"][1]) * DURATION_SCALE.get(r["Duration"][0], 1.0)
-                         for r in runs if "Duration" in r and number(r["Duration"][1]) is not None]
+        durations = {kernel: [number(r["Duration"][1]) * DURATION_SCALE.get(r["Duration"][0], 1.0)
+                              for r in runs if "Duration" in r and number(r["Duration"][1]) is not None]
+                     for kernel, runs in by_kernel.items()}
+        for kernel, runs in sorted(by_kernel.items(), key=lambda kv: -sum(durations[kv[0]])):  # most time first
             cells = []
             for _, metric in COLUMNS:
                 values = [number(r[metric][1]) for r in runs if metric in r and number(r[metric][1]) is not None]
                 cells.append(fmt(statistics.median(values) if values else None, "{:.1f}"))
             lines.append(f"| `{kernel}` | {len(runs)} | "
-                         f"{fmt(statistics.median(durations) if durations else None, '{:.1f}')} | "
+                         f"{fmt(statistics.median(durations[kernel]) if durations[kernel] else None, '{:.1f}')} | "
                          + " | ".join(cells) + " |")
             stall = next((r["stall"] for r in runs if r.get("stall")), None)
             if stall:
