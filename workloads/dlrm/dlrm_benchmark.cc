@@ -275,7 +275,7 @@ void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, con
   facts["all_to_all_reduction"] = mp > 0 ? 1.0 - (mean.forward + mean.backward) / mp : 0.0;
 }
 
-std::string auto_epilogues(const std::string& precision) { return precision == "bf16" ? "own_backward" : "own"; }
+std::string auto_epilogues() { return "own_backward"; }
 
 bool auto_interaction_tensor_cores(Backend backend, const std::string& precision, const ModelShape& shape,
                                    bool serving) {
@@ -331,7 +331,7 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                                  "has none to choose (leave epilogues at auto)",
                                  epilogues));
   }
-  setup_.epilogues = epilogues == "auto" ? auto_epilogues(p.get_string("precision")) : epilogues;
+  setup_.epilogues = epilogues == "auto" ? auto_epilogues() : epilogues;
   const std::string side_streams = p.get_string("side_streams");
   if (backend_ == Backend::kCpu && side_streams != "auto") {
     throw UsageError(fmt::format("dlrm: side_streams={} chooses whether the cuda backend runs independent work on "

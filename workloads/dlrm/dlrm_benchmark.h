@@ -34,13 +34,16 @@ std::vector<int> parse_layers(const std::string& param, const std::string& text)
 /// (cuda_model.h); everything else moves fp32.
 ValueBytes exchange_values(Backend backend, const std::string& precision);
 
-/// What epilogues=auto picks: "own" for TF32 and "own_backward" for bf16.
-/// On an H100 (docs/results/2026-11-26-h100-gpu-check, dle, batch 65,536)
-/// cuBLASLt ran the TF32 epilogues as separate passes (4.08 ms of a 10.73 ms
-/// step; perflab's unfused kernels did the same work in 3.39) and the bf16
-/// DRELU_BGRAD as one (1.33 of 5.71 ms), while nvjet fused the bf16
-/// forward's RELU_AUX_BIAS into the GEMM.
-std::string auto_epilogues(const std::string& precision);
+/// What epilogues=auto picks: "own_backward" in both precisions (the
+/// forward in cuBLASLt's RELU_BIAS epilogue, the backward as perflab's one
+/// dReLU+bias-gradient pass). cuBLASLt runs its backward chain slowly: on an
+/// H100 (docs/results/2026-11-26-h100-gpu-check, dle, batch 65,536) its TF32
+/// RELU_AUX_BIAS and DRELU_BGRAD ran as separate passes (4.08 ms of a
+/// 10.73 ms step), the bf16 DRELU_BGRAD as one (1.33 of 5.71 ms). Without
+/// the aux output the TF32 forward epilogue is fused into the GEMM: on an
+/// H200 (docs/results/2026-11-26-h200-gpu-check-c9d4b27) own_backward ran
+/// 1.07x own at TF32 batch 65,536 (6.336 against 6.806 ms) and 1.06x at 512.
+std::string auto_epilogues();
 
 /// What interaction=auto picks: tensor cores for a bf16 model that trains
 /// its tables on the cuda backend, where the shape fits the WMMA kernels;

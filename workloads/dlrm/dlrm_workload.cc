@@ -64,8 +64,8 @@ std::vector<ParamSpec> dlrm_params() {
        "cuda backend, --fused on: whose kernels run the MLP layers' bias, ReLU and their gradients: cublaslt "
        "(cuBLASLt's epilogues, the backward chained through DRELU_BGRAD), own (one bias+ReLU pass and one "
        "dReLU+bias-gradient pass of perflab's), or own_backward (forward in cuBLASLt's RELU_BIAS epilogue, "
-       "backward as own); auto: own for TF32, own_backward for bf16 (on an H100 cuBLASLt ran those epilogues as "
-       "separate passes: in TF32 slower than perflab's unfused kernels, in bf16 the backward's about as fast as them)",
+       "backward as own); auto: own_backward (cuBLASLt runs the backward's epilogues, and in TF32 the forward's "
+       "RELU_AUX_BIAS, as separate passes; its RELU_BIAS it fuses into the GEMM)",
        {}, {}, {"auto", "cublaslt", "own", "own_backward"}},
       {"side_streams", T::kString, "auto",
        "cuda backend, training: on runs independent work on two more streams, joined back with events (and "

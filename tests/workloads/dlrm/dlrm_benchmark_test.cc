@@ -132,7 +132,7 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
   EXPECT_EQ(unfused["perflab_dlrm_interaction"], "bf16 tensor cores (WMMA), fp32 accumulate");
   EXPECT_EQ(plan(true, "fp32", "tensor_cores")["perflab_dlrm_interaction"],
             "TF32 tensor cores (WMMA), fp32 accumulate");
-  // epilogues=auto: own for TF32, own_backward for bf16; unfused names the
+  // epilogues=auto: own_backward in both precisions; unfused names the
   // separate kernels whatever was asked.
   const auto epilogues = [](bool on, const std::string& precision, const std::string& asked) {
     ToggleSet toggles;
@@ -140,7 +140,8 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
     TestContext ctx(small_params({{"precision", precision}, {"epilogues", asked}}), Backend::kCuda, toggles);
     return DlrmBenchmark(ctx).step_plan().hyperparameters["perflab_dlrm_epilogues"].get<std::string>();
   };
-  EXPECT_EQ(epilogues(true, "fp32", "auto").rfind("own:", 0), 0u) << epilogues(true, "fp32", "auto");
+  EXPECT_EQ(epilogues(true, "fp32", "auto").rfind("own_backward:", 0), 0u) << epilogues(true, "fp32", "auto");
+  EXPECT_EQ(epilogues(true, "fp32", "own").rfind("own:", 0), 0u) << epilogues(true, "fp32", "own");
   EXPECT_EQ(epilogues(true, "bf16", "auto").rfind("own_backward:", 0), 0u) << epilogues(true, "bf16", "auto");
   EXPECT_EQ(epilogues(true, "fp32", "cublaslt").rfind("cublaslt:", 0), 0u);
   EXPECT_EQ(epilogues(false, "fp32", "own").rfind("separate", 0), 0u);

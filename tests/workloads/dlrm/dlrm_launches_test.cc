@@ -98,7 +98,7 @@ TEST(DlrmLaunches, Tf32FusedStep) {
 
 TEST(DlrmLaunches, OwnEpiloguesAddTheirPassesAndDropCublasLtsChain) {
 #if PERFLAB_DLRM_CUDA
-  // epilogues=own (auto's TF32 pick): each of the 7 ReLU layers adds a
+  // epilogues=own: each of the 7 ReLU layers adds a
   // bias+ReLU pass after its GEMM (forward 8 -> 15); the backward adds one
   // dReLU+bias-gradient launch (its last blocks finish the sum) to each
   // layer but the top's last ReLU layer, whose dz and db the fused head
@@ -108,7 +108,7 @@ TEST(DlrmLaunches, OwnEpiloguesAddTheirPassesAndDropCublasLtsChain) {
   o.epilogues = kc::Epilogues::kOwn;
   expect_launches(train_step_launches(dle_shape(), o),
                   {{"forward", 15}, {"loss", 1}, {"backward", 20}, {"optimizer", 2}}, 38);
-  // own_backward (auto's bf16 pick): the forward as cuBLASLt's (RELU_BIAS),
+  // own_backward (auto's pick): the forward as cuBLASLt's (RELU_BIAS),
   // the backward as own.
   const LaunchPlan lt = train_step_launches(dle_shape(), options(kc::Precision::kBf16, true));
   CudaModelOptions b = options(kc::Precision::kBf16, true);

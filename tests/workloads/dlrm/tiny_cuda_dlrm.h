@@ -28,7 +28,7 @@ inline DlrmSetup tiny_setup(int dim, const std::string& precision, const Dataset
   s.batch_size = batch;
   s.precision = precision;
   // As a run with the defaults: epilogues=auto, interaction=auto.
-  s.epilogues = auto_epilogues(precision);
+  s.epilogues = auto_epilogues();
   s.interaction_tensor_cores = auto_interaction_tensor_cores(Backend::kCuda, precision, s.shape, false);
   s.schedule.base = 0.5;
   s.schedule.warmup_steps = 2;
