@@ -170,36 +170,76 @@ constexpr int kGradLanes = 8;
 constexpr int64_t kGradTargetBlocks = 1024;
 constexpr int64_t kGradMaxSlices = 256;
 
+/// Rows a lane of pass 1 loads before it stores the first: with both loads
+/// of a row in flight, 2 * kGradBatch 16-byte loads a thread.
+constexpr int kGradBatch = 4;
+/// Slices a thread of pass 2 reads before it adds: 8 loads in flight (16
+/// bytes each on the vector paths; two a slice at kVec 8).
+template <int kVec>
+constexpr int kFinalBatch = kVec == 8 ? 4 : 8;
+/// Four blocks a SM at most 64 registers: 1,024 threads of 2 * kGradBatch
+/// loads each in flight.
+constexpr int kGradMinBlocks = 4;
+
 /// Pass 1: with kMask, dy := y > 0 ? dy : 0 in place; partial[s, c] = Σ of
-/// dy[r, c] over the rows of slice s (cols = groups * kVec). Pass 2 in the
-/// same launch: the last of a column tile's blocks to finish (done[tile], a
-/// counter left 0) adds its columns' slices, kGradLanes lanes each every
-/// kGradLanes-th slice in order, then the lanes in order (the order the
-/// separate final kernel used, so db's bits are the same). On an H100 the
-/// final kernel was a second launch per layer on the backward's critical
-/// path, which at batch 512 is a chain of small kernels.
+/// dy[r, c] over the rows of slice s (cols = groups * kVec), each lane's
+/// rows in order, then the lanes in order. A lane loads kGradBatch rows
+/// before it stores one: y and dy are separate buffers (__restrict__), so
+/// their loads need not wait for the stores in between. A row past the
+/// slice's end loads the lane's first row of the batch again (no
+/// conditional load for the compiler to serialise) and is neither stored
+/// nor summed.
+///
+/// Pass 2 in the same launch: the last of a column tile's blocks to finish
+/// (done[tile], a counter left 0) adds its columns' slices. Its 256 threads
+/// are kGradLanes lanes of 32, a thread kVec adjacent columns (16-byte reads
+/// on the vector paths: the columns are a multiple of kVec and the workspace
+/// 16-byte aligned), kFinalBatch slices in flight; a lane takes every
+/// kGradLanes-th slice in order, then the lanes are added in order. That is
+/// the order of every kVec (and of the version before), so db's bits do not
+/// depend on which path the pointers' alignment chose. On an H200 that
+/// version (32 columns at a time, the slices read a few at a time, eight
+/// chunks in turn) took about 10 us a launch at batch 512, where pass 1 has
+/// under a megabyte to read.
 template <typename T, int kVec, bool kMask>
-__global__ void relu_bias_grad_partial_kernel(int64_t rows, int64_t groups, int64_t rows_per_slice,
-                                              const T* y, T* dy, float* partial, T* db, unsigned* done) {
-  __shared__ float sums[kGradLanes][kGradGroups * kVec];
+__global__ void __launch_bounds__(kGradGroups* kGradLanes, kGradMinBlocks)
+    relu_bias_grad_partial_kernel(int64_t rows, int64_t groups, int64_t rows_per_slice, const T* __restrict__ y,
+                                  T* __restrict__ dy, float* partial, T* __restrict__ db, unsigned* done) {
+  constexpr int kTileCols = kGradGroups * kVec;
+  __shared__ float sums[kGradLanes][kTileCols];
   const int64_t g = blockIdx.x * int64_t{kGradGroups} + threadIdx.x;
   const int64_t begin = blockIdx.y * rows_per_slice;
   const int64_t end = rows < begin + rows_per_slice ? rows : begin + rows_per_slice;
   float acc[kVec] = {};
   if (g < groups) {
-    for (int64_t r = begin + threadIdx.y; r < end; r += kGradLanes) {
-      const int64_t i = (r * groups + g) * kVec;
-      float d[kVec];
-      load_group<T, kVec>(dy + i, d);
-      if constexpr (kMask) {
-        float v[kVec];
-        load_group<T, kVec>(y + i, v);
+    for (int64_t first = begin + threadIdx.y; first < end; first += int64_t{kGradBatch} * kGradLanes) {
+      // Raw 16-byte groups (converted one row at a time, so a bf16 row's
+      // eight floats are not all live at once).
+      Group<T, kVec> dg[kGradBatch];
+      Group<T, kVec> yg[kGradBatch];
 #pragma unroll
-        for (int k = 0; k < kVec; ++k) d[k] = v[k] > 0.0f ? d[k] : 0.0f;
-        store_group<T, kVec>(dy + i, d);
+      for (int u = 0; u < kGradBatch; ++u) {
+        const int64_t r = first + int64_t{u} * kGradLanes;
+        const int64_t i = ((r < end ? r : first) * groups + g) * kVec;
+        dg[u] = *reinterpret_cast<const Group<T, kVec>*>(dy + i);
+        if constexpr (kMask) yg[u] = *reinterpret_cast<const Group<T, kVec>*>(y + i);
       }
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) acc[k] += d[k];
+      for (int u = 0; u < kGradBatch; ++u) {
+        const int64_t r = first + int64_t{u} * kGradLanes;
+        if (r < end) {
+          float d[kVec];
+#pragma unroll
+          for (int k = 0; k < kVec; ++k) d[k] = load(dg[u].e, k);
+          if constexpr (kMask) {
+#pragma unroll
+            for (int k = 0; k < kVec; ++k) d[k] = load(yg[u].e, k) > 0.0f ? d[k] : 0.0f;
+            store_group<T, kVec>(dy + (r * groups + g) * kVec, d);
+          }
+#pragma unroll
+          for (int k = 0; k < kVec; ++k) acc[k] += d[k];
+        }
+      }
     }
   }
 #pragma unroll
@@ -223,24 +263,53 @@ __global__ void relu_bias_grad_partial_kernel(int64_t rows, int64_t groups, int6
   __syncthreads();
   if (!last) return;
   __threadfence();
+  constexpr int kBatch = kFinalBatch<kVec>;
   const int64_t cols = groups * kVec;
   const int64_t slices = gridDim.y;
-  // The tile's kGradGroups * kVec columns, kGradGroups at a time.
-  for (int chunk = 0; chunk < kVec; ++chunk) {
-    const int64_t c = blockIdx.x * int64_t{kGradGroups} * kVec + chunk * kGradGroups + threadIdx.x;
-    float acc = 0.0f;
-    if (c < cols) {
-      // L2 reads: other blocks wrote these partials.
-      for (int64_t s = threadIdx.y; s < slices; s += kGradLanes) acc += __ldcg(partial + s * cols + c);
+  const int lane = threadIdx.y;
+  const int offset = threadIdx.x * kVec;  // within the tile
+  const int64_t c = blockIdx.x * int64_t{kTileCols} + offset;
+  float total[kVec] = {};
+  if (c < cols) {  // cols is a multiple of kVec: c + kVec - 1 < cols too
+    for (int64_t s0 = lane; s0 < slices; s0 += int64_t{kBatch} * kGradLanes) {
+      float p[kBatch][kVec];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const int64_t s = s0 + int64_t{b} * kGradLanes;
+        // L2 reads: other blocks wrote these partials.
+        const float* at = partial + (s < slices ? s : s0) * cols + c;
+        if constexpr (kVec == 1) {
+          p[b][0] = __ldcg(at);
+        } else {
+#pragma unroll
+          for (int h = 0; h < kVec / 4; ++h) {
+            const float4 q = __ldcg(reinterpret_cast<const float4*>(at) + h);
+            p[b][4 * h] = q.x;
+            p[b][4 * h + 1] = q.y;
+            p[b][4 * h + 2] = q.z;
+            p[b][4 * h + 3] = q.w;
+          }
+        }
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        if (s0 + int64_t{b} * kGradLanes < slices) {
+#pragma unroll
+          for (int k = 0; k < kVec; ++k) total[k] += p[b][k];
+        }
+      }
     }
-    sums[threadIdx.y][threadIdx.x] = acc;
-    __syncthreads();
-    if (threadIdx.y == 0 && c < cols) {
-      float total = 0.0f;
-      for (int lane = 0; lane < kGradLanes; ++lane) total += sums[lane][threadIdx.x];
-      store(db, c, total);
+  }
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) sums[lane][offset + k] = total[k];
+  __syncthreads();
+  if (lane == 0) {
+#pragma unroll
+    for (int k = 0; k < kVec && c < cols; ++k) {
+      float sum = 0.0f;
+      for (int l = 0; l < kGradLanes; ++l) sum += sums[l][offset + k];
+      store(db, c + k, sum);
     }
-    __syncthreads();
   }
   if (threadIdx.x == 0 && threadIdx.y == 0) done[blockIdx.x] = 0;  // ready for the next call
 }
@@ -410,7 +479,9 @@ void relu_bias_grad(DType dtype, int64_t rows, int64_t cols, const void* y, void
       PERFLAB_CUDA_CHECK(cudaMemsetAsync(db, 0, static_cast<size_t>(cols) * sizeof(T), stream));
       return;
     }
-    with_vector_width<T>(cols, {y, dy}, [&](auto vec) {
+    // The workspace's alignment too: pass 2 reads it 16 bytes at a time on
+    // the vector paths.
+    with_vector_width<T>(cols, {y, dy, workspace}, [&](auto vec) {
       constexpr int kVec = decltype(vec)::value;
       const int64_t groups = cols / kVec;
       const int64_t rows_per_slice = (rows + slices - 1) / slices;

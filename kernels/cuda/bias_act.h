@@ -78,7 +78,10 @@ int64_t relu_bias_grad_counters(int64_t cols);
 /// alone (bias_grad's result; dy untouched). Accumulated in fp32,
 /// deterministic (fixed row slices, fixed order); db has dy's type; rows ==
 /// 0 gives db = 0 (a memset). `workspace` holds
-/// relu_bias_grad_workspace_bytes(); `done` holds relu_bias_grad_counters()
+/// relu_bias_grad_workspace_bytes() (16-byte aligned for the 16-byte paths,
+/// else the one-element path runs; db's bits are the same on both); y, dy,
+/// db and the workspace do not overlap (the kernel reads y and dy through
+/// __restrict__ pointers); `done` holds relu_bias_grad_counters()
 /// device counters, 0 before the first call and left 0 after each (calls
 /// that share them run one after another).
 void relu_bias_grad(DType dtype, int64_t rows, int64_t cols, const void* y, void* dy, void* db,

@@ -1,6 +1,7 @@
 // The unfused bias/activation kernels and our own fused epilogues against
 // the CPU reference on odd shapes (rows 1, 3, 37, 2049 x cols 1, 3, 13, 127,
-// 479; the fused ones also 8 and 256, their 16-byte paths), fp32 and bf16,
+// 479; the fused ones also 20,001 rows and 8, 256, 1024 and 1032 columns,
+// their 16-byte paths, and a misaligned workspace), fp32 and bf16,
 // and the ReLU-bitmask reader against cuBLASLt's own EPILOGUE_RELU_AUX_BIAS
 // mask.
 // Tolerances: elementwise results are exact in fp32 and within one bf16
@@ -156,52 +157,72 @@ TEST_P(BiasActCudaTest, OwnFusedEpiloguesMatchCpu) {
   const double sum_tol = sum_tolerance(dtype);
   cudaStream_t stream = nullptr;
   PERFLAB_CUDA_CHECK(cudaStreamCreate(&stream));
-  // 1024: bf16's 8-wide groups over several column tiles (the last block's
-  // eight 32-column chunks), fp32's 4-wide over eight.
-  const int64_t widths[] = {1, 3, 13, 127, 479, 8, 256, 1024};
+  // 1024: bf16's 8-wide groups over four column tiles of 256, fp32's 4-wide
+  // over eight of 128 (the last blocks read their partials 16 bytes at
+  // once); 1032: the same with a partial last tile.
+  const int64_t widths[] = {1, 3, 13, 127, 479, 8, 256, 1024, 1032};
+  // 20,001 rows: 79 a slice at every width but 479 (290), so a lane of the
+  // first pass runs three or more batches of four rows, the last one
+  // partial, and the last blocks sum up to 256 slices (several batches a
+  // lane).
+  const int64_t row_counts[] = {1, 3, 37, 2049, 20001};
   // One set of counters for every call below: each call must leave them 0.
-  DeviceBuffer<unsigned> done(std::vector<unsigned>(static_cast<size_t>(relu_bias_grad_counters(1024)), 0u));
-  for (int64_t rows : kRows) {
+  DeviceBuffer<unsigned> done(std::vector<unsigned>(static_cast<size_t>(relu_bias_grad_counters(1032)), 0u));
+  for (int64_t rows : row_counts) {
     for (int64_t cols : widths) {
       for (bool relu : {true, false}) {
-        SCOPED_TRACE("rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) + (bf16 ? " bf16" : " fp32") +
-                     (relu ? " relu" : " bias only"));
-        const auto n = static_cast<size_t>(rows * cols);
-        std::vector<float> x = random_vector(n, 21), b = random_vector(static_cast<size_t>(cols), 22);
-        std::vector<float> dy = random_vector(n, 23);
-        auto y_dev = upload(dtype, x), b_dev = upload(dtype, b), dy_dev = upload(dtype, dy);
-        std::vector<float> db_zero(static_cast<size_t>(cols), 0.0f);
-        auto db_dev = upload(dtype, db_zero);
-        DeviceBuffer<uint8_t> workspace(std::max<size_t>(1, relu_bias_grad_workspace_bytes(rows, cols)));
+        // A workspace 4 bytes past 16-byte alignment on the vector widths,
+        // at one row count: the whole launch takes the one-element path
+        // (and db the same summation order: the same bits).
+        std::vector<float> aligned_db;
+        for (bool offset_workspace : {false, true}) {
+          if (offset_workspace && (rows != 2049 || cols % 8 != 0)) continue;
+          SCOPED_TRACE("rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+                       (bf16 ? " bf16" : " fp32") + (relu ? " relu" : " bias only") +
+                       (offset_workspace ? " workspace+4" : ""));
+          const auto n = static_cast<size_t>(rows * cols);
+          std::vector<float> x = random_vector(n, 21), b = random_vector(static_cast<size_t>(cols), 22);
+          std::vector<float> dy = random_vector(n, 23);
+          auto y_dev = upload(dtype, x), b_dev = upload(dtype, b), dy_dev = upload(dtype, dy);
+          std::vector<float> db_zero(static_cast<size_t>(cols), 0.0f);
+          auto db_dev = upload(dtype, db_zero);
+          DeviceBuffer<uint8_t> workspace(std::max<size_t>(1, relu_bias_grad_workspace_bytes(rows, cols)) + 4);
+          uint8_t* partials = workspace.data() + (offset_workspace ? 4 : 0);
 
-        const int64_t syncs = host_sync_count();
-        bias_activation(dtype, rows, cols, y_dev.data(), b_dev.data(), relu, stream);
-        EXPECT_EQ(host_sync_count(), syncs);
-        counted_stream_synchronize(stream);
-        const std::vector<float> y = download(dtype, y_dev, n);
-        std::vector<float> y_ref(n);
-        std::vector<double> scale(n);
-        for (size_t i = 0; i < n; ++i) {
-          const float sum = x[i] + b[i % static_cast<size_t>(cols)];
-          y_ref[i] = relu && sum < 0.0f ? 0.0f : sum;
-          scale[i] = std::fabs(y_ref[i]);
+          const int64_t syncs = host_sync_count();
+          bias_activation(dtype, rows, cols, y_dev.data(), b_dev.data(), relu, stream);
+          EXPECT_EQ(host_sync_count(), syncs);
+          counted_stream_synchronize(stream);
+          const std::vector<float> y = download(dtype, y_dev, n);
+          std::vector<float> y_ref(n);
+          std::vector<double> scale(n);
+          for (size_t i = 0; i < n; ++i) {
+            const float sum = x[i] + b[i % static_cast<size_t>(cols)];
+            y_ref[i] = relu && sum < 0.0f ? 0.0f : sum;
+            scale[i] = std::fabs(y_ref[i]);
+          }
+          expect_close(y, y_ref, scale, elementwise_tol, cols, "bias_activation");
+
+          // The backward on the GPU's own y: with the mask (a ReLU layer) or
+          // the bias gradient alone (no ReLU, or dy already masked).
+          const int64_t before = host_sync_count();
+          relu_bias_grad(dtype, rows, cols, relu ? y_dev.data() : nullptr, dy_dev.data(), db_dev.data(),
+                         partials, done.data(), stream);
+          EXPECT_EQ(host_sync_count(), before);
+          counted_stream_synchronize(stream);
+          std::vector<float> dz = dy;
+          if (relu) cpu::relu_backward(static_cast<int64_t>(n), y.data(), dy.data(), dz.data());
+          std::vector<double> exact(n, 0.0);
+          expect_close(download(dtype, dy_dev, n), dz, exact, 0.0, cols, relu ? "dReLU in place" : "dy untouched");
+          const ColumnSums db_ref = column_sums(dz, cols);
+          const std::vector<float> db = download(dtype, db_dev, static_cast<size_t>(cols));
+          expect_close(db, db_ref.sum, db_ref.magnitude, sum_tol, cols, "relu_bias_grad db");
+          if (offset_workspace) {
+            EXPECT_EQ(db, aligned_db) << "db's bits depend on the workspace's alignment";
+          } else {
+            aligned_db = db;
+          }
         }
-        expect_close(y, y_ref, scale, elementwise_tol, cols, "bias_activation");
-
-        // The backward on the GPU's own y: with the mask (a ReLU layer) or
-        // the bias gradient alone (no ReLU, or dy already masked).
-        const int64_t before = host_sync_count();
-        relu_bias_grad(dtype, rows, cols, relu ? y_dev.data() : nullptr, dy_dev.data(), db_dev.data(),
-                       workspace.data(), done.data(), stream);
-        EXPECT_EQ(host_sync_count(), before);
-        counted_stream_synchronize(stream);
-        std::vector<float> dz = dy;
-        if (relu) cpu::relu_backward(static_cast<int64_t>(n), y.data(), dy.data(), dz.data());
-        std::vector<double> exact(n, 0.0);
-        expect_close(download(dtype, dy_dev, n), dz, exact, 0.0, cols, relu ? "dReLU in place" : "dy untouched");
-        const ColumnSums db_ref = column_sums(dz, cols);
-        expect_close(download(dtype, db_dev, static_cast<size_t>(cols)), db_ref.sum, db_ref.magnitude, sum_tol,
-                     cols, "relu_bias_grad db");
       }
     }
   }
