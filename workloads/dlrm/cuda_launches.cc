@@ -1,7 +1,9 @@
 // CudaModel's step as declared launches (see cuda_launches.h). Mirrors
 // CudaModel::train_step's order on one stream; with side streams the same
 // launches run, the weight-gradient GEMMs beside the data gradients and the
-// update's sort (declared here in the optimizer) from the interaction on.
+// update's sort (declared here in the optimizer) from the interaction on (on
+// one GPU, sync-free, the update too, from the interaction's backward: still
+// declared in the optimizer).
 // A GPU test checks the launches against CUPTI's count.
 #include "workloads/dlrm/cuda_launches.h"
 
@@ -259,7 +261,7 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
   // What the optimizer still updates: everything, or with the layers
   // updated in the backward only the fused head's weight and bias.
   const kc::SgdArguments sgd = sgd_of(sgd_in_backward ? (head ? layer_params(false, top.size() - 1) : 0.0) : dense);
-  // Fused: the dense SGD runs in the sparse update's launch (CudaModel::optimizer).
+  // Fused: the dense SGD runs in the sparse update's launch (CudaModel::update_parameters).
   if (sgd.count == 0) {
     // nothing left
   } else if (o.fused) {

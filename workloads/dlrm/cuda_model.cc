@@ -185,6 +185,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     sort_stream_ = std::make_unique<kc::Stream>();
     sort_fork_ = std::make_unique<kc::Event>();
     sort_join_ = std::make_unique<kc::Event>();
+    update_fork_ = std::make_unique<kc::Event>();
   }
   if (bf16_) {
     kc::CastFloatToBf16::run({layout_.count, dense_.data(), as<__nv_bfloat16>(dense_bf16_)},
@@ -428,7 +429,7 @@ void CudaModel::forward(const DeviceBatch& batch, cudaStream_t stream, bool sort
     // joined into it above, or the interaction wrote them; across ranks from
     // this rank's own ids): the update's sort from here on its own stream,
     // into the update's workspace, which nothing on this stream touches
-    // until the update waits for it.
+    // until the update waits for it (or, updates_beside, follows it there).
     ScopedPhase range("update: sort (side stream)");
     kc::stream_waits_for(sort_stream_->get(), stream, sort_fork_->get());
     kc::EmbeddingBackwardSgd::sort(embedding_arguments(options_.comm == nullptr ? batch.ids : own_ids_.data()),
@@ -456,6 +457,17 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   kc::InteractionArguments inter = interaction_arguments(b, batch.ids);
   inter.lookup.sort = {};  // the forward wrote the update's sort input
   kc::InteractionBackward::run(inter, nullptr, stream);
+  if (updates_beside()) {
+    // The embedding gradients are written, and the fused head's dW (by the
+    // loss): the update on its sort's stream while the bottom MLP's backward
+    // runs here. That backward touches none of what the update reads or
+    // writes (the tables, the embedding gradients, the update's workspace,
+    // the head's parameters); the optimizer joins the update back.
+    ScopedPhase update("update (side stream)");
+    kc::stream_waits_for(sort_stream_->get(), stream, update_fork_->get());
+    update_parameters(batch, sort_stream_->get());
+    PERFLAB_CUDA_CHECK(cudaEventRecord(sort_join_->get(), sort_stream_->get()));
+  }
   if (options_.comm != nullptr) {
     // The embedding gradients go back to the tables' owners: with overlap on
     // the side stream while the bottom MLP's backward runs here.
@@ -494,6 +506,10 @@ void CudaModel::update_layer(const Layer& layer, cudaStream_t stream) {
 
 void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
   ScopedPhase range("optimizer");
+  if (updates_beside()) {  // the backward started it on the sort's stream
+    PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(stream, sort_join_->get(), 0));
+    return;
+  }
   if (options_.comm != nullptr) {
     // Every rank's share of the MLP gradients, summed: the global batch's
     // mean. In bf16 the GEMMs' bf16 gradients themselves (half the bytes).
@@ -504,6 +520,10 @@ void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
                               bf16_ ? collectives::DataType::kBFloat16 : collectives::DataType::kFloat32,
                               collectives::ReduceOp::kSum);
   }
+  update_parameters(batch, stream);
+}
+
+void CudaModel::update_parameters(const DeviceBatch& batch, cudaStream_t stream) {
   // With the MLP layers updated in the backward (sgd_in_backward), only
   // the fused head's own weight and bias are left (the buffers' tail).
   const bool in_backward = sgd_in_backward();
@@ -516,7 +536,7 @@ void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {
     kc::SgdUpdate::run(dense, nullptr, stream);
   }
   if (sorts_ahead()) {  // the forward started the sort on its stream
-    PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(stream, sort_join_->get(), 0));
+    if (stream != sort_stream_->get()) PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(stream, sort_join_->get(), 0));
     kc::EmbeddingBackwardSgd::update(sparse, update_workspace_.data(), stream);
   } else {
     kc::EmbeddingBackwardSgd::run(sparse, update_workspace_.data(), stream);

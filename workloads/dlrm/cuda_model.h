@@ -145,9 +145,12 @@ struct CudaModelOptions {
   /// chain, on one GPU followed there by the layer's SGD once its dx GEMM
   /// has read its weights (joined before the optimizer, which then updates
   /// only the fused head's weight and bias), and the embedding update's sort
-  /// from the interaction on, beside the top MLP, the loss and the backward
-  /// (joined before the update). Off: all in order on the
-  /// step's stream. The same kernels and the same bits either way.
+  /// from the interaction on, beside the top MLP, the loss and the backward;
+  /// on one GPU with the sync-free update the update itself follows there
+  /// once the interaction's backward is done, beside the bottom MLP's
+  /// backward (updates_beside), else it waits for the sort in the optimizer.
+  /// Off: all in order on the step's stream. The same kernels and the same
+  /// bits either way.
   bool side_streams = false;
   /// Set: the embedding tables are drawn on the device from this seed
   /// (CpuModel's initial tables under the same seed, bit for bit:
@@ -291,7 +294,19 @@ class CudaModel {
   /// gradients are all-reduced first, in the optimizer). The fused head's
   /// weight and bias stay in the update's launch.
   bool sgd_in_backward() const { return wgrad_stream_ != nullptr && options_.comm == nullptr; }
+  /// Side streams on one GPU, sync-free: the embedding update (with the
+  /// fused head's SGD in its launch) runs on the sort's stream as soon as
+  /// the interaction's backward has written the embedding gradients, beside
+  /// the bottom MLP's backward; the optimizer only waits for it. (The
+  /// synchronising update waits on the host for its sort: there it would
+  /// hold back the bottom MLP's launches, so it stays in the optimizer.)
+  bool updates_beside() const {
+    return sgd_in_backward() && sorts_ahead() && options_.update_mode == kernels::cuda::EmbeddingUpdateMode::kSyncFree;
+  }
   void update_layer(const Layer& layer, cudaStream_t stream);
+  /// The embedding update and what is left of the dense SGD, on `stream`
+  /// (after the sort's stream, or on it).
+  void update_parameters(const DeviceBatch& batch, cudaStream_t stream);
   /// The lookups (and across ranks their exchange) into emb_ or emb_bf16_,
   /// on `stream` (not called with lookup_fused_: the interaction looks up).
   void embeddings(const DeviceBatch& batch, cudaStream_t stream);
@@ -407,9 +422,10 @@ class CudaModel {
   std::unique_ptr<kernels::cuda::Event> fork_, join_;  // overlap: its fork and join
 
   // side_streams: the weight gradients' stream (its own cuBLASLt workspace,
-  // a fork event per layer's use, a join), and the update's sort's stream.
+  // a fork event per layer's use, a join), and the update's stream (its
+  // sort from the forward, the update from the interaction's backward).
   std::unique_ptr<kernels::cuda::Stream> wgrad_stream_, sort_stream_;
-  std::unique_ptr<kernels::cuda::Event> wgrad_fork_, wgrad_join_, sgd_fork_, sort_fork_, sort_join_;
+  std::unique_ptr<kernels::cuda::Event> wgrad_fork_, wgrad_join_, sgd_fork_, sort_fork_, sort_join_, update_fork_;
   Buffer<uint8_t> wgrad_workspace_;
   kernels::cuda::SideStream wgrad_side_;
 };

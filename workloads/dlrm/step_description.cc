@@ -42,7 +42,8 @@ void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPl
                : "on: each MLP layer's weight-gradient GEMM and then its SGD on a second "
                  "stream beside the data-gradient chain (the fused head's SGD in the "
                  "embedding update's launch), the embedding update's sort on a third from the "
-                 "interaction to the update";
+                 "interaction, and (sync-free) the update there from the interaction's backward, "
+                 "beside the bottom MLP's";
   // What --fused changes about the lookups.
   step.hyperparameters["perflab_dlrm_lookup"] =
       !c.training ? "the serving engine's rows (placement), handed to the interaction"
