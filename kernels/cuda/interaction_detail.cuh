@@ -46,9 +46,10 @@ __device__ __forceinline__ float as_stored(float v) {
 /// row source has: start(b, t), where feature t + 1 of sample b starts (an
 /// element offset: a loader finds it once per row, not per value); at(s,
 /// d), its column d widened to fp32; at4(s, d), four of them from
-/// d % 4 == 0; bits8(s, v), eight bf16 values' bits from column 8 v (TE
-/// bf16 only); write_sort(b, t), slot b*T + t's sort input for the update
-/// (nothing here).
+/// d % 4 == 0; raw8(s, v), what holds eight bf16 values from column 8 v
+/// (TE bf16 only), as loaded, and bits8_of(raw), their bits (a loader
+/// issues a batch's loads before it converts any); write_sort(b, t), slot
+/// b*T + t's sort input for the update (nothing here).
 template <typename TE>
 struct DenseRows {
   /// Finding a row's start is a multiply: loaders need not hoist it.
@@ -59,10 +60,12 @@ struct DenseRows {
   __device__ int64_t start(int64_t b, int t) const { return (b * num_tables + t) * static_cast<int64_t>(dim); }
   __device__ float at(int64_t s, int d) const { return widen(emb[s + d]); }
   __device__ float4 at4(int64_t s, int d) const { return load4(emb + s + d); }
-  __device__ uint4 bits8(int64_t s, int v) const {
-    static_assert(std::is_same_v<TE, __nv_bfloat16>, "bits8: bf16 rows only");
+  using Raw8 = uint4;
+  __device__ Raw8 raw8(int64_t s, int v) const {
+    static_assert(std::is_same_v<TE, __nv_bfloat16>, "raw8: bf16 rows only");
     return reinterpret_cast<const uint4*>(emb + s)[v];
   }
+  __device__ static uint4 bits8_of(const Raw8& raw) { return raw; }
   __device__ void write_sort(int64_t, int) const {}
 };
 
@@ -86,13 +89,18 @@ struct LookupRows {
     const float4 v = load4(tables + s + d);
     return make_float4(as_stored<TE>(v.x), as_stored<TE>(v.y), as_stored<TE>(v.z), as_stored<TE>(v.w));
   }
-  __device__ uint4 bits8(int64_t s, int v) const {
-    static_assert(std::is_same_v<TE, __nv_bfloat16>, "bits8: bf16 rows only");
+  struct Raw8 {
+    float4 lo, hi;
+  };
+  __device__ Raw8 raw8(int64_t s, int v) const {
+    static_assert(std::is_same_v<TE, __nv_bfloat16>, "raw8: bf16 rows only");
     const float* r = tables + s + 8 * v;
-    const float4 lo = load4(r), hi = load4(r + 4);
+    return {load4(r), load4(r + 4)};
+  }
+  __device__ static uint4 bits8_of(const Raw8& raw) {
     // .x of each pair at the lower address: element 8v first, as in a bf16 row.
-    const __nv_bfloat162 h[4] = {__floats2bfloat162_rn(lo.x, lo.y), __floats2bfloat162_rn(lo.z, lo.w),
-                                 __floats2bfloat162_rn(hi.x, hi.y), __floats2bfloat162_rn(hi.z, hi.w)};
+    const __nv_bfloat162 h[4] = {__floats2bfloat162_rn(raw.lo.x, raw.lo.y), __floats2bfloat162_rn(raw.lo.z, raw.lo.w),
+                                 __floats2bfloat162_rn(raw.hi.x, raw.hi.y), __floats2bfloat162_rn(raw.hi.z, raw.hi.w)};
     uint4 out;
     memcpy(&out, h, sizeof out);
     return out;
@@ -104,17 +112,11 @@ struct LookupRows {
 
 /// For the tensor-core loaders (a warp per sample, F <= 32): lane t holds
 /// where sample b's embedding row t starts (t < features - 1), found once;
-/// row_start_of shares it with the lanes that load row t.
+/// the loader shares it with the lanes that load row t (through shared
+/// memory: interaction_tc.cu, tc_store_embedding_rows).
 template <typename Rows>
 __device__ int64_t lane_row_start(const Rows& rows, int64_t b, int features, int lane) {
   return lane < features - 1 ? rows.start(b, lane) : 0;
-}
-/// Where feature f's row starts (f >= 1), from lane f - 1's lane_row_start.
-/// Every lane of the warp must call it (a shuffle); a lane with f outside
-/// [1, kTcRows) gets lane 0's value, which it does not use.
-__device__ inline int64_t row_start_of(int64_t mine, int f) {
-  const int src = f >= 1 && f < kTcRows ? f - 1 : 0;
-  return __shfl_sync(0xffffffffu, mine, src);
 }
 
 /// Calls f(rows) with `a`'s row source for embeddings stored as TE.

@@ -54,27 +54,45 @@ constexpr int kLoadBatch = 4;
 /// k of the 32 rows. Each batch's loads are issued before any is stored
 /// and are unconditional: a padding row, x's row or a step past the lane's
 /// last reads lane 0's row or row 0 of the source (valid addresses; the
-/// values are dropped). load(s, v): vector v of the row starting at s.
-template <int kWidth, typename V, typename Element, typename Load>
-__device__ void tc_store_embedding_rows(const Load& load, int64_t mine, int features, int vectors, int stride,
-                                        Element* z, int lane) {
+/// values are dropped). load(s, v): vector v of the row starting at s, as
+/// loaded; finish(loaded): the V stored (all of a batch's loads are issued
+/// before the first conversion).
+///
+/// The rows' starts (lane t's `mine`: row t + 1's) go through `starts`, 32
+/// entries of the warp's shared memory that are free during the call (and
+/// again after it: it ends with __syncwarp). A load's address is then a
+/// shared-memory read. With a shuffle for each (the version before), ptxas
+/// stored every value before the next shuffle and load: the sm_90 SASS of
+/// the bf16 forward with the lookup fused in kept one value in flight a
+/// lane (scripts/sass: deepest 2 loads).
+template <int kWidth, typename V, typename Element, typename Load, typename Finish>
+__device__ void tc_store_embedding_rows(const Load& load, const Finish& finish, int64_t mine, int features,
+                                        int vectors, int stride, Element* z, int64_t* starts, int lane) {
+  starts[lane] = mine;
+  __syncwarp();
   for (int it0 = 0; it0 < vectors; it0 += kLoadBatch) {
-    V value[kLoadBatch];
+    int64_t start[kLoadBatch];
+#pragma unroll
+    for (int i = 0; i < kLoadBatch; ++i) {
+      const int f = (lane + 32 * (it0 + i)) / vectors;
+      start[i] = starts[f >= 1 && f < kTcRows ? f - 1 : 0];  // lane 0's for x's row and past the end
+    }
+    decltype(load(int64_t{0}, 0)) value[kLoadBatch];
 #pragma unroll
     for (int i = 0; i < kLoadBatch; ++i) {
       const int k = lane + 32 * (it0 + i);
-      const int f = k / vectors;
-      value[i] = load(row_start_of(mine, f), k - f * vectors);  // every lane: a shuffle
+      value[i] = load(start[i], k - k / vectors * vectors);
     }
 #pragma unroll
     for (int i = 0; i < kLoadBatch; ++i) {
       const int k = lane + 32 * (it0 + i);
       const int f = k / vectors;
       if (it0 + i < vectors && f >= 1) {
-        *reinterpret_cast<V*>(z + f * stride + kWidth * (k - f * vectors)) = f < features ? value[i] : V{};
+        *reinterpret_cast<V*>(z + f * stride + kWidth * (k - f * vectors)) = f < features ? finish(value[i]) : V{};
       }
     }
   }
+  __syncwarp();  // every lane past its reads of `starts`
 }
 
 /// Loads sample b's features into z [32, stride] (x, then the embedding
@@ -83,13 +101,15 @@ __device__ void tc_store_embedding_rows(const Load& load, int64_t mine, int feat
 /// below `vectors` (two loads a lane past 128 columns).
 template <typename TA, typename Rows>
 __device__ void tc_load_features(const TA* xb, const Rows& rows, int64_t b, int features, int dim, int stride,
-                                 float* z, int lane) {
+                                 float* z, int64_t* starts, int lane) {
   const int vectors = dim / 4;  // at most 36 (dim <= 144)
   float4 x0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f), x1 = x0;
   if (lane < vectors) x0 = load4(xb + 4 * lane);
   if (lane + 32 < vectors) x1 = load4(xb + 4 * (lane + 32));
   tc_store_embedding_rows<4, float4>([&](int64_t s, int v) { return rows.at4(s, 4 * v); },
-                                     lane_row_start(rows, b, features, lane), features, vectors, stride, z, lane);
+                                     [](const float4& v) { return v; },
+                                     lane_row_start(rows, b, features, lane), features, vectors, stride, z, starts,
+                                     lane);
   if (lane < vectors) *reinterpret_cast<float4*>(z + 4 * lane) = x0;
   if (lane + 32 < vectors) *reinterpret_cast<float4*>(z + 4 * (lane + 32)) = x1;
 }
@@ -226,12 +246,14 @@ size_t tc_bf16_shared_bytes(int64_t dim) {
 /// 2 dim + 16 bytes keep z's).
 template <typename Rows>
 __device__ void tc_bf16_load_features(const __nv_bfloat16* xb, const Rows& rows, int64_t b, int features, int dim,
-                                      int stride, __nv_bfloat16* z, int lane) {
+                                      int stride, __nv_bfloat16* z, int64_t* starts, int lane) {
   const int vectors = dim / 8;  // at most 18 (dim <= 144): x's row is one load a lane
   uint4 x0 = make_uint4(0u, 0u, 0u, 0u);
   if (lane < vectors) x0 = reinterpret_cast<const uint4*>(xb)[lane];
-  tc_store_embedding_rows<8, uint4>([&](int64_t s, int v) { return rows.bits8(s, v); },
-                                    lane_row_start(rows, b, features, lane), features, vectors, stride, z, lane);
+  tc_store_embedding_rows<8, uint4>([&](int64_t s, int v) { return rows.raw8(s, v); },
+                                    [](const typename Rows::Raw8& raw) { return Rows::bits8_of(raw); },
+                                    lane_row_start(rows, b, features, lane), features, vectors, stride, z, starts,
+                                    lane);
   if (lane < vectors) *reinterpret_cast<uint4*>(z + 8 * lane) = x0;
 }
 
@@ -256,8 +278,8 @@ struct Tf32Math {
   }
   template <typename TA, typename Rows>
   __device__ static void load(const TA* xb, const Rows& rows, int64_t b, int features, int dim, int stride, float* z,
-                              int lane) {
-    tc_load_features(xb, rows, b, features, dim, stride, z, lane);
+                              int64_t* starts, int lane) {
+    tc_load_features(xb, rows, b, features, dim, stride, z, starts, lane);
   }
 };
 struct Bf16Math {
@@ -274,8 +296,8 @@ struct Bf16Math {
   __device__ static void round_operand(Fragment&) {}  // bf16 products are exact
   template <typename Rows>
   __device__ static void load(const __nv_bfloat16* xb, const Rows& rows, int64_t b, int features, int dim,
-                              int stride, __nv_bfloat16* z, int lane) {
-    tc_bf16_load_features(xb, rows, b, features, dim, stride, z, lane);
+                              int stride, __nv_bfloat16* z, int64_t* starts, int lane) {
+    tc_bf16_load_features(xb, rows, b, features, dim, stride, z, starts, lane);
   }
 };
 
@@ -302,7 +324,8 @@ __device__ __forceinline__ void forward_tc(const TA* __restrict__ x, const Rows&
   const int stride = Math::stride(dim);
   auto* z = reinterpret_cast<Element*>(tc_smem + static_cast<int64_t>(warp) * Math::warp_floats(dim));  // [32, stride]
   auto* s = reinterpret_cast<float*>(z + kTcRows * stride);  // [32, kTcPairStride]: Z·Zᵀ's lower tiles
-  Math::load(x + b * dim, rows, b, features, dim, stride, z, lane);
+  // s holds the rows' starts while the loader runs (the products come later).
+  Math::load(x + b * dim, rows, b, features, dim, stride, z, reinterpret_cast<int64_t*>(s), lane);
   tc_write_sort(rows, b, features, lane);
   __syncwarp();
   const int tiles = features > 16 ? 2 : 1;
@@ -350,7 +373,8 @@ __device__ __forceinline__ void backward_tc(const TA* __restrict__ x, const Rows
   auto* z = reinterpret_cast<Element*>(tc_smem + static_cast<int64_t>(warp) * Math::warp_floats(dim));  // [32, stride]
   auto* g = reinterpret_cast<Pair*>(z + kTcRows * stride);             // [32, kPairStride]
   auto* tile = reinterpret_cast<float*>(g + kTcRows * kPairStride);  // [16, 16] staging
-  Math::load(x + b * dim, rows, b, features, dim, stride, z, lane);
+  // g holds the rows' starts while the loader runs (zeroed after it).
+  Math::load(x + b * dim, rows, b, features, dim, stride, z, reinterpret_cast<int64_t*>(g), lane);
   const Pair zero = static_cast<Pair>(0.0f);
   for (int k = lane; k < kTcRows * kPairStride; k += 32) g[k] = zero;
   __syncwarp();
