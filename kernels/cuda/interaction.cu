@@ -24,7 +24,8 @@ static_assert(kThreads % 32 == 0, "load_features gives whole warps to rows");
 /// The forward's block: 105 tiles of pairs at DLE's shape (27 features)
 /// in one pass of 128 threads; with 46-51 registers a thread (ptxas), nine
 /// such blocks fit an SM's registers where four or five of 256 did, half of
-/// whose warps had no tile. Not yet timed on a GPU.
+/// whose warps had no tile (with the lookup fused in, the batched loader's
+/// 58-62 registers: eight).
 constexpr int kForwardThreads = 128;
 static_assert(kForwardThreads % 32 == 0, "load_features gives whole warps to rows");
 constexpr size_t kMaxSharedBytes = 48 * 1024;  // without the opt-in attribute
@@ -42,18 +43,81 @@ int64_t forward_row_stride(int64_t dim) { return 4 * (((dim + 3) / 4) | 1); }
 // Stored types (InteractionArguments::activations, ::embeddings): widen and
 // put from stored_types.cuh.
 
+/// The forward's loader with the lookup fused in and rows of at least 32
+/// values (load_features, kBatched): x by every thread, then a warp per
+/// embedding row, kRowBatch rows a warp at a time: their starts (an id and
+/// an offset read each) first, then their values (16 bytes a lane where the
+/// rows, z's stride and the tables allow), then the stores, so a batch's
+/// reads are in flight together. A row past the last reads the batch's
+/// first row again (valid addresses, no conditional loads) and is not
+/// stored. One row a warp at a time kept a read or two a lane in flight
+/// (sm_90 SASS; the forward took 642 us at TF32 batch 65,536 on an H200,
+/// 2.9x its floor). 58-62 registers: eight 128-thread blocks a SM where 47
+/// allowed ten (capped at 48, ptxas spilled). The backward keeps the
+/// one-row loop: batching took it from 32 registers to 40-56 (eight
+/// 256-thread blocks a SM to six or four).
+constexpr int kRowBatch = 4;
+template <typename TA, typename Rows>
+__device__ void load_features_batched(const TA* xb, const Rows& rows, int64_t b, int features, int dim,
+                                      int stride, float* z, TA* x_out) {
+  for (int d = static_cast<int>(threadIdx.x); d < dim; d += static_cast<int>(blockDim.x)) {
+    z[d] = widen(xb[d]);
+    if (x_out != nullptr) x_out[d] = xb[d];
+  }
+  const int lane = static_cast<int>(threadIdx.x % 32), warps = static_cast<int>(blockDim.x / 32);
+  const bool wide = dim % 4 == 0 && stride % 4 == 0 && reinterpret_cast<uintptr_t>(rows.tables) % 16 == 0;
+  for (int f0 = 1 + static_cast<int>(threadIdx.x / 32); f0 < features; f0 += kRowBatch * warps) {
+    int64_t start[kRowBatch];
+#pragma unroll
+    for (int i = 0; i < kRowBatch; ++i) {
+      const int f = f0 + i * warps;
+      start[i] = rows.start(b, (f < features ? f : f0) - 1);
+    }
+    if (wide) {
+      for (int d = 4 * lane; d < dim; d += 128) {
+        float4 v[kRowBatch];
+#pragma unroll
+        for (int i = 0; i < kRowBatch; ++i) v[i] = rows.at4(start[i], d);
+#pragma unroll
+        for (int i = 0; i < kRowBatch; ++i) {
+          const int f = f0 + i * warps;
+          if (f < features) *reinterpret_cast<float4*>(z + f * stride + d) = v[i];
+        }
+      }
+    } else {
+      for (int d = lane; d < dim; d += 32) {
+        float v[kRowBatch];
+#pragma unroll
+        for (int i = 0; i < kRowBatch; ++i) v[i] = rows.at(start[i], d);
+#pragma unroll
+        for (int i = 0; i < kRowBatch; ++i) {
+          const int f = f0 + i * warps;
+          if (f < features) z[f * stride + d] = v[i];
+        }
+      }
+    }
+  }
+}
+
 /// Copies sample b's features into z [features, stride] (x first, then the
 /// embedding rows from `rows`, interaction_detail.cuh), widened to fp32;
 /// also copies x through to `x_out` (its own type: exact) when not null.
 /// With the lookup fused in and rows of at least 32 values, a warp per
 /// feature row: the row's start (an id and an offset read) is found once
-/// per row, and the lanes read consecutive columns. Otherwise every thread
-/// takes the next element of the flat features x dim range, so short rows
-/// keep the whole block busy. Indices within a sample are 32-bit: features
-/// * stride fits the block's shared memory (check() caps it at 48 KiB).
-template <typename TA, typename Rows>
+/// per row, and the lanes read consecutive columns (kBatched: several rows
+/// a warp at a time, load_features_batched). Otherwise every thread takes
+/// the next element of the flat features x dim range, so short rows keep
+/// the whole block busy. Indices within a sample are 32-bit: features *
+/// stride fits the block's shared memory (check() caps it at 48 KiB).
+template <bool kBatched, typename TA, typename Rows>
 __device__ void load_features(const TA* xb, const Rows& rows, int64_t b, int features, int dim, int stride,
                               float* z, TA* x_out) {
+  if constexpr (kBatched && Rows::kCostlyStart) {
+    if (dim >= 32) {
+      load_features_batched(xb, rows, b, features, dim, stride, z, x_out);
+      return;
+    }
+  }
   if (!Rows::kCostlyStart || dim < 32) {
     const int total = features * dim;
     for (int k = static_cast<int>(threadIdx.x); k < total; k += static_cast<int>(blockDim.x)) {
@@ -115,7 +179,7 @@ __global__ void interaction_forward_kernel(const TA* __restrict__ x, Rows rows, 
   const int stride = static_cast<int>(stride64);
   const int64_t b = blockIdx.x;
   TA* ob = out + b * width;
-  load_features(x + b * dim64, rows, b, features, dim, stride, z, ob);
+  load_features<true>(x + b * dim64, rows, b, features, dim, stride, z, ob);
   for (int t = static_cast<int>(threadIdx.x); t < features - 1; t += static_cast<int>(blockDim.x)) {
     rows.write_sort(b, t);  // the lookup fused in: the update's sort input
   }
@@ -214,7 +278,7 @@ __global__ void interaction_backward_kernel(const TA* __restrict__ x, Rows rows,
   float* gt = z + backward_z_floats(features, stride64);  // [features, fp]
   const int64_t b = blockIdx.x;
   const TA* db = dout + b * width;
-  load_features(x + b * dim64, rows, b, features, dim, stride, z, static_cast<TA*>(nullptr));
+  load_features<false>(x + b * dim64, rows, b, features, dim, stride, z, static_cast<TA*>(nullptr));
   const int entries = features * fp;
   for (int e = static_cast<int>(threadIdx.x); e < entries; e += static_cast<int>(blockDim.x)) {
     const int j = e / fp;
