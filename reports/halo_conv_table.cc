@@ -57,6 +57,15 @@ std::optional<double> step_ms(const Result& r) {
 
 std::string ms(const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : "-"; }
 
+/// The overlap efficiency as a cell: a share of the transfer hidden, or,
+/// where the overlapped step was slower than the naive one (a negative
+/// ratio: -1904% on an H200, unreadable), by how much.
+std::string efficiency_cell(const HaloConvRow& r) {
+  if (!r.efficiency) return "-";
+  if (*r.efficiency >= 0 || !r.transfer_ms) return fmt::format("{:.0f}%", 100 * *r.efficiency);
+  return fmt::format("none ({:.3f} ms slower)", -*r.efficiency * *r.transfer_ms);
+}
+
 }  // namespace
 
 bool is_halo_conv_result(const Result& result) { return result.spec.workload == "halo_conv"; }
@@ -118,7 +127,7 @@ std::vector<std::vector<std::string>> halo_conv_cells(const std::vector<HaloConv
   for (const HaloConvRow& r : rows) {
     cells.push_back({r.shape, r.backend, std::to_string(r.partitions), std::to_string(r.ranks), r.halo, r.overlap,
                      fmt::format("{:.3f}", r.step_ms), ms(r.compute_ms), ms(r.transfer_ms), ms(r.exposed_ms),
-                     ms(r.allreduce_ms), r.efficiency ? fmt::format("{:.0f}%", 100 * *r.efficiency) : "-",
+                     ms(r.allreduce_ms), efficiency_cell(r),
                      r.vs_whole ? fmt::format("{:.2f}x", *r.vs_whole) : "-", fmt::format("{:.4g}", r.voxels_per_s),
                      r.tflops ? fmt::format("{:.3g}", *r.tflops) : "-"});
   }

@@ -31,6 +31,8 @@ struct HaloConvRow {
   std::optional<double> exposed_ms;   ///< step - compute (>= 0): what the step spent beyond computing.
   /// (naive step - this step) / transfer, for overlap rows with a naive twin
   /// whose transfer is at least 1% of the step (below that the ratio is noise).
+  /// Negative where the overlap made the step slower; its cell then says by
+  /// how many milliseconds.
   std::optional<double> efficiency;
   std::optional<double> vs_whole;     ///< step / the one-partition point's step.
   /// scheme=hybrid: each part alone (level 1, level 2, gather, bottleneck,

@@ -26,23 +26,27 @@ def halo_section(results):
     lines = ["## Halo convolution (cuda; P slabs on P streams of one GPU)", "",
              "| shape | P | halo | toggles | overlap | step (ms) | compute (ms) | transfer (ms) | exposed (ms) | "
              "overlap efficiency | vs 1 partition |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    eff, cost = [], []
+    eff, eff_text, cost = [], [], []
     for (shape, parts, halo, tog), (ms, comp, xfer, ov) in sorted(rows.items(), key=lambda kv: str(kv[0])):
         naive = rows.get((shape, parts, "naive", tog))
         # As the sweep report: only where the transfer is at least 1% of the step.
         e = (naive[0] - ms) / xfer if halo == "overlap" and naive and naive[0] and ms and xfer and xfer >= 0.01 * ms else None
         one = [v[0] for k, v in rows.items() if k[0] == shape and k[1] == 1 and k[3] == tog and v[0]]
         c = ms / min(one) if one and ms else None
+        # Negative: the overlap made the step slower (a ratio like -1904% says
+        # nothing readable): by how much, as the report's table says it.
+        e_text = None if e is None else f"{e:.0%}" if e >= 0 else f"none ({-e * xfer:.3f} ms slower)"
         if e is not None:
             eff.append(e)
+            eff_text.append(e_text)
         if c is not None and parts > 1:
             cost.append(c)
-        exposed = ms - comp if ms and comp else None
+        exposed = max(0.0, ms - comp) if ms and comp else None  # as the report: >= 0
         lines.append(f"| {shape} | {parts} | {halo} | {tog} | {ov} | {fmt(ms, '{:.3f}')} | {fmt(comp, '{:.3f}')} | "
-                     f"{fmt(xfer, '{:.3f}')} | {fmt(exposed, '{:.3f}')} | {fmt(e, '{:.0%}')} | {fmt(c, '{:.2f}x')} |")
+                     f"{fmt(xfer, '{:.3f}')} | {fmt(exposed, '{:.3f}')} | {e_text or '-'} | {fmt(c, '{:.2f}x')} |")
     if fallbacks:
         lines += ["", "Data gradients cuDNN had no backward-data algorithm for (run as forward convolutions with "
                   "flipped weights):", ""]
         for (shape, parts, halo, tog), text in sorted(fallbacks.items(), key=lambda kv: str(kv[0])):
             lines.append(f"- {shape}, P={parts}, {halo}, {tog}: {text[:600]}")
-    return "\n".join(lines) + "\n", {"efficiency": eff, "cost": cost}
+    return "\n".join(lines) + "\n", {"efficiency": eff, "efficiency_text": eff_text, "cost": cost}
