@@ -23,15 +23,17 @@ WorkloadSection halo_conv_section() {
   s.markdown = [](const std::vector<Result>& results) -> std::string {
     const std::vector<HaloConvRow> rows = halo_conv_rows(results);
     if (rows.empty()) return "";
-    return "\n## Halo convolution (median step; compute and transfer timed alone; exposed = step - compute; "
-           "overlap efficiency = (naive - overlap) / transfer)\n\n" +
+    return "\n## Halo convolution (median step; compute and transfer timed alone; exposed = step - compute "
+           "(at least 0); overlap efficiency = (naive - overlap) / transfer, or by how much the overlap was "
+           "slower)\n\n" +
            detail::markdown_table(halo_conv_header(), halo_conv_cells(rows));
   };
   s.html = [](const std::vector<Result>& results) -> std::string {
     const std::vector<HaloConvRow> rows = halo_conv_rows(results);
     if (rows.empty()) return "";
     return "<h2>Halo convolution</h2>\n<p>Median step; compute, halo transfer and weight-gradient all-reduce timed "
-           "alone; exposed = step - compute; overlap efficiency = (naive - overlap) / transfer.</p>\n" +
+           "alone; exposed = step - compute (at least 0); overlap efficiency = (naive - overlap) / transfer, or "
+           "by how much the overlap was slower.</p>\n" +
            html_table(halo_conv_header(), halo_conv_cells(rows), {0, 1, 4, 5}) + "<div class=\"charts\">" +
            render_bar_chart(halo_conv_chart(rows)) + "</div>\n";
   };

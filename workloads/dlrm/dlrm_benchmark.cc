@@ -533,7 +533,10 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                                      : "use placement=hot_cache or host (the tables in host memory)";
     }
 #endif
-    describe_cuda_step(setup_, {training, toggles_[Toggle::kFused].in_effect, lookup_fused, nccl_}, step);
+    describe_cuda_step(setup_,
+                       {training, toggles_[Toggle::kFused].in_effect, lookup_fused, nccl_,
+                        toggles_[Toggle::kSyncFree].in_effect},
+                       step);
   }
   if (nccl_) {
 #ifdef PERFLAB_DLRM_CUDA

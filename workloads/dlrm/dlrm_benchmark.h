@@ -42,7 +42,8 @@ ValueBytes exchange_values(Backend backend, const std::string& precision);
 /// 10.73 ms step), the bf16 DRELU_BGRAD as one (1.33 of 5.71 ms). Without
 /// the aux output the TF32 forward epilogue is fused into the GEMM: on an
 /// H200 (docs/results/2026-11-26-h200-gpu-check-c9d4b27) own_backward ran
-/// 1.07x own at TF32 batch 65,536 (6.336 against 6.806 ms) and 1.06x at 512.
+/// 1.07x own at TF32 batch 65,536 (6.336 against 6.806 ms) and 1.06x in
+/// samples/s at 512.
 std::string auto_epilogues();
 
 /// What interaction=auto picks: tensor cores for a bf16 model that trains
@@ -102,6 +103,7 @@ struct CudaStepChoices {
   bool fused = false;        ///< --fused in effect.
   bool lookup_fused = false; ///< The lookups inside the interaction (CudaModel's lookup_in_interaction).
   bool nccl = false;         ///< Embeddings exchanged over NCCL.
+  bool sync_free = false;    ///< --sync-free in effect (the update waits on no host sync).
 };
 
 /// The cuda backend's step in the result: its precision and the

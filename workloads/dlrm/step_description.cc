@@ -39,11 +39,15 @@ void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPl
       : c.nccl ? "on: each MLP layer's weight-gradient GEMM on a second stream beside the "
                  "data-gradient chain, the embedding update's sort on a third from the "
                  "interaction to the update (the dense SGD after the gradient all-reduce)"
-               : "on: each MLP layer's weight-gradient GEMM and then its SGD on a second "
-                 "stream beside the data-gradient chain (the fused head's SGD in the "
-                 "embedding update's launch), the embedding update's sort on a third from the "
-                 "interaction, and (sync-free) the update there from the interaction's backward, "
-                 "beside the bottom MLP's";
+      : c.sync_free
+          ? "on: each MLP layer's weight-gradient GEMM and then its SGD on a second stream beside "
+            "the data-gradient chain (the fused head's SGD in the embedding update's launch), the "
+            "embedding update's sort on a third from the interaction, and the update there from "
+            "the interaction's backward, beside the bottom MLP's"
+          : "on: each MLP layer's weight-gradient GEMM and then its SGD on a second stream beside "
+            "the data-gradient chain (the fused head's SGD in the embedding update's launch), the "
+            "embedding update's sort on a third from the interaction to the update (which, "
+            "synchronising, stays on the step's stream)";
   // What --fused changes about the lookups.
   step.hyperparameters["perflab_dlrm_lookup"] =
       !c.training ? "the serving engine's rows (placement), handed to the interaction"
