@@ -200,7 +200,7 @@ constexpr int kGradMinBlocks = 4;
 /// depend on which path the pointers' alignment chose. On an H200 that
 /// version (32 columns at a time, the slices read a few at a time, eight
 /// chunks in turn) took about 10 us a launch at batch 512, where pass 1 has
-/// under a megabyte to read.
+/// under a megabyte to read (docs/results/2026-11-26-h200-gpu-check-c9d4b27).
 template <typename T, int kVec, bool kMask>
 __global__ void __launch_bounds__(kGradGroups* kGradLanes, kGradMinBlocks)
     relu_bias_grad_partial_kernel(int64_t rows, int64_t groups, int64_t rows_per_slice, const T* __restrict__ y,

@@ -4,7 +4,8 @@
 // no division. They were one thread per element of a flat index, split by
 // six 64-bit divisions and remainders: on an H200 the overlapped halo
 // exchange's gathers and adds took 876 + 766 us of its 7.68 ms TF32 step
-// (P = 4, U-Net level 1; the naive exchange's whole step was 5.76 ms), far
+// (P = 4, U-Net level 1; the naive exchange's whole step was 5.76 ms;
+// docs/results/2026-11-26-h200-gpu-check-c9d4b27), far
 // from the bytes they move. The flip stays on the flat index (weights: a
 // few thousand elements).
 #include <cuda_bf16.h>

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "kernels/cpu/interaction.h"
 #include "kernels/cuda/check.h"
@@ -52,7 +53,7 @@ int64_t forward_row_stride(int64_t dim) { return 4 * (((dim + 3) / 4) | 1); }
 /// first row again (valid addresses, no conditional loads) and is not
 /// stored. One row a warp at a time kept a read or two a lane in flight
 /// (sm_90 SASS; the forward took 642 us at TF32 batch 65,536 on an H200,
-/// 2.9x its floor). 58-62 registers: eight 128-thread blocks a SM where 47
+/// 2.9x its floor: docs/results/2026-11-26-h200-gpu-check-c9d4b27). 58-62 registers: eight 128-thread blocks a SM where 47
 /// allowed ten (capped at 48, ptxas spilled). The backward keeps the
 /// one-row loop: batching took it from 32 registers to 40-56 (eight
 /// 256-thread blocks a SM to six or four).
@@ -73,28 +74,25 @@ __device__ void load_features_batched(const TA* xb, const Rows& rows, int64_t b,
       const int f = f0 + i * warps;
       start[i] = rows.start(b, (f < features ? f : f0) - 1);
     }
+    // The batch's rows, kWidth values a lane at a time (load: float4 or float).
+    const auto copy = [&](auto width, const auto& load) {
+      constexpr int kWidth = decltype(width)::value;
+      using V = decltype(load(int64_t{0}, 0));
+      for (int d = kWidth * lane; d < dim; d += 32 * kWidth) {
+        V v[kRowBatch];
+#pragma unroll
+        for (int i = 0; i < kRowBatch; ++i) v[i] = load(start[i], d);
+#pragma unroll
+        for (int i = 0; i < kRowBatch; ++i) {
+          const int f = f0 + i * warps;
+          if (f < features) *reinterpret_cast<V*>(z + f * stride + d) = v[i];
+        }
+      }
+    };
     if (wide) {
-      for (int d = 4 * lane; d < dim; d += 128) {
-        float4 v[kRowBatch];
-#pragma unroll
-        for (int i = 0; i < kRowBatch; ++i) v[i] = rows.at4(start[i], d);
-#pragma unroll
-        for (int i = 0; i < kRowBatch; ++i) {
-          const int f = f0 + i * warps;
-          if (f < features) *reinterpret_cast<float4*>(z + f * stride + d) = v[i];
-        }
-      }
+      copy(std::integral_constant<int, 4>{}, [&](int64_t s, int d) { return rows.at4(s, d); });
     } else {
-      for (int d = lane; d < dim; d += 32) {
-        float v[kRowBatch];
-#pragma unroll
-        for (int i = 0; i < kRowBatch; ++i) v[i] = rows.at(start[i], d);
-#pragma unroll
-        for (int i = 0; i < kRowBatch; ++i) {
-          const int f = f0 + i * warps;
-          if (f < features) z[f * stride + d] = v[i];
-        }
-      }
+      copy(std::integral_constant<int, 1>{}, [&](int64_t s, int d) { return rows.at(s, d); });
     }
   }
 }

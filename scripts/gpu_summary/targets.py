@@ -246,7 +246,7 @@ def targets_section(results, peers, state, dlrm, rnnt, halo, tests, steps, servi
           shape_text(xa, "{:.2f}×") or ("no torchaudio on the image" if has_rnnt_peer and not has_audio else "-"),
           all_within([v for _, v in xa], lambda v: v > 1))
     eff = (halo or {}).get("efficiency", [])
-    eff_text = (halo or {}).get("efficiency_text") or [f"{x:.0%}" for x in eff]
+    eff_text = (halo or {}).get("efficiency_text", [])
     t.add(27, "halo_conv overlap hides ≥ 90% of the halo transfer (GPU)", ", ".join(eff_text) or "-",
           all_within(eff, lambda v: v >= 0.9))
     cost = (halo or {}).get("cost", [])
