@@ -23,34 +23,19 @@ __device__ inline float stored(float v, const float*) { return v; }
 /// v as a bf16 tensor would hold it, widened back.
 __device__ inline float stored(float v, const __nv_bfloat16*) { return __bfloat162float(__float2bfloat16_rn(v)); }
 
-/// Columns a lane of warp_logit loads before its first multiply-add.
-constexpr int kLogitBatch = 8;
-
 /// z = x[row] · w + bias for the calling warp: each lane sums its columns
 /// (k = lane, lane + 32, ...) with fused multiply-adds, then a butterfly
-/// reduction in a fixed order; every lane returns z. A lane loads
-/// kLogitBatch columns of x and w before the first multiply-add (the FMAs
-/// keep their order, so the bits): at batch 512 on an H100 the kernel took
-/// 17 us, a warp's eight samples each waiting out eight loads in turn, and
-/// `#pragma unroll 8` over the bounded loop did not keep them together
-/// (sm_90 SASS: each guarded load waited on at once).
+/// reduction in a fixed order; every lane returns z. Unrolled so a lane's
+/// loads are in flight together (the FMAs keep their order, so the bits):
+/// at batch 512 on an H100 the kernel took 17 us, a warp's eight samples
+/// each waiting out eight loads in turn.
 template <typename T>
 __device__ float warp_logit(const T* __restrict__ xrow, const T* __restrict__ w, const T* __restrict__ bias,
                             int64_t k) {
   const int lane = static_cast<int>(threadIdx.x & 31u);
   float acc = 0.0f;
-  int64_t c = lane;
-  for (; c + 32 * (kLogitBatch - 1) < k; c += 32 * kLogitBatch) {  // every column of the batch is < k
-    float xv[kLogitBatch], wv[kLogitBatch];
-#pragma unroll
-    for (int u = 0; u < kLogitBatch; ++u) {
-      xv[u] = widen(xrow[c + 32 * u]);
-      wv[u] = widen(w[c + 32 * u]);
-    }
-#pragma unroll
-    for (int u = 0; u < kLogitBatch; ++u) acc = fmaf(xv[u], wv[u], acc);
-  }
-  for (; c < k; c += 32) acc = fmaf(widen(xrow[c]), widen(w[c]), acc);
+#pragma unroll 8
+  for (int64_t c = lane; c < k; c += 32) acc = fmaf(widen(xrow[c]), widen(w[c]), acc);
   for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_xor_sync(kFullMask, acc, offset);
   return acc + widen(bias[0]);
 }
@@ -121,23 +106,15 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t tile_size, int64
       const int64_t c = threadIdx.x + int64_t{j} * kThreads;
       if (c >= k) break;
       const float wc = widen(w[c]);
-      // kLogitBatch samples' x loaded before the first is used (a guarded
-      // load per sample was waited on at once: sm_90 SASS), in sample order.
-      const auto column = [&](int s, float xv) {
+#pragma unroll 8
+      for (int s = 0; s < count; ++s) {
+        const int64_t at = (first + s) * k + c;
+        const float xv = widen(x[at]);
         const float d = xv > 0.0f ? g[s] * wc : 0.0f;
-        put(dx, (first + s) * k + c, d);
+        put(dx, at, d);
         sum_w[j] = fmaf(g[s], xv, sum_w[j]);
         sum_b[j] += d;
-      };
-      int s = 0;
-      for (; s + kLogitBatch <= count; s += kLogitBatch) {
-        float xv[kLogitBatch];
-#pragma unroll
-        for (int u = 0; u < kLogitBatch; ++u) xv[u] = widen(x[(first + s + u) * k + c]);
-#pragma unroll
-        for (int u = 0; u < kLogitBatch; ++u) column(s + u, xv[u]);
       }
-      for (; s < count; ++s) column(s, widen(x[(first + s) * k + c]));
     }
     if (threadIdx.x == 0) {
       for (int s = 0; s < count; ++s) {
