@@ -28,7 +28,12 @@ __device__ inline float stored(float v, const __nv_bfloat16*) { return __bfloat1
 /// reduction in a fixed order; every lane returns z. Unrolled so a lane's
 /// loads are in flight together (the FMAs keep their order, so the bits):
 /// at batch 512 on an H100 the kernel took 17 us, a warp's eight samples
-/// each waiting out eight loads in turn.
+/// each waiting out eight loads in turn. Loading eight columns (and, in the
+/// backward's column pass, eight samples) into arrays before the first use
+/// measured slower on an H200: 14.7 against 10.3 us at bf16 batch 512,
+/// 98.9 against 83.2 us at 65,536 (docs/results/2026-11-27-h200-gpu-check-1590d6a,
+/// where Nsight Compute saw that form at 77 registers, occupancy 37.5%);
+/// this form stays.
 template <typename T>
 __device__ float warp_logit(const T* __restrict__ xrow, const T* __restrict__ w, const T* __restrict__ bias,
                             int64_t k) {

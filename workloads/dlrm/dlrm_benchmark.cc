@@ -278,12 +278,13 @@ void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, con
 std::string auto_epilogues() { return "own_backward"; }
 
 bool auto_interaction_tensor_cores(Backend backend, const std::string& precision, const ModelShape& shape,
-                                   bool serving) {
+                                   bool serving, int64_t rank_batch) {
 #ifdef PERFLAB_DLRM_CUDA
   return backend == Backend::kCuda && precision == "bf16" && !serving &&
+         rank_batch >= kTensorCoreInteractionMinBatch &&
          kernels::cuda::interaction_tensor_cores_fit(static_cast<int>(shape.table_sizes.size()), shape.embed_dim);
 #else
-  (void)backend, (void)precision, (void)shape, (void)serving;
+  (void)backend, (void)precision, (void)shape, (void)serving, (void)rank_batch;
   return false;
 #endif
 }
@@ -407,11 +408,6 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                                  p.get_string("top_mlp")));
   }
 
-  if (interaction == "auto") {
-    setup_.interaction_tensor_cores = auto_interaction_tensor_cores(backend_, setup_.precision, shape,
-                                                                    ctx.spec.mode == RunMode::kInference);
-  }
-
   setup_.serve = parse_serve_options(p, shape, ctx.spec.mode == RunMode::kInference);
   setup_.save_model = p.get_string("save_model");
   if (!setup_.save_model.empty()) {
@@ -440,6 +436,12 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
   if (setup_.batch_size > train_.size()) {
     throw UsageError(fmt::format("dlrm: batch_size {} is larger than the training set ({} samples)",
                                  setup_.batch_size, train_.size()));
+  }
+  if (interaction == "auto") {
+    // Each rank's interaction sees its share of the batch.
+    setup_.interaction_tensor_cores =
+        auto_interaction_tensor_cores(backend_, setup_.precision, setup_.shape, ctx.spec.mode == RunMode::kInference,
+                                      std::max<int64_t>(1, setup_.batch_size / ctx.size()));
   }
   setup_.schedule.base = p.get_float("learning_rate");
   setup_.schedule.warmup_steps = p.get_int("warmup_steps");

@@ -46,13 +46,26 @@ ValueBytes exchange_values(Backend backend, const std::string& precision);
 /// samples/s at 512.
 std::string auto_epilogues();
 
+/// The smallest batch a rank at which interaction=auto puts a bf16
+/// interaction on tensor cores. Below it a tensor-core warp does a whole
+/// sample alone with about four warps a SM, and the CUDA-core kernels win.
+/// From an H200 at the dle shape (docs/results/2026-11-27-h200-gpu-check-1590d6a,
+/// forward + backward, CUPTI): CUDA cores 28.0 us at 512 and 1,629.5 at
+/// 65,536, tensor cores 38.7 and 1,150.4; straight lines through the two
+/// points cross near 1,930 samples. Two points only: gpu-check's
+/// interaction step times 2,048 as well, to check it.
+inline constexpr int64_t kTensorCoreInteractionMinBatch = 2048;
+
 /// What interaction=auto picks: tensor cores for a bf16 model that trains
-/// its tables on the cuda backend, where the shape fits the WMMA kernels;
-/// CUDA cores otherwise. Measured on an H100 at the dle shape, batch 65,536
-/// (docs/results/2026-11-26-h100-gpu-check): bf16 tensor cores 1.09x the
-/// step of CUDA cores, TF32 tensor cores 0.91x.
+/// its tables on the cuda backend, with at least
+/// kTensorCoreInteractionMinBatch samples a rank, where the shape fits the
+/// WMMA kernels; CUDA cores otherwise. Measured at the dle shape: on an
+/// H100 at batch 65,536 (docs/results/2026-11-26-h100-gpu-check) bf16
+/// tensor cores 1.09x the step of CUDA cores, TF32 tensor cores 0.91x; on
+/// an H200 (2026-11-27 run above) bf16 1.14x at 65,536 and 0.94x at 512,
+/// TF32 0.92x at 65,536 and 0.94x at 512.
 bool auto_interaction_tensor_cores(Backend backend, const std::string& precision, const ModelShape& shape,
-                                   bool serving);
+                                   bool serving, int64_t rank_batch);
 
 /// Everything the workload derives from its parameters.
 struct DlrmSetup {

@@ -80,7 +80,8 @@ std::vector<ParamSpec> dlrm_params() {
        "cuda backend: the dot interaction on fp32 CUDA cores (cuda_cores) or on tensor cores (tensor_cores: "
        "WMMA, TF32-rounded products, or exact bf16 products with precision=bf16; needs tables + 1 <= 32 and "
        "embed_dim a multiple of 16 up to 144); auto: tensor cores for a bf16 model that trains its tables "
-       "where the shape fits, CUDA cores otherwise (the faster of the two on an H100)",
+       "with at least 2,048 samples a rank where the shape fits, CUDA cores otherwise (the faster of the two "
+       "on an H100 and an H200)",
        {}, {}, {"auto", "cuda_cores", "tensor_cores"}},
       {"precision", T::kString, "fp32",
        "fp32 (cuda: TF32 GEMMs) or bf16 (cuda: bf16 MLPs, fp32 master weights; cpu: bf16 numbers emulated, one rank)",

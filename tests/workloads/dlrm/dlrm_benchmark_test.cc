@@ -158,9 +158,24 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
   EXPECT_NE(streams("auto").find("sort on a third"), std::string::npos) << streams("auto");
   EXPECT_EQ(streams("on"), streams("auto"));
   EXPECT_EQ(streams("off").rfind("off:", 0), 0u) << streams("off");
-  // auto: tensor cores for bf16 (the faster there), CUDA cores for TF32.
-  EXPECT_EQ(plan(true, "bf16", "auto")["perflab_dlrm_interaction"], "bf16 tensor cores (WMMA), fp32 accumulate");
+  // auto: tensor cores for bf16 from kTensorCoreInteractionMinBatch samples
+  // a rank (the faster there), CUDA cores below it and for TF32.
+  const auto interaction_at = [](const std::string& precision, int64_t batch) {
+    ToggleSet toggles;
+    toggles[Toggle::kFused] = {true, true, ""};
+    TestContext ctx(small_params({{"precision", precision}, {"batch_size", std::to_string(batch)}}),
+                    Backend::kCuda, toggles);
+    return DlrmBenchmark(ctx).step_plan().hyperparameters["perflab_dlrm_interaction"].get<std::string>();
+  };
+  const std::string bf16_tc = "bf16 tensor cores (WMMA), fp32 accumulate";
+  EXPECT_EQ(interaction_at("bf16", kTensorCoreInteractionMinBatch), bf16_tc);
+  EXPECT_EQ(interaction_at("bf16", 4096), bf16_tc);
+  EXPECT_EQ(interaction_at("bf16", kTensorCoreInteractionMinBatch - 1), "fp32 CUDA cores");
+  EXPECT_EQ(interaction_at("bf16", 128), "fp32 CUDA cores");
+  EXPECT_EQ(interaction_at("fp32", 4096), "fp32 CUDA cores");
   EXPECT_EQ(plan(true, "fp32", "auto")["perflab_dlrm_interaction"], "fp32 CUDA cores");
+  // Asked for by name, tensor cores run at any batch.
+  EXPECT_EQ(plan(true, "bf16", "tensor_cores")["perflab_dlrm_interaction"], bf16_tc);
 #else
   GTEST_SKIP() << "built without CUDA";
 #endif
