@@ -8,10 +8,17 @@
 // docs/results/2026-11-26-h200-gpu-check-c9d4b27), far
 // from the bytes they move. The flip stays on the flat index (weights: a
 // few thousand elements).
+//
+// Where every plane row starts on 16 bytes (plane_pack), a thread moves 16
+// bytes (four floats, eight bf16): after the grid change the next H200 run
+// (docs/results/2026-11-27-h200-gpu-check-1590d6a) still had the gathers
+// at 589.5 us TF32 and 824.4 us bf16 a step, one 256-element block per
+// plane row (about 70,000 blocks a launch at U-Net level 1, P = 4).
 #include <cuda_bf16.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/conv3d_planes.h"
@@ -47,12 +54,46 @@ __device__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
 }
 
-/// block [rows][count][hw] from src's planes first .. first + count - 1,
-/// zero planes outside [0, src_planes).
+/// Elements of T in 16 bytes.
 template <typename T>
+constexpr int kPack = static_cast<int>(16 / sizeof(T));
+
+/// kVec elements of T at p (p aligned to kVec * sizeof(T) when kVec > 1).
+template <typename T, int kVec>
+struct Vec {
+  T v[kVec];
+};
+template <typename T, int kVec>
+__device__ Vec<T, kVec> load_vec(const T* p) {
+  Vec<T, kVec> out;
+  if constexpr (kVec == 1) {
+    out.v[0] = p[0];
+  } else {
+    static_assert(kVec == kPack<T>, "one 16-byte access");
+    const uint4 raw = *reinterpret_cast<const uint4*>(p);
+    memcpy(&out, &raw, sizeof(raw));
+  }
+  return out;
+}
+template <typename T, int kVec>
+__device__ void store_vec(T* p, const Vec<T, kVec>& x) {
+  if constexpr (kVec == 1) {
+    p[0] = x.v[0];
+  } else {
+    uint4 raw;
+    memcpy(&raw, &x, sizeof(raw));
+    *reinterpret_cast<uint4*>(p) = raw;
+  }
+}
+
+/// block [rows][count][hw] from src's planes first .. first + count - 1,
+/// zero planes outside [0, src_planes). kVec elements a thread (hw a
+/// multiple of kVec, every plane row aligned to them).
+template <typename T, int kVec>
 __global__ void gather_kernel(const T* __restrict__ src, int64_t src_planes, int64_t channel_stride,
                               int64_t batch_stride, int64_t channels, int64_t rows, int64_t hw, int64_t first,
                               int64_t count, T* __restrict__ block) {
+  const int64_t units = hw / kVec;
   for (int64_t row = blockIdx.z; row < rows; row += gridDim.z) {
     const T* src_row = src + (row / channels) * batch_stride + (row % channels) * channel_stride;
     for (int64_t q = blockIdx.y; q < count; q += gridDim.y) {
@@ -60,20 +101,28 @@ __global__ void gather_kernel(const T* __restrict__ src, int64_t src_planes, int
       const bool inside = p >= 0 && p < src_planes;
       const T* in = inside ? src_row + p * hw : nullptr;
       T* out = block + (row * count + q) * hw;
-      for (int64_t px = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; px < hw;
-           px += int64_t{gridDim.x} * blockDim.x) {
-        out[px] = inside ? in[px] : narrow<T>(0.0f);
+      for (int64_t u = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; u < units;
+           u += int64_t{gridDim.x} * blockDim.x) {
+        Vec<T, kVec> x;
+        if (inside) {
+          x = load_vec<T, kVec>(in + u * kVec);
+        } else {
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) x.v[e] = narrow<T>(0.0f);
+        }
+        store_vec<T, kVec>(out + u * kVec, x);
       }
     }
   }
 }
 
 /// Every plane p of dst: dst = (accumulate ? dst : 0) + block plane p -
-/// first (zero outside [0, count)).
-template <typename T>
+/// first (zero outside [0, count)). kVec as gather_kernel's.
+template <typename T, int kVec>
 __global__ void add_kernel(const T* __restrict__ block, int64_t first, int64_t count, T* __restrict__ dst,
                            int64_t dst_planes, int64_t channel_stride, int64_t batch_stride, int64_t channels,
                            int64_t rows, int64_t hw, bool accumulate) {
+  const int64_t units = hw / kVec;
   for (int64_t row = blockIdx.z; row < rows; row += gridDim.z) {
     T* dst_row = dst + (row / channels) * batch_stride + (row % channels) * channel_stride;
     for (int64_t p = blockIdx.y; p < dst_planes; p += gridDim.y) {
@@ -81,10 +130,18 @@ __global__ void add_kernel(const T* __restrict__ block, int64_t first, int64_t c
       const bool inside = q >= 0 && q < count;
       const T* in = inside ? block + (row * count + q) * hw : nullptr;
       T* out = dst_row + p * hw;
-      for (int64_t px = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; px < hw;
-           px += int64_t{gridDim.x} * blockDim.x) {
-        const float term = inside ? widen(in[px]) : 0.0f;
-        out[px] = narrow<T>((accumulate ? widen(out[px]) : 0.0f) + term);
+      for (int64_t u = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; u < units;
+           u += int64_t{gridDim.x} * blockDim.x) {
+        // Both loads before any arithmetic.
+        Vec<T, kVec> term{}, acc{};
+        if (inside) term = load_vec<T, kVec>(in + u * kVec);
+        if (accumulate) acc = load_vec<T, kVec>(out + u * kVec);
+        Vec<T, kVec> sum;
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) {
+          sum.v[e] = narrow<T>((accumulate ? widen(acc.v[e]) : 0.0f) + (inside ? widen(term.v[e]) : 0.0f));
+        }
+        store_vec<T, kVec>(out + u * kVec, sum);
       }
     }
   }
@@ -99,36 +156,66 @@ __global__ void flip_kernel(const T* __restrict__ w, T* __restrict__ out, int64_
   }
 }
 
-template <typename T>
+template <typename T, int kVec>
 void gather_typed(const ConstDevicePlaneView& src, const PlaneShape& shape, int64_t first, int64_t count,
                   void* block, cudaStream_t stream) {
   const int64_t rows = shape.batch * shape.channels;
-  gather_kernel<T><<<plane_grid(shape.hw, count, rows), kThreads, 0, stream>>>(
+  gather_kernel<T, kVec><<<plane_grid(shape.hw / kVec, count, rows), kThreads, 0, stream>>>(
       static_cast<const T*>(src.data), src.planes, src.channel_stride, src.batch_stride, shape.channels, rows,
       shape.hw, first, count, static_cast<T*>(block));
   PERFLAB_CUDA_CHECK_LAUNCH("conv3d gather_kernel");
 }
 
 template <typename T>
+void gather_as(const ConstDevicePlaneView& src, const PlaneShape& shape, int64_t first, int64_t count, void* block,
+               cudaStream_t stream) {
+  if (plane_pack(src.data, src.channel_stride, src.batch_stride, block, shape) > 1) {
+    gather_typed<T, kPack<T>>(src, shape, first, count, block, stream);
+  } else {
+    gather_typed<T, 1>(src, shape, first, count, block, stream);
+  }
+}
+
+template <typename T, int kVec>
 void add_typed(const void* block, int64_t first, int64_t count, const DevicePlaneView& dst, const PlaneShape& shape,
                bool accumulate, cudaStream_t stream) {
   const int64_t rows = shape.batch * shape.channels;
-  add_kernel<T><<<plane_grid(shape.hw, dst.planes, rows), kThreads, 0, stream>>>(
+  add_kernel<T, kVec><<<plane_grid(shape.hw / kVec, dst.planes, rows), kThreads, 0, stream>>>(
       static_cast<const T*>(block), first, count, static_cast<T*>(dst.data), dst.planes, dst.channel_stride,
       dst.batch_stride, shape.channels, rows, shape.hw, accumulate);
   PERFLAB_CUDA_CHECK_LAUNCH("conv3d add_kernel");
 }
 
+template <typename T>
+void add_as(const void* block, int64_t first, int64_t count, const DevicePlaneView& dst, const PlaneShape& shape,
+            bool accumulate, cudaStream_t stream) {
+  if (plane_pack(dst.data, dst.channel_stride, dst.batch_stride, block, shape) > 1) {
+    add_typed<T, kPack<T>>(block, first, count, dst, shape, accumulate, stream);
+  } else {
+    add_typed<T, 1>(block, first, count, dst, shape, accumulate, stream);
+  }
+}
+
 }  // namespace
+
+int plane_pack(const void* view, int64_t channel_stride, int64_t batch_stride, const void* block,
+               const PlaneShape& shape) {
+  const int64_t element = shape.bf16 ? 2 : 4;
+  const int64_t pack = 16 / element;
+  const auto aligned = [](const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const bool fits = shape.hw % pack == 0 && channel_stride % pack == 0 && batch_stride % pack == 0 &&
+                    aligned(view) && aligned(block);
+  return fits ? static_cast<int>(pack) : 1;
+}
 
 void gather_planes(const ConstDevicePlaneView& src, const PlaneShape& shape, int64_t first, int64_t count,
                    void* block, cudaStream_t stream) {
   const int64_t total = shape.batch * shape.channels * count * shape.hw;
   if (total == 0) return;
   if (shape.bf16) {
-    gather_typed<__nv_bfloat16>(src, shape, first, count, block, stream);
+    gather_as<__nv_bfloat16>(src, shape, first, count, block, stream);
   } else {
-    gather_typed<float>(src, shape, first, count, block, stream);
+    gather_as<float>(src, shape, first, count, block, stream);
   }
 }
 
@@ -151,9 +238,9 @@ void add_planes(const void* block, int64_t first, int64_t count, const DevicePla
   const int64_t total = shape.batch * shape.channels * dst.planes * shape.hw;
   if (total == 0) return;
   if (shape.bf16) {
-    add_typed<__nv_bfloat16>(block, first, count, dst, shape, accumulate, stream);
+    add_as<__nv_bfloat16>(block, first, count, dst, shape, accumulate, stream);
   } else {
-    add_typed<float>(block, first, count, dst, shape, accumulate, stream);
+    add_as<float>(block, first, count, dst, shape, accumulate, stream);
   }
 }
 

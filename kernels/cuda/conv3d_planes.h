@@ -20,6 +20,13 @@ struct PlaneShape {
   bool bf16 = false;  ///< Elements are bf16 bits (else float).
 };
 
+/// Elements a thread of the plane copies moves at once: 16 bytes' worth (4
+/// floats, 8 bf16) where shape.hw and both strides are multiples of it and
+/// `view` and `block` (either may be null) start on 16 bytes, so every plane
+/// row does; else 1. Host-only: reads no memory.
+int plane_pack(const void* view, int64_t channel_stride, int64_t batch_stride, const void* block,
+               const PlaneShape& shape);
+
 /// block[n][c][q] = src plane first + q of (n, c) for q in [0, count), zero
 /// where that plane is outside [0, src.planes). block is dense
 /// [batch][channels][count][hw].

@@ -66,12 +66,14 @@ inline void expect_close(const std::vector<float>& actual, const std::vector<flo
 class Embedded {
  public:
   static constexpr int64_t kBefore = 2, kAfter = 1;
-  Embedded(int64_t batch, int64_t channels, int64_t planes, int64_t hw, uint32_t seed)
+  /// `aligned`: strides of whole planes (no odd gap after each channel and
+  /// batch), so with H*W a multiple of 8 every plane row starts on 16 bytes.
+  Embedded(int64_t batch, int64_t channels, int64_t planes, int64_t hw, uint32_t seed, bool aligned = false)
       : channels_(channels),
         planes_(planes),
         hw_(hw),
-        channel_stride_((planes + kBefore + kAfter) * hw + 5),
-        batch_stride_(channels * channel_stride_ + 7),
+        channel_stride_((planes + kBefore + kAfter) * hw + (aligned ? 0 : 5)),
+        batch_stride_(channels * channel_stride_ + (aligned ? 0 : 7)),
         dense_size_(batch * channels * planes * hw),
         buffer_(test_support::random_vector(static_cast<size_t>(batch * batch_stride_), seed)) {}
 

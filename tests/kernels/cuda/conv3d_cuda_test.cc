@@ -18,6 +18,7 @@
 // outside the output view and all inputs must be bit-identical to what they
 // were.
 #include "kernels/cuda/conv3d.h"
+#include "kernels/cuda/conv3d_planes.h"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -52,15 +53,19 @@ struct Case {
   int k;
   int64_t x_planes, y_planes, d_offset;
   bool accumulate;
+  /// 4x8 planes in whole-plane strides (the staged path's 16-byte plane
+  /// copies, conv3d_detail::plane_pack) instead of 7x9 with odd gaps.
+  bool aligned = false;
   std::string describe() const {
-    return std::string(conv3d_pass_name(pass)) + " " + conv3d_math_name(math) +
-           " N=2 C_in=3 C_out=5 H=7 W=9 k=" + std::to_string(k) + " X=" + std::to_string(x_planes) +
+    return std::string(conv3d_pass_name(pass)) + " " + conv3d_math_name(math) + " N=2 C_in=3 C_out=5 " +
+           (aligned ? "H=4 W=8 (aligned)" : "H=7 W=9") + " k=" + std::to_string(k) + " X=" + std::to_string(x_planes) +
            " Y=" + std::to_string(y_planes) + " d_offset=" + std::to_string(d_offset) +
            " accumulate=" + std::to_string(accumulate);
   }
 };
 
 cpu::Conv3dGeometry geometry(int k) { return {2, 3, 5, 7, 9, k}; }
+cpu::Conv3dGeometry geometry(const Case& c) { return c.aligned ? cpu::Conv3dGeometry{2, 3, 5, 4, 8, c.k} : geometry(c.k); }
 
 /// Arguments of `c` over x-side and y-side buffers laid out as `x` and `y`,
 /// and weights `w` (device or host pointers: can_implement reads none), of
@@ -70,7 +75,7 @@ Conv3dArguments arguments(const Case& c, const Embedded& x, T* x_base, const Emb
   Conv3dArguments a;
   a.pass = c.pass;
   a.math = c.math;
-  a.geometry = geometry(c.k);
+  a.geometry = geometry(c);
   a.d_offset = c.d_offset;
   a.accumulate = c.accumulate;
   const cpu::BasicPlaneView<T> xv = x.view_of(x_base), yv = y.view_of(y_base);
@@ -97,7 +102,7 @@ Conv3dArguments arguments(const Case& c, const Embedded& x, T* x_base, const Emb
 /// The CPU kernel's version of `c` on host buffers laid out as x and y.
 void run_cpu(const Case& c, const Embedded& x, std::vector<float>& xb, const Embedded& y, std::vector<float>& yb,
              std::vector<float>& w) {
-  const cpu::Conv3dGeometry g = geometry(c.k);
+  const cpu::Conv3dGeometry g = geometry(c);
   std::vector<float> workspace(cpu::conv3d_workspace_floats(g));
   const cpu::PlaneView xv = x.view_of(xb.data()), yv = y.view_of(yb.data());
   switch (c.pass) {
@@ -198,9 +203,9 @@ void check_case(const CudnnHandle& handle, const Case& c, uint32_t seed, bool gr
                 bool via_forward = false) {
   const std::string what =
       c.describe() + (graph ? " (graph replay)" : "") + (via_forward ? " (as a forward convolution)" : "");
-  const cpu::Conv3dGeometry g = geometry(c.k);
+  const cpu::Conv3dGeometry g = geometry(c);
   const int64_t hw = g.height * g.width;
-  Embedded x(g.batch, g.c_in, c.x_planes, hw, seed), y(g.batch, g.c_out, c.y_planes, hw, seed + 1);
+  Embedded x(g.batch, g.c_in, c.x_planes, hw, seed, c.aligned), y(g.batch, g.c_out, c.y_planes, hw, seed + 1, c.aligned);
   std::vector<float> w = test_support::random_vector(static_cast<size_t>(g.c_out * g.c_in * c.k * c.k * c.k),
                                                      seed + 2);
   const bool bf16 = c.math == Conv3dMath::kBf16;
@@ -269,6 +274,34 @@ TEST(Conv3dCudaTest, EveryPassMatchesTheCpuKernel) {
       }
     }
   }
+}
+
+// 4x8 planes in whole-plane strides: every plane row starts on 16 bytes, so
+// the staged calls (those Conv3d::direct turns down, half of plane_cases)
+// gather and add 16 bytes a thread (conv3d_detail::plane_pack); the sweep
+// above, at 7x9 with odd gaps, runs the one-element copies.
+TEST(Conv3dCudaTest, AlignedPlanesEveryPassMatchesTheCpuKernel) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  CudnnHandle handle;
+  uint32_t seed = 700;
+  int staged = 0;
+  for (Conv3dPass pass : {Conv3dPass::kForward, Conv3dPass::kBackwardData, Conv3dPass::kBackwardFilter}) {
+    for (Conv3dMath math : {Conv3dMath::kTf32, Conv3dMath::kBf16}) {
+      for (const auto& [x_planes, y_planes, d_offset] : plane_cases(1)) {
+        for (bool accumulate : {false, true}) {
+          Case c{pass, math, 3, x_planes, y_planes, d_offset, accumulate};
+          c.aligned = true;
+          check_case(handle, c, seed += 3);
+          // Host buffers laid out alike: direct() reads the shape only.
+          Embedded x(2, 3, x_planes, 32, 0, true), y(2, 5, y_planes, 32, 0, true);
+          std::vector<float> w(5 * 3 * 27);
+          staged += x_planes > 0 && y_planes > 0 &&
+                    !Conv3d::direct(arguments(c, x, x.buffer().data(), y, y.buffer().data(), w.data()));
+        }
+      }
+    }
+  }
+  EXPECT_GT(staged, 0) << "no case reached the staged path's plane copies";
 }
 
 // The data gradient as a forward convolution of dy with the weights flipped
@@ -401,6 +434,26 @@ TEST(Conv3dCanImplement, DirectOnlyWhereCudnnPadsSymmetrically) {
   EXPECT_FALSE(Conv3d::direct(s.args(Conv3dPass::kForward, 5, 3, 0)));           // asymmetric window
   EXPECT_FALSE(Conv3d::direct(s.args(Conv3dPass::kForward, 9, 5, 2)));           // pad_d would be -1
   EXPECT_FALSE(Conv3d::direct(s.args(Conv3dPass::kForward, 0, 4, -2)));          // no input planes
+}
+
+// The staged path's plane copies move 16 bytes a thread only where every
+// plane row starts on 16 bytes; anything else takes one element a thread.
+// (This file's device cases, H*W = 63 and strides +5/+7, run the one-element
+// kernels; the halo tests with 4x8 planes run the 16-byte ones.)
+TEST(Conv3dPlanePack, SixteenBytesOnlyWhereEveryPlaneRowIsAligned) {
+  alignas(16) static char storage[256];
+  const void* at = storage;
+  const conv3d_detail::PlaneShape f32{2, 3, 32, false}, b16{2, 3, 32, true};
+  EXPECT_EQ(conv3d_detail::plane_pack(at, 64, 192, storage + 32, f32), 4);
+  EXPECT_EQ(conv3d_detail::plane_pack(at, 64, 192, storage + 32, b16), 8);
+  EXPECT_EQ(conv3d_detail::plane_pack(at, 64, 192, nullptr, b16), 8) << "an empty block";
+  EXPECT_EQ(conv3d_detail::plane_pack(at, 68, 204, nullptr, f32), 4) << "strides of whole float packs";
+  EXPECT_EQ(conv3d_detail::plane_pack(at, 68, 204, nullptr, b16), 1) << "68 bf16 is not whole 16-byte packs";
+  EXPECT_EQ(conv3d_detail::plane_pack(at, 64, 197, nullptr, f32), 1) << "batch stride";
+  EXPECT_EQ(conv3d_detail::plane_pack(storage + 8, 64, 192, nullptr, f32), 1) << "view on 8 bytes";
+  EXPECT_EQ(conv3d_detail::plane_pack(at, 64, 192, storage + 4, f32), 1) << "block on 4 bytes";
+  const conv3d_detail::PlaneShape odd{2, 3, 63, false};
+  EXPECT_EQ(conv3d_detail::plane_pack(at, 64, 192, nullptr, odd), 1) << "H*W = 63";
 }
 
 }  // namespace

@@ -123,6 +123,37 @@ TEST(HaloConvCuda, Bf16EverySlabCountAndVariantEqualsTheWholeConvolution) {
   EXPECT_EQ(cases, 16);
 }
 
+// 4x8 planes (H*W = 32): every plane row of the layer's tensors starts on
+// 16 bytes, as the U-Net levels' do (where a call is staged, its plane
+// copies move 16 bytes a thread: conv3d_detail::plane_pack; the odd layers
+// above have 7x9 planes). Both precisions, both variants, 1 to 4 slabs.
+TEST(HaloConvCuda, AlignedPlanesEverySlabCountAndVariantEqualsTheWholeConvolution) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  int cases = 0;
+  for (bool bf16 : {false, true}) {
+    for (int per_rank = 1; per_rank <= 4; ++per_rank) {
+      for (bool overlap : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "4x8 planes bf16=" << bf16 << " slabs=" << per_rank
+                                        << " overlap=" << overlap);
+        LayerConfig c = odd_layer(3, per_rank, overlap);
+        c.geometry.height = 4;
+        c.geometry.width = 8;
+        c.bf16 = bf16;
+        const uint64_t seed = 600 + static_cast<uint64_t>(per_rank * 2 + (bf16 ? 1 : 0));
+        CudaHaloLayer layer(c, one_process(), nullptr, per_rank % 2 == 0);
+        layer.fill(seed);
+        layer.enqueue();
+        layer.enqueue();  // a second step must not accumulate anything of the first
+        const double tolerance = bf16 ? bf16_tolerance(per_rank) : kTf32Tolerance;
+        const CorrectnessReport gate = check_against_whole(layer.download(), one_process(), seed, tolerance);
+        EXPECT_TRUE(gate.passed) << gate.detail;
+        ++cases;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 16);
+}
+
 TEST(HaloConvCuda, AStepCapturedInAGraphGivesTheEagerResults) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   for (bool bf16 : {false, true}) {
