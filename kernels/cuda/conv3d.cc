@@ -461,6 +461,7 @@ std::string Conv3d::fallback_reason() const {
   return "cuDNN " + std::to_string(cudnnGetVersion()) + " answered" + plan_->tried;
 }
 size_t Conv3d::workspace_bytes() const { return plan_->total_bytes; }
+bool Conv3d::staged() const { return plan_->via_forward ? plan_->via_forward->staged() : plan_->staged; }
 
 void Conv3d::run(const Conv3dArguments& a, void* workspace, cudaStream_t stream) const {
   const Plan& p = *plan_;

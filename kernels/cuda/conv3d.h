@@ -20,13 +20,14 @@
 // X + 2 pad_d - 2r planes. So when pad_d = r - d_offset lies in [0, 2r],
 // Y = X - 2 d_offset and X >= 1, the strided views go to cuDNN as they are:
 // a whole volume (d = 0, Y = X), a halo-padded slab (d = +r, X = Y + 2r), the
-// data gradient of one (d = -r, Y = X + 2r). Otherwise, as for the thin
-// boundary corrections, the call is "staged": the x-side planes the output
+// data gradient of one (d = -r, Y = X + 2r). Otherwise (a thin correction
+// of halo planes alone, as the CPU halo layer computes it), the call is "staged": the x-side planes the output
 // window reads, [d - r, d - r + Y + 2r), live in a zero-padded dense block in
 // the workspace and cuDNN runs with pad_d = 0. Forward and backward filter
 // gather x into the block first; backward data gathers dy into a dense block
 // of its own (cuDNN's backward-data pass refused the strided plane ranges the
-// halo's overlap schedule gave it on an H100, while taking whole buffers),
+// halo's earlier overlap schedule gave it on an H100, while taking whole
+// buffers; a direct-form call cuDNN turns down is staged the same way),
 // writes the x-side block, then adds its planes that fall in dx's view into
 // dx (zeroing the rest of dx unless accumulating). A staged correction of Y planes costs a convolution of Y
 // planes: cuDNN multiplies the block's zero planes too.
@@ -157,6 +158,10 @@ class Conv3d {
   /// for the forms tried before the fallback (each ranked algorithm's status
   /// and math, the workspace queries); "" otherwise.
   std::string fallback_reason() const;
+  /// Whether run() stages the call through a zero-padded block (plane copies
+  /// around cuDNN) instead of handing cuDNN the views as they are; for a data
+  /// gradient as a forward convolution, whether that forward is staged.
+  bool staged() const;
   /// Device workspace run() needs, bytes: cuDNN's, then the staging block
   /// (and, for a staged data gradient, dy's dense block);
   /// or, a data gradient as a forward convolution, the flipped weights,

@@ -20,14 +20,17 @@ def halo_section(results):
         # before it did have them as facts "<part>_ms".
         parts = {p.get("name"): p.get("ms") for p in runs_of(r)[0].get("parts") or []}
         part = lambda name: num(parts.get(name, f.get(name + "_ms")))
-        rows[key] = (run_stat(r, "iteration_ms"), part("compute"), part("transfer"), f.get("overlap", "-"))
+        # Convolution calls a step staged through plane copies (results from before the fact: "-").
+        staged = (f"{f['staged_calls']} of {f['convolution_calls']}"
+                  if "staged_calls" in f and "convolution_calls" in f else "-")
+        rows[key] = (run_stat(r, "iteration_ms"), part("compute"), part("transfer"), f.get("overlap", "-"), staged)
         if f.get("data_gradient_fallback"):
             fallbacks[key] = f"{f.get('data_gradient', '')}; first: {f['data_gradient_fallback']}"
     lines = ["## Halo convolution (cuda; P slabs on P streams of one GPU)", "",
-             "| shape | P | halo | toggles | overlap | step (ms) | compute (ms) | transfer (ms) | exposed (ms) | "
-             "overlap efficiency | vs 1 partition |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| shape | P | halo | toggles | overlap | staged calls | step (ms) | compute (ms) | transfer (ms) | "
+             "exposed (ms) | overlap efficiency | vs 1 partition |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     eff, eff_text, cost = [], [], []
-    for (shape, parts, halo, tog), (ms, comp, xfer, ov) in sorted(rows.items(), key=lambda kv: str(kv[0])):
+    for (shape, parts, halo, tog), (ms, comp, xfer, ov, staged) in sorted(rows.items(), key=lambda kv: str(kv[0])):
         naive = rows.get((shape, parts, "naive", tog))
         # As the sweep report: only where the transfer is at least 1% of the step.
         e = (naive[0] - ms) / xfer if halo == "overlap" and naive and naive[0] and ms and xfer and xfer >= 0.01 * ms else None
@@ -42,7 +45,7 @@ def halo_section(results):
         if c is not None and parts > 1:
             cost.append(c)
         exposed = max(0.0, ms - comp) if ms and comp else None  # as the report: >= 0
-        lines.append(f"| {shape} | {parts} | {halo} | {tog} | {ov} | {fmt(ms, '{:.3f}')} | {fmt(comp, '{:.3f}')} | "
+        lines.append(f"| {shape} | {parts} | {halo} | {tog} | {ov} | {staged} | {fmt(ms, '{:.3f}')} | {fmt(comp, '{:.3f}')} | "
                      f"{fmt(xfer, '{:.3f}')} | {fmt(exposed, '{:.3f}')} | {e_text or '-'} | {fmt(c, '{:.2f}x')} |")
     if fallbacks:
         lines += ["", "Data gradients cuDNN had no backward-data algorithm for (run as forward convolutions with "

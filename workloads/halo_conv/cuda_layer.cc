@@ -77,6 +77,7 @@ struct CudaHaloLayer::Impl {
   virtual double halo_bytes_per_step() const = 0;
   virtual std::pair<int, int> data_gradient_calls() const = 0;
   virtual std::string data_gradient_fallback() const = 0;
+  virtual std::pair<int, int> staged_calls() const = 0;
   virtual const LayerConfig& layer_config() const = 0;
   virtual bool sync_free_step() const = 0;
 };
@@ -150,6 +151,18 @@ struct State final : CudaHaloLayer::Impl {
       via_forward += c.plan->backward_data_via_forward() ? 1 : 0;
     });
     return {all, via_forward};
+  }
+  std::pair<int, int> staged_calls() const override {
+    int all = 0, staged = 0;
+    for (const DeviceSlab<T>& s : slabs) {
+      for (const auto* calls : {&s.forward_main, &s.forward_fix, &s.backward_main, &s.backward_fix}) {
+        for (const Call& c : *calls) {
+          ++all;
+          staged += c.plan->staged() ? 1 : 0;
+        }
+      }
+    }
+    return {all, staged};
   }
   const LayerConfig& layer_config() const override { return config; }
   bool sync_free_step() const override { return sync_free; }
@@ -225,31 +238,25 @@ struct State final : CudaHaloLayer::Impl {
             plan(s.cudnn, filter_grad(whole(s.x), own(s.dy), s.dw.data(), r, false)));
       }
     } else {
-      s.forward_main.push_back(plan(s.cudnn, forward(own(s.x), y, 0, false)));
-      if (s.top)
-        s.forward_fix.push_back(plan(s.cudnn, forward(top_halo(s.x), rows(y, 0, r), r, true)));
-      if (s.bottom)
-        s.forward_fix.push_back(
-            plan(s.cudnn, forward(bottom_halo(s.x), rows(y, L - r, r), -r, true)));
-      if (config.backward) {
-        s.backward_main.push_back(plan(s.cudnn, data_grad(own(s.dy), dx, 0, false)));
-        s.backward_main.push_back(
-            plan(s.cudnn, filter_grad(own(s.x), own(s.dy), s.dw.data(), 0, false)));
-        // The input's halo arrived in the forward pass.
-        if (s.top)
-          s.backward_main.push_back(plan(
-              s.cudnn, filter_grad(top_halo(s.x), rows(own(s.dy), 0, r), s.dw.data(), r, true)));
-        if (s.bottom) {
-          s.backward_main.push_back(plan(
-              s.cudnn,
-              filter_grad(bottom_halo(s.x), rows(own(s.dy), L - r, r), s.dw.data(), -r, true)));
+      // overlap_calls (slabs.h): every call convolves views as they are.
+      for (const OverlapCall& c : overlap_calls(L, r, s.top, s.bottom, config.backward)) {
+        const bool fwd = c.pass == OverlapCall::Pass::kForward;
+        std::vector<Call>& into = fwd ? (c.after_halo ? s.forward_fix : s.forward_main)
+                                      : (c.after_halo ? s.backward_fix : s.backward_main);
+        const auto in = [&](Padded<T>& p) { return rows(whole(p), c.in_first + r, c.in_planes); };
+        switch (c.pass) {
+          case OverlapCall::Pass::kForward:
+            into.push_back(plan(s.cudnn, forward(in(s.x), rows(y, c.out_first, c.out_planes), c.d_offset, false)));
+            break;
+          case OverlapCall::Pass::kData:
+            into.push_back(
+                plan(s.cudnn, data_grad(in(s.dy), rows(dx, c.out_first, c.out_planes), c.d_offset, false)));
+            break;
+          case OverlapCall::Pass::kFilter:
+            into.push_back(plan(s.cudnn, filter_grad(in(s.x), rows(own(s.dy), c.out_first, c.out_planes),
+                                                     s.dw.data(), c.d_offset, false)));
+            break;
         }
-        if (s.top)
-          s.backward_fix.push_back(
-              plan(s.cudnn, data_grad(top_halo(s.dy), rows(dx, 0, r), -r, true)));
-        if (s.bottom)
-          s.backward_fix.push_back(
-              plan(s.cudnn, data_grad(bottom_halo(s.dy), rows(dx, L - r, r), r, true)));
       }
     }
     size_t bytes = 0;
@@ -542,6 +549,7 @@ double CudaHaloLayer::halo_bytes_per_step() const { return s_->halo_bytes_per_st
 
 std::pair<int, int> CudaHaloLayer::data_gradient_calls() const { return s_->data_gradient_calls(); }
 std::string CudaHaloLayer::data_gradient_fallback() const { return s_->data_gradient_fallback(); }
+std::pair<int, int> CudaHaloLayer::staged_calls() const { return s_->staged_calls(); }
 
 const LayerConfig& CudaHaloLayer::config() const { return s_->layer_config(); }
 

@@ -5,8 +5,13 @@
 // send/receive between ranks, on a copy stream. Same variants as the CPU
 // layer (cpu_layer.h):
 //   naive:   the halo copies, then each slab convolves its padded slab;
-//   overlap: each slab convolves its interior while the copies run, then
-//            adds the boundary corrections once the halo has arrived.
+//   overlap: each slab convolves the output planes that need no
+//            neighbour's planes while the copies run, then the r planes at
+//            each side with a neighbour, recomputed whole from its padded
+//            tensor once the halo has arrived (overlap_calls, slabs.h: every
+//            call of conv3d's direct form, staged only where cuDNN turns a
+//            backward-data plane range down; the CPU layer adds corrections
+//            instead, the same convolution in other roundings).
 // The backward pass exchanges the output gradient's halo after the forward,
 // overlapped with the interior data and weight gradients; the weight
 // gradients of this process's slabs are summed on the step's stream and
@@ -68,6 +73,10 @@ class CudaHaloLayer {
   std::pair<int, int> data_gradient_calls() const;
   /// The first fallen-back call's shape and what cuDNN answered for it ("" when none fell back).
   std::string data_gradient_fallback() const;
+  /// This process's convolution calls a step, and how many of them run
+  /// staged through a zero-padded block (kernels/cuda/conv3d.h: plane copies
+  /// around cuDNN) rather than on the views as they are.
+  std::pair<int, int> staged_calls() const;
   const LayerConfig& config() const;
 
   /// The layer for one stored element (cuda_layer.cc: fp32, or bf16 bits).

@@ -55,6 +55,9 @@ class CudaHaloStep final : public TimedStep, public DeviceStep {
                                          via_forward, calls);
       if (via_forward > 0) facts["data_gradient_fallback"] = layer_.data_gradient_fallback();
     }
+    const auto [convolutions, staged] = layer_.staged_calls();
+    facts["convolution_calls"] = convolutions;
+    facts["staged_calls"] = staged;
     return facts;
   }
 

@@ -28,9 +28,10 @@ constexpr double kTf32Tolerance = 5e-3;
 /// same bf16 inputs, over P partitions: the products are exact in fp32 and
 /// summed in fp32, so the error is the roundings of stored results, each at
 /// most 2^-8 of the value rounded (round to nearest, bf16's 8-bit
-/// significand). An output element is rounded at most 3 times (the interior,
-/// two corrections), an input-gradient element at most 5 (the cuda
-/// backend's staged corrections round their block, then the sum); a
+/// significand). An output element is rounded at most 3 times (the cpu
+/// backend's overlap: the interior, two corrections), an input-gradient
+/// element at most 5 (allowed for a staged correction rounding its block,
+/// then the sum; the cuda backend's overlap writes each element once); a
 /// partition's weight gradient at most 3 times (interior, two halos), then
 /// summed over the P partitions in fp32, whose partial sums of these
 /// zero-mean terms are about 1/sqrt(P) of the whole's: 3 sqrt(P) roundings

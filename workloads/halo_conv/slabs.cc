@@ -47,6 +47,26 @@ void check_partitioning(const Partitioning& p) {
 
 int64_t overlap_min_planes(int k) { return 3 * static_cast<int64_t>(k); }
 
+std::vector<OverlapCall> overlap_calls(int64_t planes, int64_t r, bool top, bool bottom, bool backward) {
+  using Pass = OverlapCall::Pass;
+  std::vector<OverlapCall> calls;
+  const int64_t first = top ? r : 0, end = bottom ? planes - r : planes;  // needs no neighbour's planes
+  // out [f, f + n) from in [f - r, f + n + r): d_offset r forward, -r for
+  // the data gradient (its input is the output's side of the forward).
+  const auto add = [&](Pass pass, bool after_halo, int64_t f, int64_t n) {
+    if (n <= 0) return;
+    calls.push_back({pass, after_halo, f - r, n + 2 * r, f, n, pass == Pass::kData ? -r : r});
+  };
+  for (const Pass pass : {Pass::kForward, Pass::kData}) {
+    if (pass == Pass::kData && !backward) break;
+    add(pass, false, first, end - first);  // none when the sides meet
+    if (pass == Pass::kData) calls.push_back({Pass::kFilter, false, -r, planes + 2 * r, 0, planes, r});
+    if (top) add(pass, true, 0, r);
+    if (bottom) add(pass, true, planes - r, r);
+  }
+  return calls;
+}
+
 std::string overlap_not_in_effect_reason(const Partitioning& p, int k) {
   if (p.total() < 2) return "one partition: there is no halo to exchange";
   if (k < 3) return "kernel 1 needs no halo";

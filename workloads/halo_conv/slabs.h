@@ -49,6 +49,36 @@ void check_partitioning(const Partitioning& p);
 /// is a large share of the slab's.
 int64_t overlap_min_planes(int k);
 
+/// One convolution of a slab in the overlapped variant. Plane ranges count
+/// from the slab's first own plane: its padded tensors (x, dy) hold planes
+/// [-r, L + r), the halo planes outside [0, L) zero where no neighbour sends
+/// them. `in` is a range of the padded tensor the pass reads (x forward and
+/// for the weight gradient, dy for the data gradient), `out` a range of its
+/// output (y forward, dx for the data gradient) or, for the weight gradient,
+/// of dy's own planes. Outputs are written, never accumulated.
+struct OverlapCall {
+  enum class Pass { kForward, kData, kFilter };
+  Pass pass = Pass::kForward;
+  /// Reads this pass's halo from a neighbour: runs once the halo arrived.
+  bool after_halo = false;
+  int64_t in_first = 0, in_planes = 0;
+  int64_t out_first = 0, out_planes = 0;
+  int64_t d_offset = 0;  ///< conv3d's d_offset (kernels/cpu/conv3d.h) between in and out.
+};
+
+/// The overlapped variant's calls for a slab of `planes` (L >= r) planes,
+/// halo r >= 1, with or without a neighbour before it (top) and after it
+/// (bottom): the forward pass, then with `backward` the data and weight
+/// gradients, in order. Before the halo: the output planes that need no
+/// neighbour's planes, from the slab (and its zero padding at a volume
+/// end). After: the r output planes at each side with a neighbour, each
+/// recomputed whole from 3r padded planes. The weight gradient runs before
+/// dy's halo, over x's padded planes: x's halo arrived in the forward pass.
+/// Every call reads exactly 2r planes more than it writes, with the halo
+/// planes all inside its input (no zero padding along D): what cuDNN
+/// convolves on the views as they are, without staging them.
+std::vector<OverlapCall> overlap_calls(int64_t planes, int64_t r, bool top, bool bottom, bool backward);
+
 /// Empty when the overlapped variant is in effect on `p` with kernel `k`,
 /// else why not (in words, for "overlap: requested, not in effect: ...").
 std::string overlap_not_in_effect_reason(const Partitioning& p, int k);
