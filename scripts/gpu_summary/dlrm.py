@@ -29,6 +29,12 @@ def dlrm_section(results, peers):
              "| setup (s) | setup share | gate |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     best, graphs = {}, {}
+    # The batches of the toggle matrix (an all-toggles point, nothing else
+    # named): the best-toggles and graphs tables, and the peers, are at
+    # those; a choice step's extra batch (2,048: interaction, epilogues) has
+    # no peer to compare with.
+    matrix = {(params_of(r).get("precision", "fp32"), as_int(params_of(r)["batch_size"]))
+              for r in tp if id(r) in dle and dlrm_label(r) == "fused+cuda_graphs+sync_free"}
     for r in sorted(tp, key=lambda r: (params_of(r).get("precision", "fp32"), as_int(params_of(r)["batch_size"]),
                                         toggles_on(r))):
         prec = params_of(r).get("precision", "fp32")
@@ -42,7 +48,7 @@ def dlrm_section(results, peers):
                      f"{fmt(num(work_of(r).get('times_floor')), '{:.2f}')} | {fmt(setup, '{:.1f}')} | "
                      f"{fmt(frac, '{:.0%}')} | {'passed' if gate.get('passed') else 'FAILED'}: "
                      f"{cell(str(gate.get('detail', '-'))[:160])} |")
-        if sps and id(r) in dle:
+        if sps and id(r) in dle and (prec, b) in matrix:
             key = (prec, b)
             if key not in best or sps > best[key][0]:
                 best[key] = (sps, tog)

@@ -24,7 +24,9 @@ COLUMNS = [
 MISSING_METRIC = "The optional metric"
 # Stall reasons in the raw page: PC-sampling counts (SourceCounters) or
 # cycles per issued instruction (WarpStateStats).
-STALL_SAMPLES = re.compile(r"^smsp__pcsamp_warps_issue_stalled_([a-z_]+?)$")
+# (ncu also has "..._not_issued" twins of the sampled reasons: not reasons of
+# their own, and counted with the rest they would double the total.)
+STALL_SAMPLES = re.compile(r"^smsp__pcsamp_warps_issue_stalled_(?![a-z_]*_not_issued$)([a-z_]+)$")
 STALL_CYCLES = re.compile(r"^smsp__average_warps_issue_stalled_([a-z_]+)_per_issue_active\.ratio$")
 DURATION_SCALE = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3,
                   "second": 1e6, "s": 1e6}

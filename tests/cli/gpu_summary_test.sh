@@ -179,6 +179,32 @@ if "$PYTHON" "$summary" "$work" "$work/steps.md" >"$tmp/state.md" 2>"$tmp/state.
 else
   fail "gpu-summary with a state: $(cat "$tmp/state.err") $(grep -E "^- (call|.all.)" "$tmp/state.md")"
 fi
+# (4) The DLRM best-toggles table and issue 22's PyTorch targets at the toggle
+# matrix's batches only: a choice step's extra batch (2,048 in the
+# interaction and epilogues steps) has no peer, and must not turn "met" into
+# "not measured".
+if "$PYTHON" - "$(dirname "$summary")" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from gpu_summary.dlrm import dlrm_section
+def point(batch, sps, **choice):
+    return {"kind": "throughput", "spec": {"workload": "dlrm", "backend": "cuda", "preset": "dle", "mode": "throughput",
+                                           "params": dict({"batch_size": batch, "precision": "bf16"}, **choice)},
+            "toggles": {t: {"requested": True, "in_effect": True} for t in ("fused", "cuda_graphs", "sync_free")},
+            "score": {"throughput_samples_per_s": sps}, "runs": [{"correctness": {"passed": True}}]}
+results = [point(512, 3.0e6), point(65536, 19.0e6), point(2048, 9.0e6, interaction="cuda_cores"),
+           point(2048, 8.0e6, epilogues="cublaslt")]
+peers = [{"workload": "dlrm", "batch": b, "precision": "bf16", "variant": v, "samples_per_s": 1.0e6}
+         for b in (512, 65536) for v in ("eager", "compile-reduce-overhead")]
+text, data = dlrm_section(results, peers)
+assert sorted(data["ratios"]) == [("bf16", 512), ("bf16", 65536)], data["ratios"]
+assert "| bf16 | 2048 | 9,000,000" not in text.split("### perflab (best toggles")[1].split("###")[0], text
+PY
+then
+  pass "the best-toggles table and the peer ratios at the matrix's batches, not a choice step's 2,048"
+else
+  fail "a choice step's batch without a peer reached the best-toggles table"
+fi
 # 2 dlrm points, 3 epilogue and 2 side-stream copies, 1 transducer run, 8 halo_conv points.
 find "$work" -name result.json | wc -l | grep -qx 16 || fail "expected 16 results: $(find "$work" -name result.json | wc -l)"
 finish

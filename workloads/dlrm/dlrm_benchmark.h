@@ -51,7 +51,7 @@ std::string auto_epilogues();
 /// sample alone with about four warps a SM, and the CUDA-core kernels win.
 /// From an H200 at the dle shape (docs/results/2026-11-27-h200-gpu-check-1590d6a,
 /// forward + backward, CUPTI): CUDA cores 28.0 us at 512 and 1,629.5 at
-/// 65,536, tensor cores 38.7 and 1,150.4; straight lines through the two
+/// 65,536, tensor cores 38.7 and 1,150.0; straight lines through the two
 /// points cross near 1,930 samples. Two points only: gpu-check's
 /// interaction step times 2,048 as well, to check it.
 inline constexpr int64_t kTensorCoreInteractionMinBatch = 2048;

@@ -34,8 +34,8 @@ struct LayerConfig {
   /// and each partition's weight gradient hold bf16 values (on the cuda
   /// backend bf16 memory, halos moved as bf16; on the cpu backend fp32
   /// memory rounded to bf16 after each convolution call, as the cuda
-  /// backend stores, but for its staged input-gradient corrections' extra
-  /// rounding of the block); the weight gradient is summed over
+  /// backend stores, but for a staged call's extra rounding of its block);
+  /// the weight gradient is summed over
   /// partitions in fp32.
   bool bf16 = false;
 };

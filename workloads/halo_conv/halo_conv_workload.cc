@@ -3,8 +3,9 @@
 // each needing k/2 planes from each neighbour: the halo. Partitions are
 // ranks (MPI on the cpu backend) and/or slabs of one process
 // (`partitions`). `halo=naive` exchanges, waits, then convolves;
-// `halo=overlap` convolves the slab as if its halo were zero while the halo
-// travels, then adds the boundary corrections (NVIDIA's MLPerf 3D U-Net).
+// `halo=overlap` convolves what needs no halo while the halo travels, then
+// the boundary (cpu: corrections added, as NVIDIA's MLPerf 3D U-Net does;
+// cuda: the boundary planes recomputed whole, overlap_calls in slabs.h).
 // One iteration is one training step (forward, data and weight gradients,
 // weight gradient all-reduced) or, with pass=forward, the forward alone;
 // precision=bf16 stores bf16 (halving the halo's bytes on the cuda backend).

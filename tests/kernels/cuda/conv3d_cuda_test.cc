@@ -438,8 +438,8 @@ TEST(Conv3dCanImplement, DirectOnlyWhereCudnnPadsSymmetrically) {
 
 // The staged path's plane copies move 16 bytes a thread only where every
 // plane row starts on 16 bytes; anything else takes one element a thread.
-// (This file's device cases, H*W = 63 and strides +5/+7, run the one-element
-// kernels; the halo tests with 4x8 planes run the 16-byte ones.)
+// (This file's 7x9 device cases, with strides +5/+7, run the one-element
+// kernels; AlignedPlanesEveryPassMatchesTheCpuKernel the 16-byte ones.)
 TEST(Conv3dPlanePack, SixteenBytesOnlyWhereEveryPlaneRowIsAligned) {
   alignas(16) static char storage[256];
   const void* at = storage;
