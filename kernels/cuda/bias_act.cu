@@ -16,6 +16,7 @@
 
 #include "kernels/cuda/bias_act.h"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/vector_access.cuh"
 
 namespace perflab::kernels::cuda {
 namespace {
@@ -109,27 +110,6 @@ __global__ void bias_grad_final_kernel(int64_t slices, int64_t cols, const float
     for (int64_t s = 0; s < slices; ++s) total += partial[s * cols + c];
     store(db, c, total);
   }
-}
-
-/// kVec elements of T in one aligned access (16 bytes for the vector paths).
-template <typename T, int kVec>
-struct alignas(sizeof(T) * kVec) Group {
-  T e[kVec];
-};
-
-template <typename T, int kVec>
-__device__ __forceinline__ void load_group(const T* p, float (&v)[kVec]) {
-  const Group<T, kVec> g = *reinterpret_cast<const Group<T, kVec>*>(p);
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) v[k] = load(g.e, k);
-}
-
-template <typename T, int kVec>
-__device__ __forceinline__ void store_group(T* p, const float (&v)[kVec]) {
-  Group<T, kVec> g;
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) store(g.e, k, v[k]);
-  *reinterpret_cast<Group<T, kVec>*>(p) = g;
 }
 
 /// bias_act_kernel's grid at most: about one wave of 256-thread blocks on a
@@ -324,18 +304,6 @@ int64_t relu_bias_grad_slices(int64_t rows, int64_t cols) {
   const int64_t tiles = (cols / width + kGradGroups - 1) / kGradGroups;
   const int64_t wanted = std::max<int64_t>(1, (kGradTargetBlocks + tiles - 1) / tiles);
   return std::min({wanted, kGradMaxSlices, (rows + kGradLanes - 1) / kGradLanes});
-}
-
-/// Elements per 16-byte access for T, or 1 when the rows (cols) or any of
-/// the pointers do not allow it.
-template <typename T>
-int vector_width(int64_t cols, std::initializer_list<const void*> pointers) {
-  constexpr int kWide = static_cast<int>(16 / sizeof(T));
-  if (cols % kWide != 0) return 1;
-  for (const void* p : pointers) {
-    if (p != nullptr && reinterpret_cast<uintptr_t>(p) % 16 != 0) return 1;
-  }
-  return kWide;
 }
 
 /// Calls launch(std::integral_constant<int, kVec>) with kVec the 16-byte

@@ -18,10 +18,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
+#include <numeric>
 
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/conv3d_planes.h"
+#include "kernels/cuda/vector_access.cuh"
 
 namespace perflab::kernels::cuda::conv3d_detail {
 namespace {
@@ -41,51 +42,6 @@ dim3 plane_grid(int64_t hw, int64_t planes, int64_t rows) {
               static_cast<unsigned>(std::clamp<int64_t>(rows, 1, kMaxGridYZ)));
 }
 
-__device__ float widen(float v) { return v; }
-__device__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T>
-__device__ T narrow(float v);
-template <>
-__device__ float narrow<float>(float v) {
-  return v;
-}
-template <>
-__device__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-
-/// Elements of T in 16 bytes.
-template <typename T>
-constexpr int kPack = static_cast<int>(16 / sizeof(T));
-
-/// kVec elements of T at p (p aligned to kVec * sizeof(T) when kVec > 1).
-template <typename T, int kVec>
-struct Vec {
-  T v[kVec];
-};
-template <typename T, int kVec>
-__device__ Vec<T, kVec> load_vec(const T* p) {
-  Vec<T, kVec> out;
-  if constexpr (kVec == 1) {
-    out.v[0] = p[0];
-  } else {
-    static_assert(kVec == kPack<T>, "one 16-byte access");
-    const uint4 raw = *reinterpret_cast<const uint4*>(p);
-    memcpy(&out, &raw, sizeof(raw));
-  }
-  return out;
-}
-template <typename T, int kVec>
-__device__ void store_vec(T* p, const Vec<T, kVec>& x) {
-  if constexpr (kVec == 1) {
-    p[0] = x.v[0];
-  } else {
-    uint4 raw;
-    memcpy(&raw, &x, sizeof(raw));
-    *reinterpret_cast<uint4*>(p) = raw;
-  }
-}
-
 /// block [rows][count][hw] from src's planes first .. first + count - 1,
 /// zero planes outside [0, src_planes). kVec elements a thread (hw a
 /// multiple of kVec, every plane row aligned to them).
@@ -103,14 +59,10 @@ __global__ void gather_kernel(const T* __restrict__ src, int64_t src_planes, int
       T* out = block + (row * count + q) * hw;
       for (int64_t u = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; u < units;
            u += int64_t{gridDim.x} * blockDim.x) {
-        Vec<T, kVec> x;
-        if (inside) {
-          x = load_vec<T, kVec>(in + u * kVec);
-        } else {
-#pragma unroll
-          for (int e = 0; e < kVec; ++e) x.v[e] = narrow<T>(0.0f);
-        }
-        store_vec<T, kVec>(out + u * kVec, x);
+        // A raw copy, or zero bits (+0 in fp32 and bf16).
+        Group<T, kVec> x{};
+        if (inside) x = *reinterpret_cast<const Group<T, kVec>*>(in + u * kVec);
+        *reinterpret_cast<Group<T, kVec>*>(out + u * kVec) = x;
       }
     }
   }
@@ -132,16 +84,13 @@ __global__ void add_kernel(const T* __restrict__ block, int64_t first, int64_t c
       T* out = dst_row + p * hw;
       for (int64_t u = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; u < units;
            u += int64_t{gridDim.x} * blockDim.x) {
-        // Both loads before any arithmetic.
-        Vec<T, kVec> term{}, acc{};
-        if (inside) term = load_vec<T, kVec>(in + u * kVec);
-        if (accumulate) acc = load_vec<T, kVec>(out + u * kVec);
-        Vec<T, kVec> sum;
+        // Both loads before any arithmetic; the sum in fp32, rounded once.
+        float term[kVec] = {}, sum[kVec] = {};
+        if (inside) load_group<T, kVec>(in + u * kVec, term);
+        if (accumulate) load_group<T, kVec>(out + u * kVec, sum);
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) {
-          sum.v[e] = narrow<T>((accumulate ? widen(acc.v[e]) : 0.0f) + (inside ? widen(term.v[e]) : 0.0f));
-        }
-        store_vec<T, kVec>(out + u * kVec, sum);
+        for (int e = 0; e < kVec; ++e) sum[e] += term[e];
+        store_group<T, kVec>(out + u * kVec, sum);
       }
     }
   }
@@ -170,7 +119,7 @@ template <typename T>
 void gather_as(const ConstDevicePlaneView& src, const PlaneShape& shape, int64_t first, int64_t count, void* block,
                cudaStream_t stream) {
   if (plane_pack(src.data, src.channel_stride, src.batch_stride, block, shape) > 1) {
-    gather_typed<T, kPack<T>>(src, shape, first, count, block, stream);
+    gather_typed<T, 16 / sizeof(T)>(src, shape, first, count, block, stream);
   } else {
     gather_typed<T, 1>(src, shape, first, count, block, stream);
   }
@@ -190,7 +139,7 @@ template <typename T>
 void add_as(const void* block, int64_t first, int64_t count, const DevicePlaneView& dst, const PlaneShape& shape,
             bool accumulate, cudaStream_t stream) {
   if (plane_pack(dst.data, dst.channel_stride, dst.batch_stride, block, shape) > 1) {
-    add_typed<T, kPack<T>>(block, first, count, dst, shape, accumulate, stream);
+    add_typed<T, 16 / sizeof(T)>(block, first, count, dst, shape, accumulate, stream);
   } else {
     add_typed<T, 1>(block, first, count, dst, shape, accumulate, stream);
   }
@@ -200,12 +149,10 @@ void add_as(const void* block, int64_t first, int64_t count, const DevicePlaneVi
 
 int plane_pack(const void* view, int64_t channel_stride, int64_t batch_stride, const void* block,
                const PlaneShape& shape) {
-  const int64_t element = shape.bf16 ? 2 : 4;
-  const int64_t pack = 16 / element;
-  const auto aligned = [](const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  const bool fits = shape.hw % pack == 0 && channel_stride % pack == 0 && batch_stride % pack == 0 &&
-                    aligned(view) && aligned(block);
-  return fits ? static_cast<int>(pack) : 1;
+  // Every plane row starts on a whole pack when H*W and both strides are
+  // multiples of it: so is their greatest common divisor.
+  const int64_t span = std::gcd(shape.hw, std::gcd(channel_stride, batch_stride));
+  return shape.bf16 ? vector_width<__nv_bfloat16>(span, {view, block}) : vector_width<float>(span, {view, block});
 }
 
 void gather_planes(const ConstDevicePlaneView& src, const PlaneShape& shape, int64_t first, int64_t count,

@@ -25,6 +25,7 @@
 #include "tests/support/cuda_device.h"
 #include "workloads/halo_conv/cuda_layer.h"
 #include "workloads/halo_conv/gate.h"
+#include "workloads/halo_conv/slabs.h"
 #include "tests/workloads/halo_conv/odd_layer.h"
 #endif
 
@@ -144,6 +145,16 @@ TEST(HaloConvCuda, AlignedPlanesEverySlabCountAndVariantEqualsTheWholeConvolutio
         layer.fill(seed);
         layer.enqueue();
         layer.enqueue();  // a second step must not accumulate anything of the first
+        // The result's convolution_calls fact: the naive variant's three
+        // calls a slab, or overlap_calls' for each slab and its neighbours.
+        int64_t want_calls = 0;
+        const std::vector<Slab> slabs = split_planes(c.depth, per_rank);
+        for (size_t j = 0; j < slabs.size(); ++j) {
+          want_calls += overlap ? static_cast<int64_t>(
+                                      overlap_calls(slabs[j].planes, 1, j > 0, j + 1 < slabs.size(), true).size())
+                                : 3;
+        }
+        EXPECT_EQ(layer.staged_calls().first, want_calls);
         const double tolerance = bf16 ? bf16_tolerance(per_rank) : kTf32Tolerance;
         const CorrectnessReport gate = check_against_whole(layer.download(), one_process(), seed, tolerance);
         EXPECT_TRUE(gate.passed) << gate.detail;
