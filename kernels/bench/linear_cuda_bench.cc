@@ -8,6 +8,9 @@
 // events (manual time). Counters: TFLOP/s; floor_us, the roofline floor
 // max(FLOPs / peak FLOP/s, compulsory bytes / peak bandwidth) from the peak
 // table in kernels/roofline.h; and pct_of_floor = floor / time.
+// Also relu_bias_grad alone with each of its kernels forced
+// (ReluBiasGrad/<type>/r<rows>/c<cols>/<one_pass|two_passes>), at the row
+// counts around its automatic choice: counters GB/s and pct_of_floor.
 // Without a CUDA device it prints one line and exits 1.
 // Run: build/bin/bench_cuda_linear [--benchmark_filter=top/b65536]
 #include <benchmark/benchmark.h>
@@ -237,6 +240,53 @@ void BM_Mlp(benchmark::State& state, const MlpShape* mlp, int64_t batch, Precisi
   }
 }
 
+/// relu_bias_grad alone, one kernel forced (ReluBiasGradPasses), on a
+/// [rows, cols] dy with its ReLU output: the row counts around the automatic
+/// choice's threshold (relu_bias_grad_one_pass), so a GPU run says where it
+/// belongs. kLaunches launches a timed iteration (each kernel takes a few
+/// microseconds); the time reported is one launch's. dy is masked in place,
+/// so the launches after the first read the same values and write them back.
+void BM_ReluBiasGrad(benchmark::State& state, DType dtype, int64_t rows, int64_t cols, ReluBiasGradPasses passes) {
+  constexpr int kLaunches = 20;
+  Context& c = context();
+  try {
+    c.stack.reset();  // the MLPs' buffers are not needed here
+    c.key.clear();
+    DeviceBuffer<uint8_t> y = random_buffer(dtype, rows * cols, 31), dy = random_buffer(dtype, rows * cols, 32);
+    DeviceBuffer<uint8_t> db = random_buffer(dtype, cols, 33);
+    DeviceBuffer<uint8_t> workspace(std::max<size_t>(256, relu_bias_grad_workspace_bytes(rows, cols)));
+    DeviceBuffer<unsigned> done(std::vector<unsigned>(static_cast<size_t>(relu_bias_grad_counters(cols)), 0u));
+    auto launch = [&] {
+      relu_bias_grad(dtype, rows, cols, y.data(), dy.data(), db.data(), workspace.data(), done.data(), c.stream,
+                     passes);
+    };
+    launch();  // warm-up
+    double total = 0;
+    for (auto _ : state) {
+      PERFLAB_CUDA_CHECK(cudaEventRecord(c.start, c.stream));
+      for (int i = 0; i < kLaunches; ++i) launch();
+      PERFLAB_CUDA_CHECK(cudaEventRecord(c.stop, c.stream));
+      PERFLAB_CUDA_CHECK(cudaEventSynchronize(c.stop));
+      float ms = 0;
+      PERFLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, c.start, c.stop));
+      state.SetIterationTime(ms * 1e-3 / kLaunches);
+      total += ms * 1e-3 / kLaunches;
+    }
+    const double per_launch = total / static_cast<double>(std::max<int64_t>(1, state.iterations()));
+    // Read y and dy, write dy and db (the partial sums, when two passes
+    // write them, are not compulsory).
+    const double bytes = static_cast<double>(dtype_bytes(dtype)) * (3.0 * static_cast<double>(rows * cols) + static_cast<double>(cols));
+    state.counters["GB/s"] = bytes / per_launch / 1e9;
+    if (c.peaks) {
+      const double floor = roofline_floor_seconds(0, bytes, 1, c.peaks->bytes_per_s);
+      state.counters["floor_us"] = floor * 1e6;
+      state.counters["pct_of_floor"] = 100.0 * floor / per_launch;
+    }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -282,6 +332,23 @@ int main(int argc, char** argv) {
                 ->UseManualTime()
                 ->Unit(benchmark::kMicrosecond);
           }
+        }
+      }
+    }
+  }
+  for (DType dtype : {DType::kBF16, DType::kF32}) {
+    for (int64_t rows : {int64_t{512}, int64_t{2048}, int64_t{16384}}) {
+      for (int64_t cols : {int64_t{1024}, int64_t{256}}) {
+        for (ReluBiasGradPasses passes : {ReluBiasGradPasses::kOne, ReluBiasGradPasses::kTwo}) {
+          const std::string name = std::string("ReluBiasGrad/") + (dtype == DType::kBF16 ? "bf16" : "fp32") + "/r" +
+                                   std::to_string(rows) + "/c" + std::to_string(cols) +
+                                   (passes == ReluBiasGradPasses::kOne ? "/one_pass" : "/two_passes");
+          benchmark::RegisterBenchmark(name.c_str(),
+                                       [=](benchmark::State& state) {
+                                         BM_ReluBiasGrad(state, dtype, rows, cols, passes);
+                                       })
+              ->UseManualTime()
+              ->Unit(benchmark::kMicrosecond);
         }
       }
     }

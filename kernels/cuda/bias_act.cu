@@ -3,10 +3,11 @@
 // gradient (pass 1: fixed row slices into partial sums; pass 2: the slices
 // added in order), so db never depends on scheduling. Our own fused
 // epilogues: bias + ReLU in one pass, each thread keeping one column group's
-// bias in registers; dReLU + bias gradient in one launch (the same two
-// passes, the mask applied as the partial sums read dy, and pass 2 run by
-// each column tile's last block to finish). Both move 16 bytes per access
-// where a row is whole 16-byte groups.
+// bias in registers; dReLU + bias gradient in one launch (for a few rows one
+// block per column tile over all rows; beyond, the same two passes, the mask
+// applied as the partial sums read dy, and pass 2 run by each column tile's
+// last block to finish). Both move 16 bytes per access where a row is whole
+// 16-byte groups.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -161,14 +162,51 @@ constexpr int kFinalBatch = kVec == 8 ? 4 : 8;
 /// loads each in flight.
 constexpr int kGradMinBlocks = 4;
 
+/// One batch of a lane's rows for both dReLU + bias-gradient kernels: rows
+/// first, first + stride, ... (kBatch of them, those before `end`) of column
+/// group g, all loaded before the first is stored (y and dy are separate
+/// buffers: __restrict__, so their loads need not wait for the stores in
+/// between); with kMask dy := y > 0 ? dy : 0 in place; each row's values
+/// added to acc in row order. A row past `end` loads the batch's first row
+/// again (no conditional load for the compiler to serialise) and is neither
+/// stored nor summed.
+template <typename T, int kVec, bool kMask, int kBatch>
+__device__ __forceinline__ void mask_and_sum_rows(int64_t first, int64_t stride, int64_t end, int64_t groups,
+                                                  int64_t g, const T* __restrict__ y, T* __restrict__ dy,
+                                                  float (&acc)[kVec]) {
+  // Raw 16-byte groups (converted one row at a time, so a bf16 row's eight
+  // floats are not all live at once).
+  Group<T, kVec> dg[kBatch];
+  Group<T, kVec> yg[kBatch];
+#pragma unroll
+  for (int u = 0; u < kBatch; ++u) {
+    const int64_t r = first + int64_t{u} * stride;
+    const int64_t i = ((r < end ? r : first) * groups + g) * kVec;
+    dg[u] = *reinterpret_cast<const Group<T, kVec>*>(dy + i);
+    if constexpr (kMask) yg[u] = *reinterpret_cast<const Group<T, kVec>*>(y + i);
+  }
+#pragma unroll
+  for (int u = 0; u < kBatch; ++u) {
+    const int64_t r = first + int64_t{u} * stride;
+    if (r < end) {
+      float d[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) d[k] = load(dg[u].e, k);
+      if constexpr (kMask) {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) d[k] = load(yg[u].e, k) > 0.0f ? d[k] : 0.0f;
+        store_group<T, kVec>(dy + (r * groups + g) * kVec, d);
+      }
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) acc[k] += d[k];
+    }
+  }
+}
+
 /// Pass 1: with kMask, dy := y > 0 ? dy : 0 in place; partial[s, c] = Σ of
 /// dy[r, c] over the rows of slice s (cols = groups * kVec), each lane's
-/// rows in order, then the lanes in order. A lane loads kGradBatch rows
-/// before it stores one: y and dy are separate buffers (__restrict__), so
-/// their loads need not wait for the stores in between. A row past the
-/// slice's end loads the lane's first row of the batch again (no
-/// conditional load for the compiler to serialise) and is neither stored
-/// nor summed.
+/// rows in order (mask_and_sum_rows, kGradBatch at a time), then the lanes
+/// in order.
 ///
 /// Pass 2 in the same launch: the last of a column tile's blocks to finish
 /// (done[tile], a counter left 0) adds its columns' slices. Its 256 threads
@@ -193,33 +231,7 @@ __global__ void __launch_bounds__(kGradGroups* kGradLanes, kGradMinBlocks)
   float acc[kVec] = {};
   if (g < groups) {
     for (int64_t first = begin + threadIdx.y; first < end; first += int64_t{kGradBatch} * kGradLanes) {
-      // Raw 16-byte groups (converted one row at a time, so a bf16 row's
-      // eight floats are not all live at once).
-      Group<T, kVec> dg[kGradBatch];
-      Group<T, kVec> yg[kGradBatch];
-#pragma unroll
-      for (int u = 0; u < kGradBatch; ++u) {
-        const int64_t r = first + int64_t{u} * kGradLanes;
-        const int64_t i = ((r < end ? r : first) * groups + g) * kVec;
-        dg[u] = *reinterpret_cast<const Group<T, kVec>*>(dy + i);
-        if constexpr (kMask) yg[u] = *reinterpret_cast<const Group<T, kVec>*>(y + i);
-      }
-#pragma unroll
-      for (int u = 0; u < kGradBatch; ++u) {
-        const int64_t r = first + int64_t{u} * kGradLanes;
-        if (r < end) {
-          float d[kVec];
-#pragma unroll
-          for (int k = 0; k < kVec; ++k) d[k] = load(dg[u].e, k);
-          if constexpr (kMask) {
-#pragma unroll
-            for (int k = 0; k < kVec; ++k) d[k] = load(yg[u].e, k) > 0.0f ? d[k] : 0.0f;
-            store_group<T, kVec>(dy + (r * groups + g) * kVec, d);
-          }
-#pragma unroll
-          for (int k = 0; k < kVec; ++k) acc[k] += d[k];
-        }
-      }
+      mask_and_sum_rows<T, kVec, kMask, kGradBatch>(first, kGradLanes, end, groups, g, y, dy, acc);
     }
   }
 #pragma unroll
@@ -292,6 +304,67 @@ __global__ void __launch_bounds__(kGradGroups* kGradLanes, kGradMinBlocks)
     }
   }
   if (threadIdx.x == 0 && threadIdx.y == 0) done[blockIdx.x] = 0;  // ready for the next call
+}
+
+/// The one-pass backward for a few rows (relu_bias_grad_one_pass): a block
+/// covers kOneGroups column groups with kOneLanes row lanes and reads every
+/// row of its columns, so nothing is left for a second pass.
+constexpr int kOneGroups = 4;
+constexpr int kOneLanes = 64;
+/// Rows a lane loads before it stores the first (2 * kOneBatch 16-byte
+/// loads in flight with the mask): up to 512 rows in one round.
+constexpr int kOneBatch = 8;
+/// The most rows the one-pass kernel takes (relu_bias_grad_one_pass): four
+/// rounds of loads a lane. The two-pass kernel's last blocks would read up to
+/// 256 slices there, eight rounds. A guess from that count, to be settled by
+/// bench_cuda_linear's BM_ReluBiasGrad on a GPU (both paths at 512, 2,048 and
+/// 16,384 rows).
+constexpr int64_t kOnePassMaxRows = 2048;
+
+/// The same dReLU and column sums as relu_bias_grad_partial_kernel, for up to
+/// kOnePassMaxRows rows, with no workspace, no counters and no waiting for
+/// other blocks. Lane l takes rows l, l + kOneLanes, ... in order
+/// (mask_and_sum_rows, kOneBatch at a time); then the lanes are added
+/// pairwise in a fixed tree (32 apart, then 16, ..., 1). The order depends on
+/// neither kVec nor the grid, so db's bits do not depend on the path the
+/// pointers' alignment chose.
+///
+/// Why: at batch 512 on an H200 the two-pass kernel took 5.7 us a launch,
+/// where cuBLASLt's own dReLU + bias-gradient kernel took 4.3 us
+/// (docs/results/2026-11-27-h200-gpu-check-1590d6a, epilogues step): its
+/// launch waits for one load, a fence, an atomic and two rounds of partial
+/// reads in turn; this one for one round of loads and a shared-memory tree.
+template <typename T, int kVec, bool kMask>
+__global__ void __launch_bounds__(kOneGroups* kOneLanes)
+    relu_bias_grad_one_pass_kernel(int64_t rows, int64_t groups, const T* __restrict__ y, T* __restrict__ dy,
+                                   T* __restrict__ db) {
+  constexpr int kTileCols = kOneGroups * kVec;
+  // One column of padding: a warp's 8 lanes x 4 groups fall in distinct banks.
+  __shared__ float sums[kOneLanes][kTileCols + 1];
+  const int lane = threadIdx.y;
+  const int offset = threadIdx.x * kVec;  // within the tile
+  const int64_t g = blockIdx.x * int64_t{kOneGroups} + threadIdx.x;
+  float acc[kVec] = {};
+  if (g < groups) {
+    for (int64_t first = lane; first < rows; first += int64_t{kOneBatch} * kOneLanes) {
+      mask_and_sum_rows<T, kVec, kMask, kOneBatch>(first, kOneLanes, rows, groups, g, y, dy, acc);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) sums[lane][offset + k] = acc[k];
+  __syncthreads();
+#pragma unroll
+  for (int half = kOneLanes / 2; half > 0; half /= 2) {
+    if (lane < half) {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) sums[lane][offset + k] += sums[lane + half][offset + k];
+    }
+    __syncthreads();
+  }
+  if (lane == 0 && g < groups) {
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) store(db, g * kVec + k, sums[0][offset + k]);
+  }
 }
 
 /// Row slices for a [rows, cols] dy: enough for about kGradTargetBlocks
@@ -436,15 +509,37 @@ size_t relu_bias_grad_workspace_bytes(int64_t rows, int64_t cols) {
 
 int64_t relu_bias_grad_counters(int64_t cols) { return std::max<int64_t>(1, (cols + kGradGroups - 1) / kGradGroups); }
 
+bool relu_bias_grad_one_pass(int64_t rows) { return rows <= kOnePassMaxRows; }
+
 void relu_bias_grad(DType dtype, int64_t rows, int64_t cols, const void* y, void* dy, void* db,
-                    void* workspace, unsigned* done, cudaStream_t stream) {
+                    void* workspace, unsigned* done, cudaStream_t stream, ReluBiasGradPasses passes) {
   if (cols <= 0) return;
   const int64_t slices = relu_bias_grad_slices(rows, cols);
   auto* partial = static_cast<float*>(workspace);
+  const bool one_pass =
+      passes == ReluBiasGradPasses::kOne || (passes == ReluBiasGradPasses::kAuto && relu_bias_grad_one_pass(rows));
   dispatch(dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     if (slices == 0) {  // no rows: db = 0 (all-zero bits in fp32 and bf16)
       PERFLAB_CUDA_CHECK(cudaMemsetAsync(db, 0, static_cast<size_t>(cols) * sizeof(T), stream));
+      return;
+    }
+    if (one_pass) {
+      with_vector_width<T>(cols, {y, dy}, [&](auto vec) {
+        constexpr int kVec = decltype(vec)::value;
+        const int64_t groups = cols / kVec;
+        const dim3 grid(static_cast<unsigned>((groups + kOneGroups - 1) / kOneGroups));
+        const dim3 block(kOneGroups, kOneLanes);
+        const auto* mask = static_cast<const T*>(y);
+        auto* grad = static_cast<T*>(dy);
+        auto* out = static_cast<T*>(db);
+        if (y != nullptr) {
+          relu_bias_grad_one_pass_kernel<T, kVec, true><<<grid, block, 0, stream>>>(rows, groups, mask, grad, out);
+        } else {
+          relu_bias_grad_one_pass_kernel<T, kVec, false><<<grid, block, 0, stream>>>(rows, groups, mask, grad, out);
+        }
+      });
+      PERFLAB_CUDA_CHECK_LAUNCH("relu_bias_grad_one_pass_kernel");
       return;
     }
     // The workspace's alignment too: pass 2 reads it 16 bytes at a time on

@@ -71,20 +71,33 @@ size_t relu_bias_grad_workspace_bytes(int64_t rows, int64_t cols);
 /// Counters relu_bias_grad needs for `cols` columns (one per column tile).
 int64_t relu_bias_grad_counters(int64_t cols);
 
-/// The backward of bias_activation in one launch: one pass over dy, whose
-/// last blocks add up the column sums. With `y` (the layer's ReLU output)
-/// non-null: dy[r, c] := y[r, c] > 0 ? dy[r, c] : 0 in place
+/// Which kernel relu_bias_grad runs: by the row count (kAuto), or one of
+/// the two whatever the rows (benchmarks and tests compare them).
+enum class ReluBiasGradPasses { kAuto, kOne, kTwo };
+
+/// Whether kAuto takes the one-pass kernel for `rows` rows (a few thousand
+/// at most), so a launch plan can name the kernel that runs.
+bool relu_bias_grad_one_pass(int64_t rows);
+
+/// The backward of bias_activation in one launch. With `y` (the layer's
+/// ReLU output) non-null: dy[r, c] := y[r, c] > 0 ? dy[r, c] : 0 in place
 /// (relu_backward's mask), and db[c] = Σ_r of those values; with y null: db
 /// alone (bias_grad's result; dy untouched). Accumulated in fp32,
-/// deterministic (fixed row slices, fixed order); db has dy's type; rows ==
-/// 0 gives db = 0 (a memset). `workspace` holds
-/// relu_bias_grad_workspace_bytes() (16-byte aligned for the 16-byte paths,
-/// else the one-element path runs; db's bits are the same on both); y, dy,
-/// db and the workspace do not overlap (the kernel reads y and dy through
-/// __restrict__ pointers); `done` holds relu_bias_grad_counters()
-/// device counters, 0 before the first call and left 0 after each (calls
-/// that share them run one after another).
+/// deterministic (fixed partition, fixed order); db has dy's type; rows == 0
+/// gives db = 0 (a memset). Up to a few thousand rows
+/// (relu_bias_grad_one_pass) a block reads every row of its columns and
+/// writes their db itself (relu_bias_grad_one_pass_kernel; the workspace and
+/// `done` are not touched); beyond, one pass over dy in row slices whose last
+/// blocks add up the column sums (relu_bias_grad_partial_kernel). db's bits
+/// depend on the shape and the kernel, never on the pointers' alignment.
+/// `workspace` holds relu_bias_grad_workspace_bytes() (16-byte aligned for
+/// the 16-byte paths, else the one-element path runs); y, dy, db and the
+/// workspace do not overlap (the kernels read y and dy through __restrict__
+/// pointers); `done` holds relu_bias_grad_counters() device counters, 0
+/// before the first call and left 0 after each (calls that share them run
+/// one after another).
 void relu_bias_grad(DType dtype, int64_t rows, int64_t cols, const void* y, void* dy, void* db,
-                    void* workspace, unsigned* done, cudaStream_t stream);
+                    void* workspace, unsigned* done, cudaStream_t stream,
+                    ReluBiasGradPasses passes = ReluBiasGradPasses::kAuto);
 
 }  // namespace perflab::kernels::cuda

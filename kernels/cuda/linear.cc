@@ -232,9 +232,12 @@ LaunchList Linear::backward_launches(const LinearArguments& a, bool dgrad) {
   LaunchList list;
   const bool drelu = a.activation == Activation::kRelu && !a.dy_is_pre_activation && !a.dy_relu_applied;
   if (own_backward(a) && !a.dy_is_pre_activation) {
-    const double partials = static_cast<double>(relu_bias_grad_workspace_bytes(a.batch, a.out_features));
-    // One launch: the partial sums, then its last blocks add them up.
-    list.push_back({"relu_bias_grad_partial_kernel",
+    // One launch: for a few rows a block per column tile over every row;
+    // beyond, the partial sums, then its last blocks add them up.
+    const bool one_pass = relu_bias_grad_one_pass(a.batch);
+    const double partials =
+        one_pass ? 0.0 : static_cast<double>(relu_bias_grad_workspace_bytes(a.batch, a.out_features));
+    list.push_back({one_pass ? "relu_bias_grad_one_pass_kernel" : "relu_bias_grad_partial_kernel",
                     drelu ? "dReLU + bias gradient (own epilogue)" : "bias gradient (own epilogue)", "",
                     {(drelu ? 3 : 1) * b * out * e + 2 * partials + out * e, b * out, "fp32"}});
   } else if (drelu) {

@@ -146,6 +146,37 @@ def ttt_section(results):
     return "\n".join(lines) + "\n"
 
 
+def relu_bias_grad_bench_section(work):
+    """bench_cuda_linear's ReluBiasGrad benchmarks (the dlrm phase's
+    dlrm-epilogue-bench step): relu_bias_grad with each of its kernels forced,
+    per type, rows and columns; Google Benchmark's median of 3 repetitions,
+    one launch's time. `auto` is the kernel relu_bias_grad picks by itself
+    (one pass up to 2,048 rows: kernels/cuda/bias_act.cu's kOnePassMaxRows)."""
+    title = "## dReLU + bias gradient, one pass or two (bench_cuda_linear)"
+    try:
+        data = json.load(open(os.path.join(work, "bench-relu-bias-grad.json")))
+    except (OSError, json.JSONDecodeError):
+        return title + "\n\nNot measured.\n"
+    med = {}
+    for b in data.get("benchmarks") or []:
+        m = re.match(r"ReluBiasGrad/(\w+)/r(\d+)/c(\d+)/(one_pass|two_passes)", b.get("name", ""))
+        if not m or b.get("aggregate_name") not in ("median", None) or not num(b.get("real_time")):
+            continue
+        unit = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}.get(b.get("time_unit", "ns"), 1e-3)
+        med[(m.group(1), int(m.group(2)), int(m.group(3)), m.group(4))] = num(b.get("real_time")) * unit
+    lines = [title, "",
+             "One launch of `relu_bias_grad` on a [rows, cols] dy with its ReLU output, each kernel forced. "
+             "Median of 3 repetitions.", "",
+             "| type | rows | cols | one pass (us) | two passes (us) | two / one | auto runs |",
+             "|---|---|---|---|---|---|---|"]
+    for key in sorted({k[:3] for k in med}):
+        one, two = med.get(key + ("one_pass",)), med.get(key + ("two_passes",))
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {fmt(one, '{:.2f}')} | {fmt(two, '{:.2f}')} | "
+                     f"{fmt(two / one if one and two else None, '{:.2f}x')} | "
+                     f"{'one pass' if key[1] <= 2048 else 'two passes'} |")
+    return "\n".join(lines) + "\n"
+
+
 def lookup_bench_section(work):
     """bench_cuda_dlrm's BM_LookupAndInteraction (the dlrm phase's
     dlrm-lookup-bench step): the gather then the interaction, forward and

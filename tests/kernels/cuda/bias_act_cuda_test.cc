@@ -1,7 +1,8 @@
 // The unfused bias/activation kernels and our own fused epilogues against
 // the CPU reference on odd shapes (rows 1, 3, 37, 2049 x cols 1, 3, 13, 127,
 // 479; the fused ones also 20,001 rows and 8, 256, 1024 and 1032 columns,
-// their 16-byte paths, and a misaligned workspace), fp32 and bf16,
+// their 16-byte paths, relu_bias_grad's one-pass and two-pass kernels, and
+// misaligned pointers), fp32 and bf16,
 // and the ReLU-bitmask reader against cuBLASLt's own EPILOGUE_RELU_AUX_BIAS
 // mask.
 // Tolerances: elementwise results are exact in fp32 and within one bf16
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -164,63 +166,95 @@ TEST_P(BiasActCudaTest, OwnFusedEpiloguesMatchCpu) {
   // 20,001 rows: 79 a slice at every width but 479 (290), so a lane of the
   // first pass runs three or more batches of four rows, the last one
   // partial, and the last blocks sum up to 256 slices (several batches a
-  // lane).
+  // lane). Up to 2,048 rows the one-pass kernel runs (1, 3, 37), beyond them
+  // the two-pass one; at 37, 2,049 and 20,001 each kernel is also forced
+  // (the one-pass kernel's lanes take 40 batches at 20,001), and the forced
+  // kernel that the automatic choice names gives its bits.
   const int64_t row_counts[] = {1, 3, 37, 2049, 20001};
+  const ReluBiasGradPasses all_passes[] = {ReluBiasGradPasses::kAuto, ReluBiasGradPasses::kOne,
+                                           ReluBiasGradPasses::kTwo};
+  const size_t element = bf16 ? 2 : 4;
   // One set of counters for every call below: each call must leave them 0.
   DeviceBuffer<unsigned> done(std::vector<unsigned>(static_cast<size_t>(relu_bias_grad_counters(1032)), 0u));
   for (int64_t rows : row_counts) {
+    const bool forced_too = rows == 37 || rows == 2049 || rows == 20001;
     for (int64_t cols : widths) {
       for (bool relu : {true, false}) {
-        // A workspace 4 bytes past 16-byte alignment on the vector widths,
-        // at one row count: the whole launch takes the one-element path
-        // (and db the same summation order: the same bits).
-        std::vector<float> aligned_db;
-        for (bool offset_workspace : {false, true}) {
-          if (offset_workspace && (rows != 2049 || cols % 8 != 0)) continue;
-          SCOPED_TRACE("rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
-                       (bf16 ? " bf16" : " fp32") + (relu ? " relu" : " bias only") +
-                       (offset_workspace ? " workspace+4" : ""));
-          const auto n = static_cast<size_t>(rows * cols);
-          std::vector<float> x = random_vector(n, 21), b = random_vector(static_cast<size_t>(cols), 22);
-          std::vector<float> dy = random_vector(n, 23);
-          auto y_dev = upload(dtype, x), b_dev = upload(dtype, b), dy_dev = upload(dtype, dy);
-          std::vector<float> db_zero(static_cast<size_t>(cols), 0.0f);
-          auto db_dev = upload(dtype, db_zero);
-          DeviceBuffer<uint8_t> workspace(std::max<size_t>(1, relu_bias_grad_workspace_bytes(rows, cols)) + 4);
-          uint8_t* partials = workspace.data() + (offset_workspace ? 4 : 0);
+        std::vector<float> auto_db;
+        for (ReluBiasGradPasses passes : all_passes) {
+          if (passes != ReluBiasGradPasses::kAuto && !forced_too) continue;
+          const bool one_pass = passes == ReluBiasGradPasses::kOne ||
+                                (passes == ReluBiasGradPasses::kAuto && relu_bias_grad_one_pass(rows));
+          // Misaligned, on the vector widths at 37 and 2,049 rows: the
+          // workspace 4 bytes past 16-byte alignment (two passes) or y and dy
+          // one element past it (one pass, which reads no workspace). The
+          // whole launch takes the one-element path, and db the same
+          // summation order: the same bits.
+          std::vector<float> aligned_db;
+          for (bool misaligned : {false, true}) {
+            if (misaligned && ((rows != 37 && rows != 2049) || cols % 8 != 0)) continue;
+            SCOPED_TRACE("rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+                         (bf16 ? " bf16" : " fp32") + (relu ? " relu" : " bias only") +
+                         (one_pass ? " one pass" : " two passes") +
+                         (passes == ReluBiasGradPasses::kAuto ? " (auto)" : " (forced)") +
+                         (misaligned ? " misaligned" : ""));
+            const auto n = static_cast<size_t>(rows * cols);
+            std::vector<float> x = random_vector(n, 21), b = random_vector(static_cast<size_t>(cols), 22);
+            std::vector<float> dy = random_vector(n, 23);
+            auto y_dev = upload(dtype, x), b_dev = upload(dtype, b);
+            std::vector<float> db_zero(static_cast<size_t>(cols), 0.0f);
+            auto db_dev = upload(dtype, db_zero);
+            DeviceBuffer<uint8_t> workspace(std::max<size_t>(1, relu_bias_grad_workspace_bytes(rows, cols)) + 4);
+            uint8_t* partials = workspace.data() + (misaligned && !one_pass ? 4 : 0);
 
-          const int64_t syncs = host_sync_count();
-          bias_activation(dtype, rows, cols, y_dev.data(), b_dev.data(), relu, stream);
-          EXPECT_EQ(host_sync_count(), syncs);
-          counted_stream_synchronize(stream);
-          const std::vector<float> y = download(dtype, y_dev, n);
-          std::vector<float> y_ref(n);
-          std::vector<double> scale(n);
-          for (size_t i = 0; i < n; ++i) {
-            const float sum = x[i] + b[i % static_cast<size_t>(cols)];
-            y_ref[i] = relu && sum < 0.0f ? 0.0f : sum;
-            scale[i] = std::fabs(y_ref[i]);
+            const int64_t syncs = host_sync_count();
+            bias_activation(dtype, rows, cols, y_dev.data(), b_dev.data(), relu, stream);
+            EXPECT_EQ(host_sync_count(), syncs);
+            counted_stream_synchronize(stream);
+            const std::vector<float> y = download(dtype, y_dev, n);
+            std::vector<float> y_ref(n);
+            std::vector<double> scale(n);
+            for (size_t i = 0; i < n; ++i) {
+              const float sum = x[i] + b[i % static_cast<size_t>(cols)];
+              y_ref[i] = relu && sum < 0.0f ? 0.0f : sum;
+              scale[i] = std::fabs(y_ref[i]);
+            }
+            expect_close(y, y_ref, scale, elementwise_tol, cols, "bias_activation");
+
+            // The backward on the GPU's own y: with the mask (a ReLU layer)
+            // or the bias gradient alone (no ReLU, or dy already masked). y
+            // and dy from `shift` elements into their buffers.
+            const size_t shift = misaligned && one_pass ? 1 : 0;
+            std::vector<float> y_shifted(shift, 0.0f), dy_shifted(shift, 0.0f);
+            y_shifted.insert(y_shifted.end(), y.begin(), y.end());
+            dy_shifted.insert(dy_shifted.end(), dy.begin(), dy.end());
+            auto y_back = upload(dtype, y_shifted), dy_dev = upload(dtype, dy_shifted);  // y: already rounded
+            dy.assign(dy_shifted.begin() + static_cast<std::ptrdiff_t>(shift), dy_shifted.end());
+            const int64_t before = host_sync_count();
+            relu_bias_grad(dtype, rows, cols, relu ? y_back.data() + shift * element : nullptr,
+                           dy_dev.data() + shift * element, db_dev.data(), partials, done.data(), stream, passes);
+            EXPECT_EQ(host_sync_count(), before);
+            counted_stream_synchronize(stream);
+            std::vector<float> dz = dy;
+            if (relu) cpu::relu_backward(static_cast<int64_t>(n), y.data(), dy.data(), dz.data());
+            std::vector<double> exact(n, 0.0);
+            std::vector<float> dy_after = download(dtype, dy_dev, n + shift);
+            dy_after.erase(dy_after.begin(), dy_after.begin() + static_cast<std::ptrdiff_t>(shift));
+            expect_close(dy_after, dz, exact, 0.0, cols, relu ? "dReLU in place" : "dy untouched");
+            const ColumnSums db_ref = column_sums(dz, cols);
+            const std::vector<float> db = download(dtype, db_dev, static_cast<size_t>(cols));
+            expect_close(db, db_ref.sum, db_ref.magnitude, sum_tol, cols, "relu_bias_grad db");
+            if (misaligned) {
+              EXPECT_EQ(db, aligned_db) << "db's bits depend on the pointers' alignment";
+            } else {
+              aligned_db = db;
+            }
           }
-          expect_close(y, y_ref, scale, elementwise_tol, cols, "bias_activation");
-
-          // The backward on the GPU's own y: with the mask (a ReLU layer) or
-          // the bias gradient alone (no ReLU, or dy already masked).
-          const int64_t before = host_sync_count();
-          relu_bias_grad(dtype, rows, cols, relu ? y_dev.data() : nullptr, dy_dev.data(), db_dev.data(),
-                         partials, done.data(), stream);
-          EXPECT_EQ(host_sync_count(), before);
-          counted_stream_synchronize(stream);
-          std::vector<float> dz = dy;
-          if (relu) cpu::relu_backward(static_cast<int64_t>(n), y.data(), dy.data(), dz.data());
-          std::vector<double> exact(n, 0.0);
-          expect_close(download(dtype, dy_dev, n), dz, exact, 0.0, cols, relu ? "dReLU in place" : "dy untouched");
-          const ColumnSums db_ref = column_sums(dz, cols);
-          const std::vector<float> db = download(dtype, db_dev, static_cast<size_t>(cols));
-          expect_close(db, db_ref.sum, db_ref.magnitude, sum_tol, cols, "relu_bias_grad db");
-          if (offset_workspace) {
-            EXPECT_EQ(db, aligned_db) << "db's bits depend on the workspace's alignment";
-          } else {
-            aligned_db = db;
+          if (passes == ReluBiasGradPasses::kAuto) {
+            auto_db = aligned_db;
+          } else if (one_pass == relu_bias_grad_one_pass(rows)) {
+            EXPECT_EQ(aligned_db, auto_db) << "rows=" << rows << " cols=" << cols
+                                           << ": the forced kernel's bits differ from the automatic choice's";
           }
         }
       }

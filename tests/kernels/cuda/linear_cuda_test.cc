@@ -202,8 +202,17 @@ TEST(LinearLaunches, OwnEpiloguesAddTheirPassesAndDropTheBitmask) {
   EXPECT_GT(Linear::workspace_bytes(a), Linear::workspace_bytes(valid())) << "+ the partial sums";
   EXPECT_EQ(Linear::workspace_bytes(a) % 256, 0u);
   EXPECT_EQ(names_of(Linear::forward_launches(a)), std::vector<std::string>{gemm});
+  // 37 rows: one block per column tile reads them all; 4,096: row slices,
+  // then the last blocks' sums.
   EXPECT_EQ(names_of(Linear::backward_launches(a, true)),
+            (std::vector<std::string>{"relu_bias_grad_one_pass_kernel", gemm, gemm}));
+  LinearArguments wide = a;
+  wide.batch = 4096;
+  EXPECT_EQ(names_of(Linear::backward_launches(wide, true)),
             (std::vector<std::string>{"relu_bias_grad_partial_kernel", gemm, gemm}));
+  EXPECT_LT(Linear::backward_launches(a, true)[0].cost.bytes,
+            3.0 * 37 * 127 * 4 + 2.0 * static_cast<double>(relu_bias_grad_workspace_bytes(37, 127)))
+      << "the one-pass kernel reads and writes no partial sums";
   a.epilogues = Epilogues::kOwn;
   EXPECT_EQ(Linear::aux_bytes(a), 0u);
   EXPECT_EQ(names_of(Linear::forward_launches(a)), (std::vector<std::string>{gemm, "bias_act_kernel"}));
