@@ -110,9 +110,15 @@ json openblas_info() {
           {"parallel", parallel >= 0 && parallel <= 2 ? kParallel[parallel] : "unknown"}};
 }
 
+/// The environment variables that change what a run measures: the CPU
+/// thread counts, the devices it sees, and the CUDA runtime's hardware work
+/// queues (CUDA_DEVICE_MAX_CONNECTIONS: how many streams can run side by side
+/// without a false dependency) and launch blocking (every launch
+/// synchronous).
 json env_vars() {
   json out = json::object();
-  for (const char* name : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES"}) {
+  for (const char* name : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+                           "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_LAUNCH_BLOCKING"}) {
     if (const char* value = std::getenv(name)) {
       out[name] = invalid_utf8_at(value) == std::string::npos ? value : "(not valid UTF-8)";  // JSON holds UTF-8 only
     }

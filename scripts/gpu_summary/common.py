@@ -184,10 +184,18 @@ def dlrm_label(r):
 
 def chosen_params(r):
     """The DLRM choices a run set away from auto, as '+name=value' (auto and
-    absent: nothing), so rows that differ only in them stay apart."""
+    absent: nothing), and the hardware work queues when the run's
+    environment set them, so rows that differ only in them stay apart."""
     p = params_of(r)
+    queues = env_var(r, "CUDA_DEVICE_MAX_CONNECTIONS")
     return "".join(f"+{k}={p[k]}" for k in ("interaction", "epilogues", "side_streams")
-                   if p.get(k) not in (None, "auto"))
+                   if p.get(k) not in (None, "auto")) + (f"+CUDA_DEVICE_MAX_CONNECTIONS={queues}" if queues else "")
+
+
+def env_var(r, name):
+    """An environment variable the run recorded (environment.env), or None."""
+    env = (r.get("environment") or {}).get("env")
+    return env.get(name) if isinstance(env, dict) else None
 
 
 def setup_fraction(r):

@@ -5,7 +5,7 @@ import os
 import re
 
 from .common import (
-    as_int, cell, dlrm_label, fmt, gate_of, is_cuda, is_throughput, median, num, params_of, run_stat, runs_of,
+    as_int, cell, dlrm_label, env_var, fmt, gate_of, is_cuda, is_throughput, median, num, params_of, run_stat, runs_of,
     setup_fraction, spec_of, toggles_on, work_of,
 )
 
@@ -89,6 +89,7 @@ def dlrm_section(results, peers):
                              f"{fmt(sps_t, '{:,.0f}')} | {fmt(s_, '{:.2f}x')} |")
     lines += epilogues_lines(tp)
     lines += side_streams_lines(tp)
+    lines += connections_lines(tp)
     return "\n".join(lines) + "\n", {"best": best, "ratios": ratios, "graphs": gspeed}
 
 
@@ -106,12 +107,22 @@ def side_streams_lines(tp):
                         "Side streams: the weight gradients and the update's sort beside the step (side_streams=...)")
 
 
-def choice_lines(tp, name, values, title):
+def connections_lines(tp):
+    """The CUDA runtime's hardware work queues, 8 against 32 (the
+    dlrm-connections-8 and -32 steps: CUDA_DEVICE_MAX_CONNECTIONS set for the
+    whole run, as the result's environment records)."""
+    return choice_lines(tp, "CUDA_DEVICE_MAX_CONNECTIONS", ("8", "32"),
+                        "Hardware work queues: CUDA_DEVICE_MAX_CONNECTIONS=8 (the default) against 32",
+                        get=env_var)
+
+
+def choice_lines(tp, name, values, title, get=None):
     """A table of samples/s per precision and batch for each of a DLRM
-    parameter's `values` (points that set it), and each over the first."""
+    parameter's `values` (points that set it; `get` reads the value from a
+    result instead), and each over the first."""
     by = {}
     for r in tp:
-        v = params_of(r).get(name)
+        v = get(r, name) if get else params_of(r).get(name)
         sps = num((r.get("score") or {}).get("throughput_samples_per_s"))
         if v in values and sps:
             by.setdefault((params_of(r).get("precision", "fp32"), as_int(params_of(r)["batch_size"])), {})[v] = sps

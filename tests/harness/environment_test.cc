@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -36,6 +37,22 @@ TEST(CaptureEnvironment, HasTheHostAndBuildFields) {
   EXPECT_GE(env["openblas"]["num_threads"].get<int>(), 1);
   EXPECT_FALSE(env["openblas"]["config"].get<std::string>().empty());
   EXPECT_TRUE(env["env"].is_object());
+}
+
+// The variables that change what a GPU run measures are recorded when set,
+// and absent when not.
+TEST(CaptureEnvironment, RecordsTheCudaQueueAndBlockingVariables) {
+  ASSERT_EQ(setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 1), 0);
+  ASSERT_EQ(unsetenv("CUDA_LAUNCH_BLOCKING"), 0);
+  json env = capture_environment()["env"];
+  EXPECT_EQ(env.value("CUDA_DEVICE_MAX_CONNECTIONS", ""), "32") << env.dump();
+  EXPECT_FALSE(env.contains("CUDA_LAUNCH_BLOCKING")) << env.dump();
+  ASSERT_EQ(unsetenv("CUDA_DEVICE_MAX_CONNECTIONS"), 0);
+  ASSERT_EQ(setenv("CUDA_LAUNCH_BLOCKING", "1", 1), 0);
+  env = capture_environment()["env"];
+  EXPECT_FALSE(env.contains("CUDA_DEVICE_MAX_CONNECTIONS")) << env.dump();
+  EXPECT_EQ(env.value("CUDA_LAUNCH_BLOCKING", ""), "1") << env.dump();
+  ASSERT_EQ(unsetenv("CUDA_LAUNCH_BLOCKING"), 0);
 }
 
 TEST(CaptureEnvironment, CudaSectionExplainsAMissingDevice) {
