@@ -2,8 +2,9 @@
 //
 // Streams: `compute` runs every step, evaluation and loss read-back; `copy`
 // runs the host-to-device copies of the input batches.
-// Input pipeline: the training set is copied once into pinned host memory;
-// two device input slots alternate. While step i runs on `compute` from one
+// Input pipeline: the training set is packed once into pinned host memory,
+// a block a batch (workloads/dlrm/input_pack.h: dense rows, ids, labels),
+// so a batch is one copy; two device input slots alternate. While step i runs on `compute` from one
 // slot, the batch of step i+1 is copied into the other slot on `copy`
 // (waiting on the `consumed` event of the step that last read that slot);
 // step i+1 then waits on that slot's `copied` event. Only stream-ordered
@@ -48,6 +49,7 @@
 #include "workloads/dlrm/cuda_convert.h"
 #include "workloads/dlrm/checkpoint.h"
 #include "workloads/dlrm/cuda_model.h"
+#include "workloads/dlrm/input_pack.h"
 
 #ifdef PERFLAB_HAVE_NCCL
 #include "collectives/nccl.h"
@@ -66,11 +68,10 @@ size_t count(int64_t n) { return static_cast<size_t>(n); }
 constexpr double kNcclWaitS = 300;
 #endif
 
-/// One device input buffer of the double-buffered pipeline.
+/// One device input buffer of the double-buffered pipeline: a packed block
+/// (PackedBatchLayout).
 struct InputSlot {
-  kc::DeviceBuffer<float> dense;
-  kc::DeviceBuffer<int32_t> ids;
-  kc::DeviceBuffer<float> labels;
+  kc::DeviceBuffer<std::byte> block;
   kc::Event copied;    // recorded on `copy` after the batch landed
   kc::Event consumed;  // recorded on `compute` after the step that read it
   int64_t batch_index = -1;  // which batch of the epoch the slot holds (or is receiving)
@@ -108,18 +109,17 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
         sharp_(toggles[Toggle::kSharp].in_effect),
         options_(options_for(setup, toggles, nccl)),
         model_(make_model(setup, seed, options_)),
-        dense_(padded_rows(train.dense, train.num_dense, model_->dense_input_width())),
-        ids_(train.categorical),
-        labels_(train.labels) {
+        layout_(packed_batch_layout(model_->local_batch(), model_->dense_input_width(), options_.batch,
+                                    train.num_tables())),
+        packed_(count(setup.training.iterations_per_epoch * layout_.bytes)) {
     const int64_t b = options_.batch;
     const int64_t n = model_->local_batch();  // b on one GPU
     const int tables = train.num_tables();
     const int64_t width = model_->dense_input_width();
-    for (InputSlot& slot : slots_) {
-      slot.dense = kc::DeviceBuffer<float>(count(n * width));
-      slot.ids = kc::DeviceBuffer<int32_t>(count(b * tables));
-      slot.labels = kc::DeviceBuffer<float>(count(n));
+    for (int64_t index = 0; index < setup.training.iterations_per_epoch; ++index) {
+      pack_batch(train, index, model_->first_sample(), layout_, packed_.data() + index * layout_.bytes);
     }
+    for (InputSlot& slot : slots_) slot.block = kc::DeviceBuffer<std::byte>(count(layout_.bytes));
     // The held-out set lives on the device, padded to whole batches (zero
     // features, id 0: valid rows whose outputs are ignored).
     eval_chunks_ = (eval.size() + b - 1) / b;
@@ -381,25 +381,20 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   }
 
   DeviceBatch input(int s) const {
-    return {slots_[s].dense.data(), slots_[s].ids.data(), slots_[s].labels.data(), model_->dense_input_width()};
+    const std::byte* block = slots_[s].block.data();
+    return {reinterpret_cast<const float*>(block + layout_.dense_offset),
+            reinterpret_cast<const int32_t*>(block + layout_.ids_offset),
+            reinterpret_cast<const float*>(block + layout_.labels_offset), model_->dense_input_width()};
   }
 
   /// Copies batch `index` of the epoch into slot `s` on the copy stream,
-  /// after the last step that read the slot.
+  /// after the last step that read the slot: one packed block.
   void enqueue_copy(int s, int64_t index) {
     InputSlot& slot = slots_[s];
-    const int64_t b = options_.batch;
-    const int64_t first = index * b + model_->first_sample();  // this rank's slice (all of it on one GPU)
-    const int64_t width = model_->dense_input_width();  // dense_ holds padded rows
-    const int64_t tables = train_.num_tables();
     cudaStream_t copy = copy_.get();
     PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(copy, slot.consumed.get(), 0));
-    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(slot.dense.data(), dense_.data() + first * width,
-                                       slot.dense.bytes(), cudaMemcpyHostToDevice, copy));
-    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(slot.ids.data(), ids_.data() + index * b * tables,
-                                       slot.ids.bytes(), cudaMemcpyHostToDevice, copy));
-    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(slot.labels.data(), labels_.data() + first,
-                                       slot.labels.bytes(), cudaMemcpyHostToDevice, copy));
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(slot.block.data(), packed_.data() + index * layout_.bytes,
+                                       count(layout_.bytes), cudaMemcpyHostToDevice, copy));
     PERFLAB_CUDA_CHECK(cudaEventRecord(slot.copied.get(), copy));
     slot.batch_index = index;
   }
@@ -427,9 +422,8 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   CudaModelOptions options_;
   kc::Stream compute_, copy_;  // declared before everything that enqueues on them
   std::unique_ptr<CudaModel> model_;
-  kc::PinnedBuffer<float> dense_;
-  kc::PinnedBuffer<int32_t> ids_;
-  kc::PinnedBuffer<float> labels_;
+  PackedBatchLayout layout_;
+  kc::PinnedBuffer<std::byte> packed_;  // the epoch's batches, a block each
   std::array<InputSlot, 2> slots_;
   int last_slot_ = 1;  // the first batch goes to slot 0
   int64_t pending_losses_ = 0;
