@@ -10,7 +10,8 @@
 // table in kernels/roofline.h; and pct_of_floor = floor / time.
 // Also relu_bias_grad alone with each of its kernels forced
 // (ReluBiasGrad/<type>/r<rows>/c<cols>/<one_pass|two_passes>), at the row
-// counts around its automatic choice: counters GB/s and pct_of_floor.
+// counts around its automatic choice and DLRM's widths, a fixed number of
+// iterations: counters GB/s and pct_of_floor.
 // Without a CUDA device it prints one line and exits 1.
 // Run: build/bin/bench_cuda_linear [--benchmark_filter=top/b65536]
 #include <benchmark/benchmark.h>
@@ -246,6 +247,12 @@ void BM_Mlp(benchmark::State& state, const MlpShape* mlp, int64_t batch, Precisi
 /// belongs. kLaunches launches a timed iteration (each kernel takes a few
 /// microseconds); the time reported is one launch's. dy is masked in place,
 /// so the launches after the first read the same values and write them back.
+/// Timed iterations a repetition, fixed: a minimum time would count the
+/// reported (one launch's) time, and so run kLaunches times as long on the
+/// clock. 200 iterations of 20 launches: under 0.2 s a repetition at the
+/// largest shape (16,384 x 1,024 fp32: about 40 us a launch on an H100).
+constexpr int64_t kReluBiasGradIterations = 200;
+
 void BM_ReluBiasGrad(benchmark::State& state, DType dtype, int64_t rows, int64_t cols, ReluBiasGradPasses passes) {
   constexpr int kLaunches = 20;
   Context& c = context();
@@ -338,7 +345,7 @@ int main(int argc, char** argv) {
   }
   for (DType dtype : {DType::kBF16, DType::kF32}) {
     for (int64_t rows : {int64_t{512}, int64_t{2048}, int64_t{16384}}) {
-      for (int64_t cols : {int64_t{1024}, int64_t{256}}) {
+      for (int64_t cols : {int64_t{1024}, int64_t{512}, int64_t{256}, int64_t{128}}) {
         for (ReluBiasGradPasses passes : {ReluBiasGradPasses::kOne, ReluBiasGradPasses::kTwo}) {
           const std::string name = std::string("ReluBiasGrad/") + (dtype == DType::kBF16 ? "bf16" : "fp32") + "/r" +
                                    std::to_string(rows) + "/c" + std::to_string(cols) +
@@ -347,6 +354,7 @@ int main(int argc, char** argv) {
                                        [=](benchmark::State& state) {
                                          BM_ReluBiasGrad(state, dtype, rows, cols, passes);
                                        })
+              ->Iterations(kReluBiasGradIterations)
               ->UseManualTime()
               ->Unit(benchmark::kMicrosecond);
         }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -41,7 +42,29 @@ TEST(CaptureEnvironment, HasTheHostAndBuildFields) {
 
 // The variables that change what a GPU run measures are recorded when set,
 // and absent when not.
+/// Restores an environment variable's value (or its absence) on scope exit.
+class SavedVariable {
+ public:
+  explicit SavedVariable(const char* name) : name_(name) {
+    if (const char* v = std::getenv(name)) value_ = v;
+  }
+  ~SavedVariable() {
+    if (value_) {
+      setenv(name_, value_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  SavedVariable(const SavedVariable&) = delete;
+  SavedVariable& operator=(const SavedVariable&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> value_;
+};
+
 TEST(CaptureEnvironment, RecordsTheCudaQueueAndBlockingVariables) {
+  const SavedVariable queues("CUDA_DEVICE_MAX_CONNECTIONS"), blocking("CUDA_LAUNCH_BLOCKING");
   ASSERT_EQ(setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 1), 0);
   ASSERT_EQ(unsetenv("CUDA_LAUNCH_BLOCKING"), 0);
   json env = capture_environment()["env"];
@@ -52,7 +75,6 @@ TEST(CaptureEnvironment, RecordsTheCudaQueueAndBlockingVariables) {
   env = capture_environment()["env"];
   EXPECT_FALSE(env.contains("CUDA_DEVICE_MAX_CONNECTIONS")) << env.dump();
   EXPECT_EQ(env.value("CUDA_LAUNCH_BLOCKING", ""), "1") << env.dump();
-  ASSERT_EQ(unsetenv("CUDA_LAUNCH_BLOCKING"), 0);
 }
 
 TEST(CaptureEnvironment, CudaSectionExplainsAMissingDevice) {
