@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "base/json_number.h"
@@ -157,6 +159,38 @@ std::string demangle(const std::string& symbol) {
   return status == 0 && out ? std::string(out.get()) : symbol;
 }
 
+namespace {
+
+/// busy_share and concurrency from the timed device records: their
+/// intervals merged (the union is the busy time) against the window. The
+/// share is capped at 1: the window comes from CUDA events, the records
+/// from CUPTI's clock, and their edges can differ by a little.
+void busy_time(const ActivityLog& log, double window_us, KernelProfile& p) {
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  double summed_ns = 0;
+  for (const ActivityRecord& r : log.records) {
+    if (r.kind == ActivityKind::kRange || !r.timed() || r.duration_ns() == 0) continue;
+    spans.emplace_back(r.start_ns, r.end_ns);
+    summed_ns += static_cast<double>(r.duration_ns());
+  }
+  if (spans.empty()) return;
+  std::sort(spans.begin(), spans.end());
+  double busy_ns = 0;
+  uint64_t from = spans.front().first, to = spans.front().second;
+  for (const auto& [start, end] : spans) {
+    if (start > to) {
+      busy_ns += static_cast<double>(to - from);
+      from = start;
+    }
+    to = std::max(to, end);
+  }
+  busy_ns += static_cast<double>(to - from);
+  p.concurrency = summed_ns / busy_ns;
+  if (window_us > 0) p.busy_share = std::min(1.0, busy_ns / 1e3 / window_us);
+}
+
+}  // namespace
+
 std::optional<double> KernelProfile::overhead() const {
   if (!profiled_iteration_ms || !unprofiled_iteration_ms || *unprofiled_iteration_ms <= 0)
     return std::nullopt;
@@ -193,6 +227,7 @@ KernelProfile build_kernel_profile(const ActivityLog& log, int64_t iterations, d
   }
   if (window_us <= 0 && last > first) window_us = static_cast<double>(last - first) / 1e3;
   p.iteration_us = window_us / n;
+  busy_time(log, window_us, p);
   p.kernels_per_iteration /= n;
   p.copies_per_iteration /= n;
   p.memsets_per_iteration /= n;
@@ -322,6 +357,8 @@ json kernel_profile_to_json(const KernelProfile& p) {
           {"profiled_iteration_ms", optional(p.profiled_iteration_ms)},
           {"unprofiled_iteration_ms", optional(p.unprofiled_iteration_ms)},
           {"overhead", optional(p.overhead())},
+          {"busy_share", optional(p.busy_share)},
+          {"concurrency", optional(p.concurrency)},
           {"rows", rows},
           {"groups", groups},
           {"unmatched", p.unmatched},
@@ -346,6 +383,8 @@ KernelProfile kernel_profile_from_json(const json& j) {
   p.peaks = need<std::string>(j, "peaks", where);
   p.profiled_iteration_ms = maybe(j, "profiled_iteration_ms", where);
   p.unprofiled_iteration_ms = maybe(j, "unprofiled_iteration_ms", where);
+  p.busy_share = maybe(j, "busy_share", where);
+  p.concurrency = maybe(j, "concurrency", where);
   if (j.contains("trace") && j.at("trace").is_string()) p.trace = j.at("trace").get<std::string>();
   if (!j.contains("rows") || !j.at("rows").is_array())
     throw UsageError("profile: 'rows' is missing or not an array");

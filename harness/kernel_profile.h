@@ -74,6 +74,12 @@ struct KernelProfile {
   /// profiler's cost is their ratio.
   std::optional<double> profiled_iteration_ms;
   std::optional<double> unprofiled_iteration_ms;
+  /// Of the window's device time, the share during which at least one
+  /// kernel, copy or memset ran (the rest: the device waiting on launches,
+  /// dependencies or the host), and their summed time over that busy time
+  /// (how many ran at once, on average). Absent without timed records.
+  std::optional<double> busy_share;
+  std::optional<double> concurrency;
   std::vector<KernelRow> rows;  ///< Most time first.
   std::vector<KernelGroup> groups;
   /// Declared kernels no record matched ("declared 2 per iteration, none ran").

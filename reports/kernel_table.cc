@@ -23,6 +23,13 @@ std::string kernels_line(const KernelProfile& p) {
   return out;
 }
 
+/// "92% of it, 1.45 at a time", or why not.
+std::string busy_line(const KernelProfile& p) {
+  if (!p.busy_share) return "not measured (no timed records)";
+  return fmt::format("{:.0f}% of it, {:.2f} at a time (the rest waits on launches, dependencies or the host)",
+                     100 * *p.busy_share, p.concurrency.value_or(0));
+}
+
 std::string overhead_line(const KernelProfile& p) {
   if (!p.overhead()) return "not measured";
   return fmt::format("{:.3f} ms profiled / {:.3f} ms unprofiled = {:.3f}x",
@@ -94,6 +101,7 @@ std::string render_profile_markdown(const Result& result, size_t max_rows) {
         "- device time per iteration: {:.1f} us; kernels per iteration: {}; copies {:g}; memsets "
         "{:g}\n",
         p.iteration_us, kernels_line(p), p.copies_per_iteration, p.memsets_per_iteration);
+    md += fmt::format("- device busy (kernels, copies, memsets): {}\n", busy_line(p));
     md += fmt::format("- profiler's cost (median iteration): {}\n", overhead_line(p));
     md += fmt::format("- floors at the peaks of: {}\n", p.peaks);
     if (p.dropped > 0)

@@ -90,6 +90,16 @@ def overhead_text(p):
     return f"profiler overhead {o:.3f}× ({fmt(a, '{:.3f}')} ms profiled / {fmt(b, '{:.3f}')} ms unprofiled)"
 
 
+def busy_text(p):
+    """The share of the iteration with any kernel, copy or memset running,
+    and how many ran at once on average (the profile's busy_share and
+    concurrency; absent in results from before them)."""
+    b, c = num(p.get("busy_share")), num(p.get("concurrency"))
+    if b is None:
+        return "device busy not measured"
+    return f"device busy {b:.0%} of the iteration, {fmt(c, '{:.2f}')} at a time"
+
+
 def kernels_section(results):
     points = profiled_points(results)
     lines = [f"## Top {TOP} kernels per workload and point (--profile)", ""]
@@ -107,6 +117,7 @@ def kernels_section(results):
                  f"copies {fmt(num(p.get('copies_per_iteration')), '{:g}')}, "
                  f"memsets {fmt(num(p.get('memsets_per_iteration')), '{:g}')}",
                  overhead_text(p),
+                 busy_text(p),
                  f"{fmt(num(p.get('iterations')), '{:g}')} profiled iterations, "
                  f"{fmt(num(p.get('iteration_us')), '{:,.1f}')} us of device time each"]
         if p.get("peaks"):

@@ -229,6 +229,21 @@ then
 else
   fail "a choice step's batch without a peer reached the best-toggles table"
 fi
+# The profile's busy share and concurrency in a point's facts, and their
+# absence in a result from before them.
+if "$PYTHON" - "$(dirname "$summary")" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from gpu_summary.kernels import busy_text
+assert busy_text({"busy_share": 0.89, "concurrency": 1.4504}) == "device busy 89% of the iteration, 1.45 at a time", \
+    busy_text({"busy_share": 0.89, "concurrency": 1.4504})
+assert busy_text({"kernels_per_iteration": 44}) == "device busy not measured"
+PY
+then
+  pass "the busy share and concurrency of a profiled point"
+else
+  fail "the busy share line"
+fi
 # 2 dlrm points, 3 epilogue, 2 side-stream and 2 queue copies, 1 transducer run, 8 halo_conv points.
 find "$work" -name result.json | wc -l | grep -qx 18 || fail "expected 18 results: $(find "$work" -name result.json | wc -l)"
 finish

@@ -149,6 +149,42 @@ TEST(KernelProfile, AnUntimedRecordCountsAsALaunchButNotOnTheClock) {
   }
 }
 
+// Busy time: the fixture's records follow each other, 46 us an iteration
+// with no overlap, in a window of two 50 us iterations.
+TEST(KernelProfile, BusyShareAndConcurrencyOfTheFixture) {
+  const KernelProfile p = build_kernel_profile(fixture(), 2, 100, {}, nullptr, "");
+  ASSERT_TRUE(p.busy_share && p.concurrency);
+  EXPECT_DOUBLE_EQ(*p.busy_share, 0.92);
+  EXPECT_DOUBLE_EQ(*p.concurrency, 1.0);
+  // Without the events' window, the records' span: 92 of 146 us.
+  EXPECT_DOUBLE_EQ(*build_kernel_profile(fixture(), 2, 0, {}, nullptr, "").busy_share, 92.0 / 146);
+}
+
+// Two streams: a kernel at 0-10 us, another at 5-15 us, a copy at 20-22
+// us and an untimed kernel, in a 30 us window: busy 15 + 2 us, running 22
+// us in all; a share the events' window cannot exceed.
+TEST(KernelProfile, OverlapCountsOnceInTheBusyTimeAndRaisesTheConcurrency) {
+  ActivityLog log;
+  log.records.push_back({ActivityKind::kKernel, "a", 1000000, 1010000, 0, 7, 0, 0, 0});
+  log.records.push_back({ActivityKind::kKernel, "b", 1005000, 1015000, 0, 8, 0, 0, 0});
+  log.records.push_back({ActivityKind::kMemcpy, "memcpy HtoD", 1020000, 1022000, 0, 9, 4096, 0, 0});
+  log.records.push_back({ActivityKind::kKernel, "untimed", 0, 0, 0, 7, 0, 0, 0});
+  log.records.push_back({ActivityKind::kRange, "iteration", 990000, 1030000, 0, 0, 0, 0, 0});
+  const KernelProfile p = build_kernel_profile(log, 1, 30, {}, nullptr, "");
+  ASSERT_TRUE(p.busy_share && p.concurrency);
+  EXPECT_DOUBLE_EQ(*p.busy_share, 17.0 / 30);
+  EXPECT_DOUBLE_EQ(*p.concurrency, 22.0 / 17);
+  EXPECT_DOUBLE_EQ(*build_kernel_profile(log, 1, 16, {}, nullptr, "").busy_share, 1.0) << "capped";
+  // Nothing timed: neither.
+  ActivityLog untimed;
+  untimed.records.push_back({ActivityKind::kKernel, "untimed", 0, 0, 0, 7, 0, 0, 0});
+  const KernelProfile u = build_kernel_profile(untimed, 1, 30, {}, nullptr, "");
+  EXPECT_FALSE(u.busy_share);
+  EXPECT_FALSE(u.concurrency);
+  const KernelProfile back = kernel_profile_from_json(kernel_profile_to_json(u));
+  EXPECT_FALSE(back.busy_share);
+}
+
 TEST(KernelProfile, JsonRoundTripKeepsEveryField) {
   const kernels::DevicePeaks peaks = test_peaks();
   KernelProfile p = build_kernel_profile(fixture(), 2, 100, declared_window(), &peaks, "");
@@ -161,6 +197,8 @@ TEST(KernelProfile, JsonRoundTripKeepsEveryField) {
   const KernelProfile back = kernel_profile_from_json(j);
   EXPECT_EQ(kernel_profile_to_json(back), j);
   EXPECT_NEAR(*back.overhead(), 1.04, 1e-12);
+  EXPECT_DOUBLE_EQ(*back.busy_share, 0.92);
+  EXPECT_DOUBLE_EQ(*back.concurrency, 1.0);
 }
 
 // Golden output: the table of the fixture as result.json carries it
