@@ -1,5 +1,5 @@
 // Owners of CUDA runtime handles, shared by every CUDA workload and the
-// harness: a non-blocking stream, an event (timing off unless asked), an
+// harness: a non-blocking stream (optionally with a priority), an event (timing off unless asked), an
 // instantiated graph, and pinned host memory. Created at setup, never inside
 // an iteration; destructors never throw (errors at teardown are dropped).
 #pragma once
@@ -15,10 +15,23 @@
 
 namespace perflab::kernels::cuda {
 
+/// The device's most urgent stream priority (numerically the lowest;
+/// streams are created at the least urgent, 0, by default).
+inline int greatest_stream_priority() {
+  int least = 0, greatest = 0;
+  PERFLAB_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  return greatest;
+}
+
 /// A stream that does not synchronise with the legacy default stream.
 class Stream {
  public:
   Stream() { PERFLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  /// With a priority (greatest_stream_priority() for the most urgent): when
+  /// SMs free up, blocks of a more urgent stream's kernels start first.
+  explicit Stream(int priority) {
+    PERFLAB_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, priority));
+  }
   ~Stream() {
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
@@ -70,12 +83,14 @@ class GraphExec {
     }
     return *this;
   }
-  /// Ends the capture on `stream` and instantiates what it recorded.
+  /// Ends the capture on `stream` and instantiates what it recorded. Each
+  /// kernel keeps the priority of the stream it was captured from (not the
+  /// launch stream's for all): a replay schedules as the eager step does.
   void end_capture(cudaStream_t stream) {
     cudaGraph_t graph = nullptr;
     PERFLAB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
     reset();
-    const cudaError_t instantiated = cudaGraphInstantiate(&exec_, graph, 0);
+    const cudaError_t instantiated = cudaGraphInstantiate(&exec_, graph, cudaGraphInstantiateFlagUseNodePriority);
     cudaGraphDestroy(graph);
     PERFLAB_CUDA_CHECK(instantiated);
   }

@@ -1,7 +1,9 @@
 // The cuda backend's training run (see cuda_run.h).
 //
-// Streams: `compute` runs every step, evaluation and loss read-back; `copy`
-// runs the host-to-device copies of the input batches.
+// Streams: `compute` runs every step, evaluation and loss read-back, at the
+// device's most urgent priority (the model's side streams are at the
+// default, the least urgent); `copy` runs the host-to-device copies of the
+// input batches.
 // Input pipeline: the training set is packed once into pinned host memory,
 // a block a batch (workloads/dlrm/input_pack.h: dense rows, ids, labels),
 // so a batch is one copy; two device input slots alternate. While step i runs on `compute` from one
@@ -420,7 +422,11 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   DlrmNccl nccl_;   // null comm: one GPU
   bool sharp_ = false;  // --sharp requested (the step says whether it took effect)
   CudaModelOptions options_;
-  kc::Stream compute_, copy_;  // declared before everything that enqueues on them
+  // Declared before everything that enqueues on them. The step's own
+  // stream is the most urgent: with side streams, the kernels on it (the
+  // forward and the data-gradient chain, the step's critical path) take
+  // SMs before the weight gradients, the sort and the update beside them.
+  kc::Stream compute_{kc::greatest_stream_priority()}, copy_;
   std::unique_ptr<CudaModel> model_;
   PackedBatchLayout layout_;
   kc::PinnedBuffer<std::byte> packed_;  // the epoch's batches, a block each

@@ -32,22 +32,30 @@ void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPl
                                           "each layer's backward GEMMs"
                                         : "cublaslt: RELU_AUX_BIAS/BIAS forward, DRELU_BGRAD and "
                                           "BGRADB backward (cuBLASLt's epilogues)";
-  // Which independent work left the step's stream (side_streams).
+  // Which independent work left the step's stream (side_streams), and
+  // which stream's kernels get SMs first.
+  constexpr const char* kUrgent =
+      "; the step's stream (the forward and the data-gradient chain) at the device's most urgent "
+      "priority, the others at the least";
   step.hyperparameters["perflab_dlrm_side_streams"] =
-      !c.training           ? "serving: one stream (side_streams applies to training)"
-      : !setup.side_streams ? "off: the whole step in order on one stream"
-      : c.nccl ? "on: each MLP layer's weight-gradient GEMM on a second stream beside the "
-                 "data-gradient chain, the embedding update's sort on a third from the "
-                 "interaction to the update (the dense SGD after the gradient all-reduce)"
-      : c.sync_free
-          ? "on: each MLP layer's weight-gradient GEMM and then its SGD on a second stream beside "
-            "the data-gradient chain (the fused head's SGD in the embedding update's launch), the "
-            "embedding update's sort on a third from the interaction, and the update there from "
-            "the interaction's backward, beside the bottom MLP's"
-          : "on: each MLP layer's weight-gradient GEMM and then its SGD on a second stream beside "
-            "the data-gradient chain (the fused head's SGD in the embedding update's launch), the "
-            "embedding update's sort on a third from the interaction to the update (which, "
-            "synchronising, stays on the step's stream)";
+      !c.training || !setup.side_streams ? std::string(
+
+      !c.training ? "serving: one stream (side_streams applies to training)"
+                  : "off: the whole step in order on one stream")
+      : std::string(
+            c.nccl ? "on: each MLP layer's weight-gradient GEMM on a second stream beside the "
+                     "data-gradient chain, the embedding update's sort on a third from the "
+                     "interaction to the update (the dense SGD after the gradient all-reduce)"
+            : c.sync_free
+                ? "on: each MLP layer's weight-gradient GEMM and then its SGD on a second stream beside "
+                  "the data-gradient chain (the fused head's SGD in the embedding update's launch), the "
+                  "embedding update's sort on a third from the interaction, and the update there from "
+                  "the interaction's backward, beside the bottom MLP's"
+                : "on: each MLP layer's weight-gradient GEMM and then its SGD on a second stream beside "
+                  "the data-gradient chain (the fused head's SGD in the embedding update's launch), the "
+                  "embedding update's sort on a third from the interaction to the update (which, "
+                  "synchronising, stays on the step's stream)") +
+            kUrgent;
   // What --fused changes about the lookups.
   step.hyperparameters["perflab_dlrm_lookup"] =
       !c.training ? "the serving engine's rows (placement), handed to the interaction"

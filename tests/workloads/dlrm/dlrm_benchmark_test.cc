@@ -156,6 +156,11 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
   EXPECT_NE(streams("auto").find("weight-gradient GEMM and then its SGD on a second stream"), std::string::npos)
       << streams("auto");
   EXPECT_NE(streams("auto").find("sort on a third"), std::string::npos) << streams("auto");
+  EXPECT_NE(streams("auto").find("the step's stream (the forward and the data-gradient chain) at the device's most "
+                                 "urgent priority"),
+            std::string::npos)
+      << streams("auto");
+  EXPECT_EQ(streams("off").find("priority"), std::string::npos) << "one stream: nothing to rank";
   EXPECT_EQ(streams("on"), streams("auto"));
   EXPECT_EQ(streams("off").rfind("off:", 0), 0u) << streams("off");
   // auto: tensor cores for bf16 from kTensorCoreInteractionMinBatch samples
