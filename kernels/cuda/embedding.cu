@@ -240,7 +240,13 @@ LaunchList EmbeddingBackwardSgd::launches(const EmbeddingArguments& a) {
   if (!a.keys_in_forward) {
     list.push_back({"make_keys_kernel", "sort keys (global rows) and slots", "", {n * sizeof(int32_t) + n * pair, 0, ""}});
   }
-  list.push_back({"DeviceRadixSort", "CUB radix sort of (row, slot) pairs", "", {2 * n * pair, 0, ""}});
+  if (embedding_detail::per_table_sort(a.batch)) {
+    // The keys read, the pairs written (the slots are computed).
+    list.push_back({"sort_per_table_kernel", "radix sort of (row, slot) pairs, a block per table", "",
+                    {n * sizeof(RowKey) + n * pair, 0, ""}});
+  } else {
+    list.push_back({"DeviceRadixSort", "CUB radix sort of (row, slot) pairs", "", {2 * n * pair, 0, ""}});
+  }
   const double grad_bytes = a.grad_bf16 != nullptr ? 2.0 : sizeof(float);
   double bytes = n * static_cast<double>(a.dim) * grad_bytes + n * pair, flops = n * static_cast<double>(a.dim) * 2;
   if (a.dense != nullptr) {  // SgdUpdate's work, in the same launch

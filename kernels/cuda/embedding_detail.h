@@ -6,9 +6,13 @@
 // (keys_in_forward). Host code; the types are the kernels' too.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+
+#include "kernels/cuda/embedding.h"
 
 namespace perflab::kernels::cuda::embedding_detail {
 
@@ -43,6 +47,21 @@ inline int64_t tiles_for(int64_t num_slots) {
   const int64_t tile = tile_slots(num_slots);
   return (num_slots + tile - 1) / tile;
 }
+
+/// The update's sort: up to kTableSortMaxBatch samples, a block per table
+/// sorts that table's slots (sort_per_table_kernel: one launch, no memset);
+/// beyond, CUB's device-wide radix sort (a histogram, a scan and a pass per
+/// 8 key bits, each pass after a memset). A table's rows lie below the next
+/// table's, so the tables' sorted runs side by side are the whole sorted
+/// order, and both sorts are stable: the same keys and slots, bit for bit.
+enum class SortAlgorithm { kAuto, kPerTable, kDevice };
+inline constexpr int64_t kTableSortMaxBatch = 2048;
+inline bool per_table_sort(int64_t batch) { return batch <= kTableSortMaxBatch; }
+
+/// The update's sort (EmbeddingBackwardSgd::sort, which passes kAuto) with
+/// its algorithm named: tests compare the two. kPerTable past
+/// kTableSortMaxBatch throws std::invalid_argument.
+void sort_pairs(const EmbeddingArguments& a, void* workspace, cudaStream_t stream, SortAlgorithm algorithm);
 
 /// Where each buffer sits in the backward's workspace (byte offsets).
 struct BackwardLayout {

@@ -1,5 +1,7 @@
-// The embedding update (embedding.h's EmbeddingBackwardSgd): the CUB radix
-// sort of (row, slot) pairs, then a warp per tile of the sorted order sums
+// The embedding update (embedding.h's EmbeddingBackwardSgd): the radix sort
+// of (row, slot) pairs (a block per table for small batches, CUB's device
+// sort beyond: embedding_detail.h's SortAlgorithm), then a warp per tile of
+// the sorted order sums
 // each distinct row's gradients and applies SGD, optionally with the dense
 // SGD in the same launch. Checks, workspace layout and declared launches are
 // embedding.cu's.
@@ -7,6 +9,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
 #include "kernels/cuda/check.h"
@@ -42,6 +47,41 @@ __global__ void make_keys_kernel(const int64_t* __restrict__ row_offsets,
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < num_slots;
        i += int64_t{gridDim.x} * blockDim.x) {
     write_sort_input(EmbeddingSortInput{keys, slots, done, tiles}, i, row_offsets[i % num_tables] + ids[i]);
+  }
+}
+
+/// Table blockIdx.x's slots sorted by row, stably, by one block: slot s * T
+/// + t of sample s (the sort input's layout: make_keys_kernel, the gather,
+/// the interaction's lookup) is item s of the block's blocked arrangement,
+/// padded past the batch with the largest key (sorted after every real one
+/// of the same key, being later); the table's sorted pairs go to positions
+/// [t * batch, (t + 1) * batch). Slots are the slot itself
+/// (EmbeddingSortInput), so they are computed, not loaded. The pairs of
+/// CUB's device sort, bit for bit (embedding_detail.h).
+template <int kBlockThreads, int kItems>
+__global__ void __launch_bounds__(kBlockThreads)
+    sort_per_table_kernel(const RowKey* __restrict__ keys_in, int num_tables, int64_t batch, int key_bits,
+                          RowKey* __restrict__ keys_out, Slot* __restrict__ slots_out) {
+  using BlockSort = cub::BlockRadixSort<RowKey, kBlockThreads, kItems, Slot>;
+  __shared__ typename BlockSort::TempStorage temp;
+  const int64_t t = blockIdx.x;
+  RowKey keys[kItems];
+  Slot slots[kItems];
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    const int64_t s = int64_t{threadIdx.x} * kItems + j;
+    const int64_t slot = s * num_tables + t;
+    keys[j] = s < batch ? keys_in[slot] : ~RowKey{0};
+    slots[j] = static_cast<Slot>(s < batch ? slot : 0);
+  }
+  BlockSort(temp).Sort(keys, slots, 0, key_bits);
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    const int64_t at = int64_t{threadIdx.x} * kItems + j;
+    if (at < batch) {
+      keys_out[t * batch + at] = keys[j];
+      slots_out[t * batch + at] = slots[j];
+    }
   }
 }
 
@@ -404,11 +444,34 @@ void EmbeddingBackwardSgd::run(const EmbeddingArguments& a, void* workspace, cud
 }
 
 void EmbeddingBackwardSgd::sort(const EmbeddingArguments& a, void* workspace, cudaStream_t stream) {
+  embedding_detail::sort_pairs(a, workspace, stream, embedding_detail::SortAlgorithm::kAuto);
+}
+
+void embedding_detail::sort_pairs(const EmbeddingArguments& a, void* workspace, cudaStream_t stream,
+                                  SortAlgorithm algorithm) {
   const UpdateBuffers u = update_buffers(a, workspace);
   if (!a.keys_in_forward) {  // else the forward's gather wrote them (and zeroed done)
     make_keys_kernel<<<blocks_for(u.num_slots), kThreads, 0, stream>>>(
         a.table_row_offsets, a.ids, a.num_tables, u.num_slots, u.keys_in, u.slots_in, u.done, tiles_for(u.num_slots));
     PERFLAB_CUDA_CHECK_LAUNCH("make_keys_kernel");
+  }
+  const bool per_table = algorithm == SortAlgorithm::kPerTable ||
+                         (algorithm == SortAlgorithm::kAuto && per_table_sort(a.batch));
+  if (per_table) {
+    if (a.batch > kTableSortMaxBatch) {
+      throw std::invalid_argument("sort_pairs: the per-table sort takes at most " +
+                                  std::to_string(kTableSortMaxBatch) + " samples, got " + std::to_string(a.batch));
+    }
+    const auto grid = static_cast<unsigned>(a.num_tables);
+    if (a.batch <= 512) {
+      sort_per_table_kernel<128, 4><<<grid, 128, 0, stream>>>(u.keys_in, a.num_tables, a.batch, u.key_bits,
+                                                                u.keys_out, u.slots_out);
+    } else {
+      sort_per_table_kernel<256, 8><<<grid, 256, 0, stream>>>(u.keys_in, a.num_tables, a.batch, u.key_bits,
+                                                                u.keys_out, u.slots_out);
+    }
+    PERFLAB_CUDA_CHECK_LAUNCH("sort_per_table_kernel");
+    return;
   }
   size_t temp_bytes = u.layout.temp_bytes;
   PERFLAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(at_offset<void>(workspace, u.layout.temp), temp_bytes,

@@ -21,6 +21,7 @@
 #include <map>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/embedding.h"
+#include "kernels/cuda/embedding_detail.h"
 #include "kernels/cuda/host_sync.h"
 #include "tests/support/cuda_device.h"
 #include "base/random.h"
@@ -188,6 +190,8 @@ const std::vector<Problem>& backward_problems() {
       // chunked, at DLRM's width (tiles of 53 slots) and past one column
       // pass of 128 (dim 200).
       {8193, 26, 128, Duplication::kZipf}, {2049, 3, 200, Duplication::kZipf},
+      // The per-table sort's two block shapes at their largest batches.
+      {512, 26, 8, Duplication::kZipf},    {2048, 5, 4, Duplication::kHeavy},
   };
   return problems;
 }
@@ -387,6 +391,82 @@ Expected cpu_update(const Problem& p, const HostInputs& in,
     }
   }
   return ::testing::AssertionSuccess();
+}
+
+// The update's sort runs a block per table up to 2,048 samples (one
+// launch) and CUB's device sort beyond; the declaration names the kernel
+// that runs. No device needed.
+TEST(EmbeddingCudaLaunches, TheSortIsABlockPerTableUpTo2048Samples) {
+  EmbeddingArguments a;
+  a.num_tables = 26;
+  a.dim = 128;
+  a.total_rows = 1000;
+  for (int64_t batch : {int64_t{1}, int64_t{512}, int64_t{2048}, int64_t{2049}, int64_t{65536}}) {
+    a.batch = batch;
+    a.keys_in_forward = true;
+    const LaunchList list = EmbeddingBackwardSgd::launches(a);
+    ASSERT_EQ(list.size(), 2u);
+    EXPECT_EQ(list[0].kernel, batch <= 2048 ? "sort_per_table_kernel" : "DeviceRadixSort") << batch;
+    EXPECT_EQ(list[1].kernel, "sgd_tiles_kernel");
+  }
+}
+
+// Both sorts of the same input give the same sorted keys and slots, bit for
+// bit (a table's rows lie below the next table's, and both sorts are
+// stable), at both block shapes' edges, one table and many, duplicates, hot
+// rows and one-row tables; and the sorted keys ascend with each slot's own.
+TEST(EmbeddingCudaBackward, ThePerTableSortGivesTheDeviceSortsPairs) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const Problem problems[] = {{1, 1, 1, Duplication::kRandom},  {3, 3, 2, Duplication::kHeavy},
+                              {37, 26, 2, Duplication::kZipf},   {511, 1, 2, Duplication::kRandom},
+                              {512, 26, 2, Duplication::kHeavy}, {513, 3, 2, Duplication::kZipf},
+                              {2047, 7, 2, Duplication::kNone},  {2048, 26, 2, Duplication::kZipf}};
+  for (const Problem& p : problems) {
+    const HostInputs in = make_inputs(p, 31);
+    DeviceInputs dev(p, in, 0.1f);
+    const size_t bytes = EmbeddingBackwardSgd::workspace_bytes(dev.args);
+    const auto layout = embedding_detail::backward_layout(p.batch * p.num_tables, p.dim,
+                                                          embedding_detail::row_key_bits(in.total_rows));
+    std::vector<uint8_t> sorted[2];
+    int k = 0;
+    for (auto algorithm : {embedding_detail::SortAlgorithm::kPerTable, embedding_detail::SortAlgorithm::kDevice}) {
+      DeviceBuffer<uint8_t> workspace(bytes);
+      embedding_detail::sort_pairs(dev.args, workspace.data(), nullptr, algorithm);
+      PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<uint8_t> all = workspace.download();
+      // keys_out and slots_out, side by side.
+      const size_t n = static_cast<size_t>(p.batch * p.num_tables);
+      sorted[k].assign(all.begin() + static_cast<std::ptrdiff_t>(layout.keys_out),
+                       all.begin() + static_cast<std::ptrdiff_t>(layout.keys_out + 4 * n));
+      sorted[k].insert(sorted[k].end(), all.begin() + static_cast<std::ptrdiff_t>(layout.slots_out),
+                       all.begin() + static_cast<std::ptrdiff_t>(layout.slots_out + 4 * n));
+      ++k;
+    }
+    EXPECT_EQ(sorted[0], sorted[1]) << p.describe();
+    const size_t n = static_cast<size_t>(p.batch * p.num_tables);
+    std::vector<uint32_t> keys(n);
+    std::vector<int32_t> slots(n);
+    std::memcpy(keys.data(), sorted[0].data(), 4 * n);
+    std::memcpy(slots.data(), sorted[0].data() + 4 * n, 4 * n);
+    for (size_t i = 0; i < n; ++i) {
+      const auto slot = static_cast<size_t>(slots[i]);
+      ASSERT_LT(slot, n) << p.describe();
+      EXPECT_EQ(keys[i], static_cast<uint32_t>(in.offsets[slot % static_cast<size_t>(p.num_tables)] + in.ids[slot]))
+          << i << "; " << p.describe();
+      if (i > 0) {
+        ASSERT_TRUE(keys[i - 1] < keys[i] || (keys[i - 1] == keys[i] && slots[i - 1] < slots[i]))
+            << "not a stable ascending order at " << i << "; " << p.describe();
+      }
+    }
+  }
+  // Past 2,048 samples the per-table sort refuses (one line).
+  const Problem big{2049, 1, 1, Duplication::kRandom};
+  const HostInputs in = make_inputs(big, 5);
+  DeviceInputs dev(big, in, 0.1f);
+  DeviceBuffer<uint8_t> workspace(EmbeddingBackwardSgd::workspace_bytes(dev.args));
+  EXPECT_THROW(embedding_detail::sort_pairs(dev.args, workspace.data(), nullptr,
+                                            embedding_detail::SortAlgorithm::kPerTable),
+               std::invalid_argument);
 }
 
 TEST(EmbeddingCudaBackward, BothVariantsMatchCpuAndCountTheirSyncs) {
