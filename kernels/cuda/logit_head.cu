@@ -56,6 +56,23 @@ __global__ void logit_forward_kernel(int64_t n, int64_t k, const T* __restrict__
   }
 }
 
+/// p[0] + p[stride] + ... + p[(count - 1) * stride], added in that order,
+/// count <= kMax, every load issued before the first add (an entry past
+/// count loads p[0] again and is not added). L2 reads (__ldcg): the values
+/// were written by other blocks of the same launch.
+template <int kMax, typename V>
+__device__ V sum_in_order(const V* p, int64_t stride, int count) {
+  V v[kMax];
+#pragma unroll
+  for (int i = 0; i < kMax; ++i) v[i] = __ldcg(p + (i < count ? i : 0) * stride);
+  V total = 0;
+#pragma unroll
+  for (int i = 0; i < kMax; ++i) {
+    if (i < count) total += v[i];
+  }
+  return total;
+}
+
 /// Tiles of `tile` samples (LogitHead::tile_samples(n), at most kTile);
 /// block q takes tiles q, q + G, q + 2G, ... (G blocks: at most kMaxBlocks,
 /// so the last block's final sum stays short). A small batch gets small
@@ -68,18 +85,20 @@ __global__ void logit_forward_kernel(int64_t n, int64_t k, const T* __restrict__
 ///  2. a thread per column: in sample order, dx[b, k] written, and the
 ///     block's running sums of g x[b, k] (dw) and dx[b, k] (db_below);
 ///     thread 0 the block's running sums of g (db) and of the losses.
-/// Then each block writes its sums to the partials, and the last block to
-/// finish adds them in block order (eight interleaved running sums per
-/// column, combined in a fixed order), writes dw, db, db_below and publishes
-/// the loss (as BceWithLogits). Partials: [G] losses (double), [G] g sums,
-/// [G][k] dw and [G][k] db_below (floats).
+/// Then each block writes its sums to the partials; the last block of each
+/// group of kGroupBlocks to finish adds the group's in block order, and the
+/// last group to finish adds the groups' in group order, writes dw, db,
+/// db_below and publishes the loss (as BceWithLogits). Partials: [G] losses
+/// (double), [G] g sums, [G][k] dw and [G][k] db_below (floats); then the
+/// same per group.
 template <typename T>
 __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t tile_size, int64_t mean_over,
                                   const T* __restrict__ x,
                                   const T* __restrict__ w, const T* __restrict__ bias,
                                   const float* __restrict__ labels, T* __restrict__ dx, T* __restrict__ dw,
                                   T* __restrict__ db, T* __restrict__ db_below, double* loss_partials,
-                                  float* g_partials, float* dw_partials, float* dbb_partials, uint32_t* done,
+                                  float* g_partials, float* dw_partials, float* dbb_partials,
+                                  double* group_loss, float* group_g, float* group_dw, float* group_dbb, uint32_t* done,
                                   float* __restrict__ loss_accumulator, int32_t* __restrict__ nonfinite_flag,
                                   int32_t* __restrict__ step_counter, float* __restrict__ dlogit) {
   constexpr int kCols = LogitHead::kMaxFeatures / kThreads;  // columns a thread owns, at most
@@ -140,45 +159,45 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t tile_size, int64
     loss_partials[blockIdx.x] = block_loss;
     g_partials[blockIdx.x] = block_g;
   }
+  // Two levels, each a fixed order: the group's blocks by its last block to
+  // finish, then the groups by the last group to finish. Either reads at
+  // most kGroup partials a column, all in flight at once (L2 reads: other
+  // blocks wrote them): two rounds of loads where one last block adding
+  // every block's partials took G / 8 (32 at G = 256).
+  constexpr int kGroup = static_cast<int>(LogitHead::kGroupBlocks);
+  const int blocks = static_cast<int>(gridDim.x);
+  const int group = static_cast<int>(blockIdx.x) / kGroup;
+  const int groups = (blocks + kGroup - 1) / kGroup;
+  const int first_block = group * kGroup;
+  const int members = blocks - first_block < kGroup ? blocks - first_block : kGroup;
   __threadfence();  // this block's partials are visible before it is counted
   __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
+  if (threadIdx.x == 0) last = atomicAdd(done + 1 + group, 1u) == static_cast<uint32_t>(members - 1);
   __syncthreads();
   if (!last) return;
   __threadfence();
-  const int blocks = static_cast<int>(gridDim.x);
   for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
-    // kSums running sums (block q into sum q mod kSums, in registers): as
-    // many loads in flight. L2 reads: the partials were written by other
-    // blocks. Then the sums in a fixed tree order.
-    constexpr int kSums = 8;
-    float ws[kSums] = {}, bs[kSums] = {};
-    int q = 0;
-    for (; q + kSums <= blocks; q += kSums) {
-#pragma unroll
-      for (int i = 0; i < kSums; ++i) {
-        ws[i] += __ldcg(dw_partials + (q + i) * k + c);
-        bs[i] += __ldcg(dbb_partials + (q + i) * k + c);
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < kSums; ++i) {
-      if (q + i < blocks) {
-        ws[i] += __ldcg(dw_partials + (q + i) * k + c);
-        bs[i] += __ldcg(dbb_partials + (q + i) * k + c);
-      }
-    }
-    put(dw, c, ((ws[0] + ws[1]) + (ws[2] + ws[3])) + ((ws[4] + ws[5]) + (ws[6] + ws[7])));
-    put(db_below, c, ((bs[0] + bs[1]) + (bs[2] + bs[3])) + ((bs[4] + bs[5]) + (bs[6] + bs[7])));
+    group_dw[group * k + c] = sum_in_order<kGroup>(dw_partials + first_block * k + c, k, members);
+    group_dbb[group * k + c] = sum_in_order<kGroup>(dbb_partials + first_block * k + c, k, members);
   }
   if (threadIdx.x == 0) {
-    double total = 0.0;
-    float sum_g = 0.0f;
-    for (int q = 0; q < blocks; ++q) {
-      total += __ldcg(loss_partials + q);
-      sum_g += __ldcg(g_partials + q);
-    }
-    put(db, 0, sum_g);
+    group_loss[group] = sum_in_order<kGroup>(loss_partials + first_block, 1, members);
+    group_g[group] = sum_in_order<kGroup>(g_partials + first_block, 1, members);
+    done[1 + group] = 0;  // ready for the next run
+  }
+  __threadfence();  // the group's sums are visible before it is counted
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(done, 1u) == static_cast<uint32_t>(groups - 1);
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
+    put(dw, c, sum_in_order<kGroup>(group_dw + c, k, groups));
+    put(db_below, c, sum_in_order<kGroup>(group_dbb + c, k, groups));
+  }
+  if (threadIdx.x == 0) {
+    const double total = sum_in_order<kGroup>(group_loss, 1, groups);
+    put(db, 0, sum_in_order<kGroup>(group_g, 1, groups));
     publish_loss(n, mean_over, total, loss_accumulator, nonfinite_flag, step_counter);
     *done = 0;  // ready for the next run
   }
@@ -192,18 +211,50 @@ int64_t blocks_for(int64_t n) {
 
 size_t align8(size_t bytes) { return (bytes + 7) / 8 * 8; }
 
+/// Where the partial sums of `blocks` blocks (and of their groups) lie in
+/// the workspace: [blocks] losses (double), [blocks] g sums, [blocks][k] dw
+/// and [blocks][k] db_below, then the same for the groups; each array 8-byte
+/// aligned. `bytes` is the whole.
+struct Partials {
+  double* loss = nullptr;
+  float *g = nullptr, *dw = nullptr, *dbb = nullptr;
+  double* group_loss = nullptr;
+  float *group_g = nullptr, *group_dw = nullptr, *group_dbb = nullptr;
+  size_t bytes = 0;
+};
+
+Partials partials_at(char* base, int64_t blocks, int64_t k) {
+  const auto n = static_cast<size_t>(blocks);
+  const auto groups = static_cast<size_t>((blocks + LogitHead::kGroupBlocks - 1) / LogitHead::kGroupBlocks);
+  const auto cols = static_cast<size_t>(std::max<int64_t>(k, 1));
+  Partials p;
+  size_t at = 0;
+  auto take = [&](size_t bytes) {
+    char* where = base == nullptr ? nullptr : base + at;
+    at += align8(bytes);
+    return where;
+  };
+  p.loss = reinterpret_cast<double*>(take(n * sizeof(double)));
+  p.g = reinterpret_cast<float*>(take(n * sizeof(float)));
+  p.dw = reinterpret_cast<float*>(take(n * cols * sizeof(float)));
+  p.dbb = reinterpret_cast<float*>(take(n * cols * sizeof(float)));
+  p.group_loss = reinterpret_cast<double*>(take(groups * sizeof(double)));
+  p.group_g = reinterpret_cast<float*>(take(groups * sizeof(float)));
+  p.group_dw = reinterpret_cast<float*>(take(groups * cols * sizeof(float)));
+  p.group_dbb = reinterpret_cast<float*>(take(groups * cols * sizeof(float)));
+  p.bytes = at;
+  return p;
+}
+
 template <typename T>
 void launch_train(const LogitHeadArguments& a, void* workspace, cudaStream_t stream) {
   const int64_t blocks = blocks_for(a.n);
-  auto* loss_partials = static_cast<double*>(workspace);
-  auto* g_partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + align8(blocks * sizeof(double)));
-  float* dw_partials = g_partials + align8(blocks * sizeof(float)) / sizeof(float);
-  float* dbb_partials = dw_partials + blocks * a.k;
+  const Partials p = partials_at(static_cast<char*>(workspace), blocks, a.k);
   logit_head_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
       a.n, a.k, LogitHead::tile_samples(a.n), a.mean_over > 0 ? a.mean_over : a.n, static_cast<const T*>(a.x), static_cast<const T*>(a.w),
       static_cast<const T*>(a.bias), a.labels, static_cast<T*>(a.dx), static_cast<T*>(a.dw), static_cast<T*>(a.db),
-      static_cast<T*>(a.db_below), loss_partials, g_partials, dw_partials, dbb_partials, a.done_counter,
-      a.loss_accumulator, a.nonfinite_flag, a.step_counter, a.dlogit);
+      static_cast<T*>(a.db_below), p.loss, p.g, p.dw, p.dbb, p.group_loss, p.group_g, p.group_dw, p.group_dbb,
+      a.done_counter, a.loss_accumulator, a.nonfinite_flag, a.step_counter, a.dlogit);
   PERFLAB_CUDA_CHECK_LAUNCH("logit_head_kernel");
 }
 
@@ -253,10 +304,10 @@ size_t LogitHead::workspace_bytes(const LogitHeadArguments& a) {
   // Enough for every batch up to n: no batch of n' <= n launches more than
   // ceil(n' / kMinTileSamples) or kMaxBlocks blocks (blocks_for(n) itself
   // is not monotonic: 1024 samples take 128 blocks of 8, 1025 take 65 of 16).
-  const auto blocks = static_cast<size_t>(std::min(
-      (std::max<int64_t>(a.n, 1) + kMinTileSamples - 1) / kMinTileSamples, kMaxBlocks));
-  return align8(blocks * sizeof(double)) + align8(blocks * sizeof(float)) +
-         2 * blocks * static_cast<size_t>(std::max<int64_t>(a.k, 1)) * sizeof(float);
+  // (The groups' sums grow with the blocks too.)
+  const int64_t blocks =
+      std::min((std::max<int64_t>(a.n, 1) + kMinTileSamples - 1) / kMinTileSamples, kMaxBlocks);
+  return partials_at(nullptr, blocks, a.k).bytes;
 }
 
 void LogitHead::forward(const LogitHeadArguments& a, cudaStream_t stream) {
@@ -282,8 +333,11 @@ LaunchList LogitHead::forward_launches(const LogitHeadArguments& a) {
 
 LaunchList LogitHead::train_launches(const LogitHeadArguments& a) {
   const double e = a.bf16 ? 2 : 4, n = static_cast<double>(a.n), k = static_cast<double>(a.k);
-  const double partials = 2 * static_cast<double>(blocks_for(std::max<int64_t>(a.n, 1))) * k * 4;
-  // x read, dx written, labels read; the partials written and read once.
+  const int64_t blocks = blocks_for(std::max<int64_t>(a.n, 1));
+  const int64_t groups = (blocks + kGroupBlocks - 1) / kGroupBlocks;
+  const double partials = 2 * static_cast<double>(blocks + groups) * k * 4;
+  // x read, dx written, labels read; the blocks' and the groups' partials
+  // written and read once.
   return {{"logit_head_kernel", "last layer, loss and the last layer's backward in one pass", "",
            {2 * n * k * e + n * 4 + 2 * partials, 6 * n * k, "fp32"}}};
 }

@@ -19,8 +19,10 @@
 // N = mean_over (a rank's share of a larger batch, as BceWithLogits) or n.
 // The sums over samples are per block in sample order (a block takes every
 // G-th tile of tile_samples(n) samples, 8 to 64, G <= 256 blocks), then
-// over blocks in a fixed order by the last block to finish (a counter,
-// left 0 for the next run): the same bits on every run. Tensors are fp32
+// over each group of 16 consecutive blocks in block order by the group's
+// last block to finish, then over the groups in group order by the last
+// group to finish (counters left 0 for the next run): the same bits on
+// every run. Tensors are fp32
 // or bf16 (a bf16 model's: values widened on load, results rounded to
 // nearest even on store); the arithmetic is fp32, the loss double. forward() writes fp32
 // logits only (evaluation). Neither allocates nor synchronises.
@@ -57,7 +59,9 @@ struct LogitHeadArguments {
   int32_t* nonfinite_flag = nullptr;  ///< Optional: as BceArguments.
   int32_t* step_counter = nullptr;    ///< Optional: as BceArguments.
   int64_t mean_over = 0;              ///< 0: n; else the whole batch these n samples are a share of.
-  uint32_t* done_counter = nullptr;   ///< Device counter, 0 before the first run; left 0 after each.
+  /// LogitHead::kCounters device counters, 0 before the first run; left 0
+  /// after each.
+  uint32_t* done_counter = nullptr;
   /// Optional [n]: each g_b as the backward used it (its storage type's
   /// value, widened): for a test to check the sums on the kernel's own g.
   float* dlogit = nullptr;
@@ -86,6 +90,13 @@ class LogitHead {
   /// so more blocks share the work (see logit_head.cu).
   static constexpr int64_t kTileSamples = 64;
   static constexpr int64_t kMaxBlocks = 256;
+  /// The blocks' sums are added in two levels: each group of kGroupBlocks
+  /// consecutive blocks by its last block to finish, then the groups by the
+  /// last group to finish. done_counter holds kCounters device counters: the
+  /// groups' and the whole grid's.
+  static constexpr int64_t kGroupBlocks = 16;
+  static constexpr int64_t kMaxGroups = (kMaxBlocks + kGroupBlocks - 1) / kGroupBlocks;
+  static constexpr int64_t kCounters = 1 + kMaxGroups;
   /// Samples per tile for a batch of n: n / kSpreadBlocks rounded up to a
   /// power of two, between kMinTileSamples and kTileSamples; depends on n
   /// only, so the sums' order (and the bits) do too.

@@ -124,7 +124,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   }
   table_offsets_ = Buffer<int64_t>(offsets);
   lr_ = Buffer<float>(std::vector<float>{0.0f});
-  loss_state_ = Buffer<float>(4);
+  loss_state_ = Buffer<float>(static_cast<size_t>(3 + kc::LogitHead::kCounters));
   loss_state_.zero();
 
   if (lookup_fused_) {

@@ -381,7 +381,8 @@ class CudaModel {
   Buffer<int64_t> table_offsets_;  // [T]
   Buffer<float> lr_;               // [1]
   Buffer<float> loss_state_;       // [0]: loss sum (float), [1]: non-finite flag, [2]: step counter (int32
-                                   // bits), [3]: the loss kernel's block counter (uint32 bits, left 0)
+                                   // bits), [3...]: the loss kernel's block counters (uint32 bits, left 0;
+                                   // LogitHead::kCounters of them, BCE's one the first)
 
   std::vector<std::unique_ptr<Layer>> bottom_, top_;
   std::vector<GemmTuning> gemm_choices_;

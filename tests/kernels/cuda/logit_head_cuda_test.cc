@@ -117,7 +117,7 @@ void check_case(const Case& c) {
     if (b % 3 != 2) labels[b] = labels[b] < 0.5f ? 0.0f : 1.0f;
   }
   DeviceBuffer<float> d_labels(labels), logits(n), dlogit(n), state(std::vector<float>{0.5f, 0.0f, 0.0f});
-  DeviceBuffer<uint32_t> done(std::vector<uint32_t>{0});
+  DeviceBuffer<uint32_t> done(std::vector<uint32_t>(static_cast<size_t>(LogitHead::kCounters), 0u));
   const size_t e = c.bf16 ? 2 : 4;
   DeviceBuffer<uint8_t> dx(n * k * e), dw(k * e), db(e), db_below(k * e);
   LogitHeadArguments a;
@@ -148,7 +148,8 @@ void check_case(const Case& c) {
   const float got_loss = state.download()[0];
   const std::vector<float> g_dev = dlogit.download();
   const std::vector<uint8_t> dx_bits = dx.download();
-  EXPECT_EQ(done.download()[0], 0u) << "the counter is left 0 for the next run";
+  EXPECT_EQ(done.download(), std::vector<uint32_t>(static_cast<size_t>(LogitHead::kCounters), 0u))
+      << "the counters are left 0 for the next run";
   // Deterministic: a second run writes the same bits (and adds the same loss again).
   LogitHead::train(a, workspace.data(), nullptr);
   PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -178,12 +179,14 @@ void check_case(const Case& c) {
   }
   const double nn = static_cast<double>(n);
   // The kernel's summation depth: a block's samples in order (whole tiles
-  // of tile_samples(n)), then the blocks in eight running sums and their
-  // three-level tree, plus slack.
+  // of tile_samples(n)), then a group's blocks in order (at most
+  // kGroupBlocks), then the groups in order, plus slack.
   const int64_t tile = LogitHead::tile_samples(c.n);
   const int64_t tiles = (c.n + tile - 1) / tile;
   const int64_t blocks = std::min(tiles, LogitHead::kMaxBlocks);
-  const auto m = static_cast<double>((tiles + blocks - 1) / blocks * tile + (blocks + 7) / 8 + 3 + 4);
+  const int64_t group = LogitHead::kGroupBlocks;
+  const auto m = static_cast<double>((tiles + blocks - 1) / blocks * tile + std::min(blocks, group) +
+                                     (blocks + group - 1) / group + 4);
   for (size_t j = 0; j < k; ++j) {
     double dw_ref = 0, dw_tol = 0, dw_mag = 0, dbb_ref = 0, dbb_tol = 0, dbb_mag = 0;
     for (size_t b = 0; b < n; ++b) {
@@ -244,6 +247,10 @@ TEST(LogitHeadCuda, MatchesTheReferenceAtOddSizesInFp32AndBf16) {
   for (bool bf16 : {false, true}) {
     // Tiles of 8 (n <= 1024), 16 (1500), 32 (3001) and 64 samples; the last:
     // more tiles than blocks, so a block sums several tiles.
+    // Groups of 16 blocks: one group of 1 to 9 blocks up to 65 samples; 125
+    // blocks at 1,000 (8 groups, the last of 13); 94 at 1,500 and 3,001 (6,
+    // the last of 14); 65 at 4,097 (the last group one block); 256 at
+    // 20,001 (16 whole groups).
     for (const Case& c : {Case{1, 1, 0, bf16}, Case{63, 3, 0, bf16}, Case{64, 256, 0, bf16}, Case{65, 257, 0, bf16},
                           Case{1000, 256, 4096, bf16}, Case{1500, 129, 0, bf16}, Case{3001, 479, 0, bf16},
                           Case{4097, 33, 0, bf16}, Case{20001, 600, 0, bf16}}) {
