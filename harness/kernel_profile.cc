@@ -162,10 +162,12 @@ std::string demangle(const std::string& symbol) {
 namespace {
 
 /// busy_share and concurrency from the timed device records: their
-/// intervals merged (the union is the busy time) against the window. The
-/// share is capped at 1: the window comes from CUDA events, the records
-/// from CUPTI's clock, and their edges can differ by a little.
-void busy_time(const ActivityLog& log, double window_us, KernelProfile& p) {
+/// intervals merged (the union is the busy time) against their span, first
+/// start to last end. One clock (CUPTI's) for both, this rank's own
+/// records: not the iterations' CUDA-event times, which leave out what runs
+/// between iterations (the next batch's copy) and across ranks are the
+/// slowest rank's.
+void busy_time(const ActivityLog& log, KernelProfile& p) {
   std::vector<std::pair<uint64_t, uint64_t>> spans;
   double summed_ns = 0;
   for (const ActivityRecord& r : log.records) {
@@ -185,8 +187,10 @@ void busy_time(const ActivityLog& log, double window_us, KernelProfile& p) {
     to = std::max(to, end);
   }
   busy_ns += static_cast<double>(to - from);
+  uint64_t last = 0;
+  for (const auto& span : spans) last = std::max(last, span.second);
   p.concurrency = summed_ns / busy_ns;
-  if (window_us > 0) p.busy_share = std::min(1.0, busy_ns / 1e3 / window_us);
+  p.busy_share = busy_ns / static_cast<double>(last - spans.front().first);
 }
 
 }  // namespace
@@ -227,7 +231,7 @@ KernelProfile build_kernel_profile(const ActivityLog& log, int64_t iterations, d
   }
   if (window_us <= 0 && last > first) window_us = static_cast<double>(last - first) / 1e3;
   p.iteration_us = window_us / n;
-  busy_time(log, window_us, p);
+  busy_time(log, p);
   p.kernels_per_iteration /= n;
   p.copies_per_iteration /= n;
   p.memsets_per_iteration /= n;

@@ -74,10 +74,11 @@ struct KernelProfile {
   /// profiler's cost is their ratio.
   std::optional<double> profiled_iteration_ms;
   std::optional<double> unprofiled_iteration_ms;
-  /// Of the window's device time, the share during which at least one
-  /// kernel, copy or memset ran (the rest: the device waiting on launches,
-  /// dependencies or the host), and their summed time over that busy time
-  /// (how many ran at once, on average). Absent without timed records.
+  /// Of the profiled window's span (the first timed record's start to the
+  /// last's end), the share during which at least one kernel, copy or
+  /// memset ran (the rest: the device waiting on launches, dependencies or
+  /// the host), and their summed time over that busy time (how many ran at
+  /// once, on average). Absent without timed records.
   std::optional<double> busy_share;
   std::optional<double> concurrency;
   std::vector<KernelRow> rows;  ///< Most time first.

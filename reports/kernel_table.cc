@@ -23,10 +23,10 @@ std::string kernels_line(const KernelProfile& p) {
   return out;
 }
 
-/// "92% of it, 1.45 at a time", or why not.
+/// "92% of the window, 1.45 at a time", or why not.
 std::string busy_line(const KernelProfile& p) {
   if (!p.busy_share) return "not measured (no timed records)";
-  return fmt::format("{:.0f}% of it, {:.2f} at a time (the rest waits on launches, dependencies or the host)",
+  return fmt::format("{:.0f}% of the window, {:.2f} at a time (the rest waits on launches, dependencies or the host)",
                      100 * *p.busy_share, p.concurrency.value_or(0));
 }
 

@@ -4,14 +4,18 @@
 // All tables live in one device allocation `tables` [total_rows, dim]; table
 // t starts at row table_row_offsets[t], so the global row of ids[b, t] is
 // table_row_offsets[t] + ids[b, t]. As on the CPU, ids are not checked here:
-// the caller validates them once per batch.
+// the caller validates them once per batch. The update relies on the tables
+// lying in order without overlap (offsets ascending, each id below its
+// table's rows): a batch of up to 2,048 samples is sorted table by table,
+// and an id past its table could then leave one row's slots in two runs.
 //
 //   EmbeddingForward       out[b, t, :] = row(b, t)   (fp32, or bf16 rounded to nearest even)
 //   EmbeddingBackwardSgd   for every distinct row r touched by the batch:
 //                            r -= lr_device[0] * (sum of grad[b, t, :] over the slots that read r)
 //
-// The backward sorts global row ids paired with their slot b*T+t (CUB radix
-// sort), then makes one update per distinct row, finding each row's run of
+// The backward sorts global row ids paired with their slot b*T+t (a radix
+// sort: a block per table up to 2,048 samples, CUB's device sort beyond;
+// the same pairs), then makes one update per distinct row, finding each row's run of
 // slots in the sorted keys: a warp per tile of sorted slots sums each row that
 // starts in its tile in slot order, the CPU's order (bit for bit with the
 // CPU); a row read more often than a tile holds (a hot row: ~36k slots at
@@ -138,11 +142,13 @@ class EmbeddingBackwardSgd {
   /// after the forward that wrote them) and sorts them; update() (after
   /// sort()'s work, and after the gradient is complete) updates the rows.
   /// sort() reads only ids (or the forward's keys) and writes only the
-  /// sorted pairs and CUB's storage in `workspace`.
+  /// sorted pairs and (CUB's device sort, past 2,048 samples) CUB's storage
+  /// in `workspace`.
   static void sort(const EmbeddingArguments& args, void* workspace, cudaStream_t stream);
   static void update(const EmbeddingArguments& args, void* workspace, cudaStream_t stream);
-  /// What run() launches: the keys (unless keys_in_forward), CUB's radix
-  /// sort (a library call: several kernels) and the row update (with the
+  /// What run() launches: the keys (unless keys_in_forward), the sort (one
+  /// kernel up to 2,048 samples, else CUB's device radix sort: a library
+  /// call, several kernels) and the row update (with the
   /// dense SGD's work when `dense` is set). The update's bytes count the
   /// gradient and sorted pairs it reads, not the table rows it updates (how
   /// many are distinct depends on the data). Host-only.

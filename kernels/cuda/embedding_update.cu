@@ -449,19 +449,19 @@ void EmbeddingBackwardSgd::sort(const EmbeddingArguments& a, void* workspace, cu
 
 void embedding_detail::sort_pairs(const EmbeddingArguments& a, void* workspace, cudaStream_t stream,
                                   SortAlgorithm algorithm) {
+  const bool per_table = algorithm == SortAlgorithm::kPerTable ||
+                         (algorithm == SortAlgorithm::kAuto && per_table_sort(a.batch));
+  if (per_table && a.batch > kTableSortMaxBatch) {
+    throw std::invalid_argument("sort_pairs: the per-table sort takes at most " + std::to_string(kTableSortMaxBatch) +
+                                " samples, got " + std::to_string(a.batch));
+  }
   const UpdateBuffers u = update_buffers(a, workspace);
   if (!a.keys_in_forward) {  // else the forward's gather wrote them (and zeroed done)
     make_keys_kernel<<<blocks_for(u.num_slots), kThreads, 0, stream>>>(
         a.table_row_offsets, a.ids, a.num_tables, u.num_slots, u.keys_in, u.slots_in, u.done, tiles_for(u.num_slots));
     PERFLAB_CUDA_CHECK_LAUNCH("make_keys_kernel");
   }
-  const bool per_table = algorithm == SortAlgorithm::kPerTable ||
-                         (algorithm == SortAlgorithm::kAuto && per_table_sort(a.batch));
   if (per_table) {
-    if (a.batch > kTableSortMaxBatch) {
-      throw std::invalid_argument("sort_pairs: the per-table sort takes at most " +
-                                  std::to_string(kTableSortMaxBatch) + " samples, got " + std::to_string(a.batch));
-    }
     const auto grid = static_cast<unsigned>(a.num_tables);
     if (a.batch <= 512) {
       sort_per_table_kernel<128, 4><<<grid, 128, 0, stream>>>(u.keys_in, a.num_tables, a.batch, u.key_bits,

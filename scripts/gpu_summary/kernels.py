@@ -91,13 +91,13 @@ def overhead_text(p):
 
 
 def busy_text(p):
-    """The share of the iteration with any kernel, copy or memset running,
-    and how many ran at once on average (the profile's busy_share and
-    concurrency; absent in results from before them)."""
+    """The share of the profiled window with any kernel, copy or memset
+    running, and how many ran at once on average (the profile's busy_share
+    and concurrency; absent in results from before them)."""
     b, c = num(p.get("busy_share")), num(p.get("concurrency"))
     if b is None:
         return "device busy not measured"
-    return f"device busy {b:.0%} of the iteration, {fmt(c, '{:.2f}')} at a time"
+    return f"device busy (kernels, copies, memsets) {b:.0%} of the window, {fmt(c, '{:.2f}')} at a time"
 
 
 def kernels_section(results):

@@ -235,7 +235,8 @@ if "$PYTHON" - "$(dirname "$summary")" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1])
 from gpu_summary.kernels import busy_text
-assert busy_text({"busy_share": 0.89, "concurrency": 1.4504}) == "device busy 89% of the iteration, 1.45 at a time", \
+assert busy_text({"busy_share": 0.89, "concurrency": 1.4504}) == \
+    "device busy (kernels, copies, memsets) 89% of the window, 1.45 at a time", \
     busy_text({"busy_share": 0.89, "concurrency": 1.4504})
 assert busy_text({"kernels_per_iteration": 44}) == "device busy not measured"
 PY

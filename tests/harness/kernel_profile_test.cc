@@ -150,19 +150,19 @@ TEST(KernelProfile, AnUntimedRecordCountsAsALaunchButNotOnTheClock) {
 }
 
 // Busy time: the fixture's records follow each other, 46 us an iteration
-// with no overlap, in a window of two 50 us iterations.
+// with no overlap, the iterations 100 us apart: 92 us of the records' 146
+// us span, whatever the events' window says.
 TEST(KernelProfile, BusyShareAndConcurrencyOfTheFixture) {
   const KernelProfile p = build_kernel_profile(fixture(), 2, 100, {}, nullptr, "");
   ASSERT_TRUE(p.busy_share && p.concurrency);
-  EXPECT_DOUBLE_EQ(*p.busy_share, 0.92);
+  EXPECT_DOUBLE_EQ(*p.busy_share, 92.0 / 146);
   EXPECT_DOUBLE_EQ(*p.concurrency, 1.0);
-  // Without the events' window, the records' span: 92 of 146 us.
   EXPECT_DOUBLE_EQ(*build_kernel_profile(fixture(), 2, 0, {}, nullptr, "").busy_share, 92.0 / 146);
 }
 
 // Two streams: a kernel at 0-10 us, another at 5-15 us, a copy at 20-22
-// us and an untimed kernel, in a 30 us window: busy 15 + 2 us, running 22
-// us in all; a share the events' window cannot exceed.
+// us, an untimed kernel and a range: busy 15 + 2 of the span's 22 us,
+// running 22 us in all.
 TEST(KernelProfile, OverlapCountsOnceInTheBusyTimeAndRaisesTheConcurrency) {
   ActivityLog log;
   log.records.push_back({ActivityKind::kKernel, "a", 1000000, 1010000, 0, 7, 0, 0, 0});
@@ -172,9 +172,13 @@ TEST(KernelProfile, OverlapCountsOnceInTheBusyTimeAndRaisesTheConcurrency) {
   log.records.push_back({ActivityKind::kRange, "iteration", 990000, 1030000, 0, 0, 0, 0, 0});
   const KernelProfile p = build_kernel_profile(log, 1, 30, {}, nullptr, "");
   ASSERT_TRUE(p.busy_share && p.concurrency);
-  EXPECT_DOUBLE_EQ(*p.busy_share, 17.0 / 30);
+  EXPECT_DOUBLE_EQ(*p.busy_share, 17.0 / 22);
   EXPECT_DOUBLE_EQ(*p.concurrency, 22.0 / 17);
-  EXPECT_DOUBLE_EQ(*build_kernel_profile(log, 1, 16, {}, nullptr, "").busy_share, 1.0) << "capped";
+  // Touching records merge: a kernel from 22 us to 30 us leaves no gap.
+  log.records.push_back({ActivityKind::kKernel, "c", 1022000, 1030000, 0, 7, 0, 0, 0});
+  const KernelProfile touching = build_kernel_profile(log, 1, 30, {}, nullptr, "");
+  EXPECT_DOUBLE_EQ(*touching.busy_share, 25.0 / 30);
+  EXPECT_DOUBLE_EQ(*touching.concurrency, 30.0 / 25);
   // Nothing timed: neither.
   ActivityLog untimed;
   untimed.records.push_back({ActivityKind::kKernel, "untimed", 0, 0, 0, 7, 0, 0, 0});
@@ -197,7 +201,7 @@ TEST(KernelProfile, JsonRoundTripKeepsEveryField) {
   const KernelProfile back = kernel_profile_from_json(j);
   EXPECT_EQ(kernel_profile_to_json(back), j);
   EXPECT_NEAR(*back.overhead(), 1.04, 1e-12);
-  EXPECT_DOUBLE_EQ(*back.busy_share, 0.92);
+  EXPECT_DOUBLE_EQ(*back.busy_share, 92.0 / 146);
   EXPECT_DOUBLE_EQ(*back.concurrency, 1.0);
 }
 

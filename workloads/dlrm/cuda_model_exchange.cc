@@ -42,7 +42,10 @@ void CudaModel::embeddings(const DeviceBatch& batch, cudaStream_t stream) {
 void CudaModel::setup_exchange() {
   collectives::Communicator& comm = *options_.comm;
   if (options_.overlap) {
-    side_ = std::make_unique<kc::Stream>();
+    // The lookups and their exchange, which the step joins on: as urgent
+    // as the step's own stream (cuda_run.cc), above the weight gradients'
+    // and the sort's.
+    side_ = std::make_unique<kc::Stream>(kc::greatest_stream_priority());
     fork_ = std::make_unique<kc::Event>();
     join_ = std::make_unique<kc::Event>();
   }

@@ -34,9 +34,9 @@ void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPl
                                           "BGRADB backward (cuBLASLt's epilogues)";
   // Which independent work left the step's stream (side_streams), and
   // which stream's kernels get SMs first.
-  constexpr const char* kUrgent =
-      "; the step's stream (the forward and the data-gradient chain) at the device's most urgent "
-      "priority, the others at the least";
+  const std::string urgent = std::string("; the step's stream (the forward and the data-gradient chain)") +
+                             (c.nccl && setup.sharding.overlap ? " and the exchange's" : "") +
+                             " at the device's most urgent priority, the weight gradients' and the sort's at the least";
   step.hyperparameters["perflab_dlrm_side_streams"] =
       !c.training || !setup.side_streams ? std::string(
 
@@ -55,7 +55,7 @@ void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPl
                   "the data-gradient chain (the fused head's SGD in the embedding update's launch), the "
                   "embedding update's sort on a third from the interaction to the update (which, "
                   "synchronising, stays on the step's stream)") +
-            kUrgent;
+            urgent;
   // What --fused changes about the lookups.
   step.hyperparameters["perflab_dlrm_lookup"] =
       !c.training ? "the serving engine's rows (placement), handed to the interaction"

@@ -157,7 +157,7 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
       << streams("auto");
   EXPECT_NE(streams("auto").find("sort on a third"), std::string::npos) << streams("auto");
   EXPECT_NE(streams("auto").find("the step's stream (the forward and the data-gradient chain) at the device's most "
-                                 "urgent priority"),
+                                 "urgent priority, the weight gradients' and the sort's at the least"),
             std::string::npos)
       << streams("auto");
   EXPECT_EQ(streams("off").find("priority"), std::string::npos) << "one stream: nothing to rank";
