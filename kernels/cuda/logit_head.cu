@@ -165,6 +165,8 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t tile_size, int64
   // blocks wrote them): two rounds of loads where one last block adding
   // every block's partials took G / 8 (32 at G = 256).
   constexpr int kGroup = static_cast<int>(LogitHead::kGroupBlocks);
+  static_assert(LogitHead::kGroupBlocks * LogitHead::kMaxGroups >= LogitHead::kMaxBlocks,
+                "every block in a group, every group summed");
   const int blocks = static_cast<int>(gridDim.x);
   const int group = static_cast<int>(blockIdx.x) / kGroup;
   const int groups = (blocks + kGroup - 1) / kGroup;
@@ -191,13 +193,14 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t tile_size, int64
   __syncthreads();
   if (!last) return;
   __threadfence();
+  constexpr int kGroups = static_cast<int>(LogitHead::kMaxGroups);
   for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
-    put(dw, c, sum_in_order<kGroup>(group_dw + c, k, groups));
-    put(db_below, c, sum_in_order<kGroup>(group_dbb + c, k, groups));
+    put(dw, c, sum_in_order<kGroups>(group_dw + c, k, groups));
+    put(db_below, c, sum_in_order<kGroups>(group_dbb + c, k, groups));
   }
   if (threadIdx.x == 0) {
-    const double total = sum_in_order<kGroup>(group_loss, 1, groups);
-    put(db, 0, sum_in_order<kGroup>(group_g, 1, groups));
+    const double total = sum_in_order<kGroups>(group_loss, 1, groups);
+    put(db, 0, sum_in_order<kGroups>(group_g, 1, groups));
     publish_loss(n, mean_over, total, loss_accumulator, nonfinite_flag, step_counter);
     *done = 0;  // ready for the next run
   }

@@ -85,9 +85,10 @@ class LogitHead {
   /// k at most this (a thread's columns stay in registers: 8 of 256 threads').
   static constexpr int64_t kMaxFeatures = 2048;
   /// The most samples per tile, and the most blocks train() launches: sums
-  /// over samples run in sample order within a block, then over the blocks
-  /// in block order. The tile is tile_samples(n): smaller for small batches,
-  /// so more blocks share the work (see logit_head.cu).
+  /// over samples run in sample order within a block, then over each group's
+  /// blocks in block order, then over the groups in group order. The tile is
+  /// tile_samples(n): smaller for small batches, so more blocks share the
+  /// work (see logit_head.cu).
   static constexpr int64_t kTileSamples = 64;
   static constexpr int64_t kMaxBlocks = 256;
   /// The blocks' sums are added in two levels: each group of kGroupBlocks

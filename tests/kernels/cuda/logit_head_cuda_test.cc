@@ -156,6 +156,7 @@ void check_case(const Case& c) {
   EXPECT_EQ(dx.download(), dx_bits) << "a second run differs; " << describe(c);
   EXPECT_EQ(widen(dw, k, c.bf16), got_dw) << "a second run differs; " << describe(c);
   EXPECT_EQ(widen(db_below, k, c.bf16), got_dbb) << "a second run differs; " << describe(c);
+  EXPECT_EQ(widen(db, 1, c.bf16), got_db) << "a second run differs; " << describe(c);
 
   const double N = static_cast<double>(c.mean_over > 0 ? c.mean_over : c.n);
   const double eps = std::ldexp(1.0, -24), u = c.bf16 ? std::ldexp(1.0, -8) + eps : eps;
