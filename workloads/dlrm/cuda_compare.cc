@@ -122,6 +122,10 @@ StepComparison compare_one_step(const ModelShape& shape, uint64_t seed,
   // before the step, so a drawn table that is not the CPU's fails the gate.
   CudaModelOptions drawn = options;
   drawn.table_seed = seed;
+  // The step below hands it fp32 dense rows (a run's own batches may come
+  // in bf16): the model casts them, as the device cast rounds them the way
+  // the run's packing does.
+  drawn.dense_input_bf16 = false;
   CudaModel gpu(cpu, drawn);
   StepComparison out;
   {

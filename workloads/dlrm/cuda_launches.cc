@@ -133,8 +133,9 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
 
   LaunchPlan plan;
   LaunchList forward;
-  if (bf16)
-    // The training pipeline's batches come in padded rows (DeviceBatch::dense_stride): cast whole.
+  if (bf16 && !o.dense_input_bf16)
+    // Batches of fp32 padded rows (DeviceBatch::dense_stride): cast whole;
+    // the training pipeline's come in bf16 (dense_input_bf16): no cast.
     append_launches(forward,
                     cast_to_bf16(b * static_cast<double>(bottom_input_width(shape)), "dense input (padded rows)"),
                     "");

@@ -368,11 +368,15 @@ bool dense_rows_padded(const DeviceBatch& batch, int64_t num_dense, int64_t widt
 }  // namespace
 
 const void* CudaModel::first_input(const DeviceBatch& batch) const {
-  if (bf16_) return dense_in_bf16_.data();
+  if (bf16_) return batch.dense_bf16 != nullptr ? batch.dense_bf16 : dense_in_bf16_.data();
   return dense_rows_padded(batch, shape_.num_dense, bottom_in_) ? batch.dense : dense_in_.data();
 }
 
 void CudaModel::pad_dense_input(const DeviceBatch& batch, cudaStream_t stream) {
+  if (batch.dense_bf16 != nullptr) {  // bf16 rows of bottom_in_, read in place
+    if (!bf16_) throw Error("dlrm cuda: an fp32 model was given a batch of bf16 dense rows");
+    return;
+  }
   const int64_t b = local_, n = shape_.num_dense;
   const int64_t stride = batch.dense_stride == 0 ? n : batch.dense_stride;
   if (stride != n && stride != bottom_in_) {
@@ -545,6 +549,14 @@ void CudaModel::update_parameters(const DeviceBatch& batch, cudaStream_t stream)
 
 void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
   if (options_.external_embeddings) throw std::logic_error("CudaModel::train_step: a serving model (external embeddings) has no tables to train");
+  // The declared step (step_launches) casts the dense input unless the
+  // batches bring it in bf16: the batch must be the kind declared.
+  if ((batch.dense_bf16 != nullptr) != (bf16_ && options_.dense_input_bf16)) {
+    throw std::logic_error(batch.dense_bf16 != nullptr
+                               ? "CudaModel::train_step: bf16 dense rows, but the model was built for fp32 ones"
+                               : "CudaModel::train_step: fp32 dense rows, but the model was built for bf16 ones "
+                                 "(dense_input_bf16)");
+  }
   forward(batch, stream, sorts_ahead());
   {
     ScopedPhase range("loss");

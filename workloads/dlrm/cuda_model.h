@@ -152,6 +152,11 @@ struct CudaModelOptions {
   /// Off: all in order on the step's stream. The same kernels and the same
   /// bits either way.
   bool side_streams = false;
+  /// bf16: the training steps' batches bring their dense rows already in
+  /// bf16, padded to dense_input_width() (DeviceBatch::dense_bf16), so the
+  /// declared step launches no cast (train_step refuses a batch without
+  /// them). Other batches (evaluation's) may still come in fp32.
+  bool dense_input_bf16 = false;
   /// Set: the embedding tables are drawn on the device from this seed
   /// (CpuModel's initial tables under the same seed, bit for bit:
   /// init_random.h), so the constructor's `init` need hold none
@@ -180,6 +185,10 @@ struct DeviceBatch {
   /// padded rows each step), or CudaModel::dense_input_width() with zero
   /// padding (read in place); any other value is refused.
   int64_t dense_stride = 0;
+  /// Instead of dense: the rows already in bf16, dense_input_width() wide
+  /// with zero padding, 16-byte aligned; a bf16 model reads them in place
+  /// (an fp32 model refuses them).
+  const void* dense_bf16 = nullptr;
 };
 
 /// The loss accumulated on the device since the last take_loss.

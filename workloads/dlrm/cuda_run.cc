@@ -112,7 +112,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
         options_(options_for(setup, toggles, nccl)),
         model_(make_model(setup, seed, options_)),
         layout_(packed_batch_layout(model_->local_batch(), model_->dense_input_width(), options_.batch,
-                                    train.num_tables())),
+                                    train.num_tables(), options_.dense_input_bf16)),
         packed_(count(setup.training.iterations_per_epoch * layout_.bytes)) {
     const int64_t b = options_.batch;
     const int64_t n = model_->local_batch();  // b on one GPU
@@ -317,6 +317,8 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     o.side_streams = setup.side_streams;
     o.batch = setup.batch_size;
     o.precision = setup.precision == "bf16" ? kc::Precision::kBf16 : kc::Precision::kTf32;
+    // A bf16 model's batches are packed with bf16 dense rows: no cast a step.
+    o.dense_input_bf16 = o.precision == kc::Precision::kBf16;
     o.fused = toggles[Toggle::kFused].in_effect;
     for (kc::Epilogues e : {kc::Epilogues::kCublasLt, kc::Epilogues::kOwnBackward, kc::Epilogues::kOwn}) {
       if (setup.epilogues == kc::epilogues_name(e)) o.epilogues = e;  // the parameter's values are these names
@@ -384,9 +386,14 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
 
   DeviceBatch input(int s) const {
     const std::byte* block = slots_[s].block.data();
-    return {reinterpret_cast<const float*>(block + layout_.dense_offset),
-            reinterpret_cast<const int32_t*>(block + layout_.ids_offset),
-            reinterpret_cast<const float*>(block + layout_.labels_offset), model_->dense_input_width()};
+    DeviceBatch batch{nullptr, reinterpret_cast<const int32_t*>(block + layout_.ids_offset),
+                      reinterpret_cast<const float*>(block + layout_.labels_offset), model_->dense_input_width()};
+    if (layout_.dense_bf16) {
+      batch.dense_bf16 = block + layout_.dense_offset;
+    } else {
+      batch.dense = reinterpret_cast<const float*>(block + layout_.dense_offset);
+    }
+    return batch;
   }
 
   /// Copies batch `index` of the epoch into slot `s` on the copy stream,

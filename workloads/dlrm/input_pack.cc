@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "kernels/half_precision.h"
 
 namespace perflab::dlrm {
 namespace {
@@ -14,7 +15,8 @@ int64_t aligned(int64_t bytes) { return (bytes + kPackAlignment - 1) / kPackAlig
 
 }  // namespace
 
-PackedBatchLayout packed_batch_layout(int64_t local, int64_t width, int64_t batch, int64_t tables) {
+PackedBatchLayout packed_batch_layout(int64_t local, int64_t width, int64_t batch, int64_t tables,
+                                      bool dense_bf16) {
   if (local < 1 || width < 1 || batch < local || tables < 1) {
     throw UsageError(fmt::format("packed batch: {} samples of {} a rank, {} dense floats and {} ids a sample "
                                  "(each at least 1, the batch at least a rank's samples)",
@@ -25,8 +27,9 @@ PackedBatchLayout packed_batch_layout(int64_t local, int64_t width, int64_t batc
   l.width = width;
   l.batch = batch;
   l.tables = tables;
+  l.dense_bf16 = dense_bf16;
   l.dense_offset = 0;
-  l.ids_offset = aligned(local * width * static_cast<int64_t>(sizeof(float)));
+  l.ids_offset = aligned(local * width * (dense_bf16 ? 2 : static_cast<int64_t>(sizeof(float))));
   l.labels_offset = l.ids_offset + aligned(batch * tables * static_cast<int64_t>(sizeof(int32_t)));
   l.bytes = l.labels_offset + aligned(local * static_cast<int64_t>(sizeof(float)));
   return l;
@@ -47,10 +50,14 @@ void pack_batch(const Dataset& train, int64_t index, int64_t first_sample, const
                                  train.num_dense, train.num_tables(), l.width, l.tables));
   }
   std::memset(out, 0, static_cast<size_t>(l.bytes));
-  auto* dense = reinterpret_cast<float*>(out + l.dense_offset);
   for (int64_t r = 0; r < l.local; ++r) {
     const float* row = train.dense.data() + (mine + r) * train.num_dense;
-    std::copy(row, row + train.num_dense, dense + r * l.width);
+    if (l.dense_bf16) {
+      auto* dense = reinterpret_cast<uint16_t*>(out + l.dense_offset) + r * l.width;
+      for (int c = 0; c < train.num_dense; ++c) dense[c] = to_bf16(row[c]);
+    } else {
+      std::copy(row, row + train.num_dense, reinterpret_cast<float*>(out + l.dense_offset) + r * l.width);
+    }
   }
   std::memcpy(out + l.ids_offset, train.categorical.data() + first * l.tables,
               static_cast<size_t>(l.batch * l.tables) * sizeof(int32_t));

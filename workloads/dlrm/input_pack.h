@@ -4,7 +4,9 @@
 //
 // A block: this rank's samples' dense rows, each padded with zeros to the
 // model's input width (CudaModel::dense_input_width, so the first layer
-// reads them in place); then the global batch's ids (every rank looks up
+// reads them in place), as floats or, for a bf16 model, as bf16 (rounded to
+// nearest even, as the device's cast would: the step then casts nothing);
+// then the global batch's ids (every rank looks up
 // every sample's rows); then this rank's labels. Each section starts at a
 // multiple of kPackAlignment bytes of the block, and blocks follow each
 // other at that alignment, so a block copied to a device allocation (256-byte
@@ -25,7 +27,8 @@ inline constexpr int64_t kPackAlignment = 256;
 
 struct PackedBatchLayout {
   int64_t local = 0;   ///< This rank's samples (dense rows and labels).
-  int64_t width = 0;   ///< Floats a dense row takes (num_dense padded).
+  int64_t width = 0;   ///< Values a dense row takes (num_dense padded).
+  bool dense_bf16 = false;  ///< Dense values as bf16 bits (else floats).
   int64_t batch = 0;   ///< The global batch (ids).
   int64_t tables = 0;  ///< Ids a sample.
   /// Byte offsets of each section in a block, and a block's size (a
@@ -35,7 +38,8 @@ struct PackedBatchLayout {
 
 /// The layout of a block; throws UsageError for a size below 1 or a width
 /// below the dataset's features (checked by pack_batch).
-PackedBatchLayout packed_batch_layout(int64_t local, int64_t width, int64_t batch, int64_t tables);
+PackedBatchLayout packed_batch_layout(int64_t local, int64_t width, int64_t batch, int64_t tables,
+                                      bool dense_bf16 = false);
 
 /// Writes batch `index` of `train` into `out` (layout.bytes bytes): the
 /// dense rows and labels of samples [index * batch + first_sample, + local),

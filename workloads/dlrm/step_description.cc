@@ -68,7 +68,8 @@ void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPl
              "their "
              "gradients, logits and their gradients, the dense gradient and its all-reduce), fp32 "
              "arithmetic "
-             "(fp32 accumulate); fp32 master weights, tables and SGD"
+             "(fp32 accumulate); fp32 master weights, tables and SGD; a training run's dense input "
+             "packed in bf16 at setup"
            : "TF32 GEMMs (fp32 storage and accumulate); everything else fp32";
 }
 

@@ -314,9 +314,23 @@ TEST(DlrmLaunches, Bf16StepCastsOnlyItsDenseInput) {
   // input's, the TF32 step's count plus one.
   const LaunchPlan plan = train_step_launches(dle_shape(), options(kc::Precision::kBf16, true));
   expect_launches(plan, {{"forward", 9}, {"loss", 1}, {"backward", 14}, {"optimizer", 2}}, 26);
-  int casts = 0;
-  for (const DeclaredKernel& k : plan) casts += k.kernel == "cast_bf16_kernel" || k.kernel == "widen_kernel";
-  EXPECT_EQ(casts, 1);
+  const auto casts = [](const LaunchPlan& p) {
+    int n = 0;
+    for (const DeclaredKernel& k : p) n += k.kernel == "cast_bf16_kernel" || k.kernel == "widen_kernel";
+    return n;
+  };
+  EXPECT_EQ(casts(plan), 1);
+  // The training run's batches bring bf16 dense rows (packed at setup):
+  // not even that one. An fp32 model ignores the option.
+  CudaModelOptions packed = options(kc::Precision::kBf16, true);
+  packed.dense_input_bf16 = true;
+  const LaunchPlan no_cast = train_step_launches(dle_shape(), packed);
+  EXPECT_EQ(casts(no_cast), 0);
+  EXPECT_EQ(count(no_cast, "forward"), count(plan, "forward") - 1);
+  CudaModelOptions fp32 = options(kc::Precision::kTf32, true);
+  const size_t fp32_launches = train_step_launches(dle_shape(), fp32).size();
+  fp32.dense_input_bf16 = true;
+  EXPECT_EQ(train_step_launches(dle_shape(), fp32).size(), fp32_launches);
 #else
   GTEST_SKIP() << "built without CUDA";
 #endif

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/half_precision.h"
 
 namespace perflab::dlrm {
 namespace {
@@ -66,6 +67,30 @@ TEST(PackBatch, OneRankTakesTheWholeBatchWithRowsPadded) {
   // Nothing of the old contents is left between the sections.
   for (int64_t i = 4 * 5 * 4; i < l.ids_offset; ++i) EXPECT_EQ(block[static_cast<size_t>(i)], std::byte{0}) << i;
   for (int64_t i = l.labels_offset + 16; i < l.bytes; ++i) EXPECT_EQ(block[static_cast<size_t>(i)], std::byte{0}) << i;
+}
+
+// A bf16 model's block: the dense rows as bf16 bits rounded to nearest even
+// (the device cast's rounding), half the bytes, the rest as for fp32.
+TEST(PackBatch, Bf16DenseRowsAreRoundedToNearestEvenInHalfTheBytes) {
+  Dataset d = numbered();
+  d.dense[3 * 4] = 1.00390625f;   // sample 4, column 0: 1 + 2^-8, a tie: to even (1.0)
+  d.dense[3 * 4 + 1] = 1.01171875f;  // 1 + 3 * 2^-8, a tie: to even (1 + 2^-6)
+  const PackedBatchLayout l = packed_batch_layout(4, 5, 4, 2, true);
+  EXPECT_EQ(l.ids_offset, 256) << "4 rows of 5 bf16 values: 40 bytes";
+  std::vector<std::byte> block(static_cast<size_t>(l.bytes), std::byte{0x7f});
+  pack_batch(d, 1, 0, l, block.data());
+  const auto* dense = reinterpret_cast<const uint16_t*>(block.data() + l.dense_offset);
+  EXPECT_EQ(dense[0], to_bf16(1.00390625f));
+  EXPECT_EQ(from_bf16(dense[0]), 1.0f);
+  EXPECT_EQ(from_bf16(dense[1]), 1.015625f);
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 5; ++c) {
+      const float want = c < 3 ? d.dense[static_cast<size_t>((4 + r) * 3 + c)] : 0.0f;
+      EXPECT_EQ(dense[r * 5 + c], to_bf16(want)) << r << "," << c;
+    }
+  }
+  const auto* ids = reinterpret_cast<const int32_t*>(block.data() + l.ids_offset);
+  EXPECT_EQ(ids[0], 40);
 }
 
 TEST(PackBatch, ARankTakesItsSliceOfDenseAndLabelsAndEveryId) {
