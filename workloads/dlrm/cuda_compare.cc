@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/half_precision.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/host_sync.h"
@@ -122,10 +123,6 @@ StepComparison compare_one_step(const ModelShape& shape, uint64_t seed,
   // before the step, so a drawn table that is not the CPU's fails the gate.
   CudaModelOptions drawn = options;
   drawn.table_seed = seed;
-  // The step below hands it fp32 dense rows (a run's own batches may come
-  // in bf16): the model casts them, as the device cast rounds them the way
-  // the run's packing does.
-  drawn.dense_input_bf16 = false;
   CudaModel gpu(cpu, drawn);
   StepComparison out;
   {
@@ -136,13 +133,29 @@ StepComparison compare_one_step(const ModelShape& shape, uint64_t seed,
     const auto num_dense = static_cast<size_t>(shape.num_dense);
     kc::DeviceBuffer<float> dense(
         std::vector<float>(batch.dense + first * num_dense, batch.dense + (first + local) * num_dense));
+    // A run that packs its dense rows in bf16 (dense_input_bf16) hands its
+    // model those; the gate gives this one the same: its rows rounded as
+    // pack_batch rounds them, padded to the model's input width.
+    const bool bf16_rows = drawn.dense_input_bf16 && drawn.precision == kc::Precision::kBf16;
+    const auto width = static_cast<size_t>(gpu.dense_input_width());
+    std::vector<uint16_t> rows_bf16(bf16_rows ? local * width : 1, 0);
+    for (size_t r = 0; bf16_rows && r < local; ++r) {
+      for (size_t c = 0; c < num_dense; ++c) rows_bf16[r * width + c] = to_bf16(batch.dense[(first + r) * num_dense + c]);
+    }
+    kc::DeviceBuffer<uint16_t> dense_bf16(rows_bf16);
     kc::DeviceBuffer<int32_t> ids(std::vector<int32_t>(
         batch.categorical, batch.categorical + samples * static_cast<size_t>(tables)));
     kc::DeviceBuffer<float> labels(std::vector<float>(batch.labels + first, batch.labels + first + local));
     kc::counted_stream_synchronize(nullptr);  // the uploads (legacy stream) have landed
     Stream s;
     set_device_float(gpu.learning_rate(), learning_rate * gpu_lr_factor, s.stream);
-    gpu.train_step({dense.data(), ids.data(), labels.data()}, s.stream);
+    DeviceBatch step_batch{dense.data(), ids.data(), labels.data()};
+    if (bf16_rows) {
+      step_batch.dense = nullptr;
+      step_batch.dense_bf16 = dense_bf16.data();
+      step_batch.dense_stride = gpu.dense_input_width();
+    }
+    gpu.train_step(step_batch, s.stream);
     const DeviceLoss loss = gpu.take_loss(s.stream);  // synchronises the stream
     double share[2] = {loss.sum, loss.nonfinite ? 1.0 : 0.0};
     if (options.comm != nullptr) options.comm->all_reduce_host(share, 2, collectives::ReduceOp::kSum);

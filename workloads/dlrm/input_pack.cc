@@ -18,7 +18,7 @@ int64_t aligned(int64_t bytes) { return (bytes + kPackAlignment - 1) / kPackAlig
 PackedBatchLayout packed_batch_layout(int64_t local, int64_t width, int64_t batch, int64_t tables,
                                       bool dense_bf16) {
   if (local < 1 || width < 1 || batch < local || tables < 1) {
-    throw UsageError(fmt::format("packed batch: {} samples of {} a rank, {} dense floats and {} ids a sample "
+    throw UsageError(fmt::format("packed batch: {} samples of {} a rank, {} dense values and {} ids a sample "
                                  "(each at least 1, the batch at least a rank's samples)",
                                  batch, local, width, tables));
   }
@@ -46,7 +46,7 @@ void pack_batch(const Dataset& train, int64_t index, int64_t first_sample, const
   }
   if (train.num_dense > l.width || train.num_tables() != l.tables) {
     throw UsageError(fmt::format("packed batch: the dataset's {} dense features and {} tables do not fit a "
-                                 "layout of {} floats and {} ids a sample",
+                                 "layout of {} dense values and {} ids a sample",
                                  train.num_dense, train.num_tables(), l.width, l.tables));
   }
   std::memset(out, 0, static_cast<size_t>(l.bytes));

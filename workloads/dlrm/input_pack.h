@@ -5,7 +5,8 @@
 // A block: this rank's samples' dense rows, each padded with zeros to the
 // model's input width (CudaModel::dense_input_width, so the first layer
 // reads them in place), as floats or, for a bf16 model, as bf16 (rounded to
-// nearest even, as the device's cast would: the step then casts nothing);
+// nearest even, as the device's cast rounds every value but a NaN's bits:
+// the step then casts nothing);
 // then the global batch's ids (every rank looks up
 // every sample's rows); then this rank's labels. Each section starts at a
 // multiple of kPackAlignment bytes of the block, and blocks follow each

@@ -64,12 +64,10 @@ void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPl
             "[batch, tables, dim] tensor"
           : "a gather of every table's rows (one launch) into [batch, tables, dim]";
   step.hyperparameters["perflab_dlrm_precision"] =
-      bf16 ? "bf16 storage (Linear layers, interaction, looked-up and exchanged embeddings and "
-             "their "
-             "gradients, logits and their gradients, the dense gradient and its all-reduce), fp32 "
-             "arithmetic "
-             "(fp32 accumulate); fp32 master weights, tables and SGD; a training run's dense input "
-             "packed in bf16 at setup"
+      bf16 ? std::string("bf16 storage (Linear layers, interaction, looked-up and exchanged embeddings and "
+                         "their gradients, logits and their gradients, the dense gradient and its all-reduce), "
+                         "fp32 arithmetic (fp32 accumulate); fp32 master weights, tables and SGD") +
+                 (c.training ? "; the dense input packed in bf16 at setup" : "")
            : "TF32 GEMMs (fp32 storage and accumulate); everything else fp32";
 }
 

@@ -89,8 +89,21 @@ TEST(PackBatch, Bf16DenseRowsAreRoundedToNearestEvenInHalfTheBytes) {
       EXPECT_EQ(dense[r * 5 + c], to_bf16(want)) << r << "," << c;
     }
   }
+  for (int64_t i = 4 * 5 * 2; i < l.ids_offset; ++i) EXPECT_EQ(block[static_cast<size_t>(i)], std::byte{0}) << i;
   const auto* ids = reinterpret_cast<const int32_t*>(block.data() + l.ids_offset);
-  EXPECT_EQ(ids[0], 40);
+  const auto* labels = reinterpret_cast<const float*>(block.data() + l.labels_offset);
+  for (int r = 0; r < 4; ++r) {
+    for (int t = 0; t < 2; ++t) EXPECT_EQ(ids[r * 2 + t], (4 + r) * 10 + t);
+    EXPECT_EQ(labels[r], static_cast<float>((4 + r) % 2));
+  }
+  // A rank's slice in bf16: samples 8 and 9 of batch 1 (samples 5..9).
+  const PackedBatchLayout slice = packed_batch_layout(2, 3, 5, 2, true);
+  std::vector<std::byte> part(static_cast<size_t>(slice.bytes));
+  pack_batch(d, 1, 3, slice, part.data());
+  const auto* rows = reinterpret_cast<const uint16_t*>(part.data() + slice.dense_offset);
+  EXPECT_EQ(from_bf16(rows[0]), 80.0f);
+  EXPECT_EQ(from_bf16(rows[5]), 92.0f);
+  EXPECT_EQ(reinterpret_cast<const float*>(part.data() + slice.labels_offset)[1], 1.0f);
 }
 
 TEST(PackBatch, ARankTakesItsSliceOfDenseAndLabelsAndEveryId) {
