@@ -167,30 +167,55 @@ namespace {
 /// records: not the iterations' CUDA-event times, which leave out what runs
 /// between iterations (the next batch's copy) and across ranks are the
 /// slowest rank's.
-void busy_time(const ActivityLog& log, KernelProfile& p) {
-  std::vector<std::pair<uint64_t, uint64_t>> spans;
+///
+/// And the idle gaps between busy stretches, each named by the record that
+/// ended its stretch last and the one that started the next, summed per
+/// pair of names over the window's `iterations`.
+void busy_time(const ActivityLog& log, int64_t iterations, KernelProfile& p) {
+  std::vector<const ActivityRecord*> spans;
   double summed_ns = 0;
   for (const ActivityRecord& r : log.records) {
     if (r.kind == ActivityKind::kRange || !r.timed() || r.duration_ns() == 0) continue;
-    spans.emplace_back(r.start_ns, r.end_ns);
+    spans.push_back(&r);
     summed_ns += static_cast<double>(r.duration_ns());
   }
   if (spans.empty()) return;
-  std::sort(spans.begin(), spans.end());
+  std::stable_sort(spans.begin(), spans.end(), [](const ActivityRecord* a, const ActivityRecord* b) {
+    return a->start_ns < b->start_ns || (a->start_ns == b->start_ns && a->end_ns < b->end_ns);
+  });
+  struct Idle {
+    double ns = 0;
+    int64_t count = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Idle> idle;
   double busy_ns = 0;
-  uint64_t from = spans.front().first, to = spans.front().second;
-  for (const auto& [start, end] : spans) {
-    if (start > to) {
+  uint64_t from = spans.front()->start_ns, to = spans.front()->end_ns;
+  const ActivityRecord* ended = spans.front();  // the stretch's record that ends last
+  for (const ActivityRecord* r : spans) {
+    if (r->start_ns > to) {
       busy_ns += static_cast<double>(to - from);
-      from = start;
+      Idle& gap = idle[{row_name(*ended), row_name(*r)}];
+      gap.ns += static_cast<double>(r->start_ns - to);
+      ++gap.count;
+      from = r->start_ns;
+      to = r->end_ns;
+      ended = r;
+    } else if (r->end_ns > to) {
+      to = r->end_ns;
+      ended = r;
     }
-    to = std::max(to, end);
   }
   busy_ns += static_cast<double>(to - from);
-  uint64_t last = 0;
-  for (const auto& span : spans) last = std::max(last, span.second);
   p.concurrency = summed_ns / busy_ns;
-  p.busy_share = busy_ns / static_cast<double>(last - spans.front().first);
+  p.busy_share = busy_ns / static_cast<double>(to - spans.front()->start_ns);
+  const auto n = static_cast<double>(iterations);
+  for (const auto& [names, gap] : idle) {
+    p.idle_gaps.push_back({names.first, names.second, gap.ns / 1e3 / n, static_cast<double>(gap.count) / n});
+  }
+  std::stable_sort(p.idle_gaps.begin(), p.idle_gaps.end(), [](const IdleGap& a, const IdleGap& b) {
+    return a.us_per_iteration > b.us_per_iteration;
+  });
+  if (p.idle_gaps.size() > kIdleGapsKept) p.idle_gaps.resize(kIdleGapsKept);
 }
 
 }  // namespace
@@ -231,7 +256,7 @@ KernelProfile build_kernel_profile(const ActivityLog& log, int64_t iterations, d
   }
   if (window_us <= 0 && last > first) window_us = static_cast<double>(last - first) / 1e3;
   p.iteration_us = window_us / n;
-  busy_time(log, p);
+  busy_time(log, iterations, p);
   p.kernels_per_iteration /= n;
   p.copies_per_iteration /= n;
   p.memsets_per_iteration /= n;
@@ -349,6 +374,13 @@ json kernel_profile_to_json(const KernelProfile& p) {
                       {"floor_us", optional(g.floor_us)},
                       {"x_floor", optional(g.x_floor)}});
   }
+  json idle_gaps = json::array();
+  for (const IdleGap& g : p.idle_gaps) {
+    idle_gaps.push_back({{"before", g.before},
+                         {"after", g.after},
+                         {"us_per_iteration", g.us_per_iteration},
+                         {"gaps_per_iteration", g.gaps_per_iteration}});
+  }
   return {{"version", p.version},
           {"iterations", p.iterations},
           {"iteration_us", p.iteration_us},
@@ -363,6 +395,7 @@ json kernel_profile_to_json(const KernelProfile& p) {
           {"overhead", optional(p.overhead())},
           {"busy_share", optional(p.busy_share)},
           {"concurrency", optional(p.concurrency)},
+          {"idle_gaps", idle_gaps},
           {"rows", rows},
           {"groups", groups},
           {"unmatched", p.unmatched},
@@ -389,6 +422,15 @@ KernelProfile kernel_profile_from_json(const json& j) {
   p.unprofiled_iteration_ms = maybe(j, "unprofiled_iteration_ms", where);
   p.busy_share = maybe(j, "busy_share", where);
   p.concurrency = maybe(j, "concurrency", where);
+  if (j.contains("idle_gaps") && !j.at("idle_gaps").is_null()) {
+    if (!j.at("idle_gaps").is_array()) throw UsageError("profile: idle_gaps is not an array");
+    size_t i = 0;
+    for (const json& g : j.at("idle_gaps")) {
+      const std::string at = fmt::format("profile.idle_gaps[{}]", i++);
+      p.idle_gaps.push_back({need<std::string>(g, "before", at), need<std::string>(g, "after", at),
+                             need<double>(g, "us_per_iteration", at), need<double>(g, "gaps_per_iteration", at)});
+    }
+  }
   if (j.contains("trace") && j.at("trace").is_string()) p.trace = j.at("trace").get<std::string>();
   if (!j.contains("rows") || !j.at("rows").is_array())
     throw UsageError("profile: 'rows' is missing or not an array");

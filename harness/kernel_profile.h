@@ -59,6 +59,19 @@ struct KernelGroup {
   std::optional<double> x_floor;
 };
 
+/// Where the device waited: the idle time between one busy stretch and the
+/// next (no kernel, copy or memset running), summed over the window's gaps
+/// that fall between the same two records' names: what ended the stretch
+/// (the last to end) and what started the next.
+struct IdleGap {
+  std::string before, after;
+  double us_per_iteration = 0;
+  double gaps_per_iteration = 0;
+};
+
+/// The most idle gap pairs a profile keeps, most time first.
+inline constexpr size_t kIdleGapsKept = 8;
+
 struct KernelProfile {
   int version = kKernelProfileVersion;
   int64_t iterations = 0;   ///< Iterations in the profiled window.
@@ -81,6 +94,9 @@ struct KernelProfile {
   /// once, on average). Absent without timed records.
   std::optional<double> busy_share;
   std::optional<double> concurrency;
+  /// The idle gaps, grouped by the names on either side, most idle time
+  /// first (at most kIdleGapsKept).
+  std::vector<IdleGap> idle_gaps;
   std::vector<KernelRow> rows;  ///< Most time first.
   std::vector<KernelGroup> groups;
   /// Declared kernels no record matched ("declared 2 per iteration, none ran").

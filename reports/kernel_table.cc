@@ -137,6 +137,18 @@ std::string render_profile_markdown(const Result& result, size_t max_rows) {
                         g.us_per_iteration, 100 * g.share, fixed(g.floor_us, 1), times(g.x_floor));
       }
     }
+    if (!p.idle_gaps.empty()) {
+      md +=
+          "\nWhere the device waited (no kernel, copy or memset running), by what ended the busy stretch and "
+          "what started the next:\n\n"
+          "| after | before | idle us/it | gaps/it |\n"
+          "|---|---|---|---|\n";
+      const auto name = [](const std::string& n) { return n.rfind("mem", 0) == 0 ? n : short_kernel_name(n, 60); };
+      for (const IdleGap& g : p.idle_gaps) {
+        md += fmt::format("| `{}` | `{}` | {:.1f} | {:g} |\n", cell(name(g.before)), cell(name(g.after)),
+                          g.us_per_iteration, g.gaps_per_iteration);
+      }
+    }
     for (const std::string& u : p.unmatched) md += fmt::format("- declared but not run: {}\n", u);
   }
   return md;

@@ -159,8 +159,28 @@ def kernels_section(results):
         if unmatched:
             lines.append("")
             lines.append("Declared but not run: " + "; ".join(cell(u) for u in unmatched))
+        idle = idle_text(p)
+        if idle:
+            lines += ["", idle]
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def idle_text(p, top=3):
+    """The profile's largest idle gaps (idle_gaps: where the device waited,
+    by what ended a busy stretch and what started the next), or ""."""
+    gaps = [g for g in (p.get("idle_gaps") or []) if isinstance(g, dict) and num(g.get("us_per_iteration"))]
+    if not gaps:
+        return ""
+
+    def name(n):
+        n = str(n or "?")
+        return n if n.startswith("mem") else short_kernel_name(n, 40)
+
+    return "Device idle, largest gaps per iteration: " + "; ".join(
+        f"{fmt(num(g.get('us_per_iteration')), '{:.1f}')} us after `{cell(name(g.get('before')))}` "
+        f"before `{cell(name(g.get('after')))}` ({fmt(num(g.get('gaps_per_iteration')), '{:g}')} an iteration)"
+        for g in gaps[:top])
 
 
 def launches_of(r):

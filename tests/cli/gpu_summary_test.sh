@@ -229,21 +229,28 @@ then
 else
   fail "a choice step's batch without a peer reached the best-toggles table"
 fi
-# The profile's busy share and concurrency in a point's facts, and their
-# absence in a result from before them.
+# The profile's busy share, concurrency and largest idle gaps in a point's
+# facts, and their absence in a result from before them.
 if "$PYTHON" - "$(dirname "$summary")" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1])
-from gpu_summary.kernels import busy_text
+from gpu_summary.kernels import busy_text, idle_text
+gaps = {"idle_gaps": [{"before": "void perflab::dlrm::sgd_kernel<float>(long, float*)", "after": "memcpy HtoD",
+                       "us_per_iteration": 7.25, "gaps_per_iteration": 1},
+                      {"before": "memset", "after": "b", "us_per_iteration": 1.0, "gaps_per_iteration": 0.5}]}
+assert idle_text(gaps) == ("Device idle, largest gaps per iteration: 7.2 us after `sgd_kernel<float>` before "
+                           "`memcpy HtoD` (1 an iteration); 1.0 us after `memset` before `b` (0.5 an iteration)"), \
+    idle_text(gaps)
+assert idle_text({"idle_gaps": []}) == "" and idle_text({}) == ""
 assert busy_text({"busy_share": 0.89, "concurrency": 1.4504}) == \
     "device busy (kernels, copies, memsets) 89% of the window, 1.45 at a time", \
     busy_text({"busy_share": 0.89, "concurrency": 1.4504})
 assert busy_text({"kernels_per_iteration": 44}) == "device busy not measured"
 PY
 then
-  pass "the busy share and concurrency of a profiled point"
+  pass "the busy share, concurrency and idle gaps of a profiled point"
 else
-  fail "the busy share line"
+  fail "the busy share or idle gap lines"
 fi
 # 2 dlrm points, 3 epilogue, 2 side-stream and 2 queue copies, 1 transducer run, 8 halo_conv points.
 find "$work" -name result.json | wc -l | grep -qx 18 || fail "expected 18 results: $(find "$work" -name result.json | wc -l)"

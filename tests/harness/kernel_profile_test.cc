@@ -158,6 +158,13 @@ TEST(KernelProfile, BusyShareAndConcurrencyOfTheFixture) {
   EXPECT_DOUBLE_EQ(*p.busy_share, 92.0 / 146);
   EXPECT_DOUBLE_EQ(*p.concurrency, 1.0);
   EXPECT_DOUBLE_EQ(*build_kernel_profile(fixture(), 2, 0, {}, nullptr, "").busy_share, 92.0 / 146);
+  // The one idle gap: the first iteration's memset to the second's copy,
+  // 54 us, over two iterations.
+  ASSERT_EQ(p.idle_gaps.size(), 1u);
+  EXPECT_EQ(p.idle_gaps[0].before, "memset");
+  EXPECT_EQ(p.idle_gaps[0].after, "memcpy HtoD");
+  EXPECT_DOUBLE_EQ(p.idle_gaps[0].us_per_iteration, 27);
+  EXPECT_DOUBLE_EQ(p.idle_gaps[0].gaps_per_iteration, 0.5);
 }
 
 // Two streams: a kernel at 0-10 us, another at 5-15 us, a copy at 20-22
@@ -174,11 +181,33 @@ TEST(KernelProfile, OverlapCountsOnceInTheBusyTimeAndRaisesTheConcurrency) {
   ASSERT_TRUE(p.busy_share && p.concurrency);
   EXPECT_DOUBLE_EQ(*p.busy_share, 17.0 / 22);
   EXPECT_DOUBLE_EQ(*p.concurrency, 22.0 / 17);
+  // The gap is named by the record that ended the stretch last (b, not a).
+  ASSERT_EQ(p.idle_gaps.size(), 1u);
+  EXPECT_EQ(p.idle_gaps[0].before, "b");
+  EXPECT_EQ(p.idle_gaps[0].after, "memcpy HtoD");
+  EXPECT_DOUBLE_EQ(p.idle_gaps[0].us_per_iteration, 5);
   // Touching records merge: a kernel from 22 us to 30 us leaves no gap.
   log.records.push_back({ActivityKind::kKernel, "c", 1022000, 1030000, 0, 7, 0, 0, 0});
   const KernelProfile touching = build_kernel_profile(log, 1, 30, {}, nullptr, "");
   EXPECT_DOUBLE_EQ(*touching.busy_share, 25.0 / 30);
   EXPECT_DOUBLE_EQ(*touching.concurrency, 30.0 / 25);
+  EXPECT_EQ(touching.idle_gaps.size(), 1u) << "no gap where c starts as the copy ends";
+  // Gaps between the same two names add up; the pairs most idle first, at
+  // most kIdleGapsKept of them.
+  ActivityLog many;
+  uint64_t t = 1000000;
+  for (int i = 0; i < 12; ++i) {
+    many.records.push_back({ActivityKind::kKernel, "k" + std::to_string(i), t, t + 1000, 0, 7, 0, 0, 0});
+    t += 1000 + 100 * static_cast<uint64_t>(i + 1);  // a gap after k_i of (i + 1) * 0.1 us
+  }
+  many.records.push_back({ActivityKind::kKernel, "k0", t, t + 1000, 0, 7, 0, 0, 0});
+  const KernelProfile m = build_kernel_profile(many, 2, 0, {}, nullptr, "");
+  ASSERT_EQ(m.idle_gaps.size(), kIdleGapsKept);
+  EXPECT_EQ(m.idle_gaps[0].before, "k11");
+  EXPECT_EQ(m.idle_gaps[0].after, "k0");
+  EXPECT_DOUBLE_EQ(m.idle_gaps[0].us_per_iteration, 1.2 / 2);
+  EXPECT_EQ(m.idle_gaps[1].before, "k10");
+  EXPECT_EQ(m.idle_gaps.back().before, "k4");
   // Nothing timed: neither.
   ActivityLog untimed;
   untimed.records.push_back({ActivityKind::kKernel, "untimed", 0, 0, 0, 7, 0, 0, 0});

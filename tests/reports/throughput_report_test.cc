@@ -193,6 +193,7 @@ TEST(ThroughputReport, ProfiledRunsShowTheirKernelsAndLaunches) {
   EXPECT_NE(md.find("kernels per iteration: 4 (declared 5)"), std::string::npos) << md;
   EXPECT_NE(md.find("0.052 ms profiled / 0.050 ms unprofiled = 1.040x"), std::string::npos) << md;
   EXPECT_NE(md.find("- device busy (kernels, copies, memsets): 63% of the window, 1.00 at a time"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `memset` | `memcpy HtoD` | 27.0 | 0.5 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| embedding_forward_kernel | 2 GB/s | 5.0 | 2.0x |"), std::string::npos) << md;
   EXPECT_NE(md.find("| gemm | 2 | 2 (2) | 25.0 | 50.0% | 0.0 | 625.0x |"), std::string::npos) << md;
   EXPECT_NE(md.find("declared but not run: bce_kernel: declared 1 per iteration, none ran"), std::string::npos)
