@@ -88,7 +88,7 @@ struct KernelProfile {
   std::optional<double> profiled_iteration_ms;
   std::optional<double> unprofiled_iteration_ms;
   /// Of the profiled window's span (the first timed record's start to the
-  /// last's end), the share during which at least one kernel, copy or
+  /// last's end, less the stalls below), the share during which at least one kernel, copy or
   /// memset ran (the rest: the device waiting on launches, dependencies or
   /// the host), and their summed time over that busy time (how many ran at
   /// once, on average). Absent without timed records.
@@ -97,6 +97,12 @@ struct KernelProfile {
   /// The idle gaps, grouped by the names on either side, most idle time
   /// first (at most kIdleGapsKept).
   std::vector<IdleGap> idle_gaps;
+  /// Gaps longer than a whole iteration (the records' span over the
+  /// iterations): stalls outside the step's structure (the profiler's first
+  /// launch, a host pause), left out of busy_share and idle_gaps; their
+  /// number and time in the window.
+  int64_t stalls = 0;
+  double stall_us = 0;
   std::vector<KernelRow> rows;  ///< Most time first.
   std::vector<KernelGroup> groups;
   /// Declared kernels no record matched ("declared 2 per iteration, none ran").

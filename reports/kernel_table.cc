@@ -23,11 +23,17 @@ std::string kernels_line(const KernelProfile& p) {
   return out;
 }
 
-/// "92% of the window, 1.45 at a time", or why not.
+/// "92% of the window, 1.45 at a time", or why not; and the stalls left out.
 std::string busy_line(const KernelProfile& p) {
   if (!p.busy_share) return "not measured (no timed records)";
-  return fmt::format("{:.0f}% of the window, {:.2f} at a time (the rest waits on launches, dependencies or the host)",
-                     100 * *p.busy_share, p.concurrency.value_or(0));
+  std::string line = fmt::format(
+      "{:.0f}% of the window, {:.2f} at a time (the rest waits on launches, dependencies or the host)",
+      100 * *p.busy_share, p.concurrency.value_or(0));
+  if (p.stalls > 0) {
+    line += fmt::format("; left out: {} stall{} longer than an iteration, {:.1f} us", p.stalls,
+                        p.stalls == 1 ? "" : "s", p.stall_us);
+  }
+  return line;
 }
 
 std::string overhead_line(const KernelProfile& p) {

@@ -97,7 +97,11 @@ def busy_text(p):
     b, c = num(p.get("busy_share")), num(p.get("concurrency"))
     if b is None:
         return "device busy not measured"
-    return f"device busy (kernels, copies, memsets) {b:.0%} of the window, {fmt(c, '{:.2f}')} at a time"
+    text = f"device busy (kernels, copies, memsets) {b:.0%} of the window, {fmt(c, '{:.2f}')} at a time"
+    stalls = num(p.get("stalls"))
+    if stalls:
+        text += f" (left out: {stalls:g} stall(s) longer than an iteration, {fmt(num(p.get('stall_us')), '{:,.1f}')} us)"
+    return text
 
 
 def kernels_section(results):

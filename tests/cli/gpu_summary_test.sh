@@ -246,6 +246,8 @@ assert busy_text({"busy_share": 0.89, "concurrency": 1.4504}) == \
     "device busy (kernels, copies, memsets) 89% of the window, 1.45 at a time", \
     busy_text({"busy_share": 0.89, "concurrency": 1.4504})
 assert busy_text({"kernels_per_iteration": 44}) == "device busy not measured"
+assert busy_text({"busy_share": 0.89, "concurrency": 1.45, "stalls": 1, "stall_us": 3919.4}).endswith(
+    "(left out: 1 stall(s) longer than an iteration, 3,919.4 us)")
 PY
 then
   pass "the busy share, concurrency and idle gaps of a profiled point"

@@ -218,6 +218,32 @@ TEST(KernelProfile, OverlapCountsOnceInTheBusyTimeAndRaisesTheConcurrency) {
   EXPECT_FALSE(back.busy_share);
 }
 
+// A gap longer than a whole iteration (the span over the iterations) is a
+// stall, not the step's: 10 us kernels a and b alternating with 2 us gaps,
+// then a 500 us pause, in a two-iteration window of 556 us.
+TEST(KernelProfile, AGapLongerThanAnIterationIsAStallLeftOutOfTheBusyShare) {
+  ActivityLog log;
+  const uint64_t starts[] = {1000000, 1012000, 1024000, 1036000, 1546000};
+  const char* names[] = {"a", "b", "a", "b", "a"};
+  for (int i = 0; i < 5; ++i) {
+    log.records.push_back({ActivityKind::kKernel, names[i], starts[i], starts[i] + 10000, 0, 7, 0, 0, 0});
+  }
+  const KernelProfile p = build_kernel_profile(log, 2, 0, {}, nullptr, "");
+  EXPECT_EQ(p.stalls, 1);
+  EXPECT_DOUBLE_EQ(p.stall_us, 500);
+  EXPECT_DOUBLE_EQ(*p.busy_share, 50.0 / 56);
+  ASSERT_EQ(p.idle_gaps.size(), 2u);
+  EXPECT_EQ(p.idle_gaps[0].before, "a");
+  EXPECT_EQ(p.idle_gaps[0].after, "b");
+  EXPECT_DOUBLE_EQ(p.idle_gaps[0].us_per_iteration, 2);
+  EXPECT_DOUBLE_EQ(p.idle_gaps[0].gaps_per_iteration, 1);
+  EXPECT_EQ(p.idle_gaps[1].before, "b");
+  EXPECT_DOUBLE_EQ(p.idle_gaps[1].us_per_iteration, 1) << "the 500 us b -> a pause is not in it";
+  const KernelProfile back = kernel_profile_from_json(kernel_profile_to_json(p));
+  EXPECT_EQ(back.stalls, 1);
+  EXPECT_DOUBLE_EQ(back.stall_us, 500);
+}
+
 TEST(KernelProfile, JsonRoundTripKeepsEveryField) {
   const kernels::DevicePeaks peaks = test_peaks();
   KernelProfile p = build_kernel_profile(fixture(), 2, 100, declared_window(), &peaks, "");
