@@ -180,9 +180,8 @@ void busy_time(const ActivityLog& log, int64_t iterations, KernelProfile& p) {
     summed_ns += static_cast<double>(r.duration_ns());
   }
   if (spans.empty()) return;
-  std::stable_sort(spans.begin(), spans.end(), [](const ActivityRecord* a, const ActivityRecord* b) {
-    return a->start_ns < b->start_ns || (a->start_ns == b->start_ns && a->end_ns < b->end_ns);
-  });
+  std::stable_sort(spans.begin(), spans.end(),
+                   [](const ActivityRecord* a, const ActivityRecord* b) { return a->start_ns < b->start_ns; });
   struct Idle {
     double ns = 0;
     int64_t count = 0;
@@ -193,27 +192,25 @@ void busy_time(const ActivityLog& log, int64_t iterations, KernelProfile& p) {
     uint64_t ns;
   };
   std::vector<Gap> gaps;
-  double busy_ns = 0;
-  uint64_t from = spans.front()->start_ns, to = spans.front()->end_ns;
+  uint64_t to = spans.front()->end_ns;           // the busy stretch's end so far
   const ActivityRecord* ended = spans.front();  // the stretch's record that ends last
+  double idle_ns = 0;
   for (const ActivityRecord* r : spans) {
     if (r->start_ns > to) {
-      busy_ns += static_cast<double>(to - from);
       gaps.push_back({ended, r, r->start_ns - to});
-      from = r->start_ns;
-      to = r->end_ns;
-      ended = r;
-    } else if (r->end_ns > to) {
+      idle_ns += static_cast<double>(r->start_ns - to);
+    }
+    if (r->end_ns > to) {
       to = r->end_ns;
       ended = r;
     }
   }
-  busy_ns += static_cast<double>(to - from);
   // A gap longer than a whole iteration (the span over the iterations) is
   // a stall outside the step's own structure, such as the first launch
   // under the profiler (3.9 ms in an H200 trace of 0.2 ms steps): counted
   // apart and left out of the busy share and the idle gaps.
   const double span_ns = static_cast<double>(to - spans.front()->start_ns);
+  const double busy_ns = span_ns - idle_ns;
   const double per_iteration_ns = span_ns / static_cast<double>(iterations);
   std::map<std::pair<std::string, std::string>, Idle> idle;
   double stall_ns = 0;

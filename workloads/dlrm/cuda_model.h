@@ -289,8 +289,12 @@ class CudaModel {
   void check_operators();
   const void* first_input(const DeviceBatch& batch) const;
   /// The batch's dense features into the bottom MLP's padded input rows
-  /// (cast to bf16 in bf16); nothing when fp32 rows need no padding.
+  /// (cast to bf16 in bf16); nothing when the rows need no padding or cast
+  /// (cuda_model_input.cc, with first_input).
   void pad_dense_input(const DeviceBatch& batch, cudaStream_t stream);
+  /// A training step's batch is the kind its declared launches assume
+  /// (dense_input_bf16); throws std::logic_error otherwise.
+  void check_step_input(const DeviceBatch& batch) const;
   /// `sort_ahead`: a training step's, which starts the update's sort on its
   /// stream once the interaction has written the keys (sorts_ahead()).
   void forward(const DeviceBatch& batch, cudaStream_t stream, bool sort_ahead = false);
