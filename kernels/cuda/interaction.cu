@@ -31,9 +31,11 @@ constexpr int kForwardThreads = 128;
 static_assert(kForwardThreads % 32 == 0, "load_features gives whole warps to rows");
 constexpr size_t kMaxSharedBytes = 48 * 1024;  // without the opt-in attribute
 
-/// Floats between feature rows in the backward's shared memory: odd, so
-/// that threads reading column d of different rows hit different banks.
-int64_t row_stride(int64_t dim) { return dim % 2 == 1 ? dim : dim + 1; }
+/// Floats between feature rows in the backward's shared memory: dim where
+/// it is a multiple of 4 (rows 16-byte aligned, read four columns at a
+/// time: interaction_backward_kernel's kCols), else odd, so that threads
+/// reading column d of different rows hit different banks.
+int64_t backward_row_stride(int64_t dim) { return dim % 4 == 0 ? dim : dim % 2 == 1 ? dim : dim + 1; }
 
 /// Floats between feature rows in the forward's shared memory: an odd
 /// number of 16-byte vectors (rows are read as vectors), so that the rows
@@ -54,10 +56,25 @@ int64_t forward_row_stride(int64_t dim) { return 4 * (((dim + 3) / 4) | 1); }
 /// stored. One row a warp at a time kept a read or two a lane in flight
 /// (sm_90 SASS; the forward took 642 us at TF32 batch 65,536 on an H200,
 /// 2.9x its floor: docs/results/2026-11-26-h200-gpu-check-c9d4b27). 58-62 registers: eight 128-thread blocks a SM where 47
-/// allowed ten (capped at 48, ptxas spilled). The backward keeps the
-/// one-row loop: batching took it from 32 registers to 40-56 (eight
-/// 256-thread blocks a SM to six or four).
+/// allowed ten (capped at 48, ptxas spilled). The backward batches only
+/// small batches (kLatencyBoundBatch): batching took it from 32 registers
+/// to 40-56 (eight 256-thread blocks a SM to six or four), which costs a
+/// large grid its occupancy and a small one nothing.
 constexpr int kRowBatch = 4;
+
+/// Up to this many samples a kernel's grid of a block per sample is a wave
+/// or two (512 blocks on an H200's 132 SMs at DLE's batch 512), so one
+/// block's chain of memory round trips is the kernel's time, not the
+/// SMs' throughput: the backward loads its rows kRowBatch a warp at a time
+/// (one round of row reads at DLE's 27 features and 8 warps, where the
+/// one-row loop took four) and the forward runs 256 threads (one round of
+/// row reads where 128 took two). Above it, both keep the forms that
+/// fit more blocks a SM. At 512, bf16 and TF32, on an H200 (1590d6a) the
+/// backward took 19.0 us (8.3x its floor) and the forward 9.0 us on the
+/// step's critical path.
+constexpr int64_t kLatencyBoundBatch = 2048;
+constexpr int kSmallBatchForwardThreads = 256;
+static_assert(kSmallBatchForwardThreads % 32 == 0, "load_features gives whole warps to rows");
 template <typename TA, typename Rows>
 __device__ void load_features_batched(const TA* xb, const Rows& rows, int64_t b, int features, int dim,
                                       int stride, float* z, TA* x_out) {
@@ -253,21 +270,67 @@ __host__ __device__ int64_t backward_z_floats(int features, int64_t stride) {
   return (int64_t{features} * stride + 3) / 4 * 4;
 }
 
+/// Pair-gradient entries a backward thread loads before it stores any.
+constexpr int kPairBatch = 4;
+
+/// The backward's entries e0, e0 + blockDim.x, ... (kPairBatch of them) of
+/// gt [features][fp] (gt[j][f] = g_fj, zero on the diagonal and past F),
+/// loaded from the sample's pair gradients db[dim + pair]: every load is
+/// issued before the first is used. An entry past `entries` is 0.
+template <typename TA>
+struct PairGradients {
+  float g[kPairBatch];
+
+  __device__ void load(const TA* db, int dim, int features, int fp, int e0) {
+    const int entries = features * fp;
+#pragma unroll
+    for (int i = 0; i < kPairBatch; ++i) {
+      const int e = e0 + i * static_cast<int>(blockDim.x);
+      const int j = e / fp;
+      const int f = e - j * fp;
+      g[i] = 0.0f;
+      if (e < entries && f < features && f != j) {
+        g[i] = widen(db[dim + (f > j ? f * (f - 1) / 2 + j : j * (j - 1) / 2 + f)]);
+      }
+    }
+  }
+  __device__ void store(float* gt, int entries, int e0) const {
+#pragma unroll
+    for (int i = 0; i < kPairBatch; ++i) {
+      const int e = e0 + i * static_cast<int>(blockDim.x);
+      if (e < entries) gt[e] = g[i];
+    }
+  }
+};
+
 /// dz_f = Σ_j g_fj z_j per sample (g symmetric, zero diagonal), plus the
 /// passthrough db[d] for x (f = 0). The pair gradients are laid out in
 /// shared memory as gt[j][f] (rows of padded_features(F) floats, zero on the
 /// diagonal and past F), so four consecutive features' g_fj are one 16-byte
-/// broadcast load. Thread k owns column d = k % dim of features 4q .. 4q+3
-/// (q = k / dim): per j it loads z_j[d] once and makes four fused
-/// multiply-adds, a quarter of the shared-memory loads per multiply-add of
-/// a thread per (f, d) and no index arithmetic in the loop. The sum runs
-/// over ascending j, as the CPU's; the diagonal adds an exact zero. Fused
-/// multiply-adds round once where the CPU rounds twice: the results are
-/// within the tests' first-order bound, not bit-equal to the CPU's.
-template <typename TA, typename Rows, typename TG>
-__global__ void interaction_backward_kernel(const TA* __restrict__ x, Rows rows, const TA* __restrict__ dout,
-                                            int features, int64_t dim64, int64_t stride64, int64_t width,
-                                            TA* __restrict__ dx, TG* __restrict__ demb, bool dx_relu) {
+/// broadcast load. Thread k owns kCols columns from d of features 4q ..
+/// 4q+3: per j it loads g_(4q..4q+3)j and z_j[d .. d + kCols) once and makes
+/// 4 kCols fused multiply-adds, with no index arithmetic in the loop but
+/// the two pointers' steps. kCols = 4 (dim % 4 == 0, rows 16-byte aligned
+/// in shared memory: backward_row_stride): two 16-byte loads per sixteen
+/// multiply-adds, where one column took two loads (one of 16 bytes) per
+/// four; the sm_90 SASS of that form spent 8 instructions per 4 FMAs (the
+/// kernel took 1.12 ms at TF32 batch 65,536 on an H200, 1590d6a, 2.8x its
+/// floor). kCols = 1 otherwise. Either way each sum runs over ascending j,
+/// as the CPU's, from the passthrough (x) or zero; the diagonal adds an
+/// exact zero: the same bits for every kCols. Fused multiply-adds round
+/// once where the CPU rounds twice: the results are within the tests'
+/// first-order bound, not bit-equal to the CPU's. Past kLatencyBoundBatch
+/// the kernel is held to 32 registers (launch bounds: eight blocks a SM,
+/// as the one-column form had by itself; the four-column form took 48, five
+/// blocks) with no spills (scripts/sass: 0 local bytes) and about 1.5
+/// instructions per multiply-add in the loop; up to it, to 64 (four blocks
+/// a SM: 528 on an H200, so batch 512 runs in one wave; unbounded, ptxas
+/// took 105-115, two blocks).
+template <bool kBatched, int kCols, typename TA, typename Rows, typename TG>
+__global__ void __launch_bounds__(kThreads, kBatched ? 4 : 8)
+    interaction_backward_kernel(const TA* __restrict__ x, Rows rows, const TA* __restrict__ dout, int features,
+                                int64_t dim64, int64_t stride64, int64_t width, TA* __restrict__ dx,
+                                TG* __restrict__ demb, bool dx_relu) {
   extern __shared__ float4 backward_smem[];  // float4: 16-byte aligned
   const int dim = static_cast<int>(dim64);
   const int stride = static_cast<int>(stride64);
@@ -276,43 +339,67 @@ __global__ void interaction_backward_kernel(const TA* __restrict__ x, Rows rows,
   float* gt = z + backward_z_floats(features, stride64);  // [features, fp]
   const int64_t b = blockIdx.x;
   const TA* db = dout + b * width;
-  load_features<false>(x + b * dim64, rows, b, features, dim, stride, z, static_cast<TA*>(nullptr));
+  // The first pair gradients are loaded before the features and stored
+  // after them, so their reads wait out the same round trip as the rows'
+  // (756 entries at DLE's 27 features: all of them, with 256 threads).
   const int entries = features * fp;
-  for (int e = static_cast<int>(threadIdx.x); e < entries; e += static_cast<int>(blockDim.x)) {
-    const int j = e / fp;
-    const int f = e - j * fp;
-    float g = 0.0f;
-    if (f < features && f != j) g = widen(db[dim + (f > j ? f * (f - 1) / 2 + j : j * (j - 1) / 2 + f)]);
-    gt[e] = g;
+  const int first = static_cast<int>(threadIdx.x);
+  PairGradients<TA> pairs;
+  pairs.load(db, dim, features, fp, first);
+  load_features<kBatched>(x + b * dim64, rows, b, features, dim, stride, z, static_cast<TA*>(nullptr));
+  pairs.store(gt, entries, first);
+  const int step = kPairBatch * static_cast<int>(blockDim.x);
+  for (int e0 = first + step; e0 < entries; e0 += step) {
+    pairs.load(db, dim, features, fp, e0);
+    pairs.store(gt, entries, e0);
   }
   __syncthreads();
   TA* dxb = dx + b * dim64;
   TG* deb = demb + b * (features - 1) * dim64;
-  const int total = fp / kFeatureBlock * dim;
+  const int groups = dim / kCols;  // column groups of a feature block
+  const int total = fp / kFeatureBlock * groups;
   for (int k = static_cast<int>(threadIdx.x); k < total; k += static_cast<int>(blockDim.x)) {
-    const int q = k / dim;
-    const int d = k - q * dim;
+    const int q = k / groups;
+    const int d = (k - q * groups) * kCols;
     const int f0 = q * kFeatureBlock;
-    float a0 = f0 == 0 ? widen(db[d]) : 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    float acc[kFeatureBlock][kCols];  // [feature f0 + r][column d + c]
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      acc[0][c] = f0 == 0 ? widen(db[d + c]) : 0.0f;
+#pragma unroll
+      for (int r = 1; r < kFeatureBlock; ++r) acc[r][c] = 0.0f;
+    }
     const float* gj = gt + f0;
     const float* zj = z + d;
     for (int j = 0; j < features; ++j) {
-      const float4 g = *reinterpret_cast<const float4*>(gj);
-      const float v = *zj;
-      a0 = fmaf(g.x, v, a0);
-      a1 = fmaf(g.y, v, a1);
-      a2 = fmaf(g.z, v, a2);
-      a3 = fmaf(g.w, v, a3);
+      const float4 g4 = *reinterpret_cast<const float4*>(gj);
+      const float g[kFeatureBlock] = {g4.x, g4.y, g4.z, g4.w};
+      float v[kCols];
+      if constexpr (kCols == 4) {
+        const float4 v4 = *reinterpret_cast<const float4*>(zj);
+        v[0] = v4.x, v[1] = v4.y, v[2] = v4.z, v[3] = v4.w;
+      } else {
+        v[0] = *zj;
+      }
+#pragma unroll
+      for (int r = 0; r < kFeatureBlock; ++r) {
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) acc[r][c] = fmaf(g[r], v[c], acc[r][c]);
+      }
       gj += fp;
       zj += stride;
     }
-    const float acc[kFeatureBlock] = {a0, a1, a2, a3};
-    for (int r = 0; r < kFeatureBlock && f0 + r < features; ++r) {
+#pragma unroll
+    for (int r = 0; r < kFeatureBlock; ++r) {
       const int f = f0 + r;
-      if (f == 0) {
-        put(dxb, d, dx_relu && !(z[d] > 0.0f) ? 0.0f : acc[r]);  // z row 0 is x
-      } else {
-        put(deb, (f - 1) * dim + d, acc[r]);
+      if (f >= features) break;
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) {
+        if (f == 0) {
+          put(dxb, d + c, dx_relu && !(z[d + c] > 0.0f) ? 0.0f : acc[r][c]);  // z row 0 is x
+        } else {
+          put(deb, (f - 1) * dim + d + c, acc[r][c]);
+        }
       }
     }
   }
@@ -404,7 +491,7 @@ bool interaction_tensor_cores_fit(int num_tables, int64_t dim) {
 
 size_t interaction_shared_bytes(int num_tables, int64_t dim, bool backward) {
   const int features = num_tables + 1;
-  const int64_t floats = backward ? backward_z_floats(features, row_stride(dim)) +
+  const int64_t floats = backward ? backward_z_floats(features, backward_row_stride(dim)) +
                                         int64_t{features} * padded_features(features)
                                   : int64_t{features} * forward_row_stride(dim);
   return static_cast<size_t>(floats) * sizeof(float);
@@ -423,7 +510,8 @@ void forward(const InteractionArguments& a, cudaStream_t stream) {
   const int64_t width = out_row_stride(a);
   const Typed<TA> t = typed<TA>(a);
   with_rows<TE>(a, [&](auto rows) {
-    interaction_forward_kernel<TA, decltype(rows)><<<static_cast<unsigned>(a.batch), kForwardThreads,
+    const int threads = a.batch <= kLatencyBoundBatch ? kSmallBatchForwardThreads : kForwardThreads;
+    interaction_forward_kernel<TA, decltype(rows)><<<static_cast<unsigned>(a.batch), threads,
                                                      interaction_shared_bytes(a.num_tables, a.dim, false), stream>>>(
         t.x, rows, a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, t.out);
     PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_kernel");
@@ -436,9 +524,21 @@ void backward(const InteractionArguments& a, cudaStream_t stream) {
   const Typed<TA> t = typed<TA>(a);
   with_rows<TE>(a, [&](auto rows) {
     with_gradient<TE>(a, [&](auto* demb) {
-      interaction_backward_kernel<TA, decltype(rows), std::remove_pointer_t<decltype(demb)>>
-          <<<static_cast<unsigned>(a.batch), kThreads, interaction_shared_bytes(a.num_tables, a.dim, true), stream>>>(
-              t.x, rows, t.dout, a.num_tables + 1, a.dim, row_stride(a.dim), width, t.dx, demb, a.dx_relu);
+      using Rows = decltype(rows);
+      using TG = std::remove_pointer_t<decltype(demb)>;
+      // (Rows without a costly start load their features one way: one kernel.)
+      const bool four = a.dim % 4 == 0;
+      auto kernel = four ? interaction_backward_kernel<false, 4, TA, Rows, TG>
+                         : interaction_backward_kernel<false, 1, TA, Rows, TG>;
+      if constexpr (Rows::kCostlyStart) {
+        if (a.batch <= kLatencyBoundBatch) {
+          kernel = four ? interaction_backward_kernel<true, 4, TA, Rows, TG>
+                        : interaction_backward_kernel<true, 1, TA, Rows, TG>;
+        }
+      }
+      kernel<<<static_cast<unsigned>(a.batch), kThreads, interaction_shared_bytes(a.num_tables, a.dim, true),
+               stream>>>(t.x, rows, t.dout, a.num_tables + 1, a.dim, backward_row_stride(a.dim), width, t.dx, demb,
+                         a.dx_relu);
       PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_kernel");
     });
   });

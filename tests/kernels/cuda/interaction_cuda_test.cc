@@ -46,8 +46,11 @@ const std::vector<Problem>& problems() {
       {3, 26, 1}, {2049, 3, 128}, {2049, 26, 3}, {1, 1, 128},
       {5, 4, 33},  // F = 5: the backward's last block of four features holds one
       {7, 5, 30},  // dim % 4 == 2: the forward's two-float tail
-      {37, 31, 5},  // F = 32: 136 tiles of pairs, past one pass of the forward's 128 threads
-      {3, 40, 8},   // F = 41 (odd): 231 tiles, the last group's lone feature on a second pass
+      // The forward runs 256 threads up to 2,048 samples, 128 past it:
+      {2049, 31, 5},  // F = 32: 136 tiles of pairs, past one pass of 128 threads
+      {2049, 40, 8},  // F = 41 (odd): 231 tiles, the last group's lone feature on a second pass of 128
+      {37, 31, 5},    // F = 32 in one pass of 256 threads
+      {3, 46, 8},     // F = 47 (odd): 300 tiles, past one pass of 256 threads
   };
   return all;
 }
@@ -88,10 +91,13 @@ TEST(InteractionCudaCanImplement, AcceptsDleShapesAndRejectsBadOnesWithAReason) 
   EXPECT_EQ(InteractionForward::workspace_bytes(good), 0u);
   EXPECT_EQ(InteractionBackward::workspace_bytes(good), 0u);
   // 27 features: the forward's rows of 33 16-byte vectors (an odd number);
-  // the backward's of 129 (odd), rounded up to 4 floats in all, plus its
-  // 27 x 28 pair-gradient matrix.
+  // the backward's of 128 (a multiple of 4: its four-column form reads 16
+  // bytes of a row), plus its 27 x 28 pair-gradient matrix; of 31 (odd)
+  // and 30 + 1 where dim is not a multiple of 4, z rounded up to 4 floats.
   EXPECT_EQ(interaction_shared_bytes(26, 128, false), 27u * 132u * 4u);
-  EXPECT_EQ(interaction_shared_bytes(26, 128, true), (3484u + 27u * 28u) * 4u);
+  EXPECT_EQ(interaction_shared_bytes(26, 128, true), (27u * 128u + 27u * 28u) * 4u);
+  EXPECT_EQ(interaction_shared_bytes(4, 31, true), (156u + 5u * 8u) * 4u);  // 5 x 31 = 155 -> 156
+  EXPECT_EQ(interaction_shared_bytes(4, 30, true), (156u + 5u * 8u) * 4u);  // 5 x 31 again
   EXPECT_EQ(interaction_shared_bytes(3, 3, false), 4u * 4u * 4u);
   EXPECT_EQ(interaction_shared_bytes(3, 28, false), 4u * 28u * 4u);  // 7 vectors: odd already
   EXPECT_EQ(interaction_shared_bytes(3, 32, false), 4u * 36u * 4u);  // 8 vectors -> 9

@@ -65,9 +65,13 @@ TEST(InteractionCudaCanImplement, TheFusedLookupNeedsItsIdsAndAlignedTables) {
 TEST(InteractionCuda, TheFusedLookupEqualsGatherThenInteractionBitForBit) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   // {3, 40, 144}: the CUDA-core forward's batched loader (four rows a warp)
-  // three batches deep, and its 16-byte reads past 128 columns.
-  const std::vector<Problem> cases = {{37, 26, 128}, {5, 4, 33}, {7, 5, 30}, {2049, 3, 128}, {5, 16, 32},
-                                      {3, 15, 16},   {3, 40, 144}};
+  // three batches deep, and its 16-byte reads past 128 columns. Batches up
+  // to 2,048 take the CUDA-core kernels' small-batch forms (the backward's
+  // batched loader, the forward's 256 threads), {2049, 3, 128} and
+  // {2050, 2, 33} the others; dims of 128, 32, 144 the backward's
+  // four-column form, 33 its one-column form.
+  const std::vector<Problem> cases = {{37, 26, 128}, {5, 4, 33},   {7, 5, 30},  {2049, 3, 128}, {2050, 2, 33},
+                                      {5, 16, 32},   {3, 15, 16},  {3, 40, 144}};
   uint32_t seed = 700;
   for (const Problem& p : cases) {
     // Table t holds 1 + (7 t) % 13 rows; ids mostly row 0 (hot), else any.
