@@ -22,19 +22,21 @@ namespace {
 
 constexpr int kThreads = 256;
 static_assert(kThreads % 32 == 0, "load_features gives whole warps to rows");
-/// The forward's block: 105 tiles of pairs at DLE's shape (27 features)
-/// in one pass of 128 threads; with 46-51 registers a thread (ptxas), nine
-/// such blocks fit an SM's registers where four or five of 256 did, half of
-/// whose warps had no tile (with the lookup fused in, the batched loader's
-/// 58-62 registers: eight).
+/// The forward's block past kLatencyBoundBatch samples: 105 tiles of pairs
+/// at DLE's shape (27 features) in one pass of 128 threads; with 46-51
+/// registers a thread (ptxas), nine such blocks fit an SM's registers where
+/// four or five of 256 did, half of whose warps had no tile (with the lookup
+/// fused in, the batched loader's 58-62 registers: eight). Up to it the
+/// grid is a wave or two and the idle warps cost nothing: 256 threads.
 constexpr int kForwardThreads = 128;
 static_assert(kForwardThreads % 32 == 0, "load_features gives whole warps to rows");
 constexpr size_t kMaxSharedBytes = 48 * 1024;  // without the opt-in attribute
 
 /// Floats between feature rows in the backward's shared memory: dim where
 /// it is a multiple of 4 (rows 16-byte aligned, read four columns at a
-/// time: interaction_backward_kernel's kCols), else odd, so that threads
-/// reading column d of different rows hit different banks.
+/// time: interaction_backward_kernel's kCols), else odd, as before that
+/// (a warp reads one row's consecutive columns at a time, so the stride
+/// does not change its banks).
 int64_t backward_row_stride(int64_t dim) { return dim % 4 == 0 ? dim : dim % 2 == 1 ? dim : dim + 1; }
 
 /// Floats between feature rows in the forward's shared memory: an odd
@@ -65,11 +67,11 @@ constexpr int kRowBatch = 4;
 /// Up to this many samples a kernel's grid of a block per sample is a wave
 /// or two (512 blocks on an H200's 132 SMs at DLE's batch 512), so one
 /// block's chain of memory round trips is the kernel's time, not the
-/// SMs' throughput: the backward loads its rows kRowBatch a warp at a time
-/// (one round of row reads at DLE's 27 features and 8 warps, where the
-/// one-row loop took four) and the forward runs 256 threads (one round of
-/// row reads where 128 took two). Above it, both keep the forms that
-/// fit more blocks a SM. At 512, bf16 and TF32, on an H200 (1590d6a) the
+/// SMs' throughput: with the lookup fused in (rows of at least 32 values)
+/// the backward loads its rows kRowBatch a warp at a time (one round of
+/// row reads at DLE's 27 features and 8 warps, where the one-row loop took
+/// four), and the forward runs 256 threads (one round of row reads where
+/// 128 took two). Above it, both keep the forms that fit more blocks a SM. At 512, bf16 and TF32, on an H200 (1590d6a) the
 /// backward took 19.0 us (8.3x its floor) and the forward 9.0 us on the
 /// step's critical path.
 constexpr int64_t kLatencyBoundBatch = 2048;
@@ -323,9 +325,11 @@ struct PairGradients {
 /// the kernel is held to 32 registers (launch bounds: eight blocks a SM,
 /// as the one-column form had by itself; the four-column form took 48, five
 /// blocks) with no spills (scripts/sass: 0 local bytes) and about 1.5
-/// instructions per multiply-add in the loop; up to it, to 64 (four blocks
-/// a SM: 528 on an H200, so batch 512 runs in one wave; unbounded, ptxas
-/// took 105-115, two blocks).
+/// instructions per multiply-add in the loop; up to it with the lookup
+/// fused in (kBatched), to 64 (four blocks a SM: 528 on an H200, so batch
+/// 512 runs in one wave; unbounded, ptxas took 105-115, two blocks).
+/// Rows without a costly start (the gathered tensor) always take the
+/// 32-register form.
 template <bool kBatched, int kCols, typename TA, typename Rows, typename TG>
 __global__ void __launch_bounds__(kThreads, kBatched ? 4 : 8)
     interaction_backward_kernel(const TA* __restrict__ x, Rows rows, const TA* __restrict__ dout, int features,

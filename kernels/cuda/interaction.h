@@ -128,7 +128,7 @@ LaunchList interaction_launches(const InteractionArguments& args, bool backward)
 class InteractionForward {
  public:
   /// Checks the shape, the pointers and that the features fit in 48 KiB of
-  /// shared memory (F * (dim + 1) floats).
+  /// shared memory (interaction_shared_bytes: about F * dim floats).
   static Status can_implement(const InteractionArguments& args);
   /// Always 0.
   static size_t workspace_bytes(const InteractionArguments& args);

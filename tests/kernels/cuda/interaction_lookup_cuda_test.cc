@@ -64,14 +64,17 @@ TEST(InteractionCudaCanImplement, TheFusedLookupNeedsItsIdsAndAlignedTables) {
 // CUDA-core and tensor-core kernels.
 TEST(InteractionCuda, TheFusedLookupEqualsGatherThenInteractionBitForBit) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  // {3, 40, 144}: the CUDA-core forward's batched loader (four rows a warp)
-  // three batches deep, and its 16-byte reads past 128 columns. Batches up
-  // to 2,048 take the CUDA-core kernels' small-batch forms (the backward's
-  // batched loader, the forward's 256 threads), {2049, 3, 128} and
-  // {2050, 2, 33} the others; dims of 128, 32, 144 the backward's
-  // four-column form, 33 its one-column form.
-  const std::vector<Problem> cases = {{37, 26, 128}, {5, 4, 33},   {7, 5, 30},  {2049, 3, 128}, {2050, 2, 33},
-                                      {5, 16, 32},   {3, 15, 16},  {3, 40, 144}};
+  // Batches up to 2,048 take the CUDA-core kernels' small-batch forms (the
+  // backward's batched loader, the forward's 256 threads), the last three
+  // cases the others. {3, 40, 144}: the batched loader (four rows a warp)
+  // two batches deep on 256 threads, and its 16-byte reads past 128
+  // columns; {2049, 26, 128}: DLE past 2,048, the forward's batched loader
+  // two batches deep on 128 threads and the backward's one-row loop four
+  // rows a warp. Dims that are a multiple of 4 take the backward's
+  // four-column form, 33 its one-column form (30 and 16: the flat loader).
+  const std::vector<Problem> cases = {{37, 26, 128},  {5, 4, 33},     {7, 5, 30},    {5, 16, 32},
+                                      {3, 15, 16},    {3, 40, 144},   {2049, 3, 128}, {2050, 2, 33},
+                                      {2049, 26, 128}};
   uint32_t seed = 700;
   for (const Problem& p : cases) {
     // Table t holds 1 + (7 t) % 13 rows; ids mostly row 0 (hot), else any.
