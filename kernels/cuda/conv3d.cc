@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/round_up.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/conv3d_planes.h"
 
@@ -31,8 +32,6 @@ namespace {
 using conv3d_detail::PlaneShape;
 
 constexpr size_t kWorkspaceAlignment = 256;
-
-size_t round_up(size_t bytes) { return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
 
 /// The input-side view (x, or dx for backward data) and the output-side one
 /// (y for forward, dy otherwise) of a call, as read-only views.
@@ -289,7 +288,7 @@ struct Conv3d::Plan {
     forward_shape = f;
     const cpu::Conv3dGeometry& g = shape.geometry;
     const auto weights = static_cast<size_t>(g.c_out * g.c_in * g.k * g.k * g.k) * conv3d_element_bytes(shape.math);
-    forward_offset = round_up(weights);
+    forward_offset = round_up(weights, kWorkspaceAlignment);
     cudnn_bytes = 0;
     total_bytes = forward_offset + via_forward->workspace_bytes();
     return true;
@@ -393,10 +392,10 @@ struct Conv3d::Plan {
     PERFLAB_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, math_type));
     const auto block_bytes =
         static_cast<size_t>(g.batch * g.c_in * block_planes * hw) * conv3d_element_bytes(shape.math);
-    block_offset = round_up(cudnn_bytes);
+    block_offset = round_up(cudnn_bytes, kWorkspaceAlignment);
     total_bytes = staged ? block_offset + block_bytes : cudnn_bytes;
     if (dense_dy) {
-      dy_offset = round_up(total_bytes);
+      dy_offset = round_up(total_bytes, kWorkspaceAlignment);
       total_bytes = dy_offset + static_cast<size_t>(g.batch * g.c_out * yv.planes * hw) *
                                     conv3d_element_bytes(shape.math);
     }

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "base/error.h"
+#include "base/round_up.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/embedding_detail.h"
@@ -30,8 +31,6 @@ using embedding_detail::Slot;
 using embedding_detail::tiles_for;
 
 constexpr size_t kAlign = 256;
-
-size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 Status check_common(const EmbeddingArguments& a) {
   if (a.batch < 1)
@@ -136,7 +135,7 @@ BackwardLayout compute_backward_layout(int64_t num_slots, int64_t dim, int key_b
   size_t at = 0;
   auto take = [&at](size_t bytes) {
     const size_t offset = at;
-    at += align_up(bytes);
+    at += round_up(bytes, kAlign);
     return offset;
   };
   const size_t count = static_cast<size_t>(num_slots);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "base/round_up.h"
 #include "kernels/cuda/check.h"
 
 namespace perflab::kernels::cuda {
@@ -21,8 +22,6 @@ constexpr size_t kAlign = 256;
 
 using Key = unsigned long long;  // a global row; CUB sorts it, atomics want this type
 using Count = unsigned long long;
-
-size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 unsigned blocks_for(int64_t work, int64_t per_block) {
   return static_cast<unsigned>(std::clamp<int64_t>((work + per_block - 1) / per_block, 1, kMaxBlocks));
@@ -159,7 +158,7 @@ Layout layout(int64_t slots, int key_bits, int set_bits) {
   size_t at = 0;
   auto take = [&at](size_t bytes) {
     const size_t offset = at;
-    at += align_up(bytes);
+    at += round_up(bytes, kAlign);
     return offset;
   };
   const auto count = static_cast<size_t>(slots);

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/round_up.h"
 #include "kernels/cuda/bias_act.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
@@ -52,8 +53,6 @@ namespace {
 /// cuBLASLt wants a 256-byte aligned workspace; we keep our carve-outs so.
 constexpr size_t kWorkspaceAlignment = 256;
 constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
-
-size_t round_up(size_t value, size_t to) { return (value + to - 1) / to * to; }
 
 DType dtype_of(Precision precision) {
   return precision == Precision::kTf32 ? DType::kF32 : DType::kBF16;

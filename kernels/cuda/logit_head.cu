@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "base/round_up.h"
 #include "kernels/cuda/bce_device.cuh"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/stored_types.cuh"
@@ -212,8 +213,6 @@ int64_t blocks_for(int64_t n) {
   return std::min((n + tile - 1) / tile, LogitHead::kMaxBlocks);
 }
 
-size_t align8(size_t bytes) { return (bytes + 7) / 8 * 8; }
-
 /// Where the partial sums of `blocks` blocks (and of their groups) lie in
 /// the workspace: [blocks] losses (double), [blocks] g sums, [blocks][k] dw
 /// and [blocks][k] db_below, then the same for the groups; each array 8-byte
@@ -234,7 +233,7 @@ Partials partials_at(char* base, int64_t blocks, int64_t k) {
   size_t at = 0;
   auto take = [&](size_t bytes) {
     char* where = base == nullptr ? nullptr : base + at;
-    at += align8(bytes);
+    at += round_up(bytes, 8);
     return where;
   };
   p.loss = reinterpret_cast<double*>(take(n * sizeof(double)));

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "base/round_up.h"
 #include "kernels/cuda/rnnt_launch.h"
 
 namespace perflab::kernels::cuda {
@@ -16,8 +17,6 @@ using rnnt_detail::RnntProblem;
 using rnnt_detail::RnntWorkspace;
 
 constexpr size_t kAlign = 256;  // every workspace array starts on a 256-byte boundary
-
-size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 std::string shape_text(const cpu::RnntShape& s) {
   return "B=" + std::to_string(s.batch) + " T=" + std::to_string(s.max_time) +
@@ -50,7 +49,7 @@ RnntWorkspace carve(const Sizes& sizes, void* workspace) {
   const auto take = [&](int64_t count) -> float* {
     if (count == 0) return nullptr;
     float* p = reinterpret_cast<float*>(next);
-    next += aligned(static_cast<size_t>(count) * sizeof(float));
+    next += round_up(static_cast<size_t>(count) * sizeof(float), kAlign);
     return p;
   };
   RnntWorkspace w;
@@ -151,7 +150,7 @@ size_t RnntLoss::workspace_bytes(const RnntLossArguments& args, Variant variant)
   const Sizes s = workspace_sizes(args, variant);
   size_t total = 0;
   for (int64_t count : {s.log_probs, s.lse, s.lp_blank, s.lp_label, s.alpha, s.beta}) {
-    total += aligned(static_cast<size_t>(count) * sizeof(float));
+    total += round_up(static_cast<size_t>(count) * sizeof(float), kAlign);
   }
   return total;
 }

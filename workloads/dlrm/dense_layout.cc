@@ -7,16 +7,11 @@
 #include <stdexcept>
 
 #include "base/error.h"
+#include "base/round_up.h"
 
 #include "kernels/cpu/interaction.h"
 
 namespace perflab::dlrm {
-namespace {
-
-int64_t round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
-
-}  // namespace
-
 int64_t bottom_input_width(const ModelShape& shape) { return round_up(shape.num_dense, 8); }
 
 int64_t top_input_width(const ModelShape& shape) {

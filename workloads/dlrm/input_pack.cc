@@ -6,15 +6,10 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/round_up.h"
 #include "kernels/half_precision.h"
 
 namespace perflab::dlrm {
-namespace {
-
-int64_t aligned(int64_t bytes) { return (bytes + kPackAlignment - 1) / kPackAlignment * kPackAlignment; }
-
-}  // namespace
-
 PackedBatchLayout packed_batch_layout(int64_t local, int64_t width, int64_t batch, int64_t tables,
                                       bool dense_bf16) {
   if (local < 1 || width < 1 || batch < local || tables < 1) {
@@ -29,9 +24,10 @@ PackedBatchLayout packed_batch_layout(int64_t local, int64_t width, int64_t batc
   l.tables = tables;
   l.dense_bf16 = dense_bf16;
   l.dense_offset = 0;
-  l.ids_offset = aligned(local * width * (dense_bf16 ? 2 : static_cast<int64_t>(sizeof(float))));
-  l.labels_offset = l.ids_offset + aligned(batch * tables * static_cast<int64_t>(sizeof(int32_t)));
-  l.bytes = l.labels_offset + aligned(local * static_cast<int64_t>(sizeof(float)));
+  const int64_t dense_bytes = local * width * (dense_bf16 ? 2 : static_cast<int64_t>(sizeof(float)));
+  l.ids_offset = round_up(dense_bytes, kPackAlignment);
+  l.labels_offset = l.ids_offset + round_up(batch * tables * static_cast<int64_t>(sizeof(int32_t)), kPackAlignment);
+  l.bytes = l.labels_offset + round_up(local * static_cast<int64_t>(sizeof(float)), kPackAlignment);
   return l;
 }
 
