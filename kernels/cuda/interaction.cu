@@ -2,6 +2,7 @@
 // per sample), the checks, the dispatch and the launch declarations; the
 // tensor-core kernels are interaction_tc.cu's.
 #include <cuda_bf16.h>
+#include <cuda_pipeline.h>
 
 #include <cstdint>
 #include <limits>
@@ -48,32 +49,30 @@ int64_t forward_row_stride(int64_t dim) { return 4 * (((dim + 3) / 4) | 1); }
 // Stored types (InteractionArguments::activations, ::embeddings): widen and
 // put from stored_types.cuh.
 
-/// The forward's loader with the lookup fused in and rows of at least 32
-/// values (load_features, kBatched): x by every thread, then a warp per
-/// embedding row, kRowBatch rows a warp at a time: their starts (an id and
-/// an offset read each) first, then their values (16 bytes a lane where the
-/// rows, z's stride and the tables allow), then the stores, so a batch's
-/// reads are in flight together. A row past the last reads the batch's
-/// first row again (valid addresses, no conditional loads) and is not
-/// stored. One row a warp at a time kept a read or two a lane in flight
-/// (sm_90 SASS; the forward took 642 us at TF32 batch 65,536 on an H200,
-/// 2.9x its floor: docs/results/2026-11-26-h200-gpu-check-c9d4b27). 58-62 registers: eight 128-thread blocks a SM where 47
-/// allowed ten (capped at 48, ptxas spilled). The backward batches only
-/// small batches (kLatencyBoundBatch): batching took it from 32 registers
-/// to 40-56 (eight 256-thread blocks a SM to six or four), which costs a
-/// large grid its occupancy and a small one nothing.
+/// The loader with the lookup fused in and rows of at least 32 values
+/// where cp.async cannot copy them (Loader::kBatched: dim or z's stride not
+/// a multiple of 4, or tables not 16-byte aligned): x by every thread, then
+/// a warp per embedding row, kRowBatch rows a warp at a time: their starts
+/// (an id and an offset read each) first, then their values, then the
+/// stores, so a batch's reads are in flight together. A row past the last
+/// reads the batch's first row again (valid addresses, no conditional
+/// loads) and is not stored. One row a warp at a time kept a read or two a
+/// lane in flight (sm_90 SASS; the forward took 642 us at TF32 batch 65,536
+/// on an H200, 2.9x its floor: docs/results/2026-11-26-h200-gpu-check-c9d4b27).
+/// The aligned case, DLRM's, now takes load_features_async: the same reads
+/// all in flight with no registers held (this loader's 16-byte form took
+/// 56-64 registers).
 constexpr int kRowBatch = 4;
 
 /// Up to this many samples a kernel's grid of a block per sample is a wave
 /// or two (512 blocks on an H200's 132 SMs at DLE's batch 512), so one
-/// block's chain of memory round trips is the kernel's time, not the
-/// SMs' throughput: with the lookup fused in (rows of at least 32 values)
-/// the backward loads its rows kRowBatch a warp at a time (one round of
-/// row reads at DLE's 27 features and 8 warps, where the one-row loop took
-/// four), and the forward runs 256 threads (one round of row reads where
-/// 128 took two). Above it, both keep the forms that fit more blocks a SM. At 512, bf16 and TF32, on an H200 (1590d6a) the
-/// backward took 19.0 us (8.3x its floor) and the forward 9.0 us on the
-/// step's critical path.
+/// block's chain of memory round trips is the kernel's time, not the SMs'
+/// throughput: the forward runs 256 threads (more warps copying rows),
+/// and a backward that cannot copy its rows asynchronously batches them
+/// (kRowBatch a warp). Above it, both keep the forms that fit more blocks
+/// a SM. At 512, bf16 and TF32, on an H200 (1590d6a) the backward took
+/// 19.0 us (8.3x its floor) and the forward 9.0 us on the step's critical
+/// path.
 constexpr int64_t kLatencyBoundBatch = 2048;
 constexpr int kSmallBatchForwardThreads = 256;
 static_assert(kSmallBatchForwardThreads % 32 == 0, "load_features gives whole warps to rows");
@@ -85,7 +84,6 @@ __device__ void load_features_batched(const TA* xb, const Rows& rows, int64_t b,
     if (x_out != nullptr) x_out[d] = xb[d];
   }
   const int lane = static_cast<int>(threadIdx.x % 32), warps = static_cast<int>(blockDim.x / 32);
-  const bool wide = dim % 4 == 0 && stride % 4 == 0 && reinterpret_cast<uintptr_t>(rows.tables) % 16 == 0;
   for (int f0 = 1 + static_cast<int>(threadIdx.x / 32); f0 < features; f0 += kRowBatch * warps) {
     int64_t start[kRowBatch];
 #pragma unroll
@@ -93,26 +91,91 @@ __device__ void load_features_batched(const TA* xb, const Rows& rows, int64_t b,
       const int f = f0 + i * warps;
       start[i] = rows.start(b, (f < features ? f : f0) - 1);
     }
-    // The batch's rows, kWidth values a lane at a time (load: float4 or float).
-    const auto copy = [&](auto width, const auto& load) {
-      constexpr int kWidth = decltype(width)::value;
-      using V = decltype(load(int64_t{0}, 0));
-      for (int d = kWidth * lane; d < dim; d += 32 * kWidth) {
-        V v[kRowBatch];
+    for (int d = lane; d < dim; d += 32) {
+      float v[kRowBatch];
 #pragma unroll
-        for (int i = 0; i < kRowBatch; ++i) v[i] = load(start[i], d);
+      for (int i = 0; i < kRowBatch; ++i) v[i] = rows.at(start[i], d);
 #pragma unroll
-        for (int i = 0; i < kRowBatch; ++i) {
-          const int f = f0 + i * warps;
-          if (f < features) *reinterpret_cast<V*>(z + f * stride + d) = v[i];
-        }
+      for (int i = 0; i < kRowBatch; ++i) {
+        const int f = f0 + i * warps;
+        if (f < features) z[f * stride + d] = v[i];
       }
-    };
-    if (wide) {
-      copy(std::integral_constant<int, 4>{}, [&](int64_t s, int d) { return rows.at4(s, d); });
-    } else {
-      copy(std::integral_constant<int, 1>{}, [&](int64_t s, int d) { return rows.at(s, d); });
     }
+  }
+}
+
+/// How a kernel loads a sample's embedding rows (the host picks, by async_rows
+/// and the batch).
+///   kAsync     with the lookup fused in, 16-byte aligned fp32 tables and
+///              16-byte aligned rows of z (dim % 4 == 0 and stride % 4 ==
+///              0): every row's 16-byte pieces copied global -> shared
+///              asynchronously (cp.async, load_features_async), all of a
+///              sample's rows in flight at once with no registers held.
+///   kBatched   otherwise with the lookup, rows of at least 32 values:
+///              kRowBatch rows a warp in registers at a time
+///              (load_features_batched; the forward, and the backward up to
+///              kLatencyBoundBatch samples).
+///   kRowByRow  one row a warp at a time (the backward past
+///              kLatencyBoundBatch, where registers are occupancy), or the
+///              flat loader for rows without a costly start or under 32
+///              values (every loader falls back to it there).
+enum class Loader { kAsync, kBatched, kRowByRow };
+
+/// Whether `rows` can be copied with cp.async into rows of z `stride`
+/// floats apart: fp32 tables, 16-byte aligned, dim and stride multiples of 4.
+template <typename Rows>
+bool async_rows(const Rows& rows, int64_t dim, int64_t stride) {
+  if constexpr (Rows::kCostlyStart) {
+    return dim % 4 == 0 && stride % 4 == 0 && reinterpret_cast<uintptr_t>(rows.tables) % 16 == 0;
+  } else {
+    return false;
+  }
+}
+
+/// The features with the lookup fused in (Loader::kAsync): x by every
+/// thread (widened; copied through to x_out when not null), then the
+/// embedding rows by cp.async, 16 bytes a lane: 32 rows' starts at a time
+/// (lane i finds row r0 + i's: an id and an offset read, every warp alike,
+/// the same addresses), then warp w copies rows r0 + w, r0 + w + warps, ...
+/// of them, each row's start broadcast from the lane that found it. Every
+/// copy is issued before the thread waits for its own (one round trip for
+/// a sample's rows, where the batched loader needed the rows in registers:
+/// 56-64 of them). bf16 embeddings (TE) are stored as the tables round to
+/// them, each lane rounding in place what it copied. The caller's
+/// __syncthreads makes every thread's copies visible to the block.
+template <typename TA, typename TE>
+__device__ void load_features_async(const TA* xb, const LookupRows<TE>& rows, int64_t b, int features, int dim,
+                                    int stride, float* z, TA* x_out) {
+  for (int d = static_cast<int>(threadIdx.x); d < dim; d += static_cast<int>(blockDim.x)) {
+    z[d] = widen(xb[d]);
+    if (x_out != nullptr) x_out[d] = xb[d];
+  }
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  const int warps = static_cast<int>(blockDim.x / 32);
+  const int count = features - 1;  // embedding rows
+  // f(row's first z column, row's table start): each of this lane's pieces.
+  const auto each_piece = [&](auto&& f) {
+    for (int r0 = 0; r0 < count; r0 += 32) {
+      const int n = count - r0 < 32 ? count - r0 : 32;
+      const int64_t mine = lane < n ? rows.start(b, r0 + lane) : 0;
+      for (int j = warp; j < n; j += warps) {
+        const int64_t start = __shfl_sync(0xffffffffu, mine, j);
+        float* row = z + (1 + r0 + j) * stride;
+        for (int d = 4 * lane; d < dim; d += 128) f(row + d, start + d);
+      }
+    }
+  };
+  each_piece([&](float* to, int64_t from) { __pipeline_memcpy_async(to, rows.tables + from, 16); });
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  if constexpr (!std::is_same_v<TE, float>) {
+    // The pieces this lane copied (the same walk: the starts are read again,
+    // now from cache), rounded as TE stores them.
+    each_piece([&](float* at, int64_t) {
+      float4 v = *reinterpret_cast<const float4*>(at);
+      v = make_float4(as_stored<TE>(v.x), as_stored<TE>(v.y), as_stored<TE>(v.z), as_stored<TE>(v.w));
+      *reinterpret_cast<float4*>(at) = v;
+    });
   }
 }
 
@@ -122,14 +185,19 @@ __device__ void load_features_batched(const TA* xb, const Rows& rows, int64_t b,
 /// With the lookup fused in and rows of at least 32 values, a warp per
 /// feature row: the row's start (an id and an offset read) is found once
 /// per row, and the lanes read consecutive columns (kBatched: several rows
-/// a warp at a time, load_features_batched). Otherwise every thread takes
+/// a warp at a time, load_features_batched; kAsync: every row at once by
+/// cp.async, load_features_async, at any dim). Otherwise every thread takes
 /// the next element of the flat features x dim range, so short rows keep
 /// the whole block busy. Indices within a sample are 32-bit: features *
 /// stride fits the block's shared memory (check() caps it at 48 KiB).
-template <bool kBatched, typename TA, typename Rows>
+template <Loader kLoader, typename TA, typename Rows>
 __device__ void load_features(const TA* xb, const Rows& rows, int64_t b, int features, int dim, int stride,
                               float* z, TA* x_out) {
-  if constexpr (kBatched && Rows::kCostlyStart) {
+  if constexpr (kLoader == Loader::kAsync && Rows::kCostlyStart) {
+    load_features_async(xb, rows, b, features, dim, stride, z, x_out);  // the host checked async_rows
+    return;
+  }
+  if constexpr (kLoader == Loader::kBatched && Rows::kCostlyStart) {
     if (dim >= 32) {
       load_features_batched(xb, rows, b, features, dim, stride, z, x_out);
       return;
@@ -187,7 +255,7 @@ __device__ inline void tile_from_index(int t, int* a, int* c) {
 /// tiles' triangle consecutive threads take consecutive c (rows in
 /// different bank groups, forward_row_stride) and share a (a broadcast);
 /// where c wraps to the next a two rows may share a bank group.
-template <typename TA, typename Rows>
+template <Loader kLoader, typename TA, typename Rows>
 __global__ void interaction_forward_kernel(const TA* __restrict__ x, Rows rows, int features, int64_t dim64,
                                            int64_t stride64, int64_t width, TA* __restrict__ out) {
   extern __shared__ float4 forward_smem[];  // float4: 16-byte aligned rows
@@ -196,7 +264,7 @@ __global__ void interaction_forward_kernel(const TA* __restrict__ x, Rows rows, 
   const int stride = static_cast<int>(stride64);
   const int64_t b = blockIdx.x;
   TA* ob = out + b * width;
-  load_features<true>(x + b * dim64, rows, b, features, dim, stride, z, ob);
+  load_features<kLoader>(x + b * dim64, rows, b, features, dim, stride, z, ob);
   for (int t = static_cast<int>(threadIdx.x); t < features - 1; t += static_cast<int>(blockDim.x)) {
     rows.write_sort(b, t);  // the lookup fused in: the update's sort input
   }
@@ -321,17 +389,15 @@ struct PairGradients {
 /// as the CPU's, from the passthrough (x) or zero; the diagonal adds an
 /// exact zero: the same bits for every kCols. Fused multiply-adds round
 /// once where the CPU rounds twice: the results are within the tests'
-/// first-order bound, not bit-equal to the CPU's. Past kLatencyBoundBatch
-/// the kernel is held to 32 registers (launch bounds: eight blocks a SM,
-/// as the one-column form had by itself; the four-column form took 48, five
-/// blocks) with no spills (scripts/sass: 0 local bytes) and about 1.5
-/// instructions per multiply-add in the loop; up to it with the lookup
-/// fused in (kBatched), to 64 (four blocks a SM: 528 on an H200, so batch
-/// 512 runs in one wave; unbounded, ptxas took 105-115, two blocks).
-/// Rows without a costly start (the gathered tensor) always take the
-/// 32-register form.
-template <bool kBatched, int kCols, typename TA, typename Rows, typename TG>
-__global__ void __launch_bounds__(kThreads, kBatched ? 4 : 8)
+/// first-order bound, not bit-equal to the CPU's. The kernel is held to
+/// 32 registers (launch bounds: eight blocks a SM, as the one-column form
+/// had by itself; the four-column form took 48, five blocks) with no spills
+/// (scripts/sass: 0 local bytes) and about 1.5 instructions per
+/// multiply-add in the loop, but with the batched loader (Loader::kBatched,
+/// small batches only), held to 64 (four blocks a SM: 528 on an H200, so
+/// batch 512 runs in one wave; unbounded, ptxas took 105-115, two blocks).
+template <Loader kLoader, int kCols, typename TA, typename Rows, typename TG>
+__global__ void __launch_bounds__(kThreads, kLoader == Loader::kBatched ? 4 : 8)
     interaction_backward_kernel(const TA* __restrict__ x, Rows rows, const TA* __restrict__ dout, int features,
                                 int64_t dim64, int64_t stride64, int64_t width, TA* __restrict__ dx,
                                 TG* __restrict__ demb, bool dx_relu) {
@@ -350,7 +416,7 @@ __global__ void __launch_bounds__(kThreads, kBatched ? 4 : 8)
   const int first = static_cast<int>(threadIdx.x);
   PairGradients<TA> pairs;
   pairs.load(db, dim, features, fp, first);
-  load_features<kBatched>(x + b * dim64, rows, b, features, dim, stride, z, static_cast<TA*>(nullptr));
+  load_features<kLoader>(x + b * dim64, rows, b, features, dim, stride, z, static_cast<TA*>(nullptr));
   pairs.store(gt, entries, first);
   const int step = kPairBatch * static_cast<int>(blockDim.x);
   for (int e0 = first + step; e0 < entries; e0 += step) {
@@ -514,9 +580,13 @@ void forward(const InteractionArguments& a, cudaStream_t stream) {
   const int64_t width = out_row_stride(a);
   const Typed<TA> t = typed<TA>(a);
   with_rows<TE>(a, [&](auto rows) {
+    using Rows = decltype(rows);
     const int threads = a.batch <= kLatencyBoundBatch ? kSmallBatchForwardThreads : kForwardThreads;
-    interaction_forward_kernel<TA, decltype(rows)><<<static_cast<unsigned>(a.batch), threads,
-                                                     interaction_shared_bytes(a.num_tables, a.dim, false), stream>>>(
+    auto kernel = interaction_forward_kernel<Loader::kBatched, TA, Rows>;
+    if constexpr (Rows::kCostlyStart) {
+      if (async_rows(rows, a.dim, forward_row_stride(a.dim))) kernel = interaction_forward_kernel<Loader::kAsync, TA, Rows>;
+    }
+    kernel<<<static_cast<unsigned>(a.batch), threads, interaction_shared_bytes(a.num_tables, a.dim, false), stream>>>(
         t.x, rows, a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, t.out);
     PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_kernel");
   });
@@ -532,12 +602,14 @@ void backward(const InteractionArguments& a, cudaStream_t stream) {
       using TG = std::remove_pointer_t<decltype(demb)>;
       // (Rows without a costly start load their features one way: one kernel.)
       const bool four = a.dim % 4 == 0;
-      auto kernel = four ? interaction_backward_kernel<false, 4, TA, Rows, TG>
-                         : interaction_backward_kernel<false, 1, TA, Rows, TG>;
+      auto kernel = four ? interaction_backward_kernel<Loader::kRowByRow, 4, TA, Rows, TG>
+                         : interaction_backward_kernel<Loader::kRowByRow, 1, TA, Rows, TG>;
       if constexpr (Rows::kCostlyStart) {
-        if (a.batch <= kLatencyBoundBatch) {
-          kernel = four ? interaction_backward_kernel<true, 4, TA, Rows, TG>
-                        : interaction_backward_kernel<true, 1, TA, Rows, TG>;
+        if (async_rows(rows, a.dim, backward_row_stride(a.dim))) {  // dim % 4 == 0: four columns
+          kernel = interaction_backward_kernel<Loader::kAsync, 4, TA, Rows, TG>;
+        } else if (a.batch <= kLatencyBoundBatch) {
+          kernel = four ? interaction_backward_kernel<Loader::kBatched, 4, TA, Rows, TG>
+                        : interaction_backward_kernel<Loader::kBatched, 1, TA, Rows, TG>;
         }
       }
       kernel<<<static_cast<unsigned>(a.batch), kThreads, interaction_shared_bytes(a.num_tables, a.dim, true),
