@@ -27,8 +27,9 @@ static_assert(kThreads % 32 == 0, "load_features gives whole warps to rows");
 /// at DLE's shape (27 features) in one pass of 128 threads; with 46-51
 /// registers a thread (ptxas), nine such blocks fit an SM's registers where
 /// four or five of 256 did, half of whose warps had no tile (with the lookup
-/// fused in, the batched loader's 58-62 registers: eight). Up to it the
-/// grid is a wave or two and the idle warps cost nothing: 256 threads.
+/// fused in, 44 with the cp.async loader: eleven; 58-62 with the batched
+/// one: eight). Up to it the grid is a wave or two and the idle warps cost
+/// nothing: 256 threads.
 constexpr int kForwardThreads = 128;
 static_assert(kForwardThreads % 32 == 0, "load_features gives whole warps to rows");
 constexpr size_t kMaxSharedBytes = 48 * 1024;  // without the opt-in attribute
@@ -116,9 +117,10 @@ __device__ void load_features_batched(const TA* xb, const Rows& rows, int64_t b,
 ///              (load_features_batched; the forward, and the backward up to
 ///              kLatencyBoundBatch samples).
 ///   kRowByRow  one row a warp at a time (the backward past
-///              kLatencyBoundBatch, where registers are occupancy), or the
-///              flat loader for rows without a costly start or under 32
-///              values (every loader falls back to it there).
+///              kLatencyBoundBatch, where registers are occupancy).
+/// kAsync takes every dim that is a multiple of 4; the other two fall back
+/// to the flat loader for rows under 32 values, as do rows without a costly
+/// start (the gathered tensor) whatever the loader.
 enum class Loader { kAsync, kBatched, kRowByRow };
 
 /// Whether `rows` can be copied with cp.async into rows of z `stride`
@@ -139,10 +141,10 @@ bool async_rows(const Rows& rows, int64_t dim, int64_t stride) {
 /// the same addresses), then warp w copies rows r0 + w, r0 + w + warps, ...
 /// of them, each row's start broadcast from the lane that found it. Every
 /// copy is issued before the thread waits for its own (one round trip for
-/// a sample's rows, where the batched loader needed the rows in registers:
-/// 56-64 of them). bf16 embeddings (TE) are stored as the tables round to
-/// them, each lane rounding in place what it copied. The caller's
-/// __syncthreads makes every thread's copies visible to the block.
+/// a sample's rows, where the batched loader's 16-byte form held them in
+/// registers: 56-64 of them). bf16 embeddings (TE) are stored as the
+/// tables round to them, each lane rounding in place what it copied. The
+/// caller's __syncthreads makes every thread's copies visible to the block.
 template <typename TA, typename TE>
 __device__ void load_features_async(const TA* xb, const LookupRows<TE>& rows, int64_t b, int features, int dim,
                                     int stride, float* z, TA* x_out) {
@@ -153,42 +155,46 @@ __device__ void load_features_async(const TA* xb, const LookupRows<TE>& rows, in
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const int warps = static_cast<int>(blockDim.x / 32);
   const int count = features - 1;  // embedding rows
-  // f(row's first z column, row's table start): each of this lane's pieces.
-  const auto each_piece = [&](auto&& f) {
-    for (int r0 = 0; r0 < count; r0 += 32) {
-      const int n = count - r0 < 32 ? count - r0 : 32;
-      const int64_t mine = lane < n ? rows.start(b, r0 + lane) : 0;
-      for (int j = warp; j < n; j += warps) {
-        const int64_t start = __shfl_sync(0xffffffffu, mine, j);
-        float* row = z + (1 + r0 + j) * stride;
-        for (int d = 4 * lane; d < dim; d += 128) f(row + d, start + d);
-      }
+  // This lane's pieces: rows r0 + j (j = warp, warp + warps, ... below n,
+  // 32 rows a round), columns 4 lane, 4 lane + 128, ...
+  for (int r0 = 0; r0 < count; r0 += 32) {
+    const int n = count - r0 < 32 ? count - r0 : 32;
+    const int64_t mine = lane < n ? rows.start(b, r0 + lane) : 0;
+    for (int j = warp; j < n; j += warps) {
+      const int64_t start = __shfl_sync(0xffffffffu, mine, j);
+      float* row = z + (1 + r0 + j) * stride;
+      for (int d = 4 * lane; d < dim; d += 128) __pipeline_memcpy_async(row + d, rows.tables + start + d, 16);
     }
-  };
-  each_piece([&](float* to, int64_t from) { __pipeline_memcpy_async(to, rows.tables + from, 16); });
+  }
   __pipeline_commit();
   __pipeline_wait_prior(0);
+  asm volatile("" ::: "memory");  // this lane's reads of z below stay after the wait
   if constexpr (!std::is_same_v<TE, float>) {
-    // The pieces this lane copied (the same walk: the starts are read again,
-    // now from cache), rounded as TE stores them.
-    each_piece([&](float* at, int64_t) {
-      float4 v = *reinterpret_cast<const float4*>(at);
-      v = make_float4(as_stored<TE>(v.x), as_stored<TE>(v.y), as_stored<TE>(v.z), as_stored<TE>(v.w));
-      *reinterpret_cast<float4*>(at) = v;
-    });
+    // The same pieces (no starts needed), rounded as TE stores them.
+    for (int r0 = 0; r0 < count; r0 += 32) {
+      const int n = count - r0 < 32 ? count - r0 : 32;
+      for (int j = warp; j < n; j += warps) {
+        float* row = z + (1 + r0 + j) * stride;
+        for (int d = 4 * lane; d < dim; d += 128) {
+          const float4 v = *reinterpret_cast<const float4*>(row + d);
+          *reinterpret_cast<float4*>(row + d) =
+              make_float4(as_stored<TE>(v.x), as_stored<TE>(v.y), as_stored<TE>(v.z), as_stored<TE>(v.w));
+        }
+      }
+    }
   }
 }
 
 /// Copies sample b's features into z [features, stride] (x first, then the
 /// embedding rows from `rows`, interaction_detail.cuh), widened to fp32;
 /// also copies x through to `x_out` (its own type: exact) when not null.
-/// With the lookup fused in and rows of at least 32 values, a warp per
-/// feature row: the row's start (an id and an offset read) is found once
-/// per row, and the lanes read consecutive columns (kBatched: several rows
-/// a warp at a time, load_features_batched; kAsync: every row at once by
-/// cp.async, load_features_async, at any dim). Otherwise every thread takes
-/// the next element of the flat features x dim range, so short rows keep
-/// the whole block busy. Indices within a sample are 32-bit: features *
+/// With the lookup fused in: kAsync, every row at once by cp.async
+/// (load_features_async, any dim that is a multiple of 4); else, rows of at
+/// least 32 values, a warp per feature row: the row's start (an id and an
+/// offset read) is found once per row, and the lanes read consecutive
+/// columns (kBatched: several rows a warp at a time, load_features_batched).
+/// Otherwise every thread takes the next element of the flat features x
+/// dim range, so short rows keep the whole block busy. Indices within a sample are 32-bit: features *
 /// stride fits the block's shared memory (check() caps it at 48 KiB).
 template <Loader kLoader, typename TA, typename Rows>
 __device__ void load_features(const TA* xb, const Rows& rows, int64_t b, int features, int dim, int stride,
@@ -584,7 +590,9 @@ void forward(const InteractionArguments& a, cudaStream_t stream) {
     const int threads = a.batch <= kLatencyBoundBatch ? kSmallBatchForwardThreads : kForwardThreads;
     auto kernel = interaction_forward_kernel<Loader::kBatched, TA, Rows>;
     if constexpr (Rows::kCostlyStart) {
-      if (async_rows(rows, a.dim, forward_row_stride(a.dim))) kernel = interaction_forward_kernel<Loader::kAsync, TA, Rows>;
+      if (async_rows(rows, a.dim, forward_row_stride(a.dim))) {
+        kernel = interaction_forward_kernel<Loader::kAsync, TA, Rows>;
+      }
     }
     kernel<<<static_cast<unsigned>(a.batch), threads, interaction_shared_bytes(a.num_tables, a.dim, false), stream>>>(
         t.x, rows, a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, t.out);

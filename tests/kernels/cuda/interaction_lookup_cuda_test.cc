@@ -64,17 +64,20 @@ TEST(InteractionCudaCanImplement, TheFusedLookupNeedsItsIdsAndAlignedTables) {
 // CUDA-core and tensor-core kernels.
 TEST(InteractionCuda, TheFusedLookupEqualsGatherThenInteractionBitForBit) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  // Batches up to 2,048 take the CUDA-core kernels' small-batch forms (the
-  // backward's batched loader, the forward's 256 threads), the last three
-  // cases the others. {3, 40, 144}: the batched loader (four rows a warp)
-  // two batches deep on 256 threads, and its 16-byte reads past 128
-  // columns; {2049, 26, 128}: DLE past 2,048, the forward's batched loader
-  // two batches deep on 128 threads and the backward's one-row loop four
-  // rows a warp. Dims that are a multiple of 4 take the backward's
-  // four-column form, 33 its one-column form (30 and 16: the flat loader).
+  // The CUDA-core kernels' loaders (interaction.cu's Loader): dims that are
+  // a multiple of 4 copy their rows by cp.async from the (aligned) tables,
+  // at any batch ({3, 40, 144}: more than 32 rows, reads past 128 columns;
+  // {2049, 26, 128}: DLE past 2,048 samples, the forward on 128 threads);
+  // dim 33 takes the batched loader up to 2,048 samples ({5, 4, 33}) and
+  // the one-row loop past it ({2050, 2, 33}); dims under 32 that cp.async
+  // cannot take fall back to the flat loader ({7, 5, 30}). Each case runs
+  // again with the tables one float off 16-byte alignment (CUDA cores
+  // only), which cp.async cannot copy: the batched and one-row loaders at
+  // dims that are a multiple of 4 (the backward's four-column form), and
+  // the flat fallback past 2,048 samples ({2049, 3, 16}).
   const std::vector<Problem> cases = {{37, 26, 128},  {5, 4, 33},     {7, 5, 30},    {5, 16, 32},
                                       {3, 15, 16},    {3, 40, 144},   {2049, 3, 128}, {2050, 2, 33},
-                                      {2049, 26, 128}};
+                                      {2049, 26, 128}, {2049, 3, 16}};
   uint32_t seed = 700;
   for (const Problem& p : cases) {
     // Table t holds 1 + (7 t) % 13 rows; ids mostly row 0 (hot), else any.
@@ -206,6 +209,27 @@ TEST(InteractionCuda, TheFusedLookupEqualsGatherThenInteractionBitForBit) {
         EXPECT_EQ(fetch(sg.slots, slots * 4), fetch(sf.slots, slots * 4)) << "slots";
         const auto tiles = static_cast<size_t>(std::min<int64_t>(sg.tiles, static_cast<int64_t>(slots)));
         EXPECT_EQ(fetch(sf.done, tiles * 4), std::vector<uint8_t>(tiles * 4, 0)) << "done counters";
+        if (!tensor_cores) {
+          // The same tables one float past a 16-byte boundary: the loaders
+          // that read rows through registers, the same bits.
+          std::vector<float> shifted_host(tables.size() + 1, 0.0f);
+          std::copy(tables.begin(), tables.end(), shifted_host.begin() + 1);
+          DeviceBuffer<float> d_shifted(shifted_host);
+          Path shifted = make_path();
+          InteractionArguments h = f;
+          h.lookup.tables = d_shifted.data() + 1;
+          h.lookup.sort = embedding_sort_input(e, shifted.ws.data());
+          h.out = shifted.out.data();
+          h.dx = shifted.dx.data();
+          set_demb(h, shifted.demb);
+          InteractionForward::run(h, nullptr, nullptr);
+          h.lookup.sort = {};
+          InteractionBackward::run(h, nullptr, nullptr);
+          PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+          EXPECT_EQ(gathered.out.download(), shifted.out.download()) << "forward output, unaligned tables";
+          EXPECT_EQ(gathered.dx.download(), shifted.dx.download()) << "dx, unaligned tables";
+          EXPECT_EQ(gathered.demb.download(), shifted.demb.download()) << "demb, unaligned tables";
+        }
         seed += 2;
       }
     }
