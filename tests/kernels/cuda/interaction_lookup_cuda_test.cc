@@ -172,24 +172,28 @@ TEST(InteractionCuda, TheFusedLookupEqualsGatherThenInteractionBitForBit) {
         InteractionForward::run(g, nullptr, nullptr);
         InteractionBackward::run(g, nullptr, nullptr);
 
-        InteractionArguments f = a;
-        f.lookup.tables = d_tables.data();
-        f.lookup.table_row_offsets = d_offsets.data();
-        f.lookup.ids = d_ids.data();
-        f.lookup.sort = embedding_sort_input(e, fused.ws.data());
-        f.out = fused.out.data();
-        f.dx = fused.dx.data();
-        set_demb(f, fused.demb);
-        ASSERT_TRUE(InteractionForward::can_implement(f).ok()) << InteractionForward::can_implement(f).reason();
-        ASSERT_TRUE(InteractionBackward::can_implement(f).ok()) << InteractionBackward::can_implement(f).reason();
-        InteractionForward::run(f, nullptr, nullptr);
-        f.lookup.sort = {};
-        InteractionBackward::run(f, nullptr, nullptr);
-        PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-
-        EXPECT_EQ(gathered.out.download(), fused.out.download()) << "forward output";
-        EXPECT_EQ(gathered.dx.download(), fused.dx.download()) << "dx";
-        EXPECT_EQ(gathered.demb.download(), fused.demb.download()) << "demb";
+        // The lookup fused in, reading `tables` into `path`; its results
+        // against the gathered path's, bit for bit (`what`: which tables).
+        const auto run_fused = [&](const float* tables_at, Path& path, const std::string& what) {
+          InteractionArguments f = a;
+          f.lookup.tables = tables_at;
+          f.lookup.table_row_offsets = d_offsets.data();
+          f.lookup.ids = d_ids.data();
+          f.lookup.sort = embedding_sort_input(e, path.ws.data());
+          f.out = path.out.data();
+          f.dx = path.dx.data();
+          set_demb(f, path.demb);
+          ASSERT_TRUE(InteractionForward::can_implement(f).ok()) << InteractionForward::can_implement(f).reason();
+          ASSERT_TRUE(InteractionBackward::can_implement(f).ok()) << InteractionBackward::can_implement(f).reason();
+          InteractionForward::run(f, nullptr, nullptr);
+          f.lookup.sort = {};
+          InteractionBackward::run(f, nullptr, nullptr);
+          PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+          EXPECT_EQ(gathered.out.download(), path.out.download()) << "forward output" << what;
+          EXPECT_EQ(gathered.dx.download(), path.dx.download()) << "dx" << what;
+          EXPECT_EQ(gathered.demb.download(), path.demb.download()) << "demb" << what;
+        };
+        run_fused(d_tables.data(), fused, "");
         // Equal NaN fills would compare equal: every value must have been written.
         auto nan_count = [](const std::vector<float>& v) {
           return std::count_if(v.begin(), v.end(), [](float value) { return std::isnan(value); });
@@ -216,19 +220,7 @@ TEST(InteractionCuda, TheFusedLookupEqualsGatherThenInteractionBitForBit) {
           std::copy(tables.begin(), tables.end(), shifted_host.begin() + 1);
           DeviceBuffer<float> d_shifted(shifted_host);
           Path shifted = make_path();
-          InteractionArguments h = f;
-          h.lookup.tables = d_shifted.data() + 1;
-          h.lookup.sort = embedding_sort_input(e, shifted.ws.data());
-          h.out = shifted.out.data();
-          h.dx = shifted.dx.data();
-          set_demb(h, shifted.demb);
-          InteractionForward::run(h, nullptr, nullptr);
-          h.lookup.sort = {};
-          InteractionBackward::run(h, nullptr, nullptr);
-          PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-          EXPECT_EQ(gathered.out.download(), shifted.out.download()) << "forward output, unaligned tables";
-          EXPECT_EQ(gathered.dx.download(), shifted.dx.download()) << "dx, unaligned tables";
-          EXPECT_EQ(gathered.demb.download(), shifted.demb.download()) << "demb, unaligned tables";
+          run_fused(d_shifted.data() + 1, shifted, ", tables not 16-byte aligned");
         }
         seed += 2;
       }
