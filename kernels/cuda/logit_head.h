@@ -25,7 +25,10 @@
 // every run. Tensors are fp32
 // or bf16 (a bf16 model's: values widened on load, results rounded to
 // nearest even on store); the arithmetic is fp32, the loss double. forward() writes fp32
-// logits only (evaluation). Neither allocates nor synchronises.
+// logits only (evaluation). Neither allocates nor synchronises. Tiles of
+// more samples than a block has warps are read in chunks copied to shared
+// memory first (cp.async, where x's rows are 16-byte aligned): the same sums
+// in the same order.
 #pragma once
 
 #include <cuda_runtime.h>
