@@ -77,8 +77,8 @@ __device__ V sum_in_order(const V* p, int64_t stride, int count) {
 
 /// The most bytes of x a block stages in shared memory at a time (a chunk
 /// of a tile's rows: staged_chunk); under the 48 KiB a launch may ask for
-/// without opting in, and small enough for three blocks a SM (32 rows of
-/// DLRM's 256 fp32 features, 64 of bf16).
+/// without opting in (32 rows of DLRM's 256 fp32 features, 64 of bf16);
+/// the kernel's registers, not this, hold it to three blocks a SM.
 constexpr int64_t kStageBytes = 32 * 1024;
 
 /// Tiles of `tile` samples (LogitHead::tile_samples(n), at most kTile);
@@ -100,9 +100,10 @@ constexpr int64_t kStageBytes = 32 * 1024;
 /// (double), [G] g sums, [G][k] dw and [G][k] db_below (floats); then the
 /// same per group.
 ///
-/// kStaged (staged_chunk: tiles of more samples than warps, rows 16-byte
-/// aligned): a tile is taken in chunks of up to kStageBytes of x, each
-/// copied to shared memory by cp.async before steps 1 and 2 read it there.
+/// kStaged (LogitHead::staged_samples: tiles of more samples than warps,
+/// rows 16-byte aligned, a warp's worth of rows in kStageBytes): a tile is
+/// taken in chunks of up to kStageBytes of x, each copied to shared memory
+/// by cp.async before steps 1 and 2 read it there.
 /// Unstaged, each warp's samples waited out a round trip each in turn (at
 /// batch 65,536, 64-sample tiles, eight per warp: the kernel took 100 us
 /// bf16 and 102 us TF32 on an H200 at 1590d6a, 3.6x its floor); staged, a
@@ -287,20 +288,12 @@ Partials partials_at(char* base, int64_t blocks, int64_t k) {
   return p;
 }
 
-/// Samples a block stages at a time (logit_head_kernel's kStaged), 0: none.
-int64_t staged_chunk(const LogitHeadArguments& a) {
-  const int64_t tile = LogitHead::tile_samples(a.n);
-  const auto row_bytes = a.k * (a.bf16 ? 2 : 4);
-  if (tile <= kWarps || row_bytes % 16 != 0 || reinterpret_cast<uintptr_t>(a.x) % 16 != 0) return 0;
-  return std::min(tile, kStageBytes / row_bytes);  // k <= kMaxFeatures: at least 4
-}
-
 template <typename T>
 void launch_train(const LogitHeadArguments& a, void* workspace, cudaStream_t stream) {
   const int64_t blocks = blocks_for(a.n);
   const Partials p = partials_at(static_cast<char*>(workspace), blocks, a.k);
   const int64_t tile = LogitHead::tile_samples(a.n);
-  const int64_t chunk = staged_chunk(a);
+  const int64_t chunk = LogitHead::staged_samples(a);
   const auto kernel = chunk > 0 ? logit_head_kernel<true, T> : logit_head_kernel<false, T>;
   const auto shared = static_cast<size_t>(chunk * a.k) * sizeof(T);
   kernel<<<static_cast<unsigned>(blocks), kThreads, shared, stream>>>(
@@ -320,6 +313,14 @@ void launch_forward(const LogitHeadArguments& a, cudaStream_t stream) {
 }
 
 }  // namespace
+
+int64_t LogitHead::staged_samples(const LogitHeadArguments& a) {
+  const int64_t tile = tile_samples(a.n);
+  const int64_t row_bytes = a.k * (a.bf16 ? 2 : 4);
+  if (tile <= kWarps || row_bytes % 16 != 0 || reinterpret_cast<uintptr_t>(a.x) % 16 != 0) return 0;
+  const int64_t chunk = std::min(tile, kStageBytes / row_bytes);
+  return chunk >= kWarps ? chunk : 0;  // fewer rows than warps (fp32 past 1,024 features) would idle warps
+}
 
 int64_t LogitHead::tile_samples(int64_t n) {
   const int64_t wanted = (std::max<int64_t>(n, 1) + kSpreadBlocks - 1) / kSpreadBlocks;

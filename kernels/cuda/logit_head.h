@@ -105,6 +105,12 @@ class LogitHead {
   /// power of two, between kMinTileSamples and kTileSamples; depends on n
   /// only, so the sums' order (and the bits) do too.
   static int64_t tile_samples(int64_t n);
+  /// Samples a block of train() copies to shared memory at a time (a chunk
+  /// of its tile, read there by both passes: the same sums in the same
+  /// order), or 0 where it reads x in place: tiles of at most 8 samples
+  /// (one a warp), rows not a multiple of 16 bytes, x not 16-byte aligned,
+  /// or fewer than 8 rows in 32 KiB. Host-only.
+  static int64_t staged_samples(const LogitHeadArguments& args);
   static constexpr int64_t kMinTileSamples = 8;
   static constexpr int64_t kSpreadBlocks = 128;
 };

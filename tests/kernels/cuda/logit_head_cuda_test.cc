@@ -150,15 +150,23 @@ void check_case(const Case& c) {
   const std::vector<uint8_t> dx_bits = dx.download();
   EXPECT_EQ(done.download(), std::vector<uint32_t>(static_cast<size_t>(LogitHead::kCounters), 0u))
       << "the counters are left 0 for the next run";
-  // Runs `args` again: the same bits as the first run (it adds the same loss again).
+  // Runs `args` again: the same bytes as the first run (it adds the same loss again).
+  const std::vector<uint8_t> dw_bits = dw.download(), db_bits = db.download(), dbb_bits = db_below.download();
+  const auto g_bits = [&] {
+    const std::vector<float> g = dlogit.download();
+    std::vector<uint8_t> bits(g.size() * sizeof(float));
+    std::memcpy(bits.data(), g.data(), bits.size());
+    return bits;
+  };
+  const std::vector<uint8_t> first_g_bits = g_bits();
   const auto expect_same_bits = [&](const LogitHeadArguments& args, const char* run) {
     LogitHead::train(args, workspace.data(), nullptr);
     PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
-    EXPECT_EQ(dx.download(), dx_bits) << run << " differs; " << describe(c);
-    EXPECT_EQ(widen(dw, k, c.bf16), got_dw) << run << " differs; " << describe(c);
-    EXPECT_EQ(widen(db_below, k, c.bf16), got_dbb) << run << " differs; " << describe(c);
-    EXPECT_EQ(widen(db, 1, c.bf16), got_db) << run << " differs; " << describe(c);
-    EXPECT_EQ(dlogit.download(), g_dev) << run << " differs; " << describe(c);
+    EXPECT_EQ(dx.download(), dx_bits) << run << ": dx differs; " << describe(c);
+    EXPECT_EQ(dw.download(), dw_bits) << run << ": dw differs; " << describe(c);
+    EXPECT_EQ(db_below.download(), dbb_bits) << run << ": db_below differs; " << describe(c);
+    EXPECT_EQ(db.download(), db_bits) << run << ": db differs; " << describe(c);
+    EXPECT_EQ(g_bits(), first_g_bits) << run << ": g differs; " << describe(c);
   };
   expect_same_bits(a, "a second run");  // deterministic
   // x one element past a 16-byte boundary is read where it lies, never
@@ -167,6 +175,7 @@ void check_case(const Case& c) {
   PERFLAB_CUDA_CHECK(cudaMemcpy(shifted.data() + e, x.device.data(), n * k * e, cudaMemcpyDeviceToDevice));
   LogitHeadArguments unstaged = a;
   unstaged.x = shifted.data() + e;
+  ASSERT_EQ(LogitHead::staged_samples(unstaged), 0) << describe(c);
   expect_same_bits(unstaged, "x read in place");
 
   const double N = static_cast<double>(c.mean_over > 0 ? c.mean_over : c.n);
@@ -254,6 +263,33 @@ TEST(LogitHeadTiles, SmallBatchesGetSmallTilesOfAPowerOfTwoSamples) {
   }
 }
 
+// Which batches train() stages in shared memory, and how many samples at
+// a time (host-only: no device needed).
+TEST(LogitHeadTiles, TilesOfMoreSamplesThanWarpsAreStagedWhereRowsAreAligned) {
+  const auto staged = [](int64_t n, int64_t k, bool bf16, uintptr_t x) {
+    LogitHeadArguments a;
+    a.n = n;
+    a.k = k;
+    a.bf16 = bf16;
+    a.x = reinterpret_cast<const void*>(x);
+    return LogitHead::staged_samples(a);
+  };
+  constexpr uintptr_t kAligned = 4096, kOff = 4100;
+  EXPECT_EQ(staged(65536, 256, false, kAligned), 32);  // DLE: 32 KiB of fp32 rows, two chunks a tile
+  EXPECT_EQ(staged(65536, 256, true, kAligned), 64);   // bf16: the whole tile
+  EXPECT_EQ(staged(3001, 256, false, kAligned), 32);   // a 32-sample tile in one chunk
+  EXPECT_EQ(staged(20001, 600, false, kAligned), 13);
+  EXPECT_EQ(staged(20001, 600, true, kAligned), 27);
+  EXPECT_EQ(staged(1500, 256, true, kAligned), 16);
+  EXPECT_EQ(staged(2048, 2048, true, kAligned), 8);   // the widest bf16 rows: a row a warp
+  EXPECT_EQ(staged(2048, 2048, false, kAligned), 0);  // fp32: 4 rows in 32 KiB, under a row a warp
+  EXPECT_EQ(staged(1024, 256, false, kAligned), 0);   // 8-sample tiles: a sample a warp already
+  EXPECT_EQ(staged(512, 256, true, kAligned), 0);
+  EXPECT_EQ(staged(65536, 129, false, kAligned), 0);  // rows not a multiple of 16 bytes
+  EXPECT_EQ(staged(65536, 260, true, kAligned), 0);   // 520 bytes
+  EXPECT_EQ(staged(65536, 256, false, kOff), 0);      // x not 16-byte aligned
+}
+
 TEST(LogitHeadCuda, MatchesTheReferenceAtOddSizesInFp32AndBf16) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   for (bool bf16 : {false, true}) {
@@ -266,11 +302,13 @@ TEST(LogitHeadCuda, MatchesTheReferenceAtOddSizesInFp32AndBf16) {
     // Tiles past 8 samples are staged in shared memory where a row is a
     // multiple of 16 bytes: 20,001 x 600 in chunks of 13 (fp32) or 27
     // (bf16) samples, the last of a tile short; 5,000 x 256 (DLE's head) in
-    // two chunks of 32 a tile (fp32) or one of 64 (bf16). The odd widths
-    // (129, 479, 33) stay unstaged.
+    // two chunks of 32 a tile (fp32) or one of 64 (bf16); 3,001 x 256 in
+    // one chunk of its 32-sample tile. The odd widths (129, 479, 33) and
+    // the 8-sample tiles stay unstaged.
     for (const Case& c : {Case{1, 1, 0, bf16}, Case{63, 3, 0, bf16}, Case{64, 256, 0, bf16}, Case{65, 257, 0, bf16},
                           Case{1000, 256, 4096, bf16}, Case{1500, 129, 0, bf16}, Case{3001, 479, 0, bf16},
-                          Case{4097, 33, 0, bf16}, Case{5000, 256, 0, bf16}, Case{20001, 600, 0, bf16}}) {
+                          Case{3001, 256, 0, bf16}, Case{4097, 33, 0, bf16}, Case{5000, 256, 0, bf16},
+                          Case{20001, 600, 0, bf16}}) {
       check_case(c);
     }
   }
