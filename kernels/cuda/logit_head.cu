@@ -109,10 +109,15 @@ constexpr int64_t kStageBytes = 32 * 1024;
 /// bf16 and 102 us TF32 on an H200 at 1590d6a, 3.6x its floor); staged, a
 /// chunk's rows are in flight together. Steps 1 and 2 run per chunk, in
 /// sample order: every sum, and so every bit, is as unstaged.
-template <bool kStaged, typename T>
+///
+/// kSums (LogitHead::train_sums): step 1's g and losses are the ones
+/// logit_rows_kernel wrote (given_g, given_loss), and step 2 writes no dx:
+/// the same sums, in the same order, of the same values.
+template <bool kStaged, bool kSums, typename T>
 __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t tile_size, int64_t chunk_size, int64_t mean_over,
                                   const T* __restrict__ x,
                                   const T* __restrict__ w, const T* __restrict__ bias,
+                                  const float* __restrict__ given_g, const double* __restrict__ given_loss,
                                   const float* __restrict__ labels, T* __restrict__ dx, T* __restrict__ dw,
                                   T* __restrict__ db, T* __restrict__ db_below, double* loss_partials,
                                   float* g_partials, float* dw_partials, float* dbb_partials,
@@ -155,14 +160,21 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t tile_size, int64
         __syncthreads();  // every thread's copies visible to the block
         rows = reinterpret_cast<const T*>(staged_bytes);
       }
-      for (int s = warp; s < count; s += kWarps) {
-        const int64_t b = first + s;
-        const double z = warp_logit(rows + int64_t{s} * k, w, bias, k);
-        if (lane == 0) {
-          const double y = labels[b];
-          loss[s] = bce_sample_loss(z, y);
-          g[s] = stored(static_cast<float>((stable_sigmoid(z) - y) / count_over), w);
-          if (dlogit != nullptr) dlogit[b] = g[s];
+      if constexpr (kSums) {
+        for (int s = static_cast<int>(threadIdx.x); s < count; s += static_cast<int>(blockDim.x)) {
+          g[s] = given_g[first + s];
+          loss[s] = given_loss[first + s];
+        }
+      } else {
+        for (int s = warp; s < count; s += kWarps) {
+          const int64_t b = first + s;
+          const double z = warp_logit(rows + int64_t{s} * k, w, bias, k);
+          if (lane == 0) {
+            const double y = labels[b];
+            loss[s] = bce_sample_loss(z, y);
+            g[s] = stored(static_cast<float>((stable_sigmoid(z) - y) / count_over), w);
+            if (dlogit != nullptr) dlogit[b] = g[s];
+          }
         }
       }
       __syncthreads();
@@ -175,7 +187,7 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t tile_size, int64
         for (int s = 0; s < count; ++s) {
           const float xv = widen(rows[int64_t{s} * k + c]);
           const float d = xv > 0.0f ? g[s] * wc : 0.0f;
-          put(dx, (first + s) * k + c, d);
+          if constexpr (!kSums) put(dx, (first + s) * k + c, d);
           sum_w[j] = fmaf(g[s], xv, sum_w[j]);
           sum_b[j] += d;
         }
@@ -247,6 +259,40 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t tile_size, int64
   }
 }
 
+/// LogitHead::train_rows: a warp per sample (grid-stride), as the fused
+/// kernel's step 1 (z, the loss in double, g rounded to float and to the
+/// storage type) and then the sample's dx row, g_b w[k] (x[b, k] > 0), as
+/// its step 2 writes it; g and the loss go to g_out and loss_out for
+/// train_sums. No block waits on another: on a step's critical path this
+/// is the head's part the next layer's backward needs.
+template <typename T>
+__global__ void logit_rows_kernel(int64_t n, int64_t k, int64_t mean_over, const T* __restrict__ x,
+                                  const T* __restrict__ w, const T* __restrict__ bias,
+                                  const float* __restrict__ labels, T* __restrict__ dx, float* __restrict__ g_out,
+                                  double* __restrict__ loss_out, float* __restrict__ dlogit) {
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const int64_t warp = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
+  const int64_t warps = (int64_t{gridDim.x} * blockDim.x) >> 5;
+  const double count_over = static_cast<double>(mean_over);
+  for (int64_t b = warp; b < n; b += warps) {
+    const T* xrow = x + b * k;
+    const double z = warp_logit(xrow, w, bias, k);
+    float gb = 0.0f;
+    if (lane == 0) {
+      const double y = labels[b];
+      loss_out[b] = bce_sample_loss(z, y);
+      gb = stored(static_cast<float>((stable_sigmoid(z) - y) / count_over), w);
+      g_out[b] = gb;
+      if (dlogit != nullptr) dlogit[b] = gb;
+    }
+    gb = __shfl_sync(kFullMask, gb, 0);
+    for (int64_t c = lane; c < k; c += 32) {
+      const float xv = widen(xrow[c]);
+      put(dx, b * k + c, xv > 0.0f ? gb * widen(w[c]) : 0.0f);
+    }
+  }
+}
+
 /// The training grid: a block per tile, at most kMaxBlocks.
 int64_t blocks_for(int64_t n) {
   const int64_t tile = LogitHead::tile_samples(n);
@@ -255,17 +301,20 @@ int64_t blocks_for(int64_t n) {
 
 /// Where the partial sums of `blocks` blocks (and of their groups) lie in
 /// the workspace: [blocks] losses (double), [blocks] g sums, [blocks][k] dw
-/// and [blocks][k] db_below, then the same for the groups; each array 8-byte
-/// aligned. `bytes` is the whole.
+/// and [blocks][k] db_below, then the same for the groups, then train_rows'
+/// [rows] losses (double) and g; each array 8-byte aligned. `bytes` is the
+/// whole.
 struct Partials {
   double* loss = nullptr;
   float *g = nullptr, *dw = nullptr, *dbb = nullptr;
   double* group_loss = nullptr;
   float *group_g = nullptr, *group_dw = nullptr, *group_dbb = nullptr;
+  double* row_loss = nullptr;
+  float* row_g = nullptr;
   size_t bytes = 0;
 };
 
-Partials partials_at(char* base, int64_t blocks, int64_t k) {
+Partials partials_at(char* base, int64_t blocks, int64_t k, int64_t rows) {
   const auto n = static_cast<size_t>(blocks);
   const auto groups = static_cast<size_t>((blocks + LogitHead::kGroupBlocks - 1) / LogitHead::kGroupBlocks);
   const auto cols = static_cast<size_t>(std::max<int64_t>(k, 1));
@@ -284,24 +333,38 @@ Partials partials_at(char* base, int64_t blocks, int64_t k) {
   p.group_g = reinterpret_cast<float*>(take(groups * sizeof(float)));
   p.group_dw = reinterpret_cast<float*>(take(groups * cols * sizeof(float)));
   p.group_dbb = reinterpret_cast<float*>(take(groups * cols * sizeof(float)));
+  p.row_loss = reinterpret_cast<double*>(take(static_cast<size_t>(rows) * sizeof(double)));
+  p.row_g = reinterpret_cast<float*>(take(static_cast<size_t>(rows) * sizeof(float)));
   p.bytes = at;
   return p;
 }
 
-template <typename T>
+/// The fused kernel (kSums false: train) or its sums alone (train_sums).
+template <bool kSums, typename T>
 void launch_train(const LogitHeadArguments& a, void* workspace, cudaStream_t stream) {
   const int64_t blocks = blocks_for(a.n);
-  const Partials p = partials_at(static_cast<char*>(workspace), blocks, a.k);
+  const Partials p = partials_at(static_cast<char*>(workspace), blocks, a.k, a.n);
   const int64_t tile = LogitHead::tile_samples(a.n);
   const int64_t chunk = LogitHead::staged_samples(a);
-  const auto kernel = chunk > 0 ? logit_head_kernel<true, T> : logit_head_kernel<false, T>;
+  const auto kernel = chunk > 0 ? logit_head_kernel<true, kSums, T> : logit_head_kernel<false, kSums, T>;
   const auto shared = static_cast<size_t>(chunk * a.k) * sizeof(T);
   kernel<<<static_cast<unsigned>(blocks), kThreads, shared, stream>>>(
-      a.n, a.k, tile, chunk > 0 ? chunk : tile, a.mean_over > 0 ? a.mean_over : a.n, static_cast<const T*>(a.x), static_cast<const T*>(a.w),
-      static_cast<const T*>(a.bias), a.labels, static_cast<T*>(a.dx), static_cast<T*>(a.dw), static_cast<T*>(a.db),
-      static_cast<T*>(a.db_below), p.loss, p.g, p.dw, p.dbb, p.group_loss, p.group_g, p.group_dw, p.group_dbb,
-      a.done_counter, a.loss_accumulator, a.nonfinite_flag, a.step_counter, a.dlogit);
+      a.n, a.k, tile, chunk > 0 ? chunk : tile, a.mean_over > 0 ? a.mean_over : a.n, static_cast<const T*>(a.x),
+      static_cast<const T*>(a.w), static_cast<const T*>(a.bias), p.row_g, p.row_loss, a.labels,
+      static_cast<T*>(a.dx), static_cast<T*>(a.dw), static_cast<T*>(a.db), static_cast<T*>(a.db_below), p.loss, p.g,
+      p.dw, p.dbb, p.group_loss, p.group_g, p.group_dw, p.group_dbb, a.done_counter, a.loss_accumulator,
+      a.nonfinite_flag, a.step_counter, kSums ? nullptr : a.dlogit);
   PERFLAB_CUDA_CHECK_LAUNCH("logit_head_kernel");
+}
+
+template <typename T>
+void launch_rows(const LogitHeadArguments& a, void* workspace, cudaStream_t stream) {
+  const Partials p = partials_at(static_cast<char*>(workspace), blocks_for(a.n), a.k, a.n);
+  const int64_t blocks = std::clamp<int64_t>((a.n + kWarps - 1) / kWarps, 1, int64_t{1} << 20);
+  logit_rows_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+      a.n, a.k, a.mean_over > 0 ? a.mean_over : a.n, static_cast<const T*>(a.x), static_cast<const T*>(a.w),
+      static_cast<const T*>(a.bias), a.labels, static_cast<T*>(a.dx), p.row_g, p.row_loss, a.dlogit);
+  PERFLAB_CUDA_CHECK_LAUNCH("logit_rows_kernel");
 }
 
 template <typename T>
@@ -361,7 +424,7 @@ size_t LogitHead::workspace_bytes(const LogitHeadArguments& a) {
   // (The groups' sums grow with the blocks too.)
   const int64_t blocks =
       std::min((std::max<int64_t>(a.n, 1) + kMinTileSamples - 1) / kMinTileSamples, kMaxBlocks);
-  return partials_at(nullptr, blocks, a.k).bytes;
+  return partials_at(nullptr, blocks, a.k, std::max<int64_t>(a.n, 1)).bytes;
 }
 
 void LogitHead::forward(const LogitHeadArguments& a, cudaStream_t stream) {
@@ -374,9 +437,25 @@ void LogitHead::forward(const LogitHeadArguments& a, cudaStream_t stream) {
 
 void LogitHead::train(const LogitHeadArguments& a, void* workspace, cudaStream_t stream) {
   if (a.bf16) {
-    launch_train<__nv_bfloat16>(a, workspace, stream);
+    launch_train<false, __nv_bfloat16>(a, workspace, stream);
   } else {
-    launch_train<float>(a, workspace, stream);
+    launch_train<false, float>(a, workspace, stream);
+  }
+}
+
+void LogitHead::train_rows(const LogitHeadArguments& a, void* workspace, cudaStream_t stream) {
+  if (a.bf16) {
+    launch_rows<__nv_bfloat16>(a, workspace, stream);
+  } else {
+    launch_rows<float>(a, workspace, stream);
+  }
+}
+
+void LogitHead::train_sums(const LogitHeadArguments& a, void* workspace, cudaStream_t stream) {
+  if (a.bf16) {
+    launch_train<true, __nv_bfloat16>(a, workspace, stream);
+  } else {
+    launch_train<true, float>(a, workspace, stream);
   }
 }
 
@@ -385,15 +464,39 @@ LaunchList LogitHead::forward_launches(const LogitHeadArguments& a) {
   return {{"logit_forward_kernel", "the logit (last layer, K -> 1)", "", {n * k * e + k * e + n * 4, 2 * n * k, "fp32"}}};
 }
 
-LaunchList LogitHead::train_launches(const LogitHeadArguments& a) {
-  const double e = a.bf16 ? 2 : 4, n = static_cast<double>(a.n), k = static_cast<double>(a.k);
+namespace {
+
+/// What train's launches move: x [n, k] and dx at e bytes, and the blocks'
+/// and the groups' partials, written and read once (bytes).
+struct HeadBytes {
+  double e, n, k, partials;
+};
+
+HeadBytes head_bytes(const LogitHeadArguments& a) {
+  const double k = static_cast<double>(a.k);
   const int64_t blocks = blocks_for(std::max<int64_t>(a.n, 1));
-  const int64_t groups = (blocks + kGroupBlocks - 1) / kGroupBlocks;
-  const double partials = 2 * static_cast<double>(blocks + groups) * k * 4;
-  // x read, dx written, labels read; the blocks' and the groups' partials
-  // written and read once.
+  const int64_t groups = (blocks + LogitHead::kGroupBlocks - 1) / LogitHead::kGroupBlocks;
+  return {a.bf16 ? 2.0 : 4.0, static_cast<double>(a.n), k, 2 * static_cast<double>(blocks + groups) * k * 4};
+}
+
+}  // namespace
+
+LaunchList LogitHead::train_launches(const LogitHeadArguments& a) {
+  const HeadBytes h = head_bytes(a);
+  // x read, dx written, labels read, the partials.
   return {{"logit_head_kernel", "last layer, loss and the last layer's backward in one pass", "",
-           {2 * n * k * e + n * 4 + 2 * partials, 6 * n * k, "fp32"}}};
+           {2 * h.n * h.k * h.e + h.n * 4 + 2 * h.partials, 6 * h.n * h.k, "fp32"}}};
+}
+
+LaunchList LogitHead::train_split_launches(const LogitHeadArguments& a) {
+  const HeadBytes h = head_bytes(a);
+  // Rows: x read, dx written, labels read, each sample's g and loss
+  // written (z and dx: 3nk). Sums: x read again, g and the losses read,
+  // the partials (dw and db_below: 3nk).
+  return {{"logit_rows_kernel", "last layer, loss and dx, a warp a sample", "",
+           {2 * h.n * h.k * h.e + h.n * 4 + h.n * 12, 3 * h.n * h.k, "fp32"}},
+          {"logit_head_kernel", "the last layer's sums: dw, db, db_below and the loss", "",
+           {h.n * h.k * h.e + h.n * 12 + 2 * h.partials, 3 * h.n * h.k, "fp32"}}};
 }
 
 }  // namespace perflab::kernels::cuda

@@ -75,15 +75,28 @@ class LogitHead {
   /// Shapes, pointers (training: labels, dx, dw, db, db_below and
   /// done_counter too), k <= kMaxFeatures.
   static Status can_implement(const LogitHeadArguments& args, bool training);
-  /// The per-block partial sums train() needs, for any batch up to args.n.
+  /// The per-block partial sums train() needs (and train_rows' per-sample g
+  /// and losses), for any batch up to args.n.
   static size_t workspace_bytes(const LogitHeadArguments& args);
   /// logits = x w + bias (one launch).
   static void forward(const LogitHeadArguments& args, cudaStream_t stream);
   /// The forward, the loss and the backward (one launch).
   static void train(const LogitHeadArguments& args, void* workspace, cudaStream_t stream);
+  /// train() as two launches with the same results, bit for bit: train_rows
+  /// writes each sample's logit-derived g, its loss and its dx row (a warp a
+  /// sample, no block waiting on another: what the layer below's backward
+  /// needs), train_sums then the sums over samples (dw, db, db_below, the
+  /// loss: the blocks' partials and counters). The second may run on
+  /// another stream, after the first (it reads what the first left in the
+  /// workspace), while the backward goes on: nothing it writes is read
+  /// before the layer below's update. The same args and workspace for both.
+  static void train_rows(const LogitHeadArguments& args, void* workspace, cudaStream_t stream);
+  static void train_sums(const LogitHeadArguments& args, void* workspace, cudaStream_t stream);
   /// What each launches. Host-only.
   static LaunchList forward_launches(const LogitHeadArguments& args);
   static LaunchList train_launches(const LogitHeadArguments& args);
+  /// train_rows' and train_sums' launches, in that order.
+  static LaunchList train_split_launches(const LogitHeadArguments& args);
 
   /// k at most this (a thread's columns stay in registers: 8 of 256 threads').
   static constexpr int64_t kMaxFeatures = 2048;

@@ -51,6 +51,10 @@ bool fused_head_of(const std::vector<int>& top, const CudaModelOptions& o) {
 
 bool fused_head(const ModelShape& shape, const CudaModelOptions& o) { return fused_head_of(shape.top_mlp, o); }
 
+bool split_head(const ModelShape& shape, const CudaModelOptions& o, bool sharded, int64_t local) {
+  return fused_head(shape, o) && o.side_streams && !sharded && !o.external_embeddings && local <= kSplitHeadMaxBatch;
+}
+
 std::vector<kc::LinearArguments> mlp_layer_modes(const std::vector<int>& widths, int64_t in,
                                                  bool bottom, int64_t batch,
                                                  const CudaModelOptions& options) {
@@ -196,7 +200,10 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
     h.n = local;
     h.k = top.back().in_features;
     h.bf16 = bf16;
-    append_launches(plan, kc::LogitHead::train_launches(h), "loss");
+    append_launches(plan,
+                    split_head(shape, o, sharded, local) ? kc::LogitHead::train_split_launches(h)
+                                                         : kc::LogitHead::train_launches(h),
+                    "loss");
   } else {
     kc::BceArguments bce;
     bce.n = local;

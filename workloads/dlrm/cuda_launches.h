@@ -24,6 +24,20 @@ namespace perflab::dlrm {
 /// that layer's width within the kernel's limit.
 bool fused_head(const ModelShape& shape, const CudaModelOptions& options);
 
+/// Up to this many samples a GPU, a fused head with side streams runs as
+/// two launches (split_head).
+inline constexpr int64_t kSplitHeadMaxBatch = 2048;
+
+/// Whether the fused head runs as LogitHead::train_rows on the step's stream
+/// and train_sums on the weight gradients' (kernels/cuda/logit_head.h): a
+/// fused head, side streams, one GPU (no communicator), a training model,
+/// and a batch small enough (kSplitHeadMaxBatch) that the step is a chain of
+/// latencies, where the head's cross-block sums (its counters, fences and
+/// the loss's publication: about two thirds of its 10 us at bf16 batch 512
+/// on an H200, c9d4b27) are off the chain. Past it the fused kernel stays:
+/// the GPU is full either way, and the split reads x twice.
+bool split_head(const ModelShape& shape, const CudaModelOptions& options, bool sharded, int64_t local);
+
 /// Whether the embedding lookup runs inside the interaction's kernels
 /// (kernels/cuda/interaction.h's InteractionLookup: no gather launch and no
 /// [batch, T, dim] tensor written and read back, forward or backward): fused,

@@ -187,6 +187,12 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     sort_join_ = std::make_unique<kc::Event>();
     update_fork_ = std::make_unique<kc::Event>();
   }
+  split_head_ = wgrad_stream_ != nullptr && split_head(shape_, options_, options_.comm != nullptr, local_);
+  if (split_head_) {
+    head_fork_ = std::make_unique<kc::Event>();
+    head_join_ = std::make_unique<kc::Event>();
+    head_workspace_ = Buffer<uint8_t>(kc::LogitHead::workspace_bytes(head_arguments(loss_state_.data(), nullptr)));
+  }
   if (bf16_) {
     kc::CastFloatToBf16::run({layout_.count, dense_.data(), as<__nv_bfloat16>(dense_bf16_)},
                              nullptr, nullptr);
@@ -427,6 +433,8 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
     // the head's parameters); the optimizer joins the update back.
     ScopedPhase update("update (side stream)");
     kc::stream_waits_for(sort_stream_->get(), stream, update_fork_->get());
+    // The head's dW and db, summed beside the top MLP's backward.
+    if (split_head_) PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(sort_stream_->get(), head_join_->get(), 0));
     update_parameters(batch, sort_stream_->get());
     PERFLAB_CUDA_CHECK(cudaEventRecord(sort_join_->get(), sort_stream_->get()));
   }
@@ -511,7 +519,18 @@ void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
   forward(batch, stream, sorts_ahead());
   {
     ScopedPhase range("loss");
-    if (fused_head_) {
+    if (split_head_) {
+      // dx on this stream, the sums beside the backward: their outputs are
+      // read by the layer below's update (after its weight gradient on the
+      // same side stream), the head's (the update: head_join_) and
+      // take_loss (after the step's join).
+      const kc::LogitHeadArguments head = head_arguments(batch.labels, nullptr);
+      kc::LogitHead::train_rows(head, head_workspace_.data(), stream);
+      cudaStream_t side = wgrad_side()->stream;
+      kc::stream_waits_for(side, stream, head_fork_->get());
+      kc::LogitHead::train_sums(head, head_workspace_.data(), side);
+      PERFLAB_CUDA_CHECK(cudaEventRecord(head_join_->get(), side));
+    } else if (fused_head_) {
       kc::LogitHead::train(head_arguments(batch.labels, nullptr), workspace_.data(), stream);
     } else {
       kc::BceWithLogits::run(loss_arguments(batch.labels), workspace_.data(), stream);

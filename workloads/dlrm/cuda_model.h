@@ -366,6 +366,10 @@ class CudaModel {
   CudaModelOptions options_;
   bool bf16_ = false;
   bool fused_head_ = false;  // the top MLP's last layer and the loss are one kernel (logit_head.h)
+  /// The fused head as two launches, its sums on the weight gradients'
+  /// stream (split_head in cuda_launches.h), with their own workspace (the
+  /// step's is the next operators') and a join for the update.
+  bool split_head_ = false;
   // The interaction reads the tables itself (lookup_in_interaction): no gather, no emb_.
   bool lookup_fused_ = false;
   int num_tables_ = 0;
@@ -440,6 +444,8 @@ class CudaModel {
   // sort from the forward, the update from the interaction's backward).
   std::unique_ptr<kernels::cuda::Stream> wgrad_stream_, sort_stream_;
   std::unique_ptr<kernels::cuda::Event> wgrad_fork_, wgrad_join_, sgd_fork_, sort_fork_, sort_join_, update_fork_;
+  std::unique_ptr<kernels::cuda::Event> head_fork_, head_join_;  // split_head_
+  Buffer<uint8_t> head_workspace_;                                // split_head_
   Buffer<uint8_t> wgrad_workspace_;
   kernels::cuda::SideStream wgrad_side_;
 };

@@ -20,6 +20,7 @@
 
 #ifdef PERFLAB_DLRM_CUDA
 #include "kernels/cuda/interaction.h"
+#include "workloads/dlrm/cuda_launches.h"
 #include "workloads/dlrm/cuda_run.h"
 #include "workloads/dlrm/serve/cuda_engine.h"
 #endif
@@ -535,9 +536,18 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                                      : "use placement=hot_cache or host (the tables in host memory)";
     }
 #endif
+    bool head_split = false;
+#ifdef PERFLAB_DLRM_CUDA
+    CudaModelOptions model;  // what split_head reads: as cuda_run.cc builds the model
+    model.batch = setup_.batch_size;
+    model.fused = toggles_[Toggle::kFused].in_effect;
+    model.side_streams = setup_.side_streams;
+    model.external_embeddings = !training;
+    head_split = split_head(shape, model, nccl_, model.batch);
+#endif
     describe_cuda_step(setup_,
                        {training, toggles_[Toggle::kFused].in_effect, lookup_fused, nccl_,
-                        toggles_[Toggle::kSyncFree].in_effect},
+                        toggles_[Toggle::kSyncFree].in_effect, head_split},
                        step);
   }
   if (nccl_) {

@@ -117,6 +117,7 @@ struct CudaStepChoices {
   bool lookup_fused = false; ///< The lookups inside the interaction (CudaModel's lookup_in_interaction).
   bool nccl = false;         ///< Embeddings exchanged over NCCL.
   bool sync_free = false;    ///< --sync-free in effect (the update waits on no host sync).
+  bool split_head = false;   ///< The fused head as two launches (cuda_launches.h's split_head).
 };
 
 /// The cuda backend's step in the result: its precision and the

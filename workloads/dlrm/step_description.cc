@@ -34,7 +34,10 @@ void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPl
                                           "BGRADB backward (cuBLASLt's epilogues)";
   // Which independent work left the step's stream (side_streams), and
   // which stream's kernels get SMs first.
-  const std::string urgent = std::string("; the step's stream (the forward and the data-gradient chain)") +
+  const std::string head = c.split_head ? "; the fused head's sums (its dW and db, the layer below's db, the "
+                                          "loss) on the second stream too, its dx on the step's"
+                                        : "";
+  const std::string urgent = head + "; the step's stream (the forward and the data-gradient chain)" +
                              (c.nccl && setup.sharding.overlap ? " and the exchange's" : "") +
                              " at the device's most urgent priority, the weight gradients' and the sort's at the least";
   step.hyperparameters["perflab_dlrm_side_streams"] =

@@ -159,8 +159,13 @@ void check_case(const Case& c) {
     return bits;
   };
   const std::vector<uint8_t> first_g_bits = g_bits();
-  const auto expect_same_bits = [&](const LogitHeadArguments& args, const char* run) {
-    LogitHead::train(args, workspace.data(), nullptr);
+  const auto expect_same_bits = [&](const LogitHeadArguments& args, const char* run, bool split = false) {
+    if (split) {
+      LogitHead::train_rows(args, workspace.data(), nullptr);
+      LogitHead::train_sums(args, workspace.data(), nullptr);
+    } else {
+      LogitHead::train(args, workspace.data(), nullptr);
+    }
     PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_EQ(dx.download(), dx_bits) << run << ": dx differs; " << describe(c);
     EXPECT_EQ(dw.download(), dw_bits) << run << ": dw differs; " << describe(c);
@@ -177,6 +182,13 @@ void check_case(const Case& c) {
   unstaged.x = shifted.data() + e;
   ASSERT_EQ(LogitHead::staged_samples(unstaged), 0) << describe(c);
   expect_same_bits(unstaged, "x read in place");
+  // As two launches (train_rows, then train_sums): the same bits, and the
+  // same loss published (from the same starting value).
+  state.upload(std::vector<float>{0.5f, 0.0f, 0.0f});
+  expect_same_bits(a, "train_rows + train_sums", true);
+  EXPECT_EQ(state.download()[0], got_loss) << "train_rows + train_sums: the loss differs; " << describe(c);
+  EXPECT_EQ(done.download(), std::vector<uint32_t>(static_cast<size_t>(LogitHead::kCounters), 0u))
+      << "train_sums leaves the counters 0";
 
   const double N = static_cast<double>(c.mean_over > 0 ? c.mean_over : c.n);
   const double eps = std::ldexp(1.0, -24), u = c.bf16 ? std::ldexp(1.0, -8) + eps : eps;

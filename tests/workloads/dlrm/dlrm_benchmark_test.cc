@@ -162,6 +162,17 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
       << streams("auto");
   EXPECT_EQ(streams("off").find("priority"), std::string::npos) << "one stream: nothing to rank";
   EXPECT_EQ(streams("on"), streams("auto"));
+  // Up to 2,048 samples the fused head's sums leave the step's stream too
+  // (batch 128 here); past it the head stays one kernel.
+  EXPECT_NE(streams("auto").find("the fused head's sums"), std::string::npos) << streams("auto");
+  EXPECT_EQ(streams("off").find("fused head's sums"), std::string::npos) << streams("off");
+  {
+    ToggleSet toggles;
+    toggles[Toggle::kFused] = {true, true, ""};
+    TestContext ctx(small_params({{"batch_size", "4096"}, {"train_samples", "8192"}}), Backend::kCuda, toggles);
+    const std::string big = DlrmBenchmark(ctx).step_plan().hyperparameters["perflab_dlrm_side_streams"];
+    EXPECT_EQ(big.find("fused head's sums"), std::string::npos) << big;
+  }
   EXPECT_EQ(streams("off").rfind("off:", 0), 0u) << streams("off");
   // auto: tensor cores for bf16 from kTensorCoreInteractionMinBatch samples
   // a rank (the faster there), CUDA cores below it and for TF32.

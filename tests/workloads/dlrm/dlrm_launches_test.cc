@@ -172,6 +172,38 @@ TEST(DlrmLaunches, SideStreamsUpdateEachLayerInTheBackwardAndLeaveTheHeadToTheUp
 #endif
 }
 
+TEST(DlrmLaunches, UpTo2048SamplesWithSideStreamsTheHeadIsTwoLaunches) {
+#if PERFLAB_DLRM_CUDA
+  // The fused head's dx on the step's stream, its sums beside the backward
+  // (CudaModel::split_head_): one launch more, the same declared work.
+  for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
+    CudaModelOptions o = options(precision, true);
+    o.batch = 512;
+    o.side_streams = true;
+    const LaunchPlan split = train_step_launches(dle_shape(), o);
+    EXPECT_EQ(count(split, "loss"), 2);
+    EXPECT_EQ(count(split, "loss", "logit_rows_kernel"), 1);
+    EXPECT_EQ(count(split, "loss", "logit_head_kernel"), 1);
+    CudaModelOptions one = o;
+    one.side_streams = false;
+    const LaunchPlan fused = train_step_launches(dle_shape(), one);
+    EXPECT_EQ(count(fused, "loss"), 1);
+    double flops[2] = {0, 0};
+    for (const DeclaredKernel& k : split) flops[0] += k.phase == "loss" ? k.cost.flops : 0.0;
+    for (const DeclaredKernel& k : fused) flops[1] += k.phase == "loss" ? k.cost.flops : 0.0;
+    EXPECT_DOUBLE_EQ(flops[0], flops[1]);
+    // The second read of x, and each sample's g and loss between them.
+    EXPECT_GT(bytes(split, "loss"), bytes(fused, "loss"));
+    o.batch = 2049;  // past kSplitHeadMaxBatch: one kernel
+    EXPECT_EQ(count(train_step_launches(dle_shape(), o), "loss"), 1);
+    o.batch = 512;  // across ranks: one kernel
+    EXPECT_EQ(count(train_step_launches(dle_shape(), o, 2, 0), "loss"), 1);
+  }
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
 TEST(DlrmLaunches, TensorCoreInteractionKeepsTheCountsAndNamesItsKernels) {
 #if PERFLAB_DLRM_CUDA
   CudaModelOptions o = options(kc::Precision::kTf32, true);
