@@ -492,7 +492,8 @@ LaunchList LogitHead::train_split_launches(const LogitHeadArguments& a) {
   const HeadBytes h = head_bytes(a);
   // Rows: x read, dx written, labels read, each sample's g and loss
   // written (z and dx: 3nk). Sums: x read again, g and the losses read,
-  // the partials (dw and db_below: 3nk).
+  // the partials (dw and db_below: 3nk of the arithmetic's own work; it
+  // forms the dx values it sums again, nk more, not declared).
   return {{"logit_rows_kernel", "last layer, loss and dx, a warp a sample", "",
            {2 * h.n * h.k * h.e + h.n * 4 + h.n * 12, 3 * h.n * h.k, "fp32"}},
           {"logit_head_kernel", "the last layer's sums: dw, db, db_below and the loss", "",

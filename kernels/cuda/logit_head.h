@@ -1,4 +1,5 @@
-// DLRM's last layer and its loss in one launch: the top MLP's K -> 1 layer
+// DLRM's last layer and its loss in one launch (or two: train_rows and
+// train_sums, the same results): the top MLP's K -> 1 layer
 // (the logit, no activation), the sigmoid binary cross-entropy, and that
 // layer's whole backward, including the dReLU of the layer below and its
 // bias gradient. It replaces, in a fused model's step, a forward GEMM with a

@@ -187,7 +187,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     sort_join_ = std::make_unique<kc::Event>();
     update_fork_ = std::make_unique<kc::Event>();
   }
-  split_head_ = wgrad_stream_ != nullptr && split_head(shape_, options_, options_.comm != nullptr, local_);
+  split_head_ = split_head(shape_, options_, options_.comm != nullptr, local_);  // needs the side streams above
   if (split_head_) {
     head_fork_ = std::make_unique<kc::Event>();
     head_join_ = std::make_unique<kc::Event>();
@@ -427,13 +427,14 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   kc::InteractionBackward::run(inter, nullptr, stream);
   if (updates_beside()) {
     // The embedding gradients are written, and the fused head's dW (by the
-    // loss): the update on its sort's stream while the bottom MLP's backward
-    // runs here. That backward touches none of what the update reads or
-    // writes (the tables, the embedding gradients, the update's workspace,
-    // the head's parameters); the optimizer joins the update back.
+    // loss on this stream, or with split_head_ by its sums on the weight
+    // gradients' stream: head_join_): the update on its sort's stream while
+    // the bottom MLP's backward runs here. That backward touches none of
+    // what the update reads or writes (the tables, the embedding gradients,
+    // the update's workspace, the head's parameters); the optimizer joins
+    // the update back.
     ScopedPhase update("update (side stream)");
     kc::stream_waits_for(sort_stream_->get(), stream, update_fork_->get());
-    // The head's dW and db, summed beside the top MLP's backward.
     if (split_head_) PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(sort_stream_->get(), head_join_->get(), 0));
     update_parameters(batch, sort_stream_->get());
     PERFLAB_CUDA_CHECK(cudaEventRecord(sort_join_->get(), sort_stream_->get()));

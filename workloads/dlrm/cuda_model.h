@@ -310,7 +310,8 @@ class CudaModel {
   /// Side streams on one GPU, sync-free: the embedding update (with the
   /// fused head's SGD in its launch) runs on the sort's stream as soon as
   /// the interaction's backward has written the embedding gradients, beside
-  /// the bottom MLP's backward; the optimizer only waits for it. (The
+  /// the bottom MLP's backward (and, split_head_, the head's sums on the
+  /// weight gradients' stream); the optimizer only waits for it. (The
   /// synchronising update waits on the host for its sort: there it would
   /// hold back the bottom MLP's launches, so it stays in the optimizer.)
   bool updates_beside() const {

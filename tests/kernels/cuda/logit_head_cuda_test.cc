@@ -160,6 +160,11 @@ void check_case(const Case& c) {
   };
   const std::vector<uint8_t> first_g_bits = g_bits();
   const auto expect_same_bits = [&](const LogitHeadArguments& args, const char* run, bool split = false) {
+    // Every output refilled first: a run that wrote nothing must fail.
+    for (DeviceBuffer<uint8_t>* out : {&dx, &dw, &db, &db_below}) {
+      PERFLAB_CUDA_CHECK(cudaMemset(out->data(), 0xFF, out->bytes()));
+    }
+    PERFLAB_CUDA_CHECK(cudaMemset(dlogit.data(), 0xFF, n * sizeof(float)));
     if (split) {
       LogitHead::train_rows(args, workspace.data(), nullptr);
       LogitHead::train_sums(args, workspace.data(), nullptr);

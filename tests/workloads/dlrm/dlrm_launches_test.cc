@@ -194,7 +194,9 @@ TEST(DlrmLaunches, UpTo2048SamplesWithSideStreamsTheHeadIsTwoLaunches) {
     EXPECT_DOUBLE_EQ(flops[0], flops[1]);
     // The second read of x, and each sample's g and loss between them.
     EXPECT_GT(bytes(split, "loss"), bytes(fused, "loss"));
-    o.batch = 2049;  // past kSplitHeadMaxBatch: one kernel
+    o.batch = 2048;  // kSplitHeadMaxBatch itself: two
+    EXPECT_EQ(count(train_step_launches(dle_shape(), o), "loss"), 2);
+    o.batch = 2049;  // past it: one kernel
     EXPECT_EQ(count(train_step_launches(dle_shape(), o), "loss"), 1);
     o.batch = 512;  // across ranks: one kernel
     EXPECT_EQ(count(train_step_launches(dle_shape(), o, 2, 0), "loss"), 1);
