@@ -76,7 +76,7 @@ __device__ V sum_in_order(const V* p, int64_t stride, int count) {
 }
 
 /// The most bytes of x a block stages in shared memory at a time (a chunk
-/// of a tile's rows: staged_chunk); under the 48 KiB a launch may ask for
+/// of a tile's rows: LogitHead::staged_samples); under the 48 KiB a launch may ask for
 /// without opting in (32 rows of DLRM's 256 fp32 features, 64 of bf16);
 /// the kernel's registers, not this, hold it to three blocks a SM.
 constexpr int64_t kStageBytes = 32 * 1024;
@@ -128,8 +128,9 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t tile_size, int64
   __shared__ float g[kTile];
   __shared__ double loss[kTile];
   __shared__ bool last;
-  const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31u);
-  const double count_over = static_cast<double>(mean_over);
+  // (Step 1's own: unused with kSums.)
+  [[maybe_unused]] const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31u);
+  [[maybe_unused]] const double count_over = static_cast<double>(mean_over);
   const int64_t tiles = (n + tile_size - 1) / tile_size;
   float sum_w[kCols] = {}, sum_b[kCols] = {};
   double block_loss = 0.0;
@@ -380,7 +381,7 @@ void launch_forward(const LogitHeadArguments& a, cudaStream_t stream) {
 int64_t LogitHead::staged_samples(const LogitHeadArguments& a) {
   const int64_t tile = tile_samples(a.n);
   const int64_t row_bytes = a.k * (a.bf16 ? 2 : 4);
-  if (tile <= kWarps || row_bytes % 16 != 0 || reinterpret_cast<uintptr_t>(a.x) % 16 != 0) return 0;
+  if (a.k < 1 || tile <= kWarps || row_bytes % 16 != 0 || reinterpret_cast<uintptr_t>(a.x) % 16 != 0) return 0;
   const int64_t chunk = std::min(tile, kStageBytes / row_bytes);
   return chunk >= kWarps ? chunk : 0;  // fewer rows than warps (fp32 past 1,024 features) would idle warps
 }

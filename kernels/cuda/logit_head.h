@@ -7,7 +7,7 @@
 // bias-gradient epilogue and a data-gradient GEMM with a dReLU/bias-gradient
 // epilogue: four launches, of which three are GEMMs with a single output
 // column, by one, which reads x [n, K] once from memory where they read it
-// twice (plus the ReLU bitmask).
+// twice (plus the ReLU bitmask); split (train_rows, train_sums), twice.
 //
 //   z_b       = Σ_k x[b, k] w[k] + bias                  (fp32, FMA, a warp's fixed tree)
 //   loss     += (1/N) Σ_b l(z_b, y_b)                     (as BceWithLogits: double per sample,
@@ -90,7 +90,9 @@ class LogitHead {
   /// loss: the blocks' partials and counters). The second may run on
   /// another stream, after the first (it reads what the first left in the
   /// workspace), while the backward goes on: nothing it writes is read
-  /// before the layer below's update. The same args and workspace for both.
+  /// before the layer below's update. It reads x, w and bias again: they
+  /// must not change until it is done. The same args and workspace for
+  /// both.
   static void train_rows(const LogitHeadArguments& args, void* workspace, cudaStream_t stream);
   static void train_sums(const LogitHeadArguments& args, void* workspace, cudaStream_t stream);
   /// What each launches. Host-only.

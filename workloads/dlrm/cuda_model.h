@@ -149,8 +149,10 @@ struct CudaModelOptions {
   /// on one GPU with the sync-free update the update itself follows there
   /// once the interaction's backward is done, beside the bottom MLP's
   /// backward (updates_beside), else it waits for the sort in the optimizer.
-  /// Off: all in order on the step's stream. The same kernels and the same
-  /// bits either way.
+  /// Off: all in order on the step's stream. The same arithmetic and the
+  /// same bits either way (up to kSplitHeadMaxBatch samples the fused head
+  /// is two launches, its sums on the weight gradients' stream:
+  /// split_head_).
   bool side_streams = false;
   /// bf16: the training steps' batches bring their dense rows already in
   /// bf16, padded to dense_input_width() (DeviceBatch::dense_bf16), so the

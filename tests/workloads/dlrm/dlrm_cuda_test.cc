@@ -297,8 +297,11 @@ TEST(DlrmCudaStep, TunedGemmsChooseARunningCandidateAndStillMatchTheCpuModel) {
 // nothing may depend on which warp finishes first. Batches of 301 samples
 // from tiny tables repeat rows hundreds of times (several chunks per row).
 // The first model runs on one stream, the other two with side streams (the
-// weight gradients and the update's sort beside the step): the same kernels
-// on the same operands, so the same bits, whatever overlaps; unfused, and
+// weight gradients and the update's sort beside the step): the same
+// arithmetic on the same operands, so the same bits, whatever overlaps (at
+// this batch, fused, the side-stream copies run the head as two launches,
+// train_rows and train_sums: the model-level check that the split gives
+// the fused head's bits); unfused, and
 // fused with each epilogue mode (their backward passes differ in what they
 // write in place before the weight gradient forks).
 TEST(DlrmCudaDeterminism, TwoModelsFromOneSeedOnTheSameBatchesHoldTheSameBits) {
