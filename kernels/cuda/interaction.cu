@@ -57,9 +57,9 @@ int64_t forward_row_stride(int64_t dim) { return 4 * (((dim + 3) / 4) | 1); }
 /// throughput: the forward runs 256 threads (more warps copying rows),
 /// and a backward that cannot copy its rows asynchronously batches them
 /// (kRowBatch a warp). Above it, both keep the forms that fit more blocks
-/// a SM. At 512, bf16 and TF32, on an H200 (1590d6a) the backward took
-/// 19.0 us (8.3x its floor) and the forward 9.0 us on the step's critical
-/// path.
+/// a SM. At bf16 batch 512 on an H200 (1590d6a's kernels.md) the backward
+/// took 19.0 us (8.3x its floor) and the forward 9.0 us on the step's
+/// critical path.
 constexpr int64_t kLatencyBoundBatch = 2048;
 constexpr int kSmallBatchForwardThreads = 256;
 static_assert(kSmallBatchForwardThreads % 32 == 0, "load_features gives whole warps to rows");

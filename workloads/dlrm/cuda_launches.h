@@ -33,8 +33,10 @@ inline constexpr int64_t kSplitHeadMaxBatch = 2048;
 /// fused head, side streams, one GPU (no communicator), a training model,
 /// and a batch small enough (kSplitHeadMaxBatch) that the step is a chain of
 /// latencies, where the head's cross-block sums (its counters, fences and
-/// the loss's publication: about two thirds of its 10 us at bf16 batch 512
-/// on an H200, c9d4b27) are off the chain. Past it the fused kernel stays:
+/// the loss's publication) are off the chain. The fused head took 14.3 us
+/// at bf16 batch 512 on an H200 (1590d6a's kernels.md); how much of that the
+/// sums are is not measured (a count of its serial round trips puts most of
+/// it there: an estimate). Past it the fused kernel stays:
 /// the GPU is full either way, and the split reads x twice.
 bool split_head(const ModelShape& shape, const CudaModelOptions& options, bool sharded, int64_t local);
 
