@@ -359,7 +359,13 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
   const bool drelu =
       args.activation == Activation::kRelu && !args.dy_is_pre_activation && !args.dy_relu_applied;
   if (!args.dy_is_pre_activation) require(args.db, "db");
-  if (own_backward(args) && !args.dy_is_pre_activation) {
+  // Our own pass with no dReLU to apply (dy_relu_applied) only sums db and
+  // leaves dy as it is: with a side stream and few rows (its one-pass
+  // kernel, no workspace) it runs there, before the weight gradient, so the
+  // data-gradient chain on `stream` does not wait for it.
+  const bool bias_beside = wgrad != nullptr && own_backward(args) && !args.dy_is_pre_activation && !drelu &&
+                           relu_bias_grad_one_pass(args.batch);
+  if (own_backward(args) && !args.dy_is_pre_activation && !bias_beside) {
     // dz = dL/d(pre-activation) in place on dy and db, in one pass over dy.
     if (drelu) require(args.y, "y");
     relu_bias_grad(dtype, args.batch, args.out_features, drelu ? args.y : nullptr, args.dy, args.db,
@@ -376,9 +382,14 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
     p.wgrad.set_bias(args.db);
   }
   if (wgrad != nullptr) {
-    // dz (dy, in place) and db's own pass are done on `stream`: the side
-    // stream starts from here.
+    // dz (dy, in place) and db's own pass are done on `stream` (unless
+    // bias_beside: db's pass is the side stream's first): the side stream
+    // starts from here.
     stream_waits_for(wgrad->stream, stream, wgrad->fork);
+    if (bias_beside) {
+      relu_bias_grad(dtype, args.batch, args.out_features, nullptr, args.dy, args.db, nullptr, nullptr,
+                     wgrad->stream, ReluBiasGradPasses::kOne);
+    }
     p.wgrad.run(p.handle, args.x, args.dy, args.dw, wgrad->cublas_workspace, wgrad->stream);
   } else {
     p.wgrad.run(p.handle, args.x, args.dy, args.dw, workspace, stream);

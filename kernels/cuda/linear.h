@@ -213,7 +213,10 @@ class Linear {
   /// ReLU layers that apply their dReLU (neither dy_is_pre_activation nor
   /// dy_relu_applied). With `wgrad`, the weight-gradient GEMM (and
   /// cuBLASLt's bias gradient with it) runs on wgrad->stream, after this
-  /// layer's dReLU/bias passes on `stream`, beside the dx GEMM: the caller
+  /// layer's dReLU/bias passes on `stream`, beside the dx GEMM; a pass that
+  /// only sums db (own epilogues, dy_relu_applied, a one-pass row count:
+  /// relu_bias_grad_one_pass) runs on wgrad->stream too, before the GEMM,
+  /// so nothing on `stream` waits for it; the caller
   /// joins wgrad->stream back before anything reads dw or db, and keeps x
   /// and dy unchanged until then.
   void backward(const LinearArguments& args, void* workspace, cudaStream_t stream,
