@@ -4,6 +4,7 @@ import os
 import sys
 
 from .common import VERDICTS, load_peers, load_results, load_state
+from .graphs import graphs_section
 from .dlrm import dlrm_section, lookup_bench_section, relu_bias_grad_bench_section, ttt_section
 from .halo import halo_section
 from .kernels import kernels_section, launches_section
@@ -57,7 +58,7 @@ def main():
     tally = {v: verdicts.count(v) for v in VERDICTS}
     out.insert(-1, f"- targets from the open issues (below the kernel tables): {tally['met']} met, "
                    f"{tally['not met']} not met, {tally['not measured']} not measured")
-    out += [kernels_section(results), targets,
+    out += [kernels_section(results), graphs_section(results), targets,
             launches_section(results),
             calls_section(state, steps_text), t_text, d_text, lookup_bench_section(work), relu_bias_grad_bench_section(work),
             ncu_section(work),

@@ -155,6 +155,7 @@ if "$PYTHON" "$summary" "$work" "$work/steps.md" >"$tmp/work.md" 2>"$tmp/work.er
   sec "^| bf16 | 512 | 1024 | 4.00 | 5.70 | 1.43x | one pass |$"
   sec "^| fp32 | 16384 | 256 | - | 20.00 | - | two passes |$"
   sec "^## Nsight Compute: the DLRM kernels tuned without a GPU"
+  sec "^## Kernels slower in the graph than launched one by one"
   sec "^| \`sgd_tiles_kernel\` | 2 | 1250.0 | 45.0 | 85.0 | 71.0 | 31.0 | 37.5 | 114.0 | 21.0 | 0.4 |$"
   sec "^| \`interaction_backward_tc_bf16_kernel\` | 1 | 300.5 | - | - | - | 12.0 | - | - | - | - |$"
   # Samples a launch: 700/1000 and 1500/2000 long scoreboard (median 72.5%), 20 and 15 wait (17.5%), 10 selected.
@@ -253,6 +254,44 @@ then
   pass "the busy share, concurrency and idle gaps of a profiled point"
 else
   fail "the busy share or idle gap lines"
+fi
+# Kernels slower in the graph than eager: a graph point pairs with the eager
+# point of the same parameters, fused and sync-free (not with one that
+# differs in a parameter or in fused); a kernel is listed at 1.2x and 1 us
+# over, the largest difference first; copies and memsets are left out.
+if "$PYTHON" - "$(dirname "$summary")" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from gpu_summary.graphs import graph_pairs, graphs_section, slower_in_graph
+def point(path, graphs, fused, rows, **params):
+    toggles = {"cuda_graphs": graphs, "fused": fused, "sync_free": True}
+    return {"_path": path, "kind": "throughput",
+            "spec": {"workload": "dlrm", "backend": "cuda", "preset": "dle", "mode": "throughput",
+                     "params": dict({"batch_size": 512, "precision": "bf16"}, **params)},
+            "toggles": {t: {"requested": v, "in_effect": v} for t, v in toggles.items()},
+            "runs": [{"iteration_ms": {"n": 40, "p50": 0.185 if graphs else 0.29},
+                      "profile": {"rows": [dict(r, kind=r.get("kind", "kernel")) for r in rows]}}]}
+k = lambda name, us: {"name": "void " + name + "(int)", "us_per_iteration": us}
+graph = point("g/result.json", True, True, [k("a_kernel", 28.2), k("b_kernel", 5.0), k("c_kernel", 2.0),
+                                            k("d_kernel", 16.8), {"name": "memset", "kind": "memset", "us_per_iteration": 9.0}])
+eager = point("e/result.json", False, True, [k("a_kernel", 14.7), k("b_kernel", 4.5), k("c_kernel", 0.9),
+                                            k("d_kernel", 11.7), {"name": "memset", "kind": "memset", "us_per_iteration": 1.0}])
+unfused = point("f/result.json", False, False, [k("a_kernel", 1.0)])
+other = point("o/result.json", False, True, [k("a_kernel", 1.0)], epilogues="cublaslt")
+pairs = graph_pairs([unfused, other, graph, eager])
+assert len(pairs) == 1 and pairs[0][2] is eager, pairs
+rows = slower_in_graph(graph["runs"][0]["profile"], eager["runs"][0]["profile"])
+assert [r[0] for r in rows] == ["void a_kernel(int)", "void d_kernel(int)", "void c_kernel(int)"], rows
+text = graphs_section([graph, eager])
+assert "| `a_kernel` | 28.2 | 14.7 | 1.92x |" in text, text
+assert "graph 0.1850 ms, eager 0.2900 ms" in text and "3 kernel(s), 19.7 us per iteration more" in text, text
+assert "b_kernel" not in text and "memset" not in text, text
+assert "nothing compared" in graphs_section([graph, unfused]), graphs_section([graph, unfused])
+PY
+then
+  pass "kernels slower in the graph: the eager twin, the rule, the order"
+else
+  fail "the graph-against-eager kernel table"
 fi
 # 2 dlrm points, 3 epilogue, 2 side-stream and 2 queue copies, 1 transducer run, 8 halo_conv points.
 find "$work" -name result.json | wc -l | grep -qx 18 || fail "expected 18 results: $(find "$work" -name result.json | wc -l)"
