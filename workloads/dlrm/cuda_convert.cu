@@ -29,6 +29,31 @@ __global__ void widen_kernel(int64_t n, const __nv_bfloat16* __restrict__ src,
 
 __global__ void set_float_kernel(float* dst, float value) { *dst = value; }
 
+__global__ void set_int64_kernel(int64_t* dst, int64_t value) { *dst = value; }
+
+/// LrSchedule::at, operation for operation: the rounded intrinsics keep
+/// nvcc from fusing a multiply and an add into an FMA (one rounding where
+/// the host makes two).
+__device__ double schedule_at(const LrSchedule& s, int64_t step) {
+  if (s.warmup_steps > 0 && step < s.warmup_steps) {
+    return __ddiv_rn(__dmul_rn(s.base, static_cast<double>(step + 1)), static_cast<double>(s.warmup_steps));
+  }
+  if (s.decay_steps > 0 && step >= s.decay_start_step) {
+    const double t = fmin(1.0, __ddiv_rn(static_cast<double>(step - s.decay_start_step),
+                                         static_cast<double>(s.decay_steps)));
+    const double left = __dsub_rn(1.0, t);
+    const double above = __dmul_rn(__dmul_rn(__dsub_rn(1.0, s.end_fraction), left), left);
+    return __dmul_rn(s.base, __dadd_rn(s.end_fraction, above));
+  }
+  return s.base;
+}
+
+__global__ void scheduled_lr_kernel(LrSchedule schedule, int64_t* step, float* lr) {
+  const int64_t at = *step;
+  *lr = __double2float_rn(schedule_at(schedule, at));
+  *step = at + 1;
+}
+
 __global__ void table_init_kernel(float* __restrict__ dst, int64_t n, uint64_t key, double bound) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     dst[i] = init_random::table_value(key, bound, static_cast<uint64_t>(i));
@@ -61,6 +86,21 @@ void fill_embedding_table(float* dst, int64_t rows, int64_t dim, uint64_t seed, 
 void set_device_float(float* dst, float value, cudaStream_t stream) {
   set_float_kernel<<<1, 1, 0, stream>>>(dst, value);
   PERFLAB_CUDA_CHECK_LAUNCH("set_float_kernel");
+}
+
+void set_device_int64(int64_t* dst, int64_t value, cudaStream_t stream) {
+  set_int64_kernel<<<1, 1, 0, stream>>>(dst, value);
+  PERFLAB_CUDA_CHECK_LAUNCH("set_int64_kernel");
+}
+
+void scheduled_learning_rate(const LrSchedule& schedule, int64_t* step, float* lr, cudaStream_t stream) {
+  scheduled_lr_kernel<<<1, 1, 0, stream>>>(schedule, step, lr);
+  PERFLAB_CUDA_CHECK_LAUNCH("scheduled_lr_kernel");
+}
+
+kernels::LaunchList scheduled_learning_rate_launches() {
+  return {{"scheduled_lr_kernel", "the learning rate at the device's step counter", "",
+           {2 * sizeof(int64_t) + sizeof(float), 0, ""}}};
 }
 
 namespace {

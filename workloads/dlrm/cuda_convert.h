@@ -1,9 +1,10 @@
 // Small device helpers of the DLRM CUDA model that no kernel in kernels/cuda
 // provides: the bf16 -> fp32 widening of a bf16 model's logits for
 // evaluation and serving (without the fused head, which writes fp32 logits), and
-// writing one float to device memory from a kernel argument (the learning
-// rate: the value travels in the launch itself, so no host buffer must stay
-// alive until the copy runs). Both only enqueue on `stream`: no allocation,
+// writing one value to device memory from a kernel argument (the value
+// travels in the launch itself, so no host buffer must stay alive until the
+// copy runs), and the learning rate of the schedule at a step counter kept
+// on the device. Both only enqueue on `stream`: no allocation,
 // no host synchronisation, so they can be captured in a CUDA graph. And two
 // set-up fills: an embedding table's seeded initial values, drawn on the
 // device, and cuRAND's uniform operands for timing GEMMs.
@@ -14,6 +15,7 @@
 #include <cstdint>
 
 #include "kernels/launch.h"
+#include "workloads/dlrm/schedule.h"
 
 namespace perflab::dlrm {
 
@@ -28,6 +30,17 @@ void fill_embedding_table(float* dst, int64_t rows, int64_t dim, uint64_t seed, 
 /// *dst = value (one thread; the value is a kernel argument).
 void set_device_float(float* dst, float value, cudaStream_t stream);
 
+/// *dst = value (one thread; the value is a kernel argument).
+void set_device_int64(int64_t* dst, int64_t value, cudaStream_t stream);
+
+/// *lr = float(schedule.at(*step)), then ++*step: one thread, reading the
+/// step from device memory, so a captured step replays it with the next
+/// step's rate and the host writes nothing between replays. The same bits
+/// as LrSchedule::at on the host: the same double operations in the same
+/// order, each rounded to nearest (no contraction into FMAs), then rounded
+/// to float.
+void scheduled_learning_rate(const LrSchedule& schedule, int64_t* step, float* lr, cudaStream_t stream);
+
 /// Fills `n` elements of `dst` (fp32, or __nv_bfloat16 when `bf16`) with
 /// uniform values in (0, 1] from cuRAND's Philox generator, seeded by
 /// `seed`, on `stream`: operands for timing that are not all zeros (zeros
@@ -37,5 +50,8 @@ void fill_uniform(void* dst, int64_t n, bool bf16, uint64_t seed, cudaStream_t s
 
 /// What set_device_float launches (kernels/launch.h). Host-only.
 kernels::LaunchList set_device_float_launches();
+
+/// What scheduled_learning_rate launches. Host-only.
+kernels::LaunchList scheduled_learning_rate_launches();
 
 }  // namespace perflab::dlrm

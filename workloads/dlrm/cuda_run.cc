@@ -11,11 +11,15 @@
 // (waiting on the `consumed` event of the step that last read that slot);
 // step i+1 then waits on that slot's `copied` event. Only stream-ordered
 // waits: the host never blocks.
-// Learning rate: written to the device float by a one-thread kernel whose
-// argument is the value, on `compute` before the step, so a graph replay
-// reads the current value and no host buffer has to outlive the copy.
+// Learning rate: the step's first kernel (scheduled_learning_rate) writes
+// the schedule's rate at a step counter kept on the device and advances
+// it, so a graph replay takes the next step's rate and nothing runs
+// between two replays for it (a kernel there, the rate as its argument,
+// sat between the graphs: a launch and its gap more at each step
+// boundary). begin() sets the counter only when an iteration does not
+// follow the last one (the first, or one out of order).
 // The iteration is a DeviceStep (harness/device_step.h): begin() waits for
-// the slot's input and writes the learning rate, enqueue(slot) is the
+// the slot's input (and sets the step counter when needed), enqueue(slot) is the
 // training step reading that slot (one variant per input slot: what the
 // harness captures as a CUDA graph when --cuda-graphs is in effect), end()
 // records the slot's `consumed` event and prefetches the next batch. The
@@ -157,17 +161,23 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
       enqueue_copy(s, index);
     }
     PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(compute_.get(), slots_[s].copied.get(), 0));
-    set_device_float(model_->learning_rate(), static_cast<float>(setup_.schedule.at(iteration)),
-                     compute_.get());
+    // The step that follows runs once (eagerly or replayed) and advances
+    // the counter: consecutive iterations need no write here.
+    if (iteration != next_lr_step_) set_device_int64(lr_step_.data(), iteration, compute_.get());
+    next_lr_step_ = iteration + 1;
     return s;
   }
 
-  void enqueue(int slot) override { model_->train_step(input(slot), compute_.get()); }
+  void enqueue(int slot) override {
+    scheduled_learning_rate(setup_.schedule, lr_step_.data(), model_->learning_rate(), compute_.get());
+    model_->train_step(input(slot), compute_.get());
+  }
 
-  /// begin()'s learning rate, then the model's step (both slots alike).
+  /// The learning rate, then the model's step (both slots alike). begin()'s
+  /// counter write is left out: consecutive iterations make none.
   LaunchPlan launch_plan(int) override {
     LaunchPlan plan;
-    kernels::append_launches(plan, set_device_float_launches(), "data");  // the learning rate
+    kernels::append_launches(plan, scheduled_learning_rate_launches(), "learning rate");
     for (DeclaredKernel& k : model_->step_launches()) plan.push_back(std::move(k));
     return plan;
   }
@@ -439,6 +449,8 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   kc::PinnedBuffer<std::byte> packed_;  // the epoch's batches, a block each
   std::array<InputSlot, 2> slots_;
   int last_slot_ = 1;  // the first batch goes to slot 0
+  kc::DeviceBuffer<int64_t> lr_step_{1};  ///< The schedule step the next step's rate is taken at.
+  int64_t next_lr_step_ = -1;             ///< What lr_step_ holds once the steps enqueued so far ran.
   int64_t pending_losses_ = 0;
   int64_t first_pending_ = 0;     ///< Iteration of the first step since the last take_loss.
   int64_t first_nonfinite_ = -1;  ///< First iteration whose loss was not finite.
