@@ -85,8 +85,8 @@ void StepDriver::capture_all() {
 
 void StepDriver::iterate(int64_t iteration) {
   const int64_t before = ops_.host_sync_count();
-  // The counted iteration is all of it: begin's work (a learning rate
-  // written on the device) as well as the step's.
+  // The counted iteration is all of it: begin's work (waits, any value it
+  // writes on the device) as well as the step's.
   bool counting = false;
   if (iteration == count_at_) {
     try {

@@ -363,7 +363,7 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
   // leaves dy as it is: with a side stream and few rows (its one-pass
   // kernel, no workspace) it runs there, before the weight gradient, so the
   // data-gradient chain on `stream` does not wait for it.
-  const bool bias_beside = wgrad != nullptr && own_backward(args) && !args.dy_is_pre_activation && !drelu &&
+  const bool bias_beside = wgrad != nullptr && own_backward(args) && args.dy_relu_applied &&
                            relu_bias_grad_one_pass(args.batch);
   if (own_backward(args) && !args.dy_is_pre_activation && !bias_beside) {
     // dz = dL/d(pre-activation) in place on dy and db, in one pass over dy.

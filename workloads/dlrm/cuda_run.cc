@@ -16,8 +16,8 @@
 // it, so a graph replay takes the next step's rate and nothing runs
 // between two replays for it (a kernel there, the rate as its argument,
 // sat between the graphs: a launch and its gap more at each step
-// boundary). begin() sets the counter only when an iteration does not
-// follow the last one (the first, or one out of order).
+// boundary). The counter starts at 0; begin() sets it only when an
+// iteration does not follow the last one (one out of order).
 // The iteration is a DeviceStep (harness/device_step.h): begin() waits for
 // the slot's input (and sets the step counter when needed), enqueue(slot) is the
 // training step reading that slot (one variant per input slot: what the
@@ -134,6 +134,10 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     eval_ids_ = kc::DeviceBuffer<int32_t>(padded(eval.categorical, count(rows * tables)));
     eval_logits_ = kc::DeviceBuffer<float>(count(eval_chunks_ * n));  // chunk by chunk, this rank's samples
     if (nccl_.comm != nullptr) gather_setup();
+    // The schedule's step counter starts at 0 (next_lr_step_): a run's
+    // first iteration writes nothing in begin(), so a launch count taken
+    // there sees the step alone, as declared.
+    PERFLAB_CUDA_CHECK(cudaMemset(lr_step_.data(), 0, sizeof(int64_t)));
     // The uploads above ran on the legacy default stream, which the
     // non-blocking compute stream does not wait for: finish them (setup).
     kc::counted_stream_synchronize(nullptr);
@@ -450,7 +454,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   std::array<InputSlot, 2> slots_;
   int last_slot_ = 1;  // the first batch goes to slot 0
   kc::DeviceBuffer<int64_t> lr_step_{1};  ///< The schedule step the next step's rate is taken at.
-  int64_t next_lr_step_ = -1;             ///< What lr_step_ holds once the steps enqueued so far ran.
+  int64_t next_lr_step_ = 0;              ///< What lr_step_ holds once the steps enqueued so far ran.
   int64_t pending_losses_ = 0;
   int64_t first_pending_ = 0;     ///< Iteration of the first step since the last take_loss.
   int64_t first_nonfinite_ = -1;  ///< First iteration whose loss was not finite.

@@ -8,8 +8,10 @@
 // can_implement cases need no device and never skip.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -415,11 +417,19 @@ TEST(LinearCuda, DyReluAppliedSkipsTheDReluAndKeepsTheResults) {
       EXPECT_EQ(db_a.download(), db_b.download()) << "db; " << problem;
       // Again with a side stream: the weight gradient there and, with our
       // own epilogues, db's pass (nothing to mask) before it; the same bits.
+      // dy arrives on the step's stream only after a host function's 50 ms
+      // sleep: side-stream work that did not wait for the fork reads zeros.
       Stream side;
       Event fork;
       DeviceBuffer<uint8_t> side_workspace(kLinearCublasWorkspaceBytes);
       const SideStream wgrad{side.stream, side_workspace.data(), fork.get()};
       Tensor dx_c(dtype, bn * s.in), dw_c(dtype, static_cast<size_t>(s.out * s.in)), db_c(dtype, static_cast<size_t>(s.out));
+      Tensor dy_late(dtype, bn * s.out);
+      PERFLAB_CUDA_CHECK(cudaLaunchHostFunc(
+          stream.stream, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }, nullptr));
+      PERFLAB_CUDA_CHECK(cudaMemcpyAsync(dy_late.data(), dy_masked.data(), dy_masked.dev.size(),
+                                         cudaMemcpyDeviceToDevice, stream.stream));
+      c.dy = dy_late.data();
       c.dx = dx_c.data();
       c.dw = dw_c.data();
       c.db = db_c.data();
