@@ -85,7 +85,7 @@ def graphs_section(results):
         lines.append(f"- {len(rows)} kernel(s), {total:,.1f} us per iteration more in the graph")
         lines += ["", "| kernel | graph (us/iteration) | eager (us/iteration) | graph / eager |", "|---|---|---|---|"]
         for name, gu, eu in rows[:ROWS]:
-            lines.append(f"| `{cell(short_kernel_name(name))}` | {gu:,.1f} | {eu:,.1f} | {gu / eu:.2f}x |")
+            lines.append(f"| `{cell(short_kernel_name(name, 90))}` | {gu:,.1f} | {eu:,.1f} | {gu / eu:.2f}x |")
         if len(rows) > ROWS:
             lines.append(f"| ({len(rows) - ROWS} more) | | | |")
         lines.append("")
