@@ -53,13 +53,13 @@ Status SgdUpdate::can_implement(const SgdArguments& a) {
 size_t SgdUpdate::workspace_bytes(const SgdArguments&) { return 0; }
 
 void SgdUpdate::run(const SgdArguments& a, void*, cudaStream_t stream) {
-  // A thread per four values (sgd_range).
+  // A thread per four values (sgd_range), or fewer threads looping.
+  unsigned blocks = blocks_for((a.count + 3) / 4);
+  if (a.max_blocks > 0 && static_cast<int64_t>(blocks) > a.max_blocks) blocks = static_cast<unsigned>(a.max_blocks);
   if (a.gradients_bf16 != nullptr) {
-    sgd_kernel<<<blocks_for((a.count + 3) / 4), kThreads, 0, stream>>>(a.count, a.weights, a.gradients_bf16,
-                                                                       a.lr_device, a.weights_bf16);
+    sgd_kernel<<<blocks, kThreads, 0, stream>>>(a.count, a.weights, a.gradients_bf16, a.lr_device, a.weights_bf16);
   } else {
-    sgd_kernel<<<blocks_for((a.count + 3) / 4), kThreads, 0, stream>>>(a.count, a.weights, a.gradients,
-                                                                       a.lr_device, a.weights_bf16);
+    sgd_kernel<<<blocks, kThreads, 0, stream>>>(a.count, a.weights, a.gradients, a.lr_device, a.weights_bf16);
   }
   PERFLAB_CUDA_CHECK_LAUNCH("sgd_kernel");
 }

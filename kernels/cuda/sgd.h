@@ -34,6 +34,11 @@ struct SgdArguments {
   const float* lr_device = nullptr;       ///< Device float: the learning rate.
   __nv_bfloat16* weights_bf16 = nullptr;  ///< Optional [count]: bf16 copy of the updated weights.
   const __nv_bfloat16* gradients_bf16 = nullptr;  ///< [count], bf16: exactly one of it and gradients is set
+  /// At most this many blocks (0: a thread per four values); a grid-stride
+  /// loop covers the rest, with the same bits. An update that runs beside
+  /// a chain of short kernels keeps to a few blocks a SM, so the chain's
+  /// next kernel finds threads free instead of waiting for the update's.
+  int64_t max_blocks = 0;
 };
 
 /// w -= lr * g (and optionally the bf16 copy of w).

@@ -186,6 +186,10 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     sort_fork_ = std::make_unique<kc::Event>();
     sort_join_ = std::make_unique<kc::Event>();
     update_fork_ = std::make_unique<kc::Event>();
+    int device = 0, sms = 0;
+    PERFLAB_CUDA_CHECK(cudaGetDevice(&device));
+    PERFLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    beside_sgd_blocks_ = 2 * int64_t{sms};
   }
   split_head_ = split_head(shape_, options_, options_.comm != nullptr, local_);  // needs the side streams above
   if (split_head_) {
@@ -469,10 +473,20 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
 void CudaModel::update_layer(const Layer& layer, cudaStream_t stream) {
   // The layer's dx GEMM, the last reader of its weights, is on `stream`;
   // its dW (and cuBLASLt's db) already on the side stream: the update
-  // after both there.
+  // after both there. It becomes ready with the next kernel on `stream`
+  // (the layer below's dReLU pass, or the interaction's backward), and at a
+  // thread per four values a large layer's blocks fill the SMs' threads
+  // first: in the bf16 512 trace at 1590d6a the kernel after each of the
+  // three largest layers' dx GEMMs began 1.2-2.7 us after it instead of
+  // about 0.6, as that layer's SGD (480-1,024 blocks of 256 threads)
+  // started. So the update keeps to two blocks a SM (512 of a SM's 2,048
+  // threads) and loops; off the chain, it has the rest of the backward to
+  // finish in.
   cudaStream_t side = wgrad_side()->stream;
   kc::stream_waits_for(side, stream, sgd_fork_->get());
-  kc::SgdUpdate::run(dense_update(layer.params), nullptr, side);
+  kc::SgdArguments sgd = dense_update(layer.params);
+  sgd.max_blocks = beside_sgd_blocks_;
+  kc::SgdUpdate::run(sgd, nullptr, side);
 }
 
 void CudaModel::optimizer(const DeviceBatch& batch, cudaStream_t stream) {

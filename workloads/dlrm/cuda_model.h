@@ -451,6 +451,9 @@ class CudaModel {
   Buffer<uint8_t> head_workspace_;                                // split_head_
   Buffer<uint8_t> wgrad_workspace_;
   kernels::cuda::SideStream wgrad_side_;
+  /// The blocks a layer's SGD beside the backward may take (two a SM; see
+  /// update_layer).
+  int64_t beside_sgd_blocks_ = 0;
 };
 
 }  // namespace perflab::dlrm

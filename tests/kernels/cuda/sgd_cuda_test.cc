@@ -96,7 +96,9 @@ TEST(SgdCudaCanImplement, RejectsBadProblemsWithAReason) {
 TEST(SgdCuda, UpdateMatchesCpuBitForBitWithAndWithoutTheBf16Copy) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   for (int64_t count : {int64_t{1}, int64_t{3}, int64_t{37}, int64_t{2049}, int64_t{1000003}}) {
-    for (bool with_bf16 : {false, true}) {
+    // max_blocks 3: a few threads loop over the values (beside a step's chain).
+    for (const auto& [with_bf16, max_blocks] :
+         std::vector<std::pair<bool, int64_t>>{{false, 0}, {true, 0}, {false, 3}, {true, 3}}) {
       const auto w = test_support::random_vector(static_cast<size_t>(count), 1);
       const auto g = test_support::random_vector(static_cast<size_t>(count), 2, -10.0f, 10.0f);
       const float lr = 0.0375f;
@@ -112,6 +114,7 @@ TEST(SgdCuda, UpdateMatchesCpuBitForBitWithAndWithoutTheBf16Copy) {
       a.gradients = d_g.data();
       a.lr_device = d_lr.data();
       if (with_bf16) a.weights_bf16 = reinterpret_cast<__nv_bfloat16*>(d_bf16.data());
+      a.max_blocks = max_blocks;
       ASSERT_TRUE(SgdUpdate::can_implement(a).ok()) << SgdUpdate::can_implement(a).reason();
       SgdUpdate::run(a, nullptr, nullptr);
       PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -119,7 +122,8 @@ TEST(SgdCuda, UpdateMatchesCpuBitForBitWithAndWithoutTheBf16Copy) {
       for (size_t i = 0; i < actual.size(); ++i) {
         ASSERT_EQ(float_bits(actual[i]), float_bits(expected[i]))
             << "first mismatch at w[" << i << "] (w0 " << w[i] << ", g " << g[i] << ", lr " << lr
-            << "): expected " << expected[i] << ", actual " << actual[i] << "; count=" << count;
+            << "): expected " << expected[i] << ", actual " << actual[i] << "; count=" << count
+            << ", max_blocks=" << max_blocks;
       }
       if (with_bf16) {
         const auto copy = d_bf16.download();
