@@ -277,14 +277,22 @@ graph = point("g/result.json", True, True, [k("a_kernel", 28.2), k("b_kernel", 5
 eager = point("e/result.json", False, True, [k("a_kernel", 14.7), k("b_kernel", 4.5), k("c_kernel", 0.9),
                                             k("d_kernel", 11.7), {"name": "memset", "kind": "memset", "us_per_iteration": 1.0}])
 unfused = point("f/result.json", False, False, [k("a_kernel", 1.0)])
-other = point("o/result.json", False, True, [k("a_kernel", 1.0)], epilogues="cublaslt")
-pairs = graph_pairs([unfused, other, graph, eager])
+# Decoys whose paths sort before the twin's (the first twin by path is kept):
+# another parameter, sync-free off.
+other = point("a/result.json", False, True, [k("a_kernel", 1.0)], epilogues="cublaslt")
+synced = point("b/result.json", False, True, [k("a_kernel", 1.0)])
+synced["toggles"]["sync_free"] = {"requested": False, "in_effect": False}
+pairs = graph_pairs([unfused, other, synced, graph, eager])
 assert len(pairs) == 1 and pairs[0][2] is eager, pairs
+# A kernel run a different number of times an iteration is not compared.
+twice = point("g2/result.json", True, True, [dict(k("a_kernel", 28.2), launches_per_iteration=2)])
+once = point("e2/result.json", False, True, [dict(k("a_kernel", 14.7), launches_per_iteration=1)])
+assert slower_in_graph(twice["runs"][0]["profile"], once["runs"][0]["profile"]) == []
 rows = slower_in_graph(graph["runs"][0]["profile"], eager["runs"][0]["profile"])
 assert [r[0] for r in rows] == ["void a_kernel(int)", "void d_kernel(int)", "void c_kernel(int)"], rows
 text = graphs_section([graph, eager])
 assert "| `a_kernel` | 28.2 | 14.7 | 1.92x |" in text, text
-assert "graph 0.1850 ms, eager 0.2900 ms" in text and "3 kernel(s), 19.7 us per iteration more" in text, text
+assert "graph 0.1850 ms, eager 0.2900 ms" in text and "3 kernel(s), 19.7 us per iteration more kernel time" in text, text
 assert "b_kernel" not in text and "memset" not in text, text
 assert "nothing compared" in graphs_section([graph, unfused]), graphs_section([graph, unfused])
 PY

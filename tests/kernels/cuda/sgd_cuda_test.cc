@@ -182,7 +182,9 @@ TEST(SgdCuda, UnalignedRangesUpdateValueByValueAndOnlyTheirOwn) {
 // the update is the CPU's `w -= lr * g` on the widened values, bit for bit.
 TEST(SgdCuda, Bf16GradientsUpdateAsTheirWidenedValues) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  for (int64_t count : {int64_t{1}, int64_t{37}, int64_t{1000003}}) {
+  // max_blocks 3: as a bf16 model's layer SGD beside the backward, a few threads looping.
+  for (const auto& [count, max_blocks] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 0}, {37, 0}, {1000003, 0}, {37, 3}, {1000003, 3}}) {
     const auto w = test_support::random_vector(static_cast<size_t>(count), 4);
     const auto g32 = test_support::random_vector(static_cast<size_t>(count), 5, -10.0f, 10.0f);
     std::vector<uint16_t> g(g32.size());
@@ -203,13 +205,15 @@ TEST(SgdCuda, Bf16GradientsUpdateAsTheirWidenedValues) {
     a.gradients_bf16 = reinterpret_cast<const __nv_bfloat16*>(d_g.data());
     a.lr_device = d_lr.data();
     a.weights_bf16 = reinterpret_cast<__nv_bfloat16*>(d_bf16.data());
+    a.max_blocks = max_blocks;
     ASSERT_TRUE(SgdUpdate::can_implement(a).ok()) << SgdUpdate::can_implement(a).reason();
     SgdUpdate::run(a, nullptr, nullptr);
     PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
     const auto actual = d_w.download();
     const auto copy = d_bf16.download();
     for (size_t i = 0; i < actual.size(); ++i) {
-      ASSERT_EQ(float_bits(actual[i]), float_bits(expected[i])) << "w[" << i << "], count=" << count;
+      ASSERT_EQ(float_bits(actual[i]), float_bits(expected[i]))
+          << "w[" << i << "], count=" << count << ", max_blocks=" << max_blocks;
       ASSERT_EQ(copy[i], bf16_bits(expected[i])) << "bf16 copy [" << i << "], count=" << count;
     }
   }
