@@ -213,7 +213,9 @@ class Linear {
   /// ReLU layers that apply their dReLU (neither dy_is_pre_activation nor
   /// dy_relu_applied). With `wgrad`, the weight-gradient GEMM (and
   /// cuBLASLt's bias gradient with it) runs on wgrad->stream, after this
-  /// layer's dReLU/bias passes on `stream`, beside the dx GEMM; a pass that
+  /// layer's dReLU/bias passes on `stream`, beside the dx GEMM (launched
+  /// after it, so the dx GEMM, on the caller's chain, is the first of the
+  /// two to take SMs); a pass that
   /// only sums db (own epilogues, dy_relu_applied, a one-pass row count:
   /// relu_bias_grad_one_pass) runs on wgrad->stream too, before the GEMM,
   /// so nothing on `stream` waits for it; the caller
