@@ -193,7 +193,6 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   }
   split_head_ = split_head(shape_, options_, options_.comm != nullptr, local_);  // needs the side streams above
   if (split_head_) {
-    head_fork_ = std::make_unique<kc::Event>();
     head_join_ = std::make_unique<kc::Event>();
     head_workspace_ = Buffer<uint8_t>(kc::LogitHead::workspace_bytes(head_arguments(loss_state_.data(), nullptr)));
   }
@@ -424,6 +423,17 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   const kc::SideStream* wgrad = wgrad_side();
   for (size_t l = mlp_layers(false); l-- > 0;) {
     top_[l]->linear->backward(top_[l]->args, ws, stream, wgrad);
+    if (split_head_ && l + 1 == mlp_layers(false)) {
+      // The split head's sums (train_step ran its rows on this stream) on
+      // the weight gradients' stream after the layer below's weight
+      // gradient, whose fork followed the rows: launched after that
+      // layer's dx GEMM, the chain's next kernel, so they do not take the
+      // SMs before it. The layer's update below reads their db_below; the
+      // embedding update reads the head's dw and db (head_join_);
+      // take_loss runs after the step's join.
+      kc::LogitHead::train_sums(head_arguments(batch.labels, nullptr), head_workspace_.data(), wgrad->stream);
+      PERFLAB_CUDA_CHECK(cudaEventRecord(head_join_->get(), wgrad->stream));
+    }
     if (sgd_in_backward()) update_layer(*top_[l], stream);
   }
   kc::InteractionArguments inter = interaction_arguments(b, batch.ids);
@@ -535,16 +545,9 @@ void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
   {
     ScopedPhase range("loss");
     if (split_head_) {
-      // dx on this stream, the sums beside the backward: their outputs are
-      // read by the layer below's update (after its weight gradient on the
-      // same side stream), the head's (the update: head_join_) and
-      // take_loss (after the step's join).
-      const kc::LogitHeadArguments head = head_arguments(batch.labels, nullptr);
-      kc::LogitHead::train_rows(head, head_workspace_.data(), stream);
-      cudaStream_t side = wgrad_side()->stream;
-      kc::stream_waits_for(side, stream, head_fork_->get());
-      kc::LogitHead::train_sums(head, head_workspace_.data(), side);
-      PERFLAB_CUDA_CHECK(cudaEventRecord(head_join_->get(), side));
+      // z, the loss, g and dx on this stream; the sums follow in backward(),
+      // on the weight gradients' stream.
+      kc::LogitHead::train_rows(head_arguments(batch.labels, nullptr), head_workspace_.data(), stream);
     } else if (fused_head_) {
       kc::LogitHead::train(head_arguments(batch.labels, nullptr), workspace_.data(), stream);
     } else {

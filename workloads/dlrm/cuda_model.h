@@ -447,7 +447,7 @@ class CudaModel {
   // sort from the forward, the update from the interaction's backward).
   std::unique_ptr<kernels::cuda::Stream> wgrad_stream_, sort_stream_;
   std::unique_ptr<kernels::cuda::Event> wgrad_fork_, wgrad_join_, sgd_fork_, sort_fork_, sort_join_, update_fork_;
-  std::unique_ptr<kernels::cuda::Event> head_fork_, head_join_;  // split_head_
+  std::unique_ptr<kernels::cuda::Event> head_join_;  // split_head_: the head's sums are done
   Buffer<uint8_t> head_workspace_;                                // split_head_
   Buffer<uint8_t> wgrad_workspace_;
   kernels::cuda::SideStream wgrad_side_;
