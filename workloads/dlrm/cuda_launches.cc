@@ -200,6 +200,10 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
     h.n = local;
     h.k = top.back().in_features;
     h.bf16 = bf16;
+    // Split, both launches are the loss's here, though the sums run on the
+    // weight gradients' stream inside the backward (after the first top
+    // layer's GEMMs; CudaModel::backward): a declaration's phase is its
+    // label, the profile matches kernels by name.
     append_launches(plan,
                     split_head(shape, o, sharded, local) ? kc::LogitHead::train_split_launches(h)
                                                          : kc::LogitHead::train_launches(h),
