@@ -117,9 +117,12 @@ def work_of(r):
     return r.get("work") or {}
 
 
+def toggle_in_effect(result, toggle):
+    return bool(((result.get("toggles") or {}).get(toggle) or {}).get("in_effect"))
+
+
 def toggles_on(result):
-    t = result.get("toggles") or {}
-    names = [k for k in ("fused", "cuda_graphs", "sync_free") if (t.get(k) or {}).get("in_effect")]
+    names = [k for k in ("fused", "cuda_graphs", "sync_free") if toggle_in_effect(result, k)]
     return "+".join(names) if names else "none"
 
 

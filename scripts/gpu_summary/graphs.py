@@ -3,7 +3,7 @@ in effect against the profiled point that differs from it only in graphs (the to
 run with the same fused and sync-free), kernel by kernel."""
 import json
 
-from .common import cell, env_var, fmt, is_cuda, num, params_of, point_label, run_stat, spec_of
+from .common import cell, env_var, fmt, num, params_of, point_label, run_stat, spec_of, toggle_in_effect
 from .kernels import profiled_points, short_kernel_name
 
 # A kernel is listed when the graph's time is at least this much over the
@@ -14,15 +14,11 @@ MIN_US = 1.0
 ROWS = 8
 
 
-def _in_effect(r, toggle):
-    return bool(((r.get("toggles") or {}).get(toggle) or {}).get("in_effect"))
-
-
 def _pair_key(r):
     """What must match for two points to differ only in graphs."""
     s = spec_of(r)
     return (s.get("workload"), s.get("preset"), json.dumps(params_of(r), sort_keys=True),
-            _in_effect(r, "fused"), _in_effect(r, "sync_free"), env_var(r, "CUDA_DEVICE_MAX_CONNECTIONS"))
+            toggle_in_effect(r, "fused"), toggle_in_effect(r, "sync_free"), env_var(r, "CUDA_DEVICE_MAX_CONNECTIONS"))
 
 
 def kernel_times(profile):
@@ -61,14 +57,14 @@ def slower_in_graph(graph, eager, min_ratio=MIN_RATIO, min_us=MIN_US):
 def graph_pairs(results):
     """[(graph result, its profile, eager result, its profile)], one per
     graph point with an eager twin (the first twin by path)."""
-    points = [(r, p) for r, _, _, p in profiled_points(results) if is_cuda(r)]
+    points = [(r, p) for r, _, _, p in profiled_points(results)]  # CUDA points only
     eager = {}
     for r, p in sorted(points, key=lambda x: x[0].get("_path", "")):
-        if not _in_effect(r, "cuda_graphs"):
+        if not toggle_in_effect(r, "cuda_graphs"):
             eager.setdefault(_pair_key(r), (r, p))
     pairs = []
     for r, p in points:
-        if _in_effect(r, "cuda_graphs") and _pair_key(r) in eager:
+        if toggle_in_effect(r, "cuda_graphs") and _pair_key(r) in eager:
             pairs.append((r, p) + eager[_pair_key(r)])
     return pairs
 

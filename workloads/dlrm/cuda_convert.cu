@@ -70,10 +70,6 @@ void cast_bf16_to_float(int64_t n, const void* src, float* dst, cudaStream_t str
   PERFLAB_CUDA_CHECK_LAUNCH("widen_kernel");
 }
 
-kernels::LaunchList set_device_float_launches() {
-  return {{"set_float_kernel", "a float written on the device", "", {sizeof(float), 0, ""}}};
-}
-
 void fill_embedding_table(float* dst, int64_t rows, int64_t dim, uint64_t seed, int table, cudaStream_t stream) {
   const int64_t n = rows * dim;
   if (n < 1) return;

@@ -4,7 +4,7 @@
 // writing one value to device memory from a kernel argument (the value
 // travels in the launch itself, so no host buffer must stay alive until the
 // copy runs), and the learning rate of the schedule at a step counter kept
-// on the device. Both only enqueue on `stream`: no allocation,
+// on the device. These only enqueue on `stream`: no allocation,
 // no host synchronisation, so they can be captured in a CUDA graph. And two
 // set-up fills: an embedding table's seeded initial values, drawn on the
 // device, and cuRAND's uniform operands for timing GEMMs.
@@ -48,10 +48,7 @@ void scheduled_learning_rate(const LrSchedule& schedule, int64_t* step, float* l
 /// staging buffer: setup only, never inside a step.
 void fill_uniform(void* dst, int64_t n, bool bf16, uint64_t seed, cudaStream_t stream);
 
-/// What set_device_float launches (kernels/launch.h). Host-only.
-kernels::LaunchList set_device_float_launches();
-
-/// What scheduled_learning_rate launches. Host-only.
+/// What scheduled_learning_rate launches (kernels/launch.h). Host-only.
 kernels::LaunchList scheduled_learning_rate_launches();
 
 }  // namespace perflab::dlrm
