@@ -63,6 +63,22 @@ inline bool per_table_sort(int64_t batch) { return batch <= kTableSortMaxBatch; 
 /// kTableSortMaxBatch throws std::invalid_argument.
 void sort_pairs(const EmbeddingArguments& a, void* workspace, cudaStream_t stream, SortAlgorithm algorithm);
 
+/// How the update's warps read and write a row's columns: a lane four
+/// adjacent columns in one access (kQuads: dim a multiple of 4, the tables,
+/// the gradient and the workspace aligned to a row's quad), or a column
+/// every 32 (kScalar: any shape). kAuto takes kQuads where it can. Both sum
+/// each column's slots in the same order with the same roundings: the same
+/// bits (tests compare them).
+enum class UpdateColumns { kAuto, kScalar, kQuads };
+
+/// Whether the update can take kQuads for these arguments and workspace.
+bool update_quads_possible(const EmbeddingArguments& a, const void* workspace);
+
+/// The update's SGD launch (EmbeddingBackwardSgd::update, which passes
+/// kAuto) with its column layout named. kQuads where update_quads_possible
+/// is false throws std::invalid_argument.
+void update_rows(const EmbeddingArguments& a, void* workspace, cudaStream_t stream, UpdateColumns columns);
+
 /// Where each buffer sits in the backward's workspace (byte offsets).
 struct BackwardLayout {
   size_t keys_in = 0, keys_out = 0, slots_in = 0, slots_out = 0;

@@ -130,30 +130,6 @@ __device__ int64_t run_end(const RowKey* __restrict__ keys, int64_t num_slots, i
   return hi;
 }
 
-/// acc[i] += grad[slot, c0 + lane + 32 i] for the slots at sorted positions
-/// [begin, end), in order (warp-uniform arguments). Each lane loads one
-/// slot index of 32 and the warp broadcasts it, so a row's gradient is
-/// read in coalesced pieces (128 bytes fp32, 64 bf16). TG: the gradient's
-/// stored type (fp32, or bf16 widened exactly).
-template <typename TG>
-__device__ void add_slots(const Slot* __restrict__ sorted_slots, const TG* __restrict__ grad, int64_t dim,
-                          int64_t c0, int64_t begin, int64_t end, float (&acc)[kColsPerLane]) {
-  const int lane = static_cast<int>(threadIdx.x & 31u);
-  for (int64_t base = begin; base < end; base += 32) {
-    const int count = static_cast<int>(end - base < 32 ? end - base : 32);
-    const Slot mine = lane < count ? sorted_slots[base + lane] : 0;
-#pragma unroll 8
-    for (int u = 0; u < count; ++u) {
-      const TG* __restrict__ row = grad + int64_t{__shfl_sync(kFullMask, mine, u)} * dim;
-#pragma unroll
-      for (int i = 0; i < kColsPerLane; ++i) {
-        const int64_t col = c0 + lane + 32 * i;
-        if (col < dim) acc[i] = __fadd_rn(acc[i], widen(row[col]));
-      }
-    }
-  }
-}
-
 /// w -= lr * sum, rounded as the CPU rounds (no fused multiply-add).
 __device__ void apply_sgd(float* __restrict__ w, int64_t dim, int64_t c0, float lr,
                           const float (&acc)[kColsPerLane]) {
@@ -176,12 +152,6 @@ struct DenseSgd {
   const float* lr = nullptr;
   __nv_bfloat16* w_bf16 = nullptr;
 };
-
-/// How many sorted positions a warp loads at once when it streams runs:
-/// their gradient rows and the tables' rows of the runs ending among them
-/// are all in flight before any is added (2 x kGroup loads per lane).
-constexpr int kGroup = 4;
-static_assert(32 % kGroup == 0, "a group never straddles two blocks of 32 positions");
 
 /// The partial of chunk k of the long run from `start` (see sgd_tiles_kernel):
 /// in the tile the chunk starts in, slot 2q + 1 for a run's first chunk and
@@ -223,58 +193,202 @@ __device__ void finish_long_run(int64_t start, int64_t count, int64_t tile, int6
   }
 }
 
-/// One column pass [c0, c0 + 32 kColsPerLane) of a tile's runs, streamed
+// How a warp's lanes share a column pass [c0, c0 + 32 kColsPerLane): the
+// two layouts of embedding_detail::UpdateColumns. Each gives a lane's share
+// of a row (Part: the gradient as stored and the table's fp32 values, one
+// position of a group), loads it, adds it and stores results; the runs'
+// logic (add_slots, stream_runs) is the same for both. Each column sums its
+// slots in slot order with the same roundings in both, so they give the
+// same bits (tested: UpdateColumns).
+
+/// kScalar: lane l owns columns c0 + l + 32 i (i < kColsPerLane), a
+/// coalesced 128-byte (fp32) or 64-byte (bf16) piece of a row per i; any
+/// width. kFullPass: the pass lies inside dim (no clamp). A group holds
+/// four positions (ptxas: 114 registers, 32 four-byte loads a lane in
+/// flight).
+template <typename TG, bool kFullPass>
+struct StridedColumns {
+  static constexpr int kGroup = 4;
+  struct Part {
+    TG g[kColsPerLane];
+    float w[kColsPerLane];
+  };
+  int64_t c0, dim;
+  __device__ StridedColumns(int64_t c0_, int64_t dim_) : c0(c0_), dim(dim_) {}
+  __device__ int64_t col(int i) const { return c0 + static_cast<int64_t>(threadIdx.x & 31u) + 32 * i; }
+  /// A column past dim reads column 0 of the row: a valid address, the value unused.
+  __device__ int64_t clamped(int i) const { return kFullPass || col(i) < dim ? col(i) : 0; }
+  __device__ void load_grad(Part& p, const TG* __restrict__ grad_row) const {
+#pragma unroll
+    for (int i = 0; i < kColsPerLane; ++i) p.g[i] = grad_row[clamped(i)];
+  }
+  __device__ void load(Part& p, const TG* __restrict__ grad_row, const float* __restrict__ table_row) const {
+#pragma unroll
+    for (int i = 0; i < kColsPerLane; ++i) {
+      p.g[i] = grad_row[clamped(i)];
+      p.w[i] = table_row[clamped(i)];
+    }
+  }
+  __device__ static void add(float (&acc)[kColsPerLane], const Part& p) {
+#pragma unroll
+    for (int i = 0; i < kColsPerLane; ++i) acc[i] = __fadd_rn(acc[i], widen(p.g[i]));
+  }
+  /// table_row := the loaded values - lr * acc (the CPU's rounding).
+  __device__ void apply(float* __restrict__ table_row, const Part& p, float lr, const float (&acc)[kColsPerLane]) const {
+#pragma unroll
+    for (int i = 0; i < kColsPerLane; ++i) {
+      if (col(i) < dim) table_row[col(i)] = __fsub_rn(p.w[i], __fmul_rn(lr, acc[i]));
+    }
+  }
+  __device__ void store(float* __restrict__ partial, const float (&acc)[kColsPerLane]) const {
+#pragma unroll
+    for (int i = 0; i < kColsPerLane; ++i) {
+      if (col(i) < dim) partial[col(i)] = acc[i];
+    }
+  }
+};
+
+/// A lane's four adjacent columns of a gradient row as stored: one 16-byte
+/// (fp32) or 8-byte (bf16) load, widened when added.
+template <typename TG>
+struct Quad;
+template <>
+struct Quad<float> {
+  float4 v;
+  __device__ void load(const float* p) { v = *reinterpret_cast<const float4*>(p); }
+  __device__ float wide(int k) const { return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w; }
+};
+template <>
+struct Quad<__nv_bfloat16> {
+  uint2 v;  // two bf16 pairs, the lower column in each pair's low half
+  __device__ void load(const __nv_bfloat16* p) { v = *reinterpret_cast<const uint2*>(p); }
+  // bf16 -> fp32 is exact: the bits moved to the top half.
+  __device__ float wide(int k) const {
+    const uint32_t pair = k < 2 ? v.x : v.y;
+    return __uint_as_float((k & 1) == 0 ? pair << 16 : pair & 0xffff0000u);
+  }
+};
+
+/// kQuads: lane l owns the four adjacent columns c0 + 4l .. c0 + 4l + 3,
+/// read and written in one access each (dim a multiple of 4 and every row
+/// aligned to a quad: a lane's four columns are all in dim or all past it).
+/// A group holds eight positions: twice the bytes in flight a warp of the
+/// scalar layout's group in about its registers (ptxas: 123 fp32, 106 bf16;
+/// sixteen 16- or 8-byte loads a lane in flight).
+template <typename TG>
+struct QuadColumns {
+  static constexpr int kGroup = 8;
+  struct Part {
+    Quad<TG> g;
+    float4 w;
+  };
+  int64_t col;  ///< The lane's first column; 0 on a lane past dim (valid addresses, values unused).
+  bool active;  ///< col < dim: the lane stores.
+  __device__ QuadColumns(int64_t c0, int64_t dim) {
+    const int64_t c = c0 + 4 * static_cast<int64_t>(threadIdx.x & 31u);
+    active = c < dim;
+    col = active ? c : 0;
+  }
+  __device__ void load_grad(Part& p, const TG* __restrict__ grad_row) const { p.g.load(grad_row + col); }
+  __device__ void load(Part& p, const TG* __restrict__ grad_row, const float* __restrict__ table_row) const {
+    p.g.load(grad_row + col);
+    p.w = *reinterpret_cast<const float4*>(table_row + col);
+  }
+  __device__ static void add(float (&acc)[kColsPerLane], const Part& p) {
+#pragma unroll
+    for (int k = 0; k < kColsPerLane; ++k) acc[k] = __fadd_rn(acc[k], p.g.wide(k));
+  }
+  __device__ void apply(float* __restrict__ table_row, const Part& p, float lr, const float (&acc)[kColsPerLane]) const {
+    if (active) {
+      *reinterpret_cast<float4*>(table_row + col) =
+          make_float4(__fsub_rn(p.w.x, __fmul_rn(lr, acc[0])), __fsub_rn(p.w.y, __fmul_rn(lr, acc[1])),
+                      __fsub_rn(p.w.z, __fmul_rn(lr, acc[2])), __fsub_rn(p.w.w, __fmul_rn(lr, acc[3])));
+    }
+  }
+  __device__ void store(float* __restrict__ partial, const float (&acc)[kColsPerLane]) const {
+    if (active) *reinterpret_cast<float4*>(partial + col) = make_float4(acc[0], acc[1], acc[2], acc[3]);
+  }
+};
+static_assert(kColsPerLane == 4, "a pass of the quad layout is the scalar layout's pass");
+
+/// acc += the lane's columns of grad[slot] (Columns' layout) for the slots
+/// at sorted positions [begin, end), in order (warp-uniform arguments).
+/// Each lane loads one slot index of 32 and the warp broadcasts it; a
+/// group's rows are all loaded before the first is added (past `end`: row
+/// 0, unused). TG: the gradient's stored type (fp32, or bf16 widened exactly).
+template <typename Columns, typename TG>
+__device__ void add_slots(const Columns& cols, const Slot* __restrict__ sorted_slots, const TG* __restrict__ grad,
+                          int64_t dim, int64_t begin, int64_t end, float (&acc)[kColsPerLane]) {
+  constexpr int kGroup = Columns::kGroup;
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  for (int64_t base = begin; base < end; base += 32) {
+    const int count = static_cast<int>(end - base < 32 ? end - base : 32);
+    const Slot mine = lane < count ? sorted_slots[base + lane] : 0;
+    for (int u0 = 0; u0 < count; u0 += kGroup) {
+      typename Columns::Part part[kGroup];
+#pragma unroll
+      for (int j = 0; j < kGroup; ++j) cols.load_grad(part[j], grad + int64_t{__shfl_sync(kFullMask, mine, u0 + j)} * dim);
+#pragma unroll
+      for (int j = 0; j < kGroup; ++j) {
+        if (u0 + j < count) Columns::add(acc, part[j]);
+      }
+    }
+  }
+}
+
+/// One column pass of a tile's runs (Columns' layout and pass), streamed
 /// from `pos` (the first sorted position of a run) through the sorted order:
 /// every run that starts before `last` and has at most `tile` slots is
 /// summed in slot order from zero and applied (w -= lr * sum, no fused
 /// multiply-add: the CPU's rounding), reading past `last` to finish the
-/// tile's last run. Positions come 32 at a time (a lane's key and slot;
-/// where runs end, from a ballot), then kGroup at a time with every load of
-/// the group issued before the first add: a warp keeps its loads in flight
-/// instead of waiting out a search and a read per run. A run longer than
-/// `tile` starts here and reaches past `last` (the tile's last run); its
-/// first `tile` slots are its first chunk, whose sum goes to that chunk's
-/// partial, and its start is returned for the chunk count (-1: none).
-template <bool kFullPass, typename TG>
-__device__ int64_t stream_runs(const RowKey* __restrict__ sorted_keys, const Slot* __restrict__ sorted_slots,
-                               int64_t num_slots, int64_t tile, int64_t pos, int64_t last,
-                               const TG* __restrict__ grad, int64_t dim, int64_t c0, float* __restrict__ tables,
+/// tile's last run. Positions come 32 at a time (a lane's key and slot,
+/// the next 32's loaded while these are summed; where runs end, from a
+/// ballot), then Columns::kGroup at a time with every load of the group
+/// issued before the first add: a warp keeps its loads in flight instead of
+/// waiting out a search and a read per run. A run longer than `tile` starts
+/// here and reaches past `last` (the tile's last run); its first `tile`
+/// slots are its first chunk, whose sum goes to that chunk's partial, and
+/// its start is returned for the chunk count (-1: none).
+template <typename Columns, typename TG>
+__device__ int64_t stream_runs(const Columns& cols, const RowKey* __restrict__ sorted_keys,
+                               const Slot* __restrict__ sorted_slots, int64_t num_slots, int64_t tile, int64_t pos,
+                               int64_t last, const TG* __restrict__ grad, int64_t dim, float* __restrict__ tables,
                                float lr, float* __restrict__ partials) {
+  constexpr int kGroup = Columns::kGroup;
+  static_assert(32 % kGroup == 0, "a group never straddles two blocks of 32 positions");
   const int lane = static_cast<int>(threadIdx.x & 31u);
   int64_t begin = pos;  // the current run's first position
   float acc[kColsPerLane] = {};
-  for (int64_t base = pos; base < num_slots; base += 32) {
+  // Position base + lane's key and slot (0 past the array), and the key
+  // after the block (lane 31's successor).
+  int64_t base = pos;
+  RowKey key = base + lane < num_slots ? sorted_keys[base + lane] : 0;
+  Slot slot = base + lane < num_slots ? sorted_slots[base + lane] : 0;
+  RowKey after = base + 32 < num_slots ? sorted_keys[base + 32] : 0;
+  for (; base < num_slots; base += 32) {
     if (begin == base && base >= last) return -1;  // the tile's last run ended on the block before
     const int n = static_cast<int>(num_slots - base < 32 ? num_slots - base : 32);
-    const bool have = lane < n;
-    const RowKey key = have ? sorted_keys[base + lane] : 0;
-    const Slot slot = have ? sorted_slots[base + lane] : 0;
+    // The next block's, in flight while this one is summed.
+    const int64_t ahead = base + 32;
+    const RowKey key_next = ahead + lane < num_slots ? sorted_keys[ahead + lane] : 0;
+    const Slot slot_next = ahead + lane < num_slots ? sorted_slots[ahead + lane] : 0;
+    const RowKey after_next = ahead + 32 < num_slots ? sorted_keys[ahead + 32] : 0;
     RowKey next = __shfl_down_sync(kFullMask, key, 1);
-    if (lane == 31 && base + 32 < num_slots) next = sorted_keys[base + 32];
+    if (lane == 31) next = after;
     // Bit u: position base + u is the last of its run.
-    const unsigned ends = __ballot_sync(kFullMask, have && (base + lane + 1 >= num_slots || key != next));
+    const unsigned ends = __ballot_sync(kFullMask, lane < n && (base + lane + 1 >= num_slots || key != next));
     for (int u0 = 0; u0 < n; u0 += kGroup) {
-      // Every load of the group is unconditional, into its own register,
+      // Every load of the group is unconditional, into its own registers,
       // and nothing reads one before all are issued: a predicated load with
       // a default made the compiler load through one register and wait on
       // each (sm_90 SASS). A position past n reads row 0 (lanes past n hold
-      // slot and key 0) and, in a pass narrower than 32 kColsPerLane
-      // columns, a column past dim reads column 0: valid addresses, values
-      // unused. A full pass needs no clamp: one base and fixed offsets.
-      TG g_raw[kGroup][kColsPerLane];    // the group's gradient rows
-      float old[kGroup][kColsPerLane];  // the tables' rows at its positions (used where a run ends)
+      // slot and key 0). The table's values are used where a run ends.
+      typename Columns::Part part[kGroup];
 #pragma unroll
       for (int j = 0; j < kGroup; ++j) {
-        const int u = u0 + j;  // at most 31 (u0 <= 28)
-        const TG* __restrict__ row = grad + int64_t{__shfl_sync(kFullMask, slot, u)} * dim;
-        const float* __restrict__ w = tables + int64_t{__shfl_sync(kFullMask, key, u)} * dim;
-#pragma unroll
-        for (int i = 0; i < kColsPerLane; ++i) {
-          const int64_t col = c0 + lane + 32 * i;
-          const int64_t c = kFullPass || col < dim ? col : 0;
-          g_raw[j][i] = row[c];
-          old[j][i] = w[c];
-        }
+        const int u = u0 + j;  // at most 31
+        cols.load(part[j], grad + int64_t{__shfl_sync(kFullMask, slot, u)} * dim,
+                  tables + int64_t{__shfl_sync(kFullMask, key, u)} * dim);
       }
 #pragma unroll
       for (int j = 0; j < kGroup; ++j) {
@@ -286,27 +400,19 @@ __device__ int64_t stream_runs(const RowKey* __restrict__ sorted_keys, const Slo
 #pragma unroll
           for (int i = 0; i < kColsPerLane; ++i) acc[i] = 0.0f;
         }
-#pragma unroll
-        for (int i = 0; i < kColsPerLane; ++i) acc[i] = __fadd_rn(acc[i], widen(g_raw[j][i]));
+        Columns::add(acc, part[j]);
         if (((ends >> u) & 1u) != 0) {
-          float* __restrict__ w = tables + int64_t{__shfl_sync(kFullMask, key, u)} * dim;
-#pragma unroll
-          for (int i = 0; i < kColsPerLane; ++i) {
-            const int64_t col = c0 + lane + 32 * i;
-            if (col < dim) w[col] = __fsub_rn(old[j][i], __fmul_rn(lr, acc[i]));
-          }
+          cols.apply(tables + int64_t{__shfl_sync(kFullMask, key, u)} * dim, part[j], lr, acc);
           begin = p + 1;
         } else if (p + 1 - begin == tile) {  // a long run: its first chunk is summed
-          float* __restrict__ partial = chunk_partial(partials, begin, 0, tile, dim);
-#pragma unroll
-          for (int i = 0; i < kColsPerLane; ++i) {
-            const int64_t col = c0 + lane + 32 * i;
-            if (col < dim) partial[col] = acc[i];
-          }
+          cols.store(chunk_partial(partials, begin, 0, tile, dim), acc);
           return begin;
         }
       }
     }
+    key = key_next;
+    slot = slot_next;
+    after = after_next;
   }
   return -1;
 }
@@ -327,10 +433,12 @@ __device__ int64_t stream_runs(const RowKey* __restrict__ sorted_keys, const Slo
 /// bounds by search (run_start, run_end): it sums the run's chunk that
 /// starts in it, if the run is long, and streams from the run's end.
 /// Blocks from tile_blocks on run `dense` instead (when it has a count).
-/// Two blocks a SM (ptxas: 114-115 registers, no spills): a group's 32
-/// loads a lane in flight need the registers; capped at 80 (three blocks)
-/// the group spilled.
-template <typename TG>
+/// kQuads: the runs and chunks in QuadColumns' layout, else
+/// StridedColumns'; finish_long_run's sum of the partials is the same in
+/// both. Two blocks a SM (no spills at either layout's ptxas count): a
+/// group's loads need the registers; capped at 80 (three blocks) the scalar
+/// group spilled.
+template <typename TG, bool kQuads>
 __global__ void __launch_bounds__(kThreads, 2)
     sgd_tiles_kernel(const RowKey* __restrict__ sorted_keys, const Slot* __restrict__ sorted_slots, int64_t num_slots,
                      int64_t tile, int64_t num_tiles, const TG* __restrict__ grad, const float* __restrict__ lr_device,
@@ -386,11 +494,14 @@ __global__ void __launch_bounds__(kThreads, 2)
           float* __restrict__ partial = chunk_partial(partials, start, k, tile, dim);
           for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
             float acc[kColsPerLane] = {};
-            add_slots(sorted_slots, grad, dim, c0, from, to, acc);
-#pragma unroll
-            for (int i = 0; i < kColsPerLane; ++i) {
-              const int64_t col = c0 + lane + 32 * i;
-              if (col < dim) partial[col] = acc[i];
+            if constexpr (kQuads) {
+              const QuadColumns<TG> cols(c0, dim);
+              add_slots(cols, sorted_slots, grad, dim, from, to, acc);
+              cols.store(partial, acc);
+            } else {
+              const StridedColumns<TG, false> cols(c0, dim);
+              add_slots(cols, sorted_slots, grad, dim, from, to, acc);
+              cols.store(partial, acc);
             }
           }
           finish_long_run(start, count, tile, dim, partials, done, tables + int64_t{sorted_keys[start]} * dim, lr);
@@ -401,10 +512,16 @@ __global__ void __launch_bounds__(kThreads, 2)
     if (pos >= last) continue;
     int64_t long_start = -1;
     for (int64_t c0 = 0; c0 < dim; c0 += kPass) {
-      long_start = c0 + kPass <= dim ? stream_runs<true>(sorted_keys, sorted_slots, num_slots, tile, pos, last, grad,
-                                                         dim, c0, tables, lr, partials)
-                                     : stream_runs<false>(sorted_keys, sorted_slots, num_slots, tile, pos, last, grad,
-                                                          dim, c0, tables, lr, partials);
+      if constexpr (kQuads) {
+        long_start = stream_runs(QuadColumns<TG>(c0, dim), sorted_keys, sorted_slots, num_slots, tile, pos, last,
+                                 grad, dim, tables, lr, partials);
+      } else if (c0 + kPass <= dim) {
+        long_start = stream_runs(StridedColumns<TG, true>(c0, dim), sorted_keys, sorted_slots, num_slots, tile, pos,
+                                 last, grad, dim, tables, lr, partials);
+      } else {
+        long_start = stream_runs(StridedColumns<TG, false>(c0, dim), sorted_keys, sorted_slots, num_slots, tile, pos,
+                                 last, grad, dim, tables, lr, partials);
+      }
     }
     if (long_start >= 0) {
       finish_long_run(long_start, run_end(sorted_keys, num_slots, long_start) - long_start, tile, dim, partials,
@@ -480,6 +597,26 @@ void embedding_detail::sort_pairs(const EmbeddingArguments& a, void* workspace, 
 }
 
 void EmbeddingBackwardSgd::update(const EmbeddingArguments& a, void* workspace, cudaStream_t stream) {
+  embedding_detail::update_rows(a, workspace, stream, embedding_detail::UpdateColumns::kAuto);
+}
+
+bool embedding_detail::update_quads_possible(const EmbeddingArguments& a, const void* workspace) {
+  const auto aligned = [](const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
+  const uintptr_t grad_quad = a.grad_bf16 != nullptr ? 8 : 16;
+  const void* grad = a.grad_bf16 != nullptr ? static_cast<const void*>(a.grad_bf16) : static_cast<const void*>(a.grad);
+  const UpdateBuffers u = update_buffers(a, const_cast<void*>(workspace));
+  return a.dim % 4 == 0 && aligned(a.tables, 16) && aligned(grad, grad_quad) &&
+         aligned(static_cast<const char*>(workspace) + u.layout.partials, 16);
+}
+
+void embedding_detail::update_rows(const EmbeddingArguments& a, void* workspace, cudaStream_t stream,
+                                   UpdateColumns columns) {
+  const bool quads_possible = update_quads_possible(a, workspace);
+  if (columns == UpdateColumns::kQuads && !quads_possible) {
+    throw std::invalid_argument("update_rows: the quad layout needs dim a multiple of 4 (got " +
+                                std::to_string(a.dim) + ") and the tables, gradient and workspace aligned to it");
+  }
+  const bool quads = columns == UpdateColumns::kQuads || (columns == UpdateColumns::kAuto && quads_possible);
   const UpdateBuffers u = update_buffers(a, workspace);
   auto* partials = at_offset<float>(workspace, u.layout.partials);
   const int64_t tile = tile_slots(u.num_slots);
@@ -503,14 +640,21 @@ void EmbeddingBackwardSgd::update(const EmbeddingArguments& a, void* workspace, 
     // A thread per four values (sgd_range).
     dense_blocks = static_cast<unsigned>(std::clamp<int64_t>((dense.count / 4 + kThreads - 1) / kThreads, 1, kMaxDenseBlocks));
   }
+  const auto launch = [&](auto kernel, const auto* grad) {
+    kernel<<<blocks + dense_blocks, kThreads, 0, stream>>>(u.keys_out, u.slots_out, u.num_slots, tile, tiles, grad,
+                                                          a.lr_device, a.dim, partials, u.done, a.tables, blocks,
+                                                          dense);
+  };
   if (a.grad_bf16 != nullptr) {
-    sgd_tiles_kernel<__nv_bfloat16><<<blocks + dense_blocks, kThreads, 0, stream>>>(
-        u.keys_out, u.slots_out, u.num_slots, tile, tiles, a.grad_bf16, a.lr_device, a.dim, partials, u.done, a.tables,
-        blocks, dense);
+    if (quads) {
+      launch(sgd_tiles_kernel<__nv_bfloat16, true>, a.grad_bf16);
+    } else {
+      launch(sgd_tiles_kernel<__nv_bfloat16, false>, a.grad_bf16);
+    }
+  } else if (quads) {
+    launch(sgd_tiles_kernel<float, true>, a.grad);
   } else {
-    sgd_tiles_kernel<float><<<blocks + dense_blocks, kThreads, 0, stream>>>(
-        u.keys_out, u.slots_out, u.num_slots, tile, tiles, a.grad, a.lr_device, a.dim, partials, u.done, a.tables,
-        blocks, dense);
+    launch(sgd_tiles_kernel<float, false>, a.grad);
   }
   PERFLAB_CUDA_CHECK_LAUNCH("sgd_tiles_kernel");
 }

@@ -83,8 +83,9 @@ object=$(find "$PERFLAB_SOURCE_DIR"/build* -name embedding_update.cu.o 2>/dev/nu
 if [[ -z $object ]]; then
   echo "skip: the real object (no embedding_update.cu.o: built without CUDA)"
 elif "$sass" "$object" --kernel sgd_tiles >"$tmp/out.txt" 2>"$tmp/err.txt"; then
-  awk '$NF ~ /sgd_tiles_kernel</ && $1 ~ /^[0-9]+$/ && $2 == 0 { n++ } END { exit n == 2 ? 0 : 1 }' "$tmp/out.txt" &&
-    pass "embedding_update.cu.o: both sgd_tiles_kernel instances, registers read, no local memory" ||
+  # Four instances: fp32 and bf16 gradients, each in both column layouts.
+  awk '$0 ~ /sgd_tiles_kernel</ && $1 ~ /^[0-9]+$/ && $2 == 0 { n++ } END { exit n == 4 ? 0 : 1 }' "$tmp/out.txt" &&
+    pass "embedding_update.cu.o: the four sgd_tiles_kernel instances, registers read, no local memory" ||
     fail "scripts/sass on $object" "$(cat "$tmp/out.txt")"
 elif grep -q "run scripts/sass --install" "$tmp/err.txt"; then
   echo "skip: the real object (no cuobjdump and nvdisasm here: scripts/sass --install)"

@@ -186,6 +186,55 @@ TEST(EmbeddingCudaBackward, ThePerTableSortGivesTheDeviceSortsPairs) {
                std::invalid_argument);
 }
 
+// The update's two column layouts (embedding_detail::UpdateColumns) sum
+// each column's slots in the same order with the same roundings: the same
+// tables bit for bit, fp32 and bf16 gradients, on every problem whose width
+// the quad layout takes, and on a skewed one at DLRM's width whose tiles
+// are 128 slots (hot rows in many chunks). Other widths: the quad layout
+// refuses (one line), and auto takes the scalar one.
+TEST(EmbeddingCudaBackward, TheQuadAndScalarColumnLayoutsGiveTheSameBits) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  using embedding_detail::UpdateColumns;
+  std::vector<Problem> problems = backward_problems();
+  problems.push_back({20011, 26, 128, Duplication::kZipf});
+  int quad_problems = 0;
+  for (const Problem& p : problems) {
+    const HostInputs in = make_inputs(p, 37);
+    std::vector<uint16_t> bits(in.grad.size());
+    for (size_t i = 0; i < bits.size(); ++i) bits[i] = bf16_bits(in.grad[i]);
+    const bool quads = p.dim % 4 == 0;
+    quad_problems += quads ? 1 : 0;
+    for (bool bf16 : {false, true}) {
+      std::vector<float> results[2];
+      int k = 0;
+      for (UpdateColumns columns : {UpdateColumns::kScalar, quads ? UpdateColumns::kQuads : UpdateColumns::kAuto}) {
+        DeviceInputs dev(p, in, 0.1f);
+        DeviceBuffer<uint16_t> grad_bf16(bits);
+        if (bf16) {
+          dev.args.grad = nullptr;
+          dev.args.grad_bf16 = reinterpret_cast<const __nv_bfloat16*>(grad_bf16.data());
+        }
+        DeviceBuffer<uint8_t> workspace(EmbeddingBackwardSgd::workspace_bytes(dev.args));
+        ASSERT_EQ(embedding_detail::update_quads_possible(dev.args, workspace.data()), quads) << p.describe();
+        if (!quads) {
+          EXPECT_THROW(embedding_detail::update_rows(dev.args, workspace.data(), nullptr, UpdateColumns::kQuads),
+                       std::invalid_argument)
+              << p.describe();
+        }
+        EmbeddingBackwardSgd::sort(dev.args, workspace.data(), nullptr);
+        embedding_detail::update_rows(dev.args, workspace.data(), nullptr, columns);
+        PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+        results[k++] = dev.tables.download();
+      }
+      ASSERT_EQ(results[0].size(), in.tables.size());
+      EXPECT_NE(results[0], in.tables) << "the update changed nothing; " << p.describe();
+      EXPECT_EQ(std::memcmp(results[0].data(), results[1].data(), results[0].size() * sizeof(float)), 0)
+          << (bf16 ? "bf16" : "fp32") << " gradients; " << p.describe();
+    }
+  }
+  EXPECT_GE(quad_problems, 8);
+}
+
 TEST(EmbeddingCudaBackward, BothVariantsMatchCpuAndCountTheirSyncs) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const float lr = 0.1f;
