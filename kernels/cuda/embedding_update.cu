@@ -21,6 +21,7 @@
 #include "kernels/cuda/host_sync.h"
 #include "kernels/cuda/sgd_device.cuh"
 #include "kernels/cuda/stored_types.cuh"
+#include "kernels/cuda/warp_search.h"
 
 namespace perflab::kernels::cuda {
 namespace {
@@ -90,44 +91,22 @@ __global__ void __launch_bounds__(kBlockThreads)
 constexpr int kColsPerLane = 4;
 constexpr unsigned kFullMask = 0xffffffffu;
 
-/// The first sorted position in [0, x] whose key is keys[x]: where the run
-/// holding x starts (binary search; keys are sorted).
-__device__ int64_t run_start(const RowKey* __restrict__ keys, int64_t x) {
-  const RowKey key = keys[x];
-  int64_t lo = -1, hi = x;  // keys[lo] < key (lo = -1: none), keys[hi] == key
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (keys[mid] < key) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
+/// warp_search.h's ballot for a warp: each lane answers for itself.
+struct WarpBallot {
+  template <typename Test>
+  __device__ unsigned operator()(const Test& test) const {
+    return __ballot_sync(kFullMask, test(static_cast<int>(threadIdx.x & 31u)));
   }
-  return hi;
+};
+
+/// One past the last position of the run holding `at` (warp_search.h).
+__device__ int64_t warp_run_end(const RowKey* __restrict__ keys, int64_t num_slots, int64_t at) {
+  return warp_search::run_end(keys, num_slots, at, WarpBallot{});
 }
 
-/// One past the last sorted position whose key is keys[start]: where the
-/// run from `start` ends. Galloping from `start`, then a binary search, so a
-/// run of c slots costs about 2 log2(c) reads (a hot row's ~36k: ~30).
-__device__ int64_t run_end(const RowKey* __restrict__ keys, int64_t num_slots, int64_t start) {
-  const RowKey key = keys[start];
-  int64_t lo = start, step = 1;  // keys[lo] == key
-  int64_t hi = start + 1;        // first candidate past the run
-  while (hi < num_slots && keys[hi] == key) {
-    lo = hi;
-    step *= 2;
-    hi = start + step;
-  }
-  if (hi > num_slots) hi = num_slots;
-  while (hi - lo > 1) {  // keys[lo] == key; hi == num_slots or keys[hi] != key
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (keys[mid] == key) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  return hi;
+/// The first position of the run holding `at` (warp_search.h).
+__device__ int64_t warp_run_start(const RowKey* __restrict__ keys, int64_t at) {
+  return warp_search::run_start(keys, at, WarpBallot{});
 }
 
 /// w -= lr * sum, rounded as the CPU rounds (no fused multiply-add).
@@ -430,7 +409,7 @@ __device__ int64_t stream_runs(const Columns& cols, const RowKey* __restrict__ s
 ///    so the result is the same on every run; against the CPU's sequential
 ///    sum it differs by rounding within the bound the tests state.
 /// A tile that opens inside a run from an earlier tile finds that run's
-/// bounds by search (run_start, run_end): it sums the run's chunk that
+/// bounds by search (warp_run_start, warp_run_end): it sums the run's chunk that
 /// starts in it, if the run is long, and streams from the run's end.
 /// Blocks from tile_blocks on run `dense` instead (when it has a count).
 /// kQuads: the runs and chunks in QuadColumns' layout, else
@@ -465,25 +444,22 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int64_t last = first + tile < num_slots ? first + tile : num_slots;
     int64_t pos = first;
     if (first > 0 && sorted_keys[first - 1] == sorted_keys[first]) {  // a run from an earlier tile reaches in
-      // Its end, 32 positions a read (lane i: position base + i; the first
-      // lane past the run, or past the array, marks it), and whether it is
-      // longer than a tile by one more read: the run holds every position
-      // from its start to end - 1, so count = end - start > tile exactly when
-      // position end - tile - 1 holds its key. A short run (the usual case)
-      // costs a read or two; only a long one, whose chunk this tile may sum,
-      // is searched for its start.
+      // Its end: among the first 32 positions (lane i: position first + i;
+      // the first lane past the run, or past the array, marks it) in one
+      // read, which is where a short run (the usual case) ends, else by the
+      // warp's search. Whether it is longer than a tile takes at most one
+      // more read: the run holds every position from its start to end - 1,
+      // first - 1 among them, so count = end - start > tile exactly when
+      // position end - tile - 1 holds its key. Only a long run, whose chunk
+      // this tile may sum, is searched for its start.
       const RowKey key = sorted_keys[first];
-      int64_t end = -1;
-      for (int64_t base = first; end < 0 && base < first + tile; base += 32) {
-        const int64_t p = base + lane;
-        const unsigned past = __ballot_sync(kFullMask, p >= num_slots || sorted_keys[p] != key);
-        if (past != 0) end = base + __ffs(static_cast<int>(past)) - 1;
-      }
-      // No end within a tile of `first`: the run holds first - 1 .. first + tile - 1, more than a tile.
-      const bool long_run = end < 0 || (end - tile - 1 >= 0 && sorted_keys[end - tile - 1] == key);
+      const int64_t p = first + lane;
+      const unsigned past = __ballot_sync(kFullMask, p >= num_slots || sorted_keys[p] != key);
+      const int64_t end = past != 0 ? first + __ffs(static_cast<int>(past)) - 1
+                                    : warp_run_end(sorted_keys, num_slots, first + 31);
+      const bool long_run = end - first >= tile || (end - tile - 1 >= 0 && sorted_keys[end - tile - 1] == key);
       if (long_run) {
-        const int64_t start = run_start(sorted_keys, first);
-        end = run_end(sorted_keys, num_slots, start);
+        const int64_t start = warp_run_start(sorted_keys, first);
         const int64_t count = end - start;
         // The run's chunk that starts in this tile, if one does (a later
         // chunk: its first starts in the run's first tile).
@@ -524,8 +500,9 @@ __global__ void __launch_bounds__(kThreads, 2)
       }
     }
     if (long_start >= 0) {
-      finish_long_run(long_start, run_end(sorted_keys, num_slots, long_start) - long_start, tile, dim, partials,
-                      done, tables + int64_t{sorted_keys[long_start]} * dim, lr);
+      // Its first chunk, `tile` slots from long_start, is in the run.
+      finish_long_run(long_start, warp_run_end(sorted_keys, num_slots, long_start + tile - 1) - long_start, tile,
+                      dim, partials, done, tables + int64_t{sorted_keys[long_start]} * dim, lr);
     }
   }
 }
@@ -600,24 +577,37 @@ void EmbeddingBackwardSgd::update(const EmbeddingArguments& a, void* workspace, 
   embedding_detail::update_rows(a, workspace, stream, embedding_detail::UpdateColumns::kAuto);
 }
 
-bool embedding_detail::update_quads_possible(const EmbeddingArguments& a, const void* workspace) {
+namespace {
+
+/// Why the quad layout cannot run (embedding_detail::UpdateColumns), or
+/// nullptr when it can.
+const char* quads_refusal(const EmbeddingArguments& a, const void* workspace, const UpdateBuffers& u) {
   const auto aligned = [](const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
-  const uintptr_t grad_quad = a.grad_bf16 != nullptr ? 8 : 16;
-  const void* grad = a.grad_bf16 != nullptr ? static_cast<const void*>(a.grad_bf16) : static_cast<const void*>(a.grad);
-  const UpdateBuffers u = update_buffers(a, const_cast<void*>(workspace));
-  return a.dim % 4 == 0 && aligned(a.tables, 16) && aligned(grad, grad_quad) &&
-         aligned(static_cast<const char*>(workspace) + u.layout.partials, 16);
+  const bool bf16 = a.grad_bf16 != nullptr;
+  const void* grad = bf16 ? static_cast<const void*>(a.grad_bf16) : static_cast<const void*>(a.grad);
+  if (a.dim % 4 != 0) return "dim is not a multiple of 4";
+  if (!aligned(a.tables, 16)) return "the tables are not 16-byte aligned";
+  if (!aligned(grad, bf16 ? 8 : 16)) return bf16 ? "the bf16 gradient is not 8-byte aligned" : "the gradient is not 16-byte aligned";
+  if (!aligned(static_cast<const char*>(workspace) + u.layout.partials, 16)) return "the workspace's partials are not 16-byte aligned";
+  return nullptr;
+}
+
+}  // namespace
+
+bool embedding_detail::update_quads_possible(const EmbeddingArguments& a, const void* workspace) {
+  return quads_refusal(a, workspace, update_buffers(a, const_cast<void*>(workspace))) == nullptr;
 }
 
 void embedding_detail::update_rows(const EmbeddingArguments& a, void* workspace, cudaStream_t stream,
                                    UpdateColumns columns) {
-  const bool quads_possible = update_quads_possible(a, workspace);
-  if (columns == UpdateColumns::kQuads && !quads_possible) {
-    throw std::invalid_argument("update_rows: the quad layout needs dim a multiple of 4 (got " +
-                                std::to_string(a.dim) + ") and the tables, gradient and workspace aligned to it");
-  }
-  const bool quads = columns == UpdateColumns::kQuads || (columns == UpdateColumns::kAuto && quads_possible);
   const UpdateBuffers u = update_buffers(a, workspace);
+  const char* refusal = quads_refusal(a, workspace, u);
+  if (columns == UpdateColumns::kQuads && refusal != nullptr) {
+    throw std::invalid_argument(std::string("update_rows: no quad layout: ") + refusal + " (dim " +
+                                std::to_string(a.dim) + ")");
+  }
+  const bool quads_possible = refusal == nullptr;
+  const bool quads = columns == UpdateColumns::kQuads || (columns == UpdateColumns::kAuto && quads_possible);
   auto* partials = at_offset<float>(workspace, u.layout.partials);
   const int64_t tile = tile_slots(u.num_slots);
   const int64_t tiles = tiles_for(u.num_slots);

@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -190,8 +191,9 @@ TEST(EmbeddingCudaBackward, ThePerTableSortGivesTheDeviceSortsPairs) {
 // each column's slots in the same order with the same roundings: the same
 // tables bit for bit, fp32 and bf16 gradients, on every problem whose width
 // the quad layout takes, and on a skewed one at DLRM's width whose tiles
-// are 128 slots (hot rows in many chunks). Other widths: the quad layout
-// refuses (one line), and auto takes the scalar one.
+// are 128 slots (hot rows in many chunks). Other widths, and tables off a
+// quad's alignment: the quad layout refuses (one line), and auto takes the
+// scalar one.
 TEST(EmbeddingCudaBackward, TheQuadAndScalarColumnLayoutsGiveTheSameBits) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   using embedding_detail::UpdateColumns;
@@ -233,6 +235,35 @@ TEST(EmbeddingCudaBackward, TheQuadAndScalarColumnLayoutsGiveTheSameBits) {
     }
   }
   EXPECT_GE(quad_problems, 8);
+
+  // Tables one float off a quad's alignment: the quad layout refuses, auto
+  // takes the scalar one, and the tables end as the aligned quad run leaves them.
+  const Problem p{37, 26, 128, Duplication::kHeavy};
+  const HostInputs in = make_inputs(p, 41);
+  std::vector<float> results[2];
+  for (bool offset : {false, true}) {
+    DeviceInputs dev(p, in, 0.1f);
+    std::vector<float> padded(in.tables.size() + 1, 0.0f);
+    std::copy(in.tables.begin(), in.tables.end(), padded.begin() + 1);
+    DeviceBuffer<float> shifted(padded);
+    if (offset) dev.args.tables = shifted.data() + 1;
+    DeviceBuffer<uint8_t> workspace(EmbeddingBackwardSgd::workspace_bytes(dev.args));
+    ASSERT_EQ(embedding_detail::update_quads_possible(dev.args, workspace.data()), !offset);
+    if (offset) {
+      EXPECT_THROW(embedding_detail::update_rows(dev.args, workspace.data(), nullptr, UpdateColumns::kQuads),
+                   std::invalid_argument);
+    }
+    EmbeddingBackwardSgd::run(dev.args, workspace.data(), nullptr);
+    PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    if (offset) {
+      const std::vector<float> all = shifted.download();
+      results[1].assign(all.begin() + 1, all.end());
+    } else {
+      results[0] = dev.tables.download();
+    }
+  }
+  EXPECT_NE(results[0], in.tables);
+  EXPECT_EQ(std::memcmp(results[0].data(), results[1].data(), results[0].size() * sizeof(float)), 0);
 }
 
 TEST(EmbeddingCudaBackward, BothVariantsMatchCpuAndCountTheirSyncs) {
