@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -161,6 +163,77 @@ std::string demangle(const std::string& symbol) {
 
 namespace {
 
+/// The last-arrival path's busy waits (BusyWait) over `spans`, the timed
+/// device records sorted by start; a wait longer than `max_wait_ns` (a
+/// stall) is left out.
+void busy_waits(const std::vector<const ActivityRecord*>& spans, int64_t iterations, double max_wait_ns,
+                KernelProfile& p) {
+  std::vector<const ActivityRecord*> by_end = spans;
+  std::stable_sort(by_end.begin(), by_end.end(),
+                   [](const ActivityRecord* a, const ActivityRecord* b) { return a->end_ns < b->end_ns; });
+  uint64_t longest = 0;
+  for (const ActivityRecord* r : spans) longest = std::max(longest, r->duration_ns());
+  struct Wait {
+    double ns = 0;
+    int64_t count = 0;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, Wait> waits;
+  std::vector<std::pair<uint64_t, uint64_t>> busy;  // a wait's overlapping intervals
+  const ActivityRecord* cur = by_end.back();
+  for (;;) {
+    // The record that ended last at or before cur's start (ends strictly
+    // fall along the path: each record at most once).
+    const auto at = std::upper_bound(by_end.begin(), by_end.end(), cur->start_ns,
+                                     [](uint64_t t, const ActivityRecord* r) { return t < r->end_ns; });
+    if (at == by_end.begin()) break;
+    const ActivityRecord* before = *(at - 1);
+    const uint64_t from = before->end_ns, to = cur->start_ns;
+    if (to > from && static_cast<double>(to - from) <= max_wait_ns) {
+      // Records running in (from, to): none ends inside it, so each started
+      // before `to` and ends at or after it; at most `longest` before `from`.
+      const auto first = std::lower_bound(spans.begin(), spans.end(), from > longest ? from - longest : 0,
+                                          [](const ActivityRecord* r, uint64_t t) { return r->start_ns < t; });
+      const ActivityRecord* beside = nullptr;
+      uint64_t most = 0;
+      busy.clear();
+      for (auto it = first; it != spans.end() && (*it)->start_ns < to; ++it) {
+        const ActivityRecord* r = *it;
+        if (r->end_ns <= from) continue;
+        const uint64_t lo = std::max(r->start_ns, from), hi = std::min(r->end_ns, to);
+        if (hi <= lo) continue;
+        busy.emplace_back(lo, hi);
+        if (hi - lo > most) {
+          most = hi - lo;
+          beside = r;
+        }
+      }
+      if (beside != nullptr) {
+        std::sort(busy.begin(), busy.end());
+        uint64_t busy_ns = 0, reach = from;
+        for (const auto& [lo, hi] : busy) {
+          if (hi > reach) {
+            busy_ns += hi - std::max(lo, reach);
+            reach = hi;
+          }
+        }
+        Wait& w = waits[{row_name(*before), row_name(*cur), row_name(*beside)}];
+        w.ns += static_cast<double>(busy_ns);
+        ++w.count;
+      }
+    }
+    cur = before;
+  }
+  const auto n = static_cast<double>(iterations);
+  for (const auto& [names, w] : waits) {
+    p.busy_waits.push_back({std::get<0>(names), std::get<1>(names), std::get<2>(names), w.ns / 1e3 / n,
+                            static_cast<double>(w.count) / n});
+  }
+  std::stable_sort(p.busy_waits.begin(), p.busy_waits.end(), [](const BusyWait& a, const BusyWait& b) {
+    return a.us_per_iteration > b.us_per_iteration;
+  });
+  if (p.busy_waits.size() > kBusyWaitsKept) p.busy_waits.resize(kBusyWaitsKept);
+}
+
 /// busy_share and concurrency from the timed device records: their
 /// intervals merged (the union is the busy time) against their span, first
 /// start to last end. One clock (CUPTI's) for both, this rank's own
@@ -235,6 +308,7 @@ void busy_time(const ActivityLog& log, int64_t iterations, KernelProfile& p) {
     return a.us_per_iteration > b.us_per_iteration;
   });
   if (p.idle_gaps.size() > kIdleGapsKept) p.idle_gaps.resize(kIdleGapsKept);
+  busy_waits(spans, iterations, per_iteration_ns, p);
 }
 
 }  // namespace
@@ -400,6 +474,14 @@ json kernel_profile_to_json(const KernelProfile& p) {
                          {"us_per_iteration", g.us_per_iteration},
                          {"gaps_per_iteration", g.gaps_per_iteration}});
   }
+  json busy_waits = json::array();
+  for (const BusyWait& w : p.busy_waits) {
+    busy_waits.push_back({{"before", w.before},
+                          {"after", w.after},
+                          {"beside", w.beside},
+                          {"us_per_iteration", w.us_per_iteration},
+                          {"waits_per_iteration", w.waits_per_iteration}});
+  }
   return {{"version", p.version},
           {"iterations", p.iterations},
           {"iteration_us", p.iteration_us},
@@ -415,6 +497,7 @@ json kernel_profile_to_json(const KernelProfile& p) {
           {"busy_share", optional(p.busy_share)},
           {"concurrency", optional(p.concurrency)},
           {"idle_gaps", idle_gaps},
+          {"busy_waits", busy_waits},
           {"stalls", p.stalls},
           {"stall_us", p.stall_us},
           {"rows", rows},
@@ -452,6 +535,16 @@ KernelProfile kernel_profile_from_json(const json& j) {
       const std::string at = fmt::format("profile.idle_gaps[{}]", i++);
       p.idle_gaps.push_back({need<std::string>(g, "before", at), need<std::string>(g, "after", at),
                              need<double>(g, "us_per_iteration", at), need<double>(g, "gaps_per_iteration", at)});
+    }
+  }
+  if (j.contains("busy_waits") && !j.at("busy_waits").is_null()) {
+    if (!j.at("busy_waits").is_array()) throw UsageError("profile: busy_waits is not an array");
+    size_t i = 0;
+    for (const json& w : j.at("busy_waits")) {
+      const std::string at = fmt::format("profile.busy_waits[{}]", i++);
+      p.busy_waits.push_back({need<std::string>(w, "before", at), need<std::string>(w, "after", at),
+                              need<std::string>(w, "beside", at), need<double>(w, "us_per_iteration", at),
+                              need<double>(w, "waits_per_iteration", at)});
     }
   }
   if (j.contains("trace") && j.at("trace").is_string()) p.trace = j.at("trace").get<std::string>();

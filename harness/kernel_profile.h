@@ -72,6 +72,27 @@ struct IdleGap {
 /// The most idle gap pairs a profile keeps, most time first.
 inline constexpr size_t kIdleGapsKept = 8;
 
+/// Where the step's last-arrival path waited while the device was busy.
+/// The path runs back from the window's last record to end, at each step
+/// to the record that ended last before the current one started: the
+/// current one's dependency, or what freed the SMs it waited for (the
+/// records do not say which). Where other records ran between the two, the
+/// current one waited while the device was busy: with no free SMs, or on a
+/// dependency that ended earlier. The busy part of those waits (the idle
+/// part is in idle_gaps) is summed per triple of names: the record before,
+/// the one that waited, and `beside`, the record that overlapped the wait
+/// most. At DLRM's batch 65,536 on an H200 this is the bottom MLP's first
+/// GEMM waiting ~300 us beside the embedding update (read by hand from the
+/// 1590d6a traces, which predate it).
+struct BusyWait {
+  std::string before, after, beside;
+  double us_per_iteration = 0;
+  double waits_per_iteration = 0;
+};
+
+/// The most busy-wait triples a profile keeps, most time first.
+inline constexpr size_t kBusyWaitsKept = 8;
+
 struct KernelProfile {
   int version = kKernelProfileVersion;
   int64_t iterations = 0;   ///< Iterations in the profiled window.
@@ -97,6 +118,9 @@ struct KernelProfile {
   /// The idle gaps, grouped by the names on either side, most idle time
   /// first (at most kIdleGapsKept).
   std::vector<IdleGap> idle_gaps;
+  /// The last-arrival path's waits while the device was busy (BusyWait),
+  /// most time first (at most kBusyWaitsKept); the stalls below left out.
+  std::vector<BusyWait> busy_waits;
   /// Gaps longer than a whole iteration (the records' span over the
   /// iterations): stalls outside the step's structure (the profiler's first
   /// launch, a host pause), left out of busy_share and idle_gaps; their

@@ -93,6 +93,15 @@ std::string short_kernel_name(const std::string& name, size_t width) {
   return s;
 }
 
+namespace {
+
+/// A profile record's name for the gap tables: copies and memsets as they are, kernels cut short.
+std::string record_name(const std::string& n, size_t width) {
+  return n.rfind("mem", 0) == 0 ? n : short_kernel_name(n, width);
+}
+
+}  // namespace
+
 std::string render_profile_markdown(const Result& result, size_t max_rows) {
   std::string md;
   int index = 0;
@@ -149,10 +158,21 @@ std::string render_profile_markdown(const Result& result, size_t max_rows) {
           "what started the next:\n\n"
           "| after | before | idle us/it | gaps/it |\n"
           "|---|---|---|---|\n";
-      const auto name = [](const std::string& n) { return n.rfind("mem", 0) == 0 ? n : short_kernel_name(n, 60); };
       for (const IdleGap& g : p.idle_gaps) {
-        md += fmt::format("| `{}` | `{}` | {:.1f} | {:g} |\n", cell(name(g.before)), cell(name(g.after)),
+        md += fmt::format("| `{}` | `{}` | {:.1f} | {:g} |\n", cell(record_name(g.before, 60)), cell(record_name(g.after, 60)),
                           g.us_per_iteration, g.gaps_per_iteration);
+      }
+    }
+    if (!p.busy_waits.empty()) {
+      md +=
+          "\nWhere the step's last-arrival path waited while the device was busy (each record back to the one "
+          "that ended last before it started; a wait on free SMs or on an earlier dependency, the records do not "
+          "say which), by the record before, the one that waited and the record beside it most:\n\n"
+          "| after | waited | beside | busy us/it | waits/it |\n"
+          "|---|---|---|---|---|\n";
+      for (const BusyWait& w : p.busy_waits) {
+        md += fmt::format("| `{}` | `{}` | `{}` | {:.1f} | {:g} |\n", cell(record_name(w.before, 50)), cell(record_name(w.after, 50)),
+                          cell(record_name(w.beside, 50)), w.us_per_iteration, w.waits_per_iteration);
       }
     }
     for (const std::string& u : p.unmatched) md += fmt::format("- declared but not run: {}\n", u);

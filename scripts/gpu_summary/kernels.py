@@ -166,8 +166,17 @@ def kernels_section(results):
         idle = idle_text(p)
         if idle:
             lines += ["", idle]
+        waits = busy_waits_text(p)
+        if waits:
+            lines += ["", waits]
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def record_name(n):
+    """A profile record's name for a sentence: copies and memsets as they are, kernels cut short."""
+    n = str(n or "?")
+    return n if n.startswith("mem") else short_kernel_name(n, 40)
 
 
 def idle_text(p, top=3):
@@ -177,14 +186,25 @@ def idle_text(p, top=3):
     if not gaps:
         return ""
 
-    def name(n):
-        n = str(n or "?")
-        return n if n.startswith("mem") else short_kernel_name(n, 40)
-
     return "Device idle, largest gaps per iteration: " + "; ".join(
-        f"{fmt(num(g.get('us_per_iteration')), '{:.1f}')} us after `{cell(name(g.get('before')))}` "
-        f"before `{cell(name(g.get('after')))}` ({fmt(num(g.get('gaps_per_iteration')), '{:g}')} an iteration)"
+        f"{fmt(num(g.get('us_per_iteration')), '{:.1f}')} us after `{cell(record_name(g.get('before')))}` "
+        f"before `{cell(record_name(g.get('after')))}` ({fmt(num(g.get('gaps_per_iteration')), '{:g}')} an iteration)"
         for g in gaps[:top])
+
+
+def busy_waits_text(p, top=3):
+    """The profile's largest busy waits (busy_waits: where the step's
+    last-arrival path waited while other records ran, by the record before,
+    the one that waited and the one beside it most), or ""."""
+    waits = [w for w in (p.get("busy_waits") or []) if isinstance(w, dict) and num(w.get("us_per_iteration"))]
+    if not waits:
+        return ""
+
+    return ("Waits on the last-arrival path while the device was busy (on free SMs or an earlier dependency: "
+            "the records do not say which), largest per iteration: " + "; ".join(
+                f"{fmt(num(w.get('us_per_iteration')), '{:.1f}')} us before `{cell(record_name(w.get('after')))}` "
+                f"after `{cell(record_name(w.get('before')))}`, beside `{cell(record_name(w.get('beside')))}` "
+                f"({fmt(num(w.get('waits_per_iteration')), '{:g}')} an iteration)" for w in waits[:top]))
 
 
 def launches_of(r):

@@ -235,7 +235,7 @@ fi
 if "$PYTHON" - "$(dirname "$summary")" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1])
-from gpu_summary.kernels import busy_text, idle_text
+from gpu_summary.kernels import busy_text, busy_waits_text, idle_text
 gaps = {"idle_gaps": [{"before": "void perflab::dlrm::sgd_kernel<float>(long, float*)", "after": "memcpy HtoD",
                        "us_per_iteration": 7.25, "gaps_per_iteration": 1},
                       {"before": "memset", "after": "b", "us_per_iteration": 1.0, "gaps_per_iteration": 0.5}]}
@@ -243,6 +243,13 @@ assert idle_text(gaps) == ("Device idle, largest gaps per iteration: 7.2 us afte
                            "`memcpy HtoD` (1 an iteration); 1.0 us after `memset` before `b` (0.5 an iteration)"), \
     idle_text(gaps)
 assert idle_text({"idle_gaps": []}) == "" and idle_text({}) == ""
+waits = {"busy_waits": [{"before": "void perflab::kernels::cuda::relu_bias_grad_kernel<float, 4, false>(long)",
+                         "after": "void gemm_nn(int)", "beside": "void sgd_tiles_kernel<float, true>(int)",
+                         "us_per_iteration": 268.3, "waits_per_iteration": 0.75}]}
+assert busy_waits_text(waits).endswith(
+    "largest per iteration: 268.3 us before `gemm_nn` after `relu_bias_grad_kernel<float, 4, false>`, beside "
+    "`sgd_tiles_kernel<float, true>` (0.75 an iteration)"), busy_waits_text(waits)
+assert busy_waits_text({"busy_waits": []}) == "" and busy_waits_text({}) == ""
 assert busy_text({"busy_share": 0.89, "concurrency": 1.4504}) == \
     "device busy (kernels, copies, memsets) 89% of the window, 1.45 at a time", \
     busy_text({"busy_share": 0.89, "concurrency": 1.4504})
@@ -251,7 +258,7 @@ assert busy_text({"busy_share": 0.89, "concurrency": 1.45, "stalls": 1, "stall_u
     "(left out: 1 stall(s) longer than an iteration, 3,919.4 us)")
 PY
 then
-  pass "the busy share, concurrency and idle gaps of a profiled point"
+  pass "the busy share, concurrency, idle gaps and busy waits of a profiled point"
 else
   fail "the busy share or idle gap lines"
 fi

@@ -167,6 +167,61 @@ TEST(KernelProfile, BusyShareAndConcurrencyOfTheFixture) {
   EXPECT_DOUBLE_EQ(p.idle_gaps[0].gaps_per_iteration, 0.5);
 }
 
+// The last-arrival path's busy waits. One iteration, three streams (us):
+// the chain A 0-10, B 10-20, C 60-70, D 80-90, E 100-110; beside it the
+// update U 12-64 and a weight gradient W 50-65 (neither ends before C
+// starts), and Y 95-105. From E (the last to end) back: the record that
+// ended last before E started is D (90; Y is still running), and Y ran 5
+// of the 10 us between: a busy wait of 5 (the idle 5 are idle_gaps'). D's
+// is C: nothing ran between (idle). C's is B (20; U and W still running),
+// U beside it for all 40 us, W 10 of them: 40 busy. B's is A, touching.
+TEST(KernelProfile, BusyWaitsFollowTheLastArrivalPathAndNameWhatRanBeside) {
+  ActivityLog log;
+  const auto add = [&log](const char* name, uint32_t stream, uint64_t from_us, uint64_t to_us) {
+    log.records.push_back({ActivityKind::kKernel, name, 1000000 + 1000 * from_us, 1000000 + 1000 * to_us, 0, stream,
+                           0, 0, 0});
+  };
+  add("A", 7, 0, 10);
+  add("B", 7, 10, 20);
+  add("U", 8, 12, 64);
+  add("W", 9, 50, 65);
+  add("C", 7, 60, 70);
+  add("D", 7, 80, 90);
+  add("Y", 8, 95, 105);
+  add("E", 7, 100, 110);
+  const KernelProfile p = build_kernel_profile(log, 1, 0, {}, nullptr, "");
+  ASSERT_EQ(p.busy_waits.size(), 2u);
+  EXPECT_EQ(p.busy_waits[0].before, "B");
+  EXPECT_EQ(p.busy_waits[0].after, "C");
+  EXPECT_EQ(p.busy_waits[0].beside, "U");
+  EXPECT_DOUBLE_EQ(p.busy_waits[0].us_per_iteration, 40);
+  EXPECT_DOUBLE_EQ(p.busy_waits[0].waits_per_iteration, 1);
+  EXPECT_EQ(p.busy_waits[1].before, "D");
+  EXPECT_EQ(p.busy_waits[1].after, "E");
+  EXPECT_EQ(p.busy_waits[1].beside, "Y");
+  EXPECT_DOUBLE_EQ(p.busy_waits[1].us_per_iteration, 5);
+  // Through JSON and back, and in a profile without the field (older results): none.
+  const nlohmann::json j = kernel_profile_to_json(p);
+  EXPECT_EQ(kernel_profile_to_json(kernel_profile_from_json(j)), j);
+  nlohmann::json old = j;
+  old.erase("busy_waits");
+  EXPECT_TRUE(kernel_profile_from_json(old).busy_waits.empty());
+  old["busy_waits"] = {{{"before", "B"}}};
+  EXPECT_THROW(kernel_profile_from_json(old), UsageError);
+  // The same step twice: the same waits per iteration, counted per iteration.
+  ActivityLog twice = log;
+  for (ActivityRecord r : log.records) {
+    r.start_ns += 200000;
+    r.end_ns += 200000;
+    twice.records.push_back(r);
+  }
+  const KernelProfile q = build_kernel_profile(twice, 2, 0, {}, nullptr, "");
+  ASSERT_GE(q.busy_waits.size(), 2u);
+  EXPECT_EQ(q.busy_waits[0].after, "C");
+  EXPECT_DOUBLE_EQ(q.busy_waits[0].us_per_iteration, 40);
+  EXPECT_DOUBLE_EQ(q.busy_waits[0].waits_per_iteration, 1);
+}
+
 // Two streams: a kernel at 0-10 us, another at 5-15 us, a copy at 20-22
 // us, an untimed kernel and a range: busy 15 + 2 of the span's 22 us,
 // running 22 us in all.

@@ -169,6 +169,8 @@ TEST(ThroughputReport, ProfiledRunsShowTheirKernelsAndLaunches) {
   std::ifstream in(std::string(PERFLAB_SOURCE_DIR) + "/tests/harness/fixtures/dlrm_like.profile.json");
   rec.runs[0].profile = kernel_profile_from_json(nlohmann::json::parse(in));
   rec.runs[0].profile->trace = "trace_0.json";
+  rec.runs[0].profile->busy_waits.push_back(
+      {"relu_bias_grad_kernel", "void gemm_kernel<float>(int)", "sgd_tiles_kernel", 358.0, 1.0});
   ExecutionRecord e;
   e.kernels_per_iteration = 4;
   e.copies_per_iteration = 1;
@@ -194,6 +196,9 @@ TEST(ThroughputReport, ProfiledRunsShowTheirKernelsAndLaunches) {
   EXPECT_NE(md.find("0.052 ms profiled / 0.050 ms unprofiled = 1.040x"), std::string::npos) << md;
   EXPECT_NE(md.find("- device busy (kernels, copies, memsets): 63% of the window, 1.00 at a time"), std::string::npos) << md;
   EXPECT_NE(md.find("| `memset` | `memcpy HtoD` | 27.0 | 0.5 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `relu_bias_grad_kernel` | `void gemm_kernel<float>(int)` | `sgd_tiles_kernel` | 358.0 | 1 |"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("| embedding_forward_kernel | 2 GB/s | 5.0 | 2.0x |"), std::string::npos) << md;
   EXPECT_NE(md.find("| gemm | 2 | 2 (2) | 25.0 | 50.0% | 0.0 | 625.0x |"), std::string::npos) << md;
   EXPECT_NE(md.find("declared but not run: bce_kernel: declared 1 per iteration, none ran"), std::string::npos)
