@@ -188,6 +188,8 @@ __device__ void finish_long_run(int64_t start, int64_t count, int64_t tile, int6
 template <typename TG, bool kFullPass>
 struct StridedColumns {
   static constexpr int kGroup = 4;
+  static constexpr int kSumGroup = 8;  ///< add_slots' (gradient rows only)
+  static_assert(32 % kGroup == 0 && 32 % kSumGroup == 0, "a group never straddles two blocks of 32 positions");
   struct Part {
     TG g[kColsPerLane];
     float w[kColsPerLane];
@@ -257,6 +259,8 @@ struct Quad<__nv_bfloat16> {
 template <typename TG>
 struct QuadColumns {
   static constexpr int kGroup = 8;
+  static constexpr int kSumGroup = 16;  ///< add_slots' (gradient rows only)
+  static_assert(32 % kGroup == 0 && 32 % kSumGroup == 0, "a group never straddles two blocks of 32 positions");
   struct Part {
     Quad<TG> g;
     float4 w;
@@ -292,17 +296,21 @@ static_assert(kColsPerLane == 4, "a pass of the quad layout is the scalar layout
 
 /// acc += the lane's columns of grad[slot] (Columns' layout) for the slots
 /// at sorted positions [begin, end), in order (warp-uniform arguments).
-/// Each lane loads one slot index of 32 and the warp broadcasts it; a
-/// group's rows are all loaded before the first is added (past `end`: row
-/// 0, unused). TG: the gradient's stored type (fp32, or bf16 widened exactly).
+/// Each lane loads one slot index of 32 (the next 32's while these are
+/// summed) and the warp broadcasts it; a group of Columns::kSumGroup rows is
+/// loaded before the first is added (past `end`: row 0, unused). No table
+/// rows ride along, so the group is twice stream_runs'. TG: the gradient's
+/// stored type (fp32, or bf16 widened exactly).
 template <typename Columns, typename TG>
 __device__ void add_slots(const Columns& cols, const Slot* __restrict__ sorted_slots, const TG* __restrict__ grad,
                           int64_t dim, int64_t begin, int64_t end, float (&acc)[kColsPerLane]) {
-  constexpr int kGroup = Columns::kGroup;
+  constexpr int kGroup = Columns::kSumGroup;
   const int lane = static_cast<int>(threadIdx.x & 31u);
+  Slot mine = begin + lane < end ? sorted_slots[begin + lane] : 0;
   for (int64_t base = begin; base < end; base += 32) {
     const int count = static_cast<int>(end - base < 32 ? end - base : 32);
-    const Slot mine = lane < count ? sorted_slots[base + lane] : 0;
+    // The next 32 slots, in flight while these are summed.
+    const Slot next = base + 32 + lane < end ? sorted_slots[base + 32 + lane] : 0;
     for (int u0 = 0; u0 < count; u0 += kGroup) {
       typename Columns::Part part[kGroup];
 #pragma unroll
@@ -312,6 +320,7 @@ __device__ void add_slots(const Columns& cols, const Slot* __restrict__ sorted_s
         if (u0 + j < count) Columns::add(acc, part[j]);
       }
     }
+    mine = next;
   }
 }
 
@@ -334,7 +343,6 @@ __device__ int64_t stream_runs(const Columns& cols, const RowKey* __restrict__ s
                                int64_t last, const TG* __restrict__ grad, int64_t dim, float* __restrict__ tables,
                                float lr, float* __restrict__ partials) {
   constexpr int kGroup = Columns::kGroup;
-  static_assert(32 % kGroup == 0, "a group never straddles two blocks of 32 positions");
   const int lane = static_cast<int>(threadIdx.x & 31u);
   int64_t begin = pos;  // the current run's first position
   float acc[kColsPerLane] = {};
