@@ -455,17 +455,31 @@ __global__ void __launch_bounds__(kThreads, 2)
       // Its end: among the first 32 positions (lane i: position first + i;
       // the first lane past the run, or past the array, marks it) in one
       // read, which is where a short run (the usual case) ends, else by the
-      // warp's search. Whether it is longer than a tile takes at most one
-      // more read: the run holds every position from its start to end - 1,
-      // first - 1 among them, so count = end - start > tile exactly when
-      // position end - tile - 1 holds its key. Only a long run, whose chunk
-      // this tile may sum, is searched for its start.
+      // warp's search. Whether it is longer than a tile: the run holds every
+      // position from its start to end - 1, first - 1 among them, so count =
+      // end - start > tile exactly when position end - tile - 1 holds its
+      // key. Only a long run, whose chunk this tile may sum, is searched for
+      // its start.
       const RowKey key = sorted_keys[first];
       const int64_t p = first + lane;
-      const unsigned past = __ballot_sync(kFullMask, p >= num_slots || sorted_keys[p] != key);
-      const int64_t end = past != 0 ? first + __ffs(static_cast<int>(past)) - 1
-                                    : warp_run_end(sorted_keys, num_slots, first + 31);
-      const bool long_run = end - first >= tile || (end - tile - 1 >= 0 && sorted_keys[end - tile - 1] == key);
+      const RowKey here = p < num_slots ? sorted_keys[p] : 0;
+      // With them, position first - tile + lane: for a run ending at first
+      // + e among these 32, position end - tile - 1 is lane e - 1's, so the
+      // usual case's long-run test takes no read of its own.
+      const int64_t q = first - tile + lane;
+      const RowKey back = q >= 0 ? sorted_keys[q] : 0;
+      const unsigned past = __ballot_sync(kFullMask, p >= num_slots || here != key);
+      int64_t end = 0;
+      bool long_run = false;
+      if (past != 0) {
+        const int e = __ffs(static_cast<int>(past)) - 1;  // at least 1: position first holds the key
+        end = first + e;                                  // e < 32 <= tile: not a tile past first
+        const RowKey at_tile_before_end = __shfl_sync(kFullMask, back, e - 1);
+        long_run = end - tile - 1 >= 0 && at_tile_before_end == key;
+      } else {
+        end = warp_run_end(sorted_keys, num_slots, first + 31);
+        long_run = end - first >= tile || (end - tile - 1 >= 0 && sorted_keys[end - tile - 1] == key);
+      }
       if (long_run) {
         const int64_t start = warp_run_start(sorted_keys, first);
         const int64_t count = end - start;
