@@ -466,8 +466,8 @@ __global__ void __launch_bounds__(kThreads, 2)
       // With them, position first - tile + lane: for a run ending at first
       // + e among these 32, position end - tile - 1 is lane e - 1's, so the
       // usual case's long-run test takes no read of its own.
-      const int64_t q = first - tile + lane;
-      const RowKey back = q >= 0 ? sorted_keys[q] : 0;
+      const int64_t behind = first - tile + lane;
+      const RowKey back = behind >= 0 ? sorted_keys[behind] : 0;
       const unsigned past = __ballot_sync(kFullMask, p >= num_slots || here != key);
       int64_t end = 0;
       bool long_run = false;
