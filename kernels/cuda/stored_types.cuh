@@ -1,14 +1,16 @@
 // How kernels read and write tensors stored in fp32, bf16 or fp16: values
 // widened to fp32 as they are loaded, results rounded to nearest even as
-// they are stored; one at a time, or four at a time from an address aligned
+// they are stored; one at a time, four at a time from an address aligned
 // to four elements (one 16-byte fp32 access, two 4-byte pair accesses for
-// the 16-bit types). Device code only.
+// the 16-bit types), or eight stored at once from an address aligned to
+// eight (store8: one 16-byte access for the 16-bit types). Device code only.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstring>
 
 namespace perflab::kernels::cuda {
 
@@ -42,6 +44,31 @@ __device__ __forceinline__ void store4(__nv_bfloat16* p, float4 v) {
   auto* h = reinterpret_cast<__nv_bfloat162*>(p);
   h[0] = __floats2bfloat162_rn(v.x, v.y);
   h[1] = __floats2bfloat162_rn(v.z, v.w);
+}
+
+/// Eight values to an address aligned to eight elements, rounded as store4
+/// rounds: two 16-byte accesses in fp32, one for the 16-bit types (where
+/// two store4 calls would make four 4-byte ones).
+__device__ __forceinline__ void store8(float* p, const float (&v)[8]) {
+  store4(p, make_float4(v[0], v[1], v[2], v[3]));
+  store4(p + 4, make_float4(v[4], v[5], v[6], v[7]));
+}
+template <typename Pair>
+__device__ __forceinline__ uint32_t pair_bits(Pair h) {
+  static_assert(sizeof(Pair) == sizeof(uint32_t), "a pair of 16-bit values");
+  uint32_t u;
+  memcpy(&u, &h, sizeof(u));
+  return u;
+}
+__device__ __forceinline__ void store8(__half* p, const float (&v)[8]) {
+  *reinterpret_cast<uint4*>(p) =
+      make_uint4(pair_bits(__floats2half2_rn(v[0], v[1])), pair_bits(__floats2half2_rn(v[2], v[3])),
+                 pair_bits(__floats2half2_rn(v[4], v[5])), pair_bits(__floats2half2_rn(v[6], v[7])));
+}
+__device__ __forceinline__ void store8(__nv_bfloat16* p, const float (&v)[8]) {
+  *reinterpret_cast<uint4*>(p) =
+      make_uint4(pair_bits(__floats2bfloat162_rn(v[0], v[1])), pair_bits(__floats2bfloat162_rn(v[2], v[3])),
+                 pair_bits(__floats2bfloat162_rn(v[4], v[5])), pair_bits(__floats2bfloat162_rn(v[6], v[7])));
 }
 
 }  // namespace perflab::kernels::cuda
