@@ -14,21 +14,13 @@
 #include "kernels/cpu/interaction.h"
 #include "kernels/cuda/embedding_sort.cuh"
 #include "kernels/cuda/interaction.h"
+#include "kernels/cuda/pair_index.h"
 #include "kernels/cuda/stored_types.cuh"
 
 namespace perflab::kernels::cuda::interaction_detail {
 
 /// Feature rows the tensor-core kernels hold per sample: 32 (two 16-row tiles).
 constexpr int kTcRows = 32;
-
-/// The pair (i, j), i > j, at index p = i*(i-1)/2 + j.
-__device__ inline void pair_from_index(int64_t p, int64_t* i, int64_t* j) {
-  int64_t r = static_cast<int64_t>((1.0 + sqrt(1.0 + 8.0 * static_cast<double>(p))) * 0.5);
-  while (r * (r - 1) / 2 > p) --r;
-  while ((r + 1) * r / 2 <= p) ++r;
-  *i = r;
-  *j = p - r * (r - 1) / 2;
-}
 
 /// A value as stored in TE and widened back: fp32 as it is, bf16 rounded to
 /// nearest even (what a bf16 gather writes, widened exactly).

@@ -137,7 +137,7 @@ template <typename TA>
 __device__ void tc_write_pairs(TA* ob, int dim, int features, const float* s, int lane) {
   const int pairs = features * (features - 1) / 2;
   for (int p = lane; p < pairs; p += 32) {
-    int64_t i = 0, j = 0;
+    int i = 0, j = 0;
     pair_from_index(p, &i, &j);
     put(ob, dim + p, s[i * kTcPairStride + j]);
   }
@@ -199,7 +199,7 @@ __device__ void tc_fill_pair_gradients(const TA* db, int dim, int features, TG* 
     for (int i = 0; i < kLoadBatch; ++i) {
       const int p = p0 + lane + 32 * i;
       if (p >= pairs) continue;
-      int64_t r = 0, c = 0;
+      int r = 0, c = 0;
       pair_from_index(p, &r, &c);
       TG v;
       if constexpr (std::is_same_v<TG, float>) {
