@@ -64,13 +64,14 @@ constexpr int64_t kLatencyBoundBatch = 2048;
 constexpr int kSmallBatchForwardThreads = 256;
 static_assert(kSmallBatchForwardThreads % 32 == 0, "load_features gives whole warps to rows");
 
-/// Tile t of the forward's pairs: groups a >= c (t = a(a+1)/2 + c).
+/// Tile t of the forward's pairs: groups a >= c (t = a(a+1)/2 + c), which
+/// is pair t = i(i-1)/2 + j of pair_index.h with i = a + 1, j = c (single
+/// precision and 32-bit integers; a double square root before, at every
+/// thread of every sample).
 __device__ inline void tile_from_index(int t, int* a, int* c) {
-  int r = static_cast<int>((sqrt(8.0 * t + 1.0) - 1.0) * 0.5);
-  while (r * (r + 1) / 2 > t) --r;
-  while ((r + 1) * (r + 2) / 2 <= t) ++r;
-  *a = r;
-  *c = t - r * (r + 1) / 2;
+  int i = 0;
+  pair_from_index(t, &i, c);
+  *a = i - 1;
 }
 
 /// out = concat(x, z_i · z_j for i > j). The features are in H = ceil(F/2)

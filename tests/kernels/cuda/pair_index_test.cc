@@ -1,7 +1,8 @@
 // The interaction's pair index (kernels/cuda/pair_index.h), on the host: no
 // device needed. Every index up to 2^21 and indices across the range up to
 // 2^28 - 1 give the pair whose index they are, with 0 <= j < i; the first
-// pairs in the order the tensor-core kernels write them.
+// pairs in the order the tensor-core kernels write them, and the CUDA-core
+// forward's tiles of groups, which are the same pairs shifted by a row.
 #include "kernels/cuda/pair_index.h"
 
 #include <gtest/gtest.h>
@@ -39,7 +40,16 @@ TEST(PairIndex, TheFirstPairsRowByRow) {
     EXPECT_EQ(i, expected[p][0]) << p;
     EXPECT_EQ(j, expected[p][1]) << p;
   }
+  // The CUDA-core forward's tiles (groups a >= c, t = a (a + 1) / 2 + c)
+  // are these pairs with a = i - 1: (0, 0), (1, 0), (1, 1), (2, 0), ...
   int i = 0, j = 0;
+  for (int t = 0, a = 0; a < 20; ++a) {
+    for (int c = 0; c <= a; ++c, ++t) {
+      pair_from_index(t, &i, &j);
+      EXPECT_EQ(i - 1, a) << t;
+      EXPECT_EQ(j, c) << t;
+    }
+  }
   pair_from_index(350, &i, &j);  // DLRM's last pair: 27 features
   EXPECT_EQ(i, 26);
   EXPECT_EQ(j, 25);
