@@ -337,7 +337,7 @@ Status check(const InteractionArguments& a, bool backward) {
   const void* demb = a.demb_bf16 != nullptr ? static_cast<const void*>(a.demb_bf16) : a.demb;
   if (backward && a.tensor_cores &&
       (reinterpret_cast<uintptr_t>(a.dx) % 16 != 0 || reinterpret_cast<uintptr_t>(demb) % 16 != 0)) {
-    return Status::invalid(std::string(op) + "the tensor-core backward writes its gradient rows four values at a "
+    return Status::invalid(std::string(op) + "the tensor-core backward writes its gradient rows 16 bytes at a "
                            "time: dx and demb must be 16-byte aligned");
   }
   const size_t shared = a.tensor_cores ? tc_shared_bytes(a.dim) : interaction_shared_bytes(a.num_tables, a.dim, backward);

@@ -83,7 +83,7 @@ struct InteractionArguments {
   /// is the lower-triangle tiles of Z·Zᵀ, the backward dZ = G·Z with G the
   /// symmetric pair-gradient matrix (zero diagonal). Needs F = T + 1 <= 32,
   /// dim a multiple of 16 up to 144, x and emb (the backward's dx and demb
-  /// too: its gradient tile is stored four values at a time) 16-byte
+  /// too: its gradient tile is stored 16 bytes at a time) 16-byte
   /// aligned, and sm_80
   /// or later (built for an older GPU the kernels trap). Products of inputs rounded to
   /// TF32 (10-bit mantissas): each dot product within 2^-10 Σ|z_i z_j| plus
