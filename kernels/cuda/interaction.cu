@@ -14,6 +14,7 @@
 #include "kernels/cuda/interaction.h"
 #include "kernels/cuda/interaction_detail.cuh"
 #include "kernels/cuda/interaction_loaders.cuh"
+#include "kernels/cuda/interaction_pair_blocks.cuh"
 #include "kernels/cuda/stored_types.cuh"
 
 namespace perflab::kernels::cuda {
@@ -24,13 +25,12 @@ namespace {
 
 constexpr int kThreads = 256;
 static_assert(kThreads % 32 == 0, "load_features gives whole warps to rows");
-/// The forward's block past kLatencyBoundBatch samples: 105 tiles of pairs
-/// at DLE's shape (27 features) in one pass of 128 threads; with 46-51
-/// registers a thread (ptxas), nine such blocks fit an SM's registers where
-/// four or five of 256 did, half of whose warps had no tile (with the lookup
-/// fused in, 44 with the cp.async loader: eleven; 58-62 with the batched
-/// one: eight). Up to it the grid is a wave or two and the idle warps cost
-/// nothing: 256 threads.
+/// The forward's block past kLatencyBoundBatch samples: 28 blocks of
+/// pairs at DLE's shape (27 features), four lanes each, in one pass of 128
+/// threads (forward_pair_blocks); at 64 registers a thread, eight such
+/// blocks a SM. (A 2 x 2 form before: 105 tiles a thread each in a pass of
+/// 128, 44-62 registers.) Up to it the grid is a wave or two and the idle
+/// warps cost nothing: 256 threads.
 constexpr int kForwardThreads = 128;
 static_assert(kForwardThreads % 32 == 0, "load_features gives whole warps to rows");
 constexpr size_t kMaxSharedBytes = 48 * 1024;  // without the opt-in attribute
@@ -45,7 +45,9 @@ int64_t backward_row_stride(int64_t dim) { return dim % 4 == 0 ? dim : dim % 2 =
 /// Floats between feature rows in the forward's shared memory: an odd
 /// number of 16-byte vectors (rows are read as vectors), so that the rows
 /// of eight consecutive features start in eight different 16-byte bank
-/// groups whatever dim is.
+/// groups whatever dim is, and rows four apart 64 bytes apart modulo 128:
+/// the two blocks of pairs in a quarter warp (forward_pair_blocks) read
+/// 64 bytes each of rows four apart, in the two halves of the banks.
 int64_t forward_row_stride(int64_t dim) { return 4 * (((dim + 3) / 4) | 1); }
 
 // Stored types (InteractionArguments::activations, ::embeddings): widen and
@@ -63,33 +65,21 @@ int64_t forward_row_stride(int64_t dim) { return 4 * (((dim + 3) / 4) | 1); }
 constexpr int64_t kLatencyBoundBatch = 2048;
 constexpr int kSmallBatchForwardThreads = 256;
 static_assert(kSmallBatchForwardThreads % 32 == 0, "load_features gives whole warps to rows");
+/// Blocks of 256 a SM the forward keeps (64 registers a thread at most):
+/// four, so batch 512 is one wave on an H200's 132 SMs (unbounded, the
+/// 4 x 4 pair blocks took 72-80, three blocks).
+constexpr int kForwardMinBlocks = 4;
 
-/// Tile t of the forward's pairs: groups a >= c (t = a(a+1)/2 + c), which
-/// is pair t = i(i-1)/2 + j of pair_index.h with i = a + 1, j = c (single
-/// precision and 32-bit integers; a double square root before, at every
-/// thread of every sample).
-__device__ inline void tile_from_index(int t, int* a, int* c) {
-  int i = 0;
-  pair_from_index(t, &i, c);
-  *a = i - 1;
-}
-
-/// out = concat(x, z_i · z_j for i > j). The features are in H = ceil(F/2)
-/// groups {g, g + H}; a thread takes the pairs between two groups a >= c
-/// (a tile: the four pairs of rows a, a+H against c, c+H, or for a == c the
-/// one pair a+H, a), reading the four rows four floats at a time: four
-/// 16-byte shared loads per sixteen fused multiply-adds. A thread per pair
-/// made two loads per four: on an H100 the kernel took 921 us at batch
-/// 65,536 in TF32 (2.9x its floor), and its shared loads alone, counted at
-/// 128 bytes per clock per SM, come to about 0.82 ms of that (an estimate,
-/// not a profiler reading).
-/// Each pair's sum is the same fused multiply-adds in d order as before (a
-/// product's operands commute exactly): the same bits. Within a row of the
-/// tiles' triangle consecutive threads take consecutive c (rows in
-/// different bank groups, forward_row_stride) and share a (a broadcast);
-/// where c wraps to the next a two rows may share a bank group.
+/// out = concat(x, z_i · z_j for i > j): the sample's features into
+/// shared memory (load_features), then its pairs in register blocks of 4 x
+/// 4 rows, four lanes a block (forward_pair_blocks,
+/// interaction_pair_blocks.cuh: eight 16-byte shared loads per sixty-four
+/// fused multiply-adds, where a thread per 2 x 2 block over every column
+/// made four per sixteen). Each pair's sum is four lanes' fused
+/// multiply-adds in column order, added (p0 + p2) + (p1 + p3): within the
+/// tests' first-order bound of the CPU's, and the same bits run to run.
 template <Loader kLoader, typename TA, typename Rows>
-__global__ void interaction_forward_kernel(const TA* __restrict__ x, Rows rows, int features, int64_t dim64,
+__global__ void __launch_bounds__(kSmallBatchForwardThreads, kForwardMinBlocks) interaction_forward_kernel(const TA* __restrict__ x, Rows rows, int features, int64_t dim64,
                                            int64_t stride64, int64_t width, TA* __restrict__ out) {
   extern __shared__ float4 forward_smem[];  // float4: 16-byte aligned rows
   float* z = reinterpret_cast<float*>(forward_smem);  // [features, stride]
@@ -102,62 +92,7 @@ __global__ void interaction_forward_kernel(const TA* __restrict__ x, Rows rows, 
     rows.write_sort(b, t);  // the lookup fused in: the update's sort input
   }
   __syncthreads();
-  const int half = (features + 1) / 2;
-  const int tiles = half * (half + 1) / 2;
-  const int vectors = dim / 4;
-  for (int t = static_cast<int>(threadIdx.x); t < tiles; t += static_cast<int>(blockDim.x)) {
-    int a = 0;
-    int c = 0;
-    tile_from_index(t, &a, &c);
-    // Rows a, a+H (A) and c, c+H (C); a missing second row (odd F) reads
-    // the first again, and its pairs are not written.
-    const int a1 = a + half < features ? a + half : a;
-    const int c1 = c + half < features ? c + half : c;
-    const float* za0 = z + a * stride;
-    const float* za1 = z + a1 * stride;
-    const float* zc0 = z + c * stride;
-    const float* zc1 = z + c1 * stride;
-    const auto* va0 = reinterpret_cast<const float4*>(za0);
-    const auto* va1 = reinterpret_cast<const float4*>(za1);
-    const auto* vc0 = reinterpret_cast<const float4*>(zc0);
-    const auto* vc1 = reinterpret_cast<const float4*>(zc1);
-    float s00 = 0.0f, s01 = 0.0f, s10 = 0.0f, s11 = 0.0f;
-    for (int v = 0; v < vectors; ++v) {
-      const float4 x0 = va0[v], x1 = va1[v], y0 = vc0[v], y1 = vc1[v];
-      s00 = fmaf(x0.x, y0.x, s00);
-      s01 = fmaf(x0.x, y1.x, s01);
-      s10 = fmaf(x1.x, y0.x, s10);
-      s11 = fmaf(x1.x, y1.x, s11);
-      s00 = fmaf(x0.y, y0.y, s00);
-      s01 = fmaf(x0.y, y1.y, s01);
-      s10 = fmaf(x1.y, y0.y, s10);
-      s11 = fmaf(x1.y, y1.y, s11);
-      s00 = fmaf(x0.z, y0.z, s00);
-      s01 = fmaf(x0.z, y1.z, s01);
-      s10 = fmaf(x1.z, y0.z, s10);
-      s11 = fmaf(x1.z, y1.z, s11);
-      s00 = fmaf(x0.w, y0.w, s00);
-      s01 = fmaf(x0.w, y1.w, s01);
-      s10 = fmaf(x1.w, y0.w, s10);
-      s11 = fmaf(x1.w, y1.w, s11);
-    }
-    for (int d = 4 * vectors; d < dim; ++d) {
-      s00 = fmaf(za0[d], zc0[d], s00);
-      s01 = fmaf(za0[d], zc1[d], s01);
-      s10 = fmaf(za1[d], zc0[d], s10);
-      s11 = fmaf(za1[d], zc1[d], s11);
-    }
-    // The pair (i > j) of rows i and j is output dim + i(i-1)/2 + j.
-    const auto out_pair = [&](int i, int j, float sum) { put(ob, dim + int64_t{i} * (i - 1) / 2 + j, sum); };
-    if (a == c) {
-      if (a1 != a) out_pair(a1, a, s10);  // the group's own pair
-    } else {
-      out_pair(a, c, s00);
-      if (c1 != c) out_pair(c1, a, s01);  // c + H > a
-      if (a1 != a) out_pair(a1, c, s10);
-      if (a1 != a && c1 != c) out_pair(a1, c1, s11);
-    }
-  }
+  forward_pair_blocks(z, features, dim, stride, ob);
 }
 
 /// Features whose gradients one backward thread computes together.

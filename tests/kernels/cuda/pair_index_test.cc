@@ -1,8 +1,9 @@
 // The interaction's pair index (kernels/cuda/pair_index.h), on the host: no
 // device needed. Every index up to 2^21 and indices across the range up to
 // 2^28 - 1 give the pair whose index they are, with 0 <= j < i; the first
-// pairs in the order the tensor-core kernels write them, and the CUDA-core
-// forward's tiles of groups, which are the same pairs shifted by a row.
+// pairs in the order the tensor-core kernels write them, and the blocks of
+// row groups (the CUDA-core forward's, interaction_pair_blocks.cuh), which
+// are the same pairs shifted by a row.
 #include "kernels/cuda/pair_index.h"
 
 #include <gtest/gtest.h>
@@ -40,8 +41,9 @@ TEST(PairIndex, TheFirstPairsRowByRow) {
     EXPECT_EQ(i, expected[p][0]) << p;
     EXPECT_EQ(j, expected[p][1]) << p;
   }
-  // The CUDA-core forward's tiles (groups a >= c, t = a (a + 1) / 2 + c)
-  // are these pairs with a = i - 1: (0, 0), (1, 0), (1, 1), (2, 0), ...
+  // Blocks of row groups (a >= c, t = a (a + 1) / 2 + c: the CUDA-core
+  // forward's, block_groups) are these pairs with a = i - 1: (0, 0), (1, 0),
+  // (1, 1), (2, 0), ...
   int i = 0, j = 0;
   for (int t = 0, a = 0; a < 20; ++a) {
     for (int c = 0; c <= a; ++c, ++t) {
