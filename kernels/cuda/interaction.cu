@@ -16,6 +16,7 @@
 #include "kernels/cuda/interaction_loaders.cuh"
 #include "kernels/cuda/interaction_pair_blocks.cuh"
 #include "kernels/cuda/stored_types.cuh"
+#include "kernels/cuda/vector_access.cuh"
 
 namespace perflab::kernels::cuda {
 
@@ -34,6 +35,8 @@ static_assert(kThreads % 32 == 0, "load_features gives whole warps to rows");
 constexpr int kForwardThreads = 128;
 static_assert(kForwardThreads % 32 == 0, "load_features gives whole warps to rows");
 constexpr size_t kMaxSharedBytes = 48 * 1024;  // without the opt-in attribute
+
+bool aligned_to(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 /// Floats between feature rows in the backward's shared memory: dim where
 /// it is a multiple of 4 (rows 16-byte aligned, read four columns at a
@@ -78,9 +81,16 @@ constexpr int kForwardMinBlocks = 4;
 /// made four per sixteen). Each pair's sum is four lanes' fused
 /// multiply-adds in column order, added (p0 + p2) + (p1 + p3): within the
 /// tests' first-order bound of the CPU's, and the same bits run to run.
+/// With `stage` (the pairs fit in shared memory beside the features:
+/// forward_shared_bytes) the pairs are gathered in shared memory and the
+/// block writes them out in order, consecutive threads consecutive pairs:
+/// whole 32-byte sectors, where a lane's four sums went to four rows' worth
+/// of scattered addresses (a warp's store touched about 32 sectors for 128
+/// bytes).
 template <Loader kLoader, typename TA, typename Rows>
-__global__ void __launch_bounds__(kSmallBatchForwardThreads, kForwardMinBlocks) interaction_forward_kernel(const TA* __restrict__ x, Rows rows, int features, int64_t dim64,
-                                           int64_t stride64, int64_t width, TA* __restrict__ out) {
+__global__ void __launch_bounds__(kSmallBatchForwardThreads, kForwardMinBlocks)
+    interaction_forward_kernel(const TA* __restrict__ x, Rows rows, int features, int64_t dim64, int64_t stride64,
+                               int64_t width, bool stage, TA* __restrict__ out) {
   extern __shared__ float4 forward_smem[];  // float4: 16-byte aligned rows
   float* z = reinterpret_cast<float*>(forward_smem);  // [features, stride]
   const int dim = static_cast<int>(dim64);
@@ -92,7 +102,15 @@ __global__ void __launch_bounds__(kSmallBatchForwardThreads, kForwardMinBlocks) 
     rows.write_sort(b, t);  // the lookup fused in: the update's sort input
   }
   __syncthreads();
-  forward_pair_blocks(z, features, dim, stride, ob);
+  float* staged = stage ? z + features * stride : nullptr;  // [F (F - 1) / 2]
+  forward_pair_blocks(z, features, dim, stride, staged, ob);
+  if (stage) {
+    __syncthreads();
+    const int pairs = features * (features - 1) / 2;
+    for (int p = static_cast<int>(threadIdx.x); p < pairs; p += static_cast<int>(blockDim.x)) {
+      put(ob, dim + p, staged[p]);
+    }
+  }
 }
 
 /// Features whose gradients one backward thread computes together.
@@ -164,11 +182,19 @@ struct PairGradients {
 /// multiply-add in the loop, but with the batched loader (Loader::kBatched,
 /// small batches only), held to 64 (four blocks a SM: 528 on an H200, so
 /// batch 512 runs in one wave; unbounded, ptxas took 105-115, two blocks).
+/// With vector_stores (kCols = 4, dx and demb aligned to four elements: the
+/// host checks) a thread writes each feature's four columns in one access,
+/// where four element stores left each 32-byte sector a quarter written
+/// per store: a warp's demb row was 64 partial sector writes instead of
+/// 16 whole ones, for 872 MB of fp32 gradients a step at DLE batch 65,536.
+/// (Why this kernel ran 2.8x its floor there is not measured; the bf16
+/// tensor-core backward, whose stores were 4 bytes each, had its memory
+/// pipes 82% busy against 16% of DRAM in Nsight Compute at 1590d6a.)
 template <Loader kLoader, int kCols, typename TA, typename Rows, typename TG>
 __global__ void __launch_bounds__(kThreads, kLoader == Loader::kBatched ? 4 : 8)
     interaction_backward_kernel(const TA* __restrict__ x, Rows rows, const TA* __restrict__ dout, int features,
                                 int64_t dim64, int64_t stride64, int64_t width, TA* __restrict__ dx,
-                                TG* __restrict__ demb, bool dx_relu) {
+                                TG* __restrict__ demb, bool dx_relu, bool vector_stores) {
   extern __shared__ float4 backward_smem[];  // float4: 16-byte aligned
   const int dim = static_cast<int>(dim64);
   const int stride = static_cast<int>(stride64);
@@ -231,10 +257,24 @@ __global__ void __launch_bounds__(kThreads, kLoader == Loader::kBatched ? 4 : 8)
     for (int r = 0; r < kFeatureBlock; ++r) {
       const int f = f0 + r;
       if (f >= features) break;
+      if (f == 0) {  // z row 0 is x
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) acc[r][c] = dx_relu && !(z[d + c] > 0.0f) ? 0.0f : acc[r][c];
+      }
+      if constexpr (kCols == 4) {
+        if (vector_stores) {  // one access of kCols elements (16 bytes in fp32, 8 in bf16)
+          if (f == 0) {
+            store_group<TA, kCols>(dxb + d, acc[r]);
+          } else {
+            store_group<TG, kCols>(deb + (f - 1) * dim + d, acc[r]);
+          }
+          continue;
+        }
+      }
 #pragma unroll
       for (int c = 0; c < kCols; ++c) {
         if (f == 0) {
-          put(dxb, d + c, dx_relu && !(z[d + c] > 0.0f) ? 0.0f : acc[r][c]);  // z row 0 is x
+          put(dxb, d + c, acc[r][c]);
         } else {
           put(deb, (f - 1) * dim + d + c, acc[r][c]);
         }
@@ -343,6 +383,13 @@ size_t InteractionForward::workspace_bytes(const InteractionArguments&) { return
 
 namespace {
 
+/// The forward's shared memory with its pairs staged (interaction_forward_kernel's
+/// `stage`): the features, then F (F - 1) / 2 floats.
+size_t forward_staged_bytes(int num_tables, int64_t dim) {
+  const int64_t features = num_tables + 1;
+  return static_cast<size_t>(features * forward_row_stride(dim) + features * (features - 1) / 2) * sizeof(float);
+}
+
 template <typename TA, typename TE>
 void forward(const InteractionArguments& a, cudaStream_t stream) {
   const int64_t width = out_row_stride(a);
@@ -356,8 +403,13 @@ void forward(const InteractionArguments& a, cudaStream_t stream) {
         kernel = interaction_forward_kernel<Loader::kAsync, TA, Rows>;
       }
     }
-    kernel<<<static_cast<unsigned>(a.batch), threads, interaction_shared_bytes(a.num_tables, a.dim, false), stream>>>(
-        t.x, rows, a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, t.out);
+    // The pairs staged where they fit beside the features (check() holds
+    // the features alone to the limit).
+    const size_t staged = forward_staged_bytes(a.num_tables, a.dim);
+    const bool stage = staged <= kMaxSharedBytes;
+    const size_t shared = stage ? staged : interaction_shared_bytes(a.num_tables, a.dim, false);
+    kernel<<<static_cast<unsigned>(a.batch), threads, shared, stream>>>(
+        t.x, rows, a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, stage, t.out);
     PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_kernel");
   });
 }
@@ -382,9 +434,12 @@ void backward(const InteractionArguments& a, cudaStream_t stream) {
                         : interaction_backward_kernel<Loader::kBatched, 1, TA, Rows, TG>;
         }
       }
+      // A thread's four columns in one store where dx and demb allow it
+      // (their rows are dim apart, a multiple of 4 on the four-column path).
+      const bool vector_stores = four && aligned_to(t.dx, 4 * sizeof(TA)) && aligned_to(demb, 4 * sizeof(TG));
       kernel<<<static_cast<unsigned>(a.batch), kThreads, interaction_shared_bytes(a.num_tables, a.dim, true),
                stream>>>(t.x, rows, t.dout, a.num_tables + 1, a.dim, backward_row_stride(a.dim), width, t.dx, demb,
-                         a.dx_relu);
+                         a.dx_relu, vector_stores);
       PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_kernel");
     });
   });

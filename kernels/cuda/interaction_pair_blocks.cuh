@@ -97,15 +97,17 @@ __device__ __forceinline__ void reduce_scatter_rows(const float (&acc)[kBlockRow
 }
 
 /// The pairs z_i · z_j (i > j) of one sample, its features in z [features,
-/// stride] (shared memory, rows 16-byte aligned), written to ob[dim + i (i
-/// - 1) / 2 + j] through put. Thread t takes block t / kBlockSlices, slice t
+/// stride] (shared memory, rows 16-byte aligned): pair p = i (i - 1) / 2 + j
+/// into staged[p] (shared memory, for the caller to write out whole), or
+/// with staged null to ob[dim + p] through put. Thread t takes block t / kBlockSlices, slice t
 /// % kBlockSlices, stepping blockDim.x threads at a time (a multiple of 32:
 /// a block's four lanes take the same steps, and threads past the last
 /// block take none). Rows past the last feature read the last one again and
 /// are not written. dim % 4 columns past the vectors are added by slice 0
 /// alone, after its vectors.
 template <typename TA>
-__device__ __forceinline__ void forward_pair_blocks(const float* z, int features, int dim, int stride, TA* ob) {
+__device__ __forceinline__ void forward_pair_blocks(const float* z, int features, int dim, int stride, float* staged,
+                                                    TA* ob) {
   const int lanes = pair_blocks(features) * kBlockSlices;
   const int vectors = dim / 4;
   const int slice = static_cast<int>(threadIdx.x) % kBlockSlices;
@@ -154,7 +156,13 @@ __device__ __forceinline__ void forward_pair_blocks(const float* z, int features
 #pragma unroll
     for (int k = 0; k < kBlockRows; ++k) {
       int i = 0, j = 0;
-      if (block_pair(gi, gj, slice, k, features, &i, &j)) put(ob, dim + int64_t{i} * (i - 1) / 2 + j, sums[k]);
+      if (!block_pair(gi, gj, slice, k, features, &i, &j)) continue;
+      const int p = i * (i - 1) / 2 + j;
+      if (staged != nullptr) {
+        staged[p] = sums[k];
+      } else {
+        put(ob, dim + p, sums[k]);
+      }
     }
   }
 }

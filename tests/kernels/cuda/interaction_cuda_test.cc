@@ -459,6 +459,65 @@ TEST(InteractionCuda, BackwardAppliesTheReluThatMadeXWhenAsked) {
   }
 }
 
+// Where dx and demb are aligned to four elements the CUDA-core backward
+// stores a thread's four columns in one access; one element off, one at a
+// time. The same sums either way: the same bits.
+TEST(InteractionCuda, BackwardGivesTheSameBitsWithGradientsOffAlignment) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (Storage storage : {kFp32, kBf16Gradients}) {
+    for (const Problem& p : {Problem{37, 26, 128}, Problem{2049, 5, 32}}) {
+      const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
+      const auto x = test_support::random_vector(static_cast<size_t>(p.batch * p.dim), 41);
+      const auto emb = test_support::random_vector(static_cast<size_t>(p.batch * p.num_tables * p.dim), 42);
+      const auto dout = test_support::random_vector(static_cast<size_t>(p.batch * width), 43);
+      DeviceBuffer<uint8_t> d_x = upload(stored(x, storage.activations), storage.activations);
+      DeviceBuffer<uint8_t> d_emb = upload(stored(emb, storage.embeddings), storage.embeddings);
+      DeviceBuffer<uint8_t> d_dout = upload(stored(dout, storage.activations), storage.activations);
+      const size_t act = is_bf16(storage.activations) ? 2 : 4, grad = is_bf16(storage.gradients) ? 2 : 4;
+      const size_t dx_bytes = x.size() * act, demb_bytes = emb.size() * grad;
+      DeviceBuffer<uint8_t> d_dx(dx_bytes + 16), d_demb(demb_bytes + 16);
+      std::vector<std::vector<uint8_t>> results;
+      for (size_t off : {size_t{0}, size_t{1}}) {  // elements past 16-byte alignment
+        InteractionArguments a;
+        a.batch = p.batch;
+        a.num_tables = p.num_tables;
+        a.dim = p.dim;
+        a.x = d_x.data();
+        a.emb = d_emb.data();
+        a.dout = d_dout.data();
+        a.dx = d_dx.data() + off * act;
+        if (is_bf16(storage.gradients)) {
+          a.demb_bf16 = reinterpret_cast<__nv_bfloat16*>(d_demb.data() + off * grad);
+        } else {
+          a.demb = reinterpret_cast<float*>(d_demb.data() + off * grad);
+        }
+        a.activations = storage.activations;
+        a.embeddings = storage.embeddings;
+        a.dx_relu = true;
+        ASSERT_TRUE(InteractionBackward::can_implement(a).ok()) << InteractionBackward::can_implement(a).reason();
+        InteractionBackward::run(a, nullptr, nullptr);
+        std::vector<uint8_t> bytes(dx_bytes + demb_bytes);
+        PERFLAB_CUDA_CHECK(cudaMemcpy(bytes.data(), a.dx, dx_bytes, cudaMemcpyDeviceToHost));
+        PERFLAB_CUDA_CHECK(cudaMemcpy(bytes.data() + dx_bytes, d_demb.data() + off * grad, demb_bytes,
+                                      cudaMemcpyDeviceToHost));
+        results.push_back(std::move(bytes));
+      }
+      EXPECT_TRUE(results[0] == results[1]) << p.describe() << (is_bf16(storage.gradients) ? " (bf16)" : " (fp32)");
+    }
+  }
+}
+
+// Past what fits beside the features in shared memory (81 features of 128
+// floats: 42.8 KB, and their 3,240 pairs would pass 48 KB), the forward
+// writes its pairs straight to out instead of gathering them first.
+TEST(InteractionCuda, ForwardWithoutRoomToGatherItsPairsMatchesCpu) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  for (Storage storage : {kFp32, kBf16}) {
+    check_forward({5, 80, 128}, false, 45, storage);
+    check_forward({2049, 80, 128}, false, 46, storage);
+  }
+}
+
 // A bf16 model's interaction: bf16 activations with bf16 embeddings
 // (training) or fp32 embeddings (serving), on the CUDA cores and tensor cores.
 TEST(InteractionCuda, Bf16StorageMatchesCpuWithinItsRounding) {
