@@ -11,14 +11,15 @@ sass="$PERFLAB_SOURCE_DIR/scripts/sass"
 fixture="$PERFLAB_SOURCE_DIR/tests/cli/fixtures/sass_two_kernels.sass"
 
 # row KERNEL: the report's line for KERNEL from $tmp/out.txt, its columns
-# (registers, local, loads, waited, share, carried, deepest) split.
-row() { awk -v k="$1" '$NF == k { print $1, $2, $3, $4, $6, $7 }' "$tmp/out.txt"; }
+# (registers, stack bytes, spills, loads, waited, carried, deepest; the
+# waited share left out).
+row() { awk -v k="$1" '$NF == k { print $1, $2, $3, $4, $5, $7, $8 }' "$tmp/out.txt"; }
 
 if "$sass" --from-sass "$fixture" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
-  [[ $(row one_at_a_time) == "- - 1 1 0 1" ]] &&
+  [[ $(row one_at_a_time) == "- - 0 1 1 0 1" ]] &&
     pass "a load read before the next is issued: waited on at once, one deep" ||
     fail "one_at_a_time: '$(row one_at_a_time)'" "$(cat "$tmp/out.txt")"
-  [[ $(row four_in_flight) == "- - 4 0 0 4" ]] && pass "four loads issued before any is read: none alone, four deep" ||
+  [[ $(row four_in_flight) == "- - 0 4 0 0 4" ]] && pass "four loads issued before any is read: none alone, four deep" ||
     fail "four_in_flight: '$(row four_in_flight)'" "$(cat "$tmp/out.txt")"
 else
   fail "scripts/sass --from-sass exited $?: $(cat "$tmp/err.txt")"
@@ -54,6 +55,18 @@ rc=$?
   pass "--diff: one changed instruction, its kernel differs, exit 3" ||
   fail "--diff against a changed copy: exit $rc" "$(cat "$tmp/out.txt")"
 
+# Spills: local loads and stores in the code are counted (here a padding
+# NOP made a local store; the stack bytes come from the object, so a
+# listing shows "-"), and --diff names the change.
+awk '/Function : _Z13one_at_a_time/ { f = 1 } f && /NOP;/ && !done { sub(/NOP;/, "STL [R1+0x4], R5 ;"); done = 1 } { print }' \
+  "$fixture" >"$tmp/spilled.sass"
+"$sass" --from-sass "$tmp/spilled.sass" >"$tmp/out.txt" 2>&1
+[[ $(row one_at_a_time) == "- - 1 1 1 0 1" && $(row four_in_flight) == "- - 0 4 0 0 4" ]] &&
+  pass "a local store is counted as a spill" || fail "spills" "$(cat "$tmp/out.txt")"
+"$sass" --diff "$fixture" "$tmp/spilled.sass" >"$tmp/out.txt" 2>&1
+grep -q "^differs  one_at_a_time: .*; spills 0 -> 1" "$tmp/out.txt" && pass "--diff names a change in spills" ||
+  fail "--diff with a spill" "$(cat "$tmp/out.txt")"
+
 # Bad input: one line on stderr, exit 2, nothing on stdout.
 bad() {  # bad PATTERN ARGS...
   local pattern=$1
@@ -84,8 +97,8 @@ if [[ -z $object ]]; then
   echo "skip: the real object (no embedding_update.cu.o: built without CUDA)"
 elif "$sass" "$object" --kernel sgd_tiles >"$tmp/out.txt" 2>"$tmp/err.txt"; then
   # Four instances: fp32 and bf16 gradients, each in both column layouts.
-  awk '$0 ~ /sgd_tiles_kernel</ && $1 ~ /^[0-9]+$/ && $2 == 0 { n++ } END { exit n == 4 ? 0 : 1 }' "$tmp/out.txt" &&
-    pass "embedding_update.cu.o: the four sgd_tiles_kernel instances, registers read, no local memory" ||
+  awk '$0 ~ /sgd_tiles_kernel</ && $1 ~ /^[0-9]+$/ && $2 == 0 && $3 == 0 { n++ } END { exit n == 4 ? 0 : 1 }' \
+    "$tmp/out.txt" && pass "embedding_update.cu.o: the four sgd_tiles_kernel instances, registers read, no spills" ||
     fail "scripts/sass on $object" "$(cat "$tmp/out.txt")"
 elif grep -q "run scripts/sass --install" "$tmp/err.txt"; then
   echo "skip: the real object (no cuobjdump and nvdisasm here: scripts/sass --install)"
