@@ -177,11 +177,15 @@ struct PairGradients {
 /// once where the CPU rounds twice: the results are within the tests'
 /// first-order bound, not bit-equal to the CPU's. The kernel is held to
 /// 32 registers (launch bounds: eight blocks a SM, as the one-column form
-/// had by itself; the four-column form took 48, five blocks) with no spills
-/// (scripts/sass: 0 local bytes) and about 1.5 instructions per
-/// multiply-add in the loop, but with the batched loader (Loader::kBatched,
-/// small batches only), held to 64 (four blocks a SM: 528 on an H200, so
-/// batch 512 runs in one wave; unbounded, ptxas took 105-115, two blocks).
+/// had by itself; the four-column form took 48, five blocks), but with the
+/// batched loader (Loader::kBatched, small batches only), held to 64 (four
+/// blocks a SM: 528 on an H200, so batch 512 runs in one wave; unbounded,
+/// ptxas took 105-115, two blocks). At 32 registers ptxas unrolled the j
+/// loop four times and spilled to make room for the unrolled loads: two
+/// local loads and two stores a trip, and the loop's bound read back from
+/// the stack (a stack frame of 56-88 bytes, which scripts/sass reported as
+/// "0 local bytes" until it read STACK). The loop is now kept whole: 2
+/// LDS.128, 16 FFMA and 8 others a j, no local access in it.
 /// With vector_stores (kCols = 4, dx and demb aligned to four elements: the
 /// host checks) a thread writes each feature's four columns in one access,
 /// where four element stores left each 32-byte sector a quarter written
@@ -235,6 +239,7 @@ __global__ void __launch_bounds__(kThreads, kLoader == Loader::kBatched ? 4 : 8)
     }
     const float* gj = gt + f0;
     const float* zj = z + d;
+#pragma unroll 1  // unrolled, ptxas spilled inside the loop at 32 registers (above)
     for (int j = 0; j < features; ++j) {
       const float4 g4 = *reinterpret_cast<const float4*>(gj);
       const float g[kFeatureBlock] = {g4.x, g4.y, g4.z, g4.w};
