@@ -29,8 +29,8 @@ static_assert(kThreads % 32 == 0, "load_features gives whole warps to rows");
 /// The forward's block past kLatencyBoundBatch samples: 28 blocks of
 /// pairs at DLE's shape (27 features), four lanes each, in one pass of 128
 /// threads (forward_pair_blocks); at 64 registers a thread, eight such
-/// blocks a SM. (A 2 x 2 form before: 105 tiles a thread each in a pass of
-/// 128, 44-62 registers.) Up to it the grid is a wave or two and the idle
+/// blocks a SM. (A 2 x 2 form before: 105 tiles, one a thread, in a pass
+/// of 128, 44-62 registers.) Up to it the grid is a wave or two and the idle
 /// warps cost nothing: 256 threads.
 constexpr int kForwardThreads = 128;
 static_assert(kForwardThreads % 32 == 0, "load_features gives whole warps to rows");
@@ -82,7 +82,7 @@ constexpr int kForwardMinBlocks = 4;
 /// multiply-adds in column order, added (p0 + p2) + (p1 + p3): within the
 /// tests' first-order bound of the CPU's, and the same bits run to run.
 /// With `stage` (the pairs fit in shared memory beside the features:
-/// forward_shared_bytes) the pairs are gathered in shared memory and the
+/// forward_staged_bytes) the pairs are gathered in shared memory and the
 /// block writes them out in order, consecutive threads consecutive pairs:
 /// whole 32-byte sectors, where a lane's four sums went to four rows' worth
 /// of scattered addresses (a warp's store touched about 32 sectors for 128
@@ -239,7 +239,9 @@ __global__ void __launch_bounds__(kThreads, kLoader == Loader::kBatched ? 4 : 8)
     }
     const float* gj = gt + f0;
     const float* zj = z + d;
-#pragma unroll 1  // unrolled, ptxas spilled inside the loop at 32 registers (above)
+// Whole at 32 registers, where ptxas spilled to unroll it (above); the
+// batched loader's 64-register form keeps its unrolling.
+#pragma unroll(kLoader == Loader::kBatched ? 4 : 1)
     for (int j = 0; j < features; ++j) {
       const float4 g4 = *reinterpret_cast<const float4*>(gj);
       const float g[kFeatureBlock] = {g4.x, g4.y, g4.z, g4.w};
@@ -286,6 +288,13 @@ __global__ void __launch_bounds__(kThreads, kLoader == Loader::kBatched ? 4 : 8)
       }
     }
   }
+}
+
+/// The forward's shared memory with its pairs staged (interaction_forward_kernel's
+/// `stage`): the features, then F (F - 1) / 2 floats.
+size_t forward_staged_bytes(int num_tables, int64_t dim) {
+  const int64_t features = num_tables + 1;
+  return static_cast<size_t>(features * forward_row_stride(dim) + features * (features - 1) / 2) * sizeof(float);
 }
 
 Status check(const InteractionArguments& a, bool backward) {
@@ -367,6 +376,10 @@ Status check(const InteractionArguments& a, bool backward) {
 
 }  // namespace
 
+bool interaction_forward_gathers_pairs(int num_tables, int64_t dim) {
+  return forward_staged_bytes(num_tables, dim) <= kMaxSharedBytes;
+}
+
 bool interaction_tensor_cores_fit(int num_tables, int64_t dim) {
   return num_tables >= 1 && num_tables + 1 <= kTcRows && dim >= 16 && dim % 16 == 0 &&
          tc_shared_bytes(dim) <= kMaxSharedBytes;
@@ -388,13 +401,6 @@ size_t InteractionForward::workspace_bytes(const InteractionArguments&) { return
 
 namespace {
 
-/// The forward's shared memory with its pairs staged (interaction_forward_kernel's
-/// `stage`): the features, then F (F - 1) / 2 floats.
-size_t forward_staged_bytes(int num_tables, int64_t dim) {
-  const int64_t features = num_tables + 1;
-  return static_cast<size_t>(features * forward_row_stride(dim) + features * (features - 1) / 2) * sizeof(float);
-}
-
 template <typename TA, typename TE>
 void forward(const InteractionArguments& a, cudaStream_t stream) {
   const int64_t width = out_row_stride(a);
@@ -410,9 +416,9 @@ void forward(const InteractionArguments& a, cudaStream_t stream) {
     }
     // The pairs staged where they fit beside the features (check() holds
     // the features alone to the limit).
-    const size_t staged = forward_staged_bytes(a.num_tables, a.dim);
-    const bool stage = staged <= kMaxSharedBytes;
-    const size_t shared = stage ? staged : interaction_shared_bytes(a.num_tables, a.dim, false);
+    const bool stage = interaction_forward_gathers_pairs(a.num_tables, a.dim);
+    const size_t shared =
+        stage ? forward_staged_bytes(a.num_tables, a.dim) : interaction_shared_bytes(a.num_tables, a.dim, false);
     kernel<<<static_cast<unsigned>(a.batch), threads, shared, stream>>>(
         t.x, rows, a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, stage, t.out);
     PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_kernel");

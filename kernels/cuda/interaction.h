@@ -117,6 +117,12 @@ bool interaction_tensor_cores_fit(int num_tables, int64_t dim);
 /// as a padded F x padded(F) matrix).
 size_t interaction_shared_bytes(int num_tables, int64_t dim, bool backward);
 
+/// Whether the CUDA-core forward gathers a sample's pairs in shared memory
+/// beside its features and writes them out in order (they fit in 48 KiB
+/// with the features: DLE's 27 features of 128, 15.7 KB), or writes each
+/// pair straight out (81 features of 128: 42.8 KB of features alone).
+bool interaction_forward_gathers_pairs(int num_tables, int64_t dim);
+
 /// out = concat(x, pairwise dots).
 /// What one pass launches (one kernel), with its bytes in their stored types
 /// (x and the embeddings read, the output written; backward: the output

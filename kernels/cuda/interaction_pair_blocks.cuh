@@ -2,8 +2,9 @@
 // interaction_forward_kernel), once a sample's features are in shared
 // memory: register blocks of 4 x 4 feature rows, each summed by four
 // adjacent lanes over interleaved 16-byte vectors of the rows, then
-// combined by two shuffles. Private to interaction.cu; the block indexing
-// is host-callable for its test (tests/kernels/cuda/pair_index_test.cc).
+// combined by two rounds of shuffles (twelve a lane). Private to
+// interaction.cu; the block indexing is host-callable for its test
+// (tests/kernels/cuda/interaction_pair_blocks_test.cc).
 //
 // Why: the form before (a thread per 2 x 2 block of rows over every column)
 // loaded four 16-byte vectors from shared memory per sixteen multiply-adds
@@ -77,21 +78,21 @@ __device__ __forceinline__ void reduce_scatter_rows(const float (&acc)[kBlockRow
                                                     unsigned group, float (&sums)[kBlockRows]) {
   static_assert(kBlockRows == 4 && kBlockSlices == 4, "two rounds of shuffles, one row a lane");
   const bool high = (slice & 2) != 0;
-  float half[2][kBlockRows];
+  float pair[2][kBlockRows];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
 #pragma unroll
     for (int k = 0; k < kBlockRows; ++k) {
       const float keep = high ? acc[2 + h][k] : acc[h][k];
       const float give = high ? acc[h][k] : acc[2 + h][k];
-      half[h][k] = keep + __shfl_xor_sync(group, give, 2);
+      pair[h][k] = keep + __shfl_xor_sync(group, give, 2);
     }
   }
   const bool odd = (slice & 1) != 0;
 #pragma unroll
   for (int k = 0; k < kBlockRows; ++k) {
-    const float keep = odd ? half[1][k] : half[0][k];
-    const float give = odd ? half[0][k] : half[1][k];
+    const float keep = odd ? pair[1][k] : pair[0][k];
+    const float give = odd ? pair[0][k] : pair[1][k];
     sums[k] = keep + __shfl_xor_sync(group, give, 1);
   }
 }

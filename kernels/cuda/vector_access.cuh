@@ -1,9 +1,11 @@
 // Aligned vector access to tensors stored in fp32 or bf16: kVec elements of
-// T in one access (16 bytes on the vector paths, one element otherwise),
-// widened to fp32 as they are loaded and rounded to nearest even as they are
-// stored; and the host-side choice of the width (vector_width). Shared by
-// the bias/activation passes (bias_act.cu) and the 3D convolution's plane
-// copies (conv3d_planes.cu). Included by .cu files only.
+// T in one access (kVec * sizeof(T) bytes: 16 on the vector paths, one
+// element otherwise), widened to fp32 as they are loaded and rounded to
+// nearest even as they are stored; and the host-side choice of the 16-byte
+// width (vector_width). Shared by the bias/activation passes (bias_act.cu),
+// the 3D convolution's plane copies (conv3d_planes.cu) and the CUDA-core
+// interaction backward's stores (interaction.cu: four elements, 16 bytes in
+// fp32 and 8 in bf16). Included by .cu files only.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/interaction.h"
@@ -47,10 +48,11 @@ const std::vector<Problem>& problems() {
       {5, 4, 33},  // F = 5: the backward's last block of four features holds one
       {7, 5, 30},  // dim % 4 == 2: the forward's two-float tail
       // The forward runs 256 threads up to 2,048 samples, 128 past it:
-      {2049, 31, 5},  // F = 32: 136 tiles of pairs, past one pass of 128 threads
-      {2049, 40, 8},  // F = 41 (odd): 231 tiles, the last group's lone feature on a second pass of 128
+      // (forward_pair_blocks: four lanes a block of 4 x 4 rows.)
+      {2049, 31, 5},  // F = 32: 36 blocks, 144 lanes, past one pass of 128 threads
+      {2049, 40, 8},  // F = 41 (odd): 66 blocks, 264 lanes, three passes of 128; the last group one row
       {37, 31, 5},    // F = 32 in one pass of 256 threads
-      {3, 46, 8},     // F = 47 (odd): 300 tiles, past one pass of 256 threads
+      {3, 46, 8},     // F = 47 (odd): 78 blocks, 312 lanes, past one pass of 256 threads
   };
   return all;
 }
@@ -101,6 +103,12 @@ TEST(InteractionCudaCanImplement, AcceptsDleShapesAndRejectsBadOnesWithAReason) 
   EXPECT_EQ(interaction_shared_bytes(3, 3, false), 4u * 4u * 4u);
   EXPECT_EQ(interaction_shared_bytes(3, 28, false), 4u * 28u * 4u);  // 7 vectors: odd already
   EXPECT_EQ(interaction_shared_bytes(3, 32, false), 4u * 36u * 4u);  // 8 vectors -> 9
+  // The forward gathers its pairs beside the features where both fit in
+  // 48 KiB: 27 x 132 + 351 floats (15.7 KB) do; 81 x 132 + 3,240 (55.7 KB)
+  // do not, though the features alone (42.8 KB) do.
+  EXPECT_TRUE(interaction_forward_gathers_pairs(26, 128));
+  EXPECT_FALSE(interaction_forward_gathers_pairs(80, 128));
+  EXPECT_LE(interaction_shared_bytes(80, 128, false), 48u * 1024u);
 
   struct Case {
     const char* expect;
@@ -460,11 +468,12 @@ TEST(InteractionCuda, BackwardAppliesTheReluThatMadeXWhenAsked) {
 }
 
 // Where dx and demb are aligned to four elements the CUDA-core backward
-// stores a thread's four columns in one access; one element off, one at a
-// time. The same sums either way: the same bits.
+// stores a thread's four columns in one access; with either one element
+// off, one at a time. The same sums either way: the same bits, against the
+// aligned run's (every byte written: the buffers start as 0xFF).
 TEST(InteractionCuda, BackwardGivesTheSameBitsWithGradientsOffAlignment) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  for (Storage storage : {kFp32, kBf16Gradients}) {
+  for (Storage storage : {kFp32, kBf16, kBf16Gradients}) {
     for (const Problem& p : {Problem{37, 26, 128}, Problem{2049, 5, 32}}) {
       const int64_t width = cpu::interaction_output_width(p.num_tables, p.dim);
       const auto x = test_support::random_vector(static_cast<size_t>(p.batch * p.dim), 41);
@@ -476,8 +485,11 @@ TEST(InteractionCuda, BackwardGivesTheSameBitsWithGradientsOffAlignment) {
       const size_t act = is_bf16(storage.activations) ? 2 : 4, grad = is_bf16(storage.gradients) ? 2 : 4;
       const size_t dx_bytes = x.size() * act, demb_bytes = emb.size() * grad;
       DeviceBuffer<uint8_t> d_dx(dx_bytes + 16), d_demb(demb_bytes + 16);
-      std::vector<std::vector<uint8_t>> results;
-      for (size_t off : {size_t{0}, size_t{1}}) {  // elements past 16-byte alignment
+      std::vector<uint8_t> aligned;
+      // Elements past 16-byte alignment: dx's and demb's.
+      for (auto [dx_off, demb_off] : {std::pair<size_t, size_t>{0, 0}, {1, 1}, {0, 1}, {1, 0}}) {
+        PERFLAB_CUDA_CHECK(cudaMemset(d_dx.data(), 0xFF, d_dx.bytes()));
+        PERFLAB_CUDA_CHECK(cudaMemset(d_demb.data(), 0xFF, d_demb.bytes()));
         InteractionArguments a;
         a.batch = p.batch;
         a.num_tables = p.num_tables;
@@ -485,11 +497,12 @@ TEST(InteractionCuda, BackwardGivesTheSameBitsWithGradientsOffAlignment) {
         a.x = d_x.data();
         a.emb = d_emb.data();
         a.dout = d_dout.data();
-        a.dx = d_dx.data() + off * act;
+        a.dx = d_dx.data() + dx_off * act;
+        void* demb = d_demb.data() + demb_off * grad;
         if (is_bf16(storage.gradients)) {
-          a.demb_bf16 = reinterpret_cast<__nv_bfloat16*>(d_demb.data() + off * grad);
+          a.demb_bf16 = static_cast<__nv_bfloat16*>(demb);
         } else {
-          a.demb = reinterpret_cast<float*>(d_demb.data() + off * grad);
+          a.demb = static_cast<float*>(demb);
         }
         a.activations = storage.activations;
         a.embeddings = storage.embeddings;
@@ -498,11 +511,16 @@ TEST(InteractionCuda, BackwardGivesTheSameBitsWithGradientsOffAlignment) {
         InteractionBackward::run(a, nullptr, nullptr);
         std::vector<uint8_t> bytes(dx_bytes + demb_bytes);
         PERFLAB_CUDA_CHECK(cudaMemcpy(bytes.data(), a.dx, dx_bytes, cudaMemcpyDeviceToHost));
-        PERFLAB_CUDA_CHECK(cudaMemcpy(bytes.data() + dx_bytes, d_demb.data() + off * grad, demb_bytes,
-                                      cudaMemcpyDeviceToHost));
-        results.push_back(std::move(bytes));
+        PERFLAB_CUDA_CHECK(cudaMemcpy(bytes.data() + dx_bytes, demb, demb_bytes, cudaMemcpyDeviceToHost));
+        if (dx_off == 0 && demb_off == 0) {
+          aligned = std::move(bytes);
+          continue;
+        }
+        EXPECT_TRUE(bytes == aligned) << p.describe() << ", dx " << dx_off << " and demb " << demb_off
+                                      << " elements off alignment, activations "
+                                      << (is_bf16(storage.activations) ? "bf16" : "fp32") << ", demb "
+                                      << (is_bf16(storage.gradients) ? "bf16" : "fp32");
       }
-      EXPECT_TRUE(results[0] == results[1]) << p.describe() << (is_bf16(storage.gradients) ? " (bf16)" : " (fp32)");
     }
   }
 }
