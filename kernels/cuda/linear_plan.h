@@ -36,6 +36,18 @@ struct GemmSpec {
 /// unless tune() times them and keeps the fastest.
 inline constexpr int kLinearAlgorithmCandidates = 8;
 
+/// LtGemm::tune times each candidate as a CUDA graph of back-to-back
+/// launches, replayed `repetitions` times: about kTuneBatchMs of device time
+/// a replay by its warm-up launch's time, from 1 to kTuneMaxBatch launches.
+inline constexpr double kTuneBatchMs = 0.2;
+inline constexpr int kTuneMaxBatch = 32;
+
+/// The launches in a candidate's timed graph when one launch between two
+/// events took `once_ms` (which counts the host's call too, so it errs
+/// long and the batch short): ceil(kTuneBatchMs / once_ms), within [1,
+/// kTuneMaxBatch]; kTuneMaxBatch for a time that is not positive.
+int tune_batch(double once_ms);
+
 /// A planned cublasLtMatmul (move-only resource owner).
 class LtGemm {
  public:
@@ -60,11 +72,17 @@ class LtGemm {
   void run(cublasLtHandle_t handle, const void* a, const void* b, void* d, void* workspace,
            cudaStream_t stream) const;
 
-  /// Times every candidate the heuristic returned on these operands (one
-  /// warm-up, then `repetitions` runs, CUDA events, median) and keeps the
-  /// fastest for run(). A candidate cuBLASLt refuses to run is skipped
-  /// (NaN). Synchronises the host: setup only. Bias/aux pointers are the
-  /// ones set last.
+  /// Times every candidate the heuristic returned on these operands and
+  /// keeps the fastest for run(): one warm-up launch, then a graph of
+  /// tune_batch() launches captured on a stream of the call's own (after
+  /// the work already on `stream`), replayed once to warm up and then
+  /// `repetitions` times between CUDA events; a candidate's time is the
+  /// median replay over its launches (ms a launch). One launch between
+  /// two events, the way before, also timed the host's cublasLtMatmul
+  /// call: at DLE batch 512 on an H200 (1590d6a) candidates read 10-22 us
+  /// where the step's profile had the same kernels at 4-10. A candidate
+  /// cuBLASLt refuses to run is skipped (NaN). Synchronises the host: setup
+  /// only. Bias/aux pointers are the ones set last.
   GemmChoice tune(cublasLtHandle_t handle, const void* a, const void* b, void* d, void* workspace,
                   cudaStream_t stream, int repetitions);
 
