@@ -213,32 +213,56 @@ struct InteractionCase {
   }
 };
 
-// Args: batch. Bytes: read x and the embeddings, write the output row.
+/// The interaction's arguments for one of the benchmarks below: the
+/// gathered rows (fused = 0), or the lookup fused in, reading the shared
+/// tables at Zipf ids (fused = 1: the model's step), with `lookups` kept
+/// alive by the caller.
+InteractionArguments interaction_arguments(const InteractionCase& c, const EmbeddingCase& lookups, bool fused) {
+  InteractionArguments a = c.args;
+  if (fused) {
+    a.emb = nullptr;
+    a.lookup.tables = lookups.args.tables;
+    a.lookup.table_row_offsets = lookups.args.table_row_offsets;
+    a.lookup.ids = lookups.args.ids;
+  }
+  return a;
+}
+
+// The forward and the backward each alone (fp32, CUDA cores), to tell their
+// times apart where BM_LookupAndInteraction sums them. Args: batch, fused.
+// Bytes: read x and the rows, write the output row (forward); read x, the
+// rows and dout, write dx and demb (backward). Fixed iterations, as below.
 void BM_InteractionForward(benchmark::State& state) {
   const int64_t batch = state.range(0);
+  EmbeddingCase lookups(batch);
   InteractionCase c(batch);
-  if (Status s = InteractionForward::can_implement(c.args); !s)
-    return state.SkipWithError(s.reason().c_str());
+  const InteractionArguments a = interaction_arguments(c, lookups, state.range(1) != 0);
+  if (Status s = InteractionForward::can_implement(a); !s) return state.SkipWithError(s.reason().c_str());
   const double per_sample = static_cast<double>(((kTables + 1) * kDim + c.width) * sizeof(float));
   time_launches(
-      state, [&] { InteractionForward::run(c.args, nullptr, nullptr); },
-      per_sample * static_cast<double>(batch), batch);
+      state, [&] { InteractionForward::run(a, nullptr, nullptr); }, per_sample * static_cast<double>(batch), batch);
 }
-BENCHMARK(BM_InteractionForward)->ArgName("batch")->Arg(65536)->UseManualTime();
+BENCHMARK(BM_InteractionForward)
+    ->ArgNames({"batch", "fused"})
+    ->ArgsProduct({{512, 65536}, {0, 1}})
+    ->Iterations(20)
+    ->UseManualTime();
 
-// Args: batch. Bytes: read x, the embeddings and dout; write dx and demb.
 void BM_InteractionBackward(benchmark::State& state) {
   const int64_t batch = state.range(0);
+  EmbeddingCase lookups(batch);
   InteractionCase c(batch);
-  if (Status s = InteractionBackward::can_implement(c.args); !s)
-    return state.SkipWithError(s.reason().c_str());
-  const double per_sample =
-      static_cast<double>((2 * (kTables + 1) * kDim + c.width) * sizeof(float));
+  const InteractionArguments a = interaction_arguments(c, lookups, state.range(1) != 0);
+  if (Status s = InteractionBackward::can_implement(a); !s) return state.SkipWithError(s.reason().c_str());
+  const double per_sample = static_cast<double>((2 * (kTables + 1) * kDim + c.width) * sizeof(float));
   time_launches(
-      state, [&] { InteractionBackward::run(c.args, nullptr, nullptr); },
-      per_sample * static_cast<double>(batch), batch);
+      state, [&] { InteractionBackward::run(a, nullptr, nullptr); }, per_sample * static_cast<double>(batch), batch);
 }
-BENCHMARK(BM_InteractionBackward)->ArgName("batch")->Arg(65536)->UseManualTime();
+BENCHMARK(BM_InteractionBackward)
+    ->ArgNames({"batch", "fused"})
+    ->ArgsProduct({{512, 65536}, {0, 1}})
+    ->Iterations(20)
+    ->UseManualTime();
 
 // The lookups and the interaction, forward then backward, on Zipf ids
 // over the shared tables: the gather then the interaction (fused = 0), or
@@ -254,13 +278,7 @@ void BM_LookupAndInteraction(benchmark::State& state) {
   EmbeddingCase lookups(batch);
   InteractionCase c(batch);
   lookups.args.out = c.emb.data();
-  InteractionArguments a = c.args;
-  if (fused) {
-    a.emb = nullptr;
-    a.lookup.tables = lookups.args.tables;
-    a.lookup.table_row_offsets = lookups.args.table_row_offsets;
-    a.lookup.ids = lookups.args.ids;
-  }
+  const InteractionArguments a = interaction_arguments(c, lookups, fused);
   for (const Status& s : {EmbeddingForward::can_implement(lookups.args), InteractionForward::can_implement(a),
                           InteractionBackward::can_implement(a)}) {
     if (!s) return state.SkipWithError(s.reason().c_str());

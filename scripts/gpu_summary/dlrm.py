@@ -192,18 +192,25 @@ def lookup_bench_section(work):
     """bench_cuda_dlrm's BM_LookupAndInteraction (the dlrm phase's
     dlrm-lookup-bench step): the gather then the interaction, forward and
     backward, against the interaction reading the rows itself, per batch;
-    Google Benchmark's median of 3 repetitions."""
+    then BM_InteractionForward and BM_InteractionBackward, each alone, per
+    batch and row source. Google Benchmark's median of 3 repetitions."""
     try:
         data = json.load(open(os.path.join(work, "bench-lookup.json")))
     except (OSError, json.JSONDecodeError):
         return "## DLRM lookups inside the interaction (bench_cuda_dlrm)\n\nNot measured.\n"
-    med = {}
+    med, alone = {}, {}
     for b in data.get("benchmarks") or []:
-        m = re.match(r"BM_LookupAndInteraction/batch:(\d+)/fused:(\d)", b.get("name", ""))
-        if not m or b.get("aggregate_name") not in ("median", None):
+        if b.get("aggregate_name") not in ("median", None):
             continue
         unit = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}.get(b.get("time_unit", "ns"), 1e-6)
-        med[(int(m.group(1)), m.group(2) == "1")] = num(b.get("real_time")) * unit if num(b.get("real_time")) else None
+        ms = num(b.get("real_time")) * unit if num(b.get("real_time")) else None
+        m = re.match(r"BM_LookupAndInteraction/batch:(\d+)/fused:(\d)", b.get("name", ""))
+        if m:
+            med[(int(m.group(1)), m.group(2) == "1")] = ms
+            continue
+        m = re.match(r"BM_Interaction(Forward|Backward)/batch:(\d+)/fused:(\d)", b.get("name", ""))
+        if m:
+            alone[(int(m.group(2)), m.group(3) == "1", m.group(1))] = ms
     lines = ["## DLRM lookups inside the interaction (bench_cuda_dlrm)", "",
              "Forward and backward of the interaction with the lookups: gathered first, or read from the tables "
              "by the interaction itself (`--fused` on one GPU). Median of 3 repetitions.", "",
@@ -212,4 +219,12 @@ def lookup_bench_section(work):
         g, f = med.get((batch, False)), med.get((batch, True))
         lines.append(f"| {batch} | {fmt(g, '{:.3f}')} | {fmt(f, '{:.3f}')} | "
                      f"{fmt(g / f if g and f else None, '{:.2f}x')} |")
+    if alone:
+        lines += ["", "The interaction's forward and backward each alone (fp32, CUDA cores), from the gathered "
+                  "rows or with the lookup inside (the model's step). Median of 3 repetitions.", "",
+                  "| batch | rows | forward (us) | backward (us) |", "|---|---|---|---|"]
+        for batch, fused in sorted({k[:2] for k in alone}):
+            fw, bw = alone.get((batch, fused, "Forward")), alone.get((batch, fused, "Backward"))
+            lines.append(f"| {batch} | {'lookup inside' if fused else 'gathered'} | "
+                         f"{fmt(fw * 1e3 if fw else None, '{:.1f}')} | {fmt(bw * 1e3 if bw else None, '{:.1f}')} |")
     return "\n".join(lines) + "\n"
