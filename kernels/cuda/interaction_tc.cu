@@ -45,8 +45,15 @@ namespace {
 
 /// Loads per lane a loader issues before it stores any: a sample's rows
 /// are read with several loads in flight, not one load-then-store at a
-/// time (the sm_90 SASS of a plain loop waited on each load).
-constexpr int kLoadBatch = 4;
+/// time (the sm_90 SASS of a plain loop waited on each load). Eight, where
+/// four made a warp wait out four round trips in turn for a bf16 sample's
+/// rows (16 vectors a lane at dim 128) and eight for a TF32 one's (32),
+/// and three for the pair gradients (11 a lane at 27 features): two, four
+/// and two now. The kernels' shared memory, not registers, holds them to
+/// their blocks a SM (bf16: eight of two warps on an H200), and the
+/// registers stay under that bound's share: 56-80 a thread, no spills
+/// (scripts/sass; 40-66 with four).
+constexpr int kLoadBatch = 8;
 
 /// The embedding rows of a sample into z [32, stride] (rows 1 to features
 /// - 1, zero rows up to 32; row 0, x, is the caller's), kWidth values a
