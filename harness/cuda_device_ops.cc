@@ -28,13 +28,7 @@ class CudaDeviceOps final : public DeviceOps {
     kc::begin_capture(as_stream(stream));
   }
   void end_capture(void* stream, int variant) override { graphs_[variant].end_capture(as_stream(stream)); }
-  void abort_capture(void* stream) override {
-    cudaGraph_t graph = nullptr;
-    if (cudaStreamEndCapture(as_stream(stream), &graph) == cudaSuccess && graph != nullptr) {
-      cudaGraphDestroy(graph);
-    }
-    cudaGetLastError();  // the capture's own error is the one being reported
-  }
+  void abort_capture(void* stream) override { kc::abort_capture(as_stream(stream)); }
   void launch(void* stream, int variant) override { graphs_.at(variant).launch(as_stream(stream)); }
   void synchronize(void* stream) override {
     PERFLAB_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));  // sync outside the iteration: the runner's window boundary

@@ -27,4 +27,15 @@ inline void begin_capture(cudaStream_t stream) {
   note_capture_stream(stream);
 }
 
+/// Ends a capture whose recording is not wanted (a call inside it failed,
+/// or the caller is unwinding): the graph, if any, dropped, the capture's
+/// own error cleared (the caller reports what failed), and the note
+/// cleared. Never throws. GraphExec::end_capture (raii.h) ends a wanted one.
+inline void abort_capture(cudaStream_t stream) {
+  cudaGraph_t graph = nullptr;
+  if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && graph != nullptr) cudaGraphDestroy(graph);
+  (void)cudaGetLastError();
+  note_capture_stream(nullptr);
+}
+
 }  // namespace perflab::kernels::cuda

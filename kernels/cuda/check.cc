@@ -35,9 +35,9 @@ bool capturing() {
   if (t_capture_stream == nullptr) return false;
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   // Safe during a capture; an error (a stream since destroyed) counts as none.
-  if (cudaStreamIsCapturing(t_capture_stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
-    return true;
-  }
+  const cudaError_t asked = cudaStreamIsCapturing(t_capture_stream, &status);
+  if (asked == cudaSuccess && status != cudaStreamCaptureStatusNone) return true;
+  if (asked != cudaSuccess) (void)cudaGetLastError();  // not this launch's error: a later check must not report it
   t_capture_stream = nullptr;
   return false;
 }

@@ -49,10 +49,12 @@ namespace {
 /// four made a warp wait out four round trips in turn for a bf16 sample's
 /// rows (16 vectors a lane at dim 128) and eight for a TF32 one's (32),
 /// and three for the pair gradients (11 a lane at 27 features): two, four
-/// and two now. The kernels' shared memory, not registers, holds them to
-/// their blocks a SM (bf16: eight of two warps on an H200), and the
-/// registers stay under that bound's share: 56-80 a thread, no spills
-/// (scripts/sass; 40-66 with four).
+/// and two now. At dim 128 the kernels' shared memory, not registers,
+/// holds them to their blocks a SM (bf16: eight of two warps on an H200),
+/// and the registers stay under that bound's share: 56-80 a thread, no
+/// spills (scripts/sass; 40-66 with four). At dim 32 or less registers
+/// bind first (twelve blocks at 80). Rows whose vectors are not a multiple
+/// of eight a lane make a few more dummy loads (of lane 0's row).
 constexpr int kLoadBatch = 8;
 
 /// The embedding rows of a sample into z [32, stride] (rows 1 to features

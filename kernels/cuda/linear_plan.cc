@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <tuple>
+#include <vector>
 
 #include "base/error.h"
 #include "kernels/cuda/capture.h"
@@ -129,6 +131,17 @@ int tune_batch(double once_ms) {
   return n >= kTuneMaxBatch ? kTuneMaxBatch : std::max(1, static_cast<int>(n));
 }
 
+namespace {
+
+/// The median of `times` (not empty), sorted in place.
+double median_of(std::vector<double>& times) {
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  return n % 2 == 1 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+}
+
+}  // namespace
+
 GemmChoice LtGemm::tune(cublasLtHandle_t handle, const void* a, const void* b, void* d, void* workspace,
                         cudaStream_t stream, int repetitions) {
   GemmChoice choice;
@@ -139,58 +152,74 @@ GemmChoice LtGemm::tune(cublasLtHandle_t handle, const void* a, const void* b, v
   // the model tunes on is not), after everything already on `stream` (the
   // operands' fills).
   const Stream tuning;
-  const Event ready, start(true), stop(true);
+  const Event ready;
   stream_waits_for(tuning.get(), stream, ready.get());
+  // marks[0] before a candidate's first timed replay, marks[r + 1] after
+  // replay r: the replays are queued back to back, so no host call sits
+  // between two marks.
+  std::vector<std::unique_ptr<Event>> marks;
+  for (int r = 0; r <= std::max(repetitions, 1); ++r) marks.push_back(std::make_unique<Event>(true));
   const auto matmul = [&](size_t i) {
     return cublasLtMatmul(handle, desc_, &alpha, a, a_, b, b_, &beta, d, d_, d, d_, &candidates_[i], workspace,
                           kLinearCublasWorkspaceBytes, tuning.get());
   };
-  const auto elapsed_ms = [&] {
-    PERFLAB_CUDA_CHECK(cudaEventRecord(stop.get(), tuning.get()));
-    PERFLAB_CUDA_CHECK(cudaEventSynchronize(stop.get()));  // sync outside the iteration: setup, tuning
+  const auto sync = [&] {
+    PERFLAB_CUDA_CHECK(cudaStreamSynchronize(tuning.get()));  // sync outside the iteration: setup, tuning
+  };
+  const auto between = [&](int from, int to) {
     float ms = 0;
-    PERFLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    PERFLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, marks[static_cast<size_t>(from)]->get(),
+                                            marks[static_cast<size_t>(to)]->get()));
     return static_cast<double>(ms);
   };
   double best = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < candidates_.size(); ++i) {
     double median = std::numeric_limits<double>::quiet_NaN();
-    // The warm-up: one launch between two events. Its time also counts the
-    // host's cublasLtMatmul call (the device idles after the first event
-    // until the kernel arrives), so it only sizes the timed batch.
-    PERFLAB_CUDA_CHECK(cudaEventRecord(start.get(), tuning.get()));
-    if (matmul(i) == CUBLAS_STATUS_SUCCESS) {
-      const double once = elapsed_ms();
-      const int batch = tune_batch(once);
-      // `batch` launches back to back in a graph, timed per replay: the
-      // kernels' own time, as a captured step runs them.
+    // A warm-up launch (the first call loads the candidate's kernel), then
+    // one launch between two marks: its time, which also counts the host's
+    // cublasLtMatmul call (the device idles after the first mark until the
+    // kernel arrives), only sizes the timed batch.
+    bool runs = matmul(i) == CUBLAS_STATUS_SUCCESS;
+    if (runs) {
+      sync();
+      PERFLAB_CUDA_CHECK(cudaEventRecord(marks[0]->get(), tuning.get()));
+      runs = matmul(i) == CUBLAS_STATUS_SUCCESS;
+      PERFLAB_CUDA_CHECK(cudaEventRecord(marks[1]->get(), tuning.get()));
+      sync();
+    }
+    if (runs) {
+      const int batch = tune_batch(between(0, 1));
+      // `batch` launches back to back in a graph, its replays back to back:
+      // the kernels' own time, as a captured step runs them.
       begin_capture(tuning.get());
-      bool captured = true;
-      for (int k = 0; k < batch && captured; ++k) captured = matmul(i) == CUBLAS_STATUS_SUCCESS;
+      for (int k = 0; k < batch && runs; ++k) runs = matmul(i) == CUBLAS_STATUS_SUCCESS;
       GraphExec graph;
-      graph.end_capture(tuning.get());
-      if (captured) {
+      if (runs) {
+        graph.end_capture(tuning.get());
+      } else {
+        abort_capture(tuning.get());  // a candidate that will not run in a capture is skipped, not fatal
+      }
+      if (runs && repetitions > 0) {
         graph.launch(tuning.get());  // its own warm-up
-        std::vector<double> times;
+        PERFLAB_CUDA_CHECK(cudaEventRecord(marks[0]->get(), tuning.get()));
         for (int r = 0; r < repetitions; ++r) {
-          PERFLAB_CUDA_CHECK(cudaEventRecord(start.get(), tuning.get()));
           graph.launch(tuning.get());
-          times.push_back(elapsed_ms() / batch);
+          PERFLAB_CUDA_CHECK(cudaEventRecord(marks[static_cast<size_t>(r) + 1]->get(), tuning.get()));
         }
-        if (!times.empty()) {
-          std::sort(times.begin(), times.end());
-          const size_t n = times.size();
-          median = n % 2 == 1 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-        }
+        sync();
+        std::vector<double> times;
+        for (int r = 0; r < repetitions; ++r) times.push_back(between(r, r + 1) / batch);
+        median = median_of(times);
       }
     }
+    if (!runs) (void)cudaGetLastError();  // cuBLASLt's refusal leaves no error for a later check to misname
     choice.median_ms.push_back(median);
     if (!std::isnan(median) && median < best) {
       best = median;
       choice.chosen = static_cast<int>(i);
     }
   }
-  PERFLAB_CUDA_CHECK(cudaStreamSynchronize(tuning.get()));  // sync outside the iteration: setup, tuning
+  sync();
   if (std::isinf(best)) {
     throw Error(fmt::format("Linear: none of cuBLASLt's {} candidates for the {} GEMM would run", candidates_.size(),
                             name_));

@@ -73,16 +73,18 @@ class LtGemm {
            cudaStream_t stream) const;
 
   /// Times every candidate the heuristic returned on these operands and
-  /// keeps the fastest for run(): one warm-up launch, then a graph of
-  /// tune_batch() launches captured on a stream of the call's own (after
-  /// the work already on `stream`), replayed once to warm up and then
-  /// `repetitions` times between CUDA events; a candidate's time is the
-  /// median replay over its launches (ms a launch). One launch between
-  /// two events, the way before, also timed the host's cublasLtMatmul
-  /// call: at DLE batch 512 on an H200 (1590d6a) candidates read 10-22 us
-  /// where the step's profile had the same kernels at 4-10. A candidate
-  /// cuBLASLt refuses to run is skipped (NaN). Synchronises the host: setup
-  /// only. Bias/aux pointers are the ones set last.
+  /// keeps the fastest for run(), on a stream of the call's own (after the
+  /// work already on `stream`): a warm-up launch (the first call loads the
+  /// kernel), one launch between CUDA events to size the batch
+  /// (tune_batch), then a graph of that many launches captured, replayed
+  /// once to warm up and `repetitions` times back to back, an event after
+  /// each, with no host call between two events; a candidate's time is the
+  /// median replay over its launches (ms a launch). One launch between two
+  /// events, the way before, also timed the host's cublasLtMatmul call: at
+  /// DLE batch 512 on an H200 (1590d6a) candidates read 10-22 us where the
+  /// step's profile had the same kernels at 4-10. A candidate cuBLASLt
+  /// refuses to run, plainly or in a capture, is skipped (NaN). Synchronises
+  /// the host: setup only. Bias/aux pointers are the ones set last.
   GemmChoice tune(cublasLtHandle_t handle, const void* a, const void* b, void* d, void* workspace,
                   cudaStream_t stream, int repetitions);
 

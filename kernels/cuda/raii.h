@@ -88,7 +88,9 @@ class GraphExec {
   /// launch stream's for all): a replay schedules as the eager step does.
   void end_capture(cudaStream_t stream) {
     cudaGraph_t graph = nullptr;
-    PERFLAB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    note_capture_stream(nullptr);  // the capture is over either way: no check waits on a stale stream
+    PERFLAB_CUDA_CHECK(ended);
     reset();
     const cudaError_t instantiated = cudaGraphInstantiate(&exec_, graph, cudaGraphInstantiateFlagUseNodePriority);
     cudaGraphDestroy(graph);
