@@ -234,6 +234,29 @@ void check_forward(const Problem& p, bool tensor_cores, uint32_t seed, Storage s
       what.c_str(), width, p));
 }
 
+/// The backward's arguments for problem p stored as `storage`: demb is
+/// fp32 or bf16 as storage.gradients says.
+InteractionArguments backward_arguments(const Problem& p, const Storage& storage, const void* x, const void* emb,
+                                        const void* dout, void* dx, void* demb, bool dx_relu) {
+  InteractionArguments a;
+  a.batch = p.batch;
+  a.num_tables = p.num_tables;
+  a.dim = p.dim;
+  a.x = x;
+  a.emb = emb;
+  a.dout = dout;
+  a.dx = dx;
+  if (is_bf16(storage.gradients)) {
+    a.demb_bf16 = static_cast<__nv_bfloat16*>(demb);
+  } else {
+    a.demb = static_cast<float*>(demb);
+  }
+  a.activations = storage.activations;
+  a.embeddings = storage.embeddings;
+  a.dx_relu = dx_relu;
+  return a;
+}
+
 /// Backward on the device against the CPU, within the bound of its arithmetic.
 void check_backward(const Problem& p, bool tensor_cores, uint32_t seed, Storage storage = kFp32,
                     bool dx_relu = false) {
@@ -266,23 +289,9 @@ void check_backward(const Problem& p, bool tensor_cores, uint32_t seed, Storage 
                         d_dout = upload(dout, storage.activations);
   DeviceBuffer<uint8_t> d_dx(x.size() * (is_bf16(storage.activations) ? 2 : 4));
   DeviceBuffer<uint8_t> d_demb(emb.size() * (is_bf16(storage.gradients) ? 2 : 4));
-  InteractionArguments a;
-  a.batch = p.batch;
-  a.num_tables = p.num_tables;
-  a.dim = p.dim;
-  a.x = d_x.data();
-  a.emb = d_emb.data();
-  a.dout = d_dout.data();
-  a.dx = d_dx.data();
-  if (is_bf16(storage.gradients)) {
-    a.demb_bf16 = reinterpret_cast<__nv_bfloat16*>(d_demb.data());
-  } else {
-    a.demb = reinterpret_cast<float*>(d_demb.data());
-  }
+  InteractionArguments a =
+      backward_arguments(p, storage, d_x.data(), d_emb.data(), d_dout.data(), d_dx.data(), d_demb.data(), dx_relu);
   a.tensor_cores = tensor_cores;
-  a.activations = storage.activations;
-  a.embeddings = storage.embeddings;
-  a.dx_relu = dx_relu;
   ASSERT_TRUE(InteractionBackward::can_implement(a).ok()) << InteractionBackward::can_implement(a).reason();
   InteractionBackward::run(a, nullptr, nullptr);
   PERFLAB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -490,23 +499,9 @@ TEST(InteractionCuda, BackwardGivesTheSameBitsWithGradientsOffAlignment) {
       for (auto [dx_off, demb_off] : {std::pair<size_t, size_t>{0, 0}, {1, 1}, {0, 1}, {1, 0}}) {
         PERFLAB_CUDA_CHECK(cudaMemset(d_dx.data(), 0xFF, d_dx.bytes()));
         PERFLAB_CUDA_CHECK(cudaMemset(d_demb.data(), 0xFF, d_demb.bytes()));
-        InteractionArguments a;
-        a.batch = p.batch;
-        a.num_tables = p.num_tables;
-        a.dim = p.dim;
-        a.x = d_x.data();
-        a.emb = d_emb.data();
-        a.dout = d_dout.data();
-        a.dx = d_dx.data() + dx_off * act;
         void* demb = d_demb.data() + demb_off * grad;
-        if (is_bf16(storage.gradients)) {
-          a.demb_bf16 = static_cast<__nv_bfloat16*>(demb);
-        } else {
-          a.demb = static_cast<float*>(demb);
-        }
-        a.activations = storage.activations;
-        a.embeddings = storage.embeddings;
-        a.dx_relu = true;
+        const InteractionArguments a = backward_arguments(p, storage, d_x.data(), d_emb.data(), d_dout.data(),
+                                                          d_dx.data() + dx_off * act, demb, true);
         ASSERT_TRUE(InteractionBackward::can_implement(a).ok()) << InteractionBackward::can_implement(a).reason();
         InteractionBackward::run(a, nullptr, nullptr);
         std::vector<uint8_t> bytes(dx_bytes + demb_bytes);

@@ -116,28 +116,6 @@ void expect_rejected(const LinearArguments& args, const std::string& fragment) {
   EXPECT_NE(status.reason().find(fragment), std::string::npos) << status.reason();
 }
 
-// The launches in a tuning candidate's timed graph (host only): about
-// 0.2 ms of device time by the warm-up launch's (over)estimate, 1 to 32.
-TEST(LinearTuning, TheTimedBatchCoversAboutAFifthOfAMillisecond) {
-  EXPECT_EQ(tune_batch(0.015), 14);  // a small GEMM whose warm-up also timed the host's call
-  EXPECT_EQ(tune_batch(0.2), 1);
-  EXPECT_EQ(tune_batch(0.1), 2);
-  EXPECT_EQ(tune_batch(0.6), 1);   // a large GEMM: one launch a replay
-  EXPECT_EQ(tune_batch(0.001), kTuneMaxBatch);
-  EXPECT_EQ(tune_batch(0.0), kTuneMaxBatch);
-  EXPECT_EQ(tune_batch(-1.0), kTuneMaxBatch);
-  EXPECT_EQ(tune_batch(std::nan("")), kTuneMaxBatch);
-  for (double ms = 0.0005; ms < 5; ms *= 1.37) {
-    const int n = tune_batch(ms);
-    EXPECT_GE(n, 1);
-    EXPECT_LE(n, kTuneMaxBatch);
-    if (n > 1 && n < kTuneMaxBatch) {
-      EXPECT_GE(n * ms, kTuneBatchMs) << ms;  // covers the target
-      EXPECT_LT((n - 1) * ms, kTuneBatchMs) << ms;  // and no launch more
-    }
-  }
-}
-
 TEST(LinearCanImplement, AcceptsValidProblems) {
   EXPECT_TRUE(Linear::can_implement(valid()).ok()) << Linear::can_implement(valid()).reason();
   LinearArguments a = valid();
