@@ -22,6 +22,11 @@
 //     [in,B] with ld round_up(in,128): the same shape), and bias gradient[m]
 //     = Σ over the n = B columns = the lower layer's db[in]. Right.
 //
+//   dgrad with dgrad_reads_w_t: the same product from Wᵀ's copy
+//     A = w_t: Wᵀ[in,out] row-major, i.e. stored as col-major W[out,in]
+//              (ld out), TRANSA=T -> op(A) = Wᵀ[in,out]
+//     B, D as above;  m = in, n = B, k = out ("TN": A and B K-major)
+//
 //   wgrad    dW[out,in] = dzᵀ[out,B]·x[B,in]  <=>  dWᵀ[in,out] = xᵀ[in,B] · dz[B,out]
 //     A = x  : col-major xᵀ[in,B] (ld in), TRANSA=N
 //     B = dz : col-major dzᵀ[out,B] (ld out), TRANSB=T -> op(B) = dz[B,out]
@@ -75,8 +80,12 @@ bool same_problem(const LinearArguments& a, const LinearArguments& b) {
          a.precision == b.precision && a.activation == b.activation && a.fused == b.fused &&
          a.epilogues == b.epilogues &&
          a.dy_is_pre_activation == b.dy_is_pre_activation &&
-         a.dx_applies_input_relu == b.dx_applies_input_relu && a.dy_relu_applied == b.dy_relu_applied;
+         a.dx_applies_input_relu == b.dx_applies_input_relu && a.dy_relu_applied == b.dy_relu_applied &&
+         a.dgrad_reads_w_t == b.dgrad_reads_w_t;
 }
+
+/// The data-gradient GEMM's A: W, or its transposed copy.
+const void* dgrad_weights(const LinearArguments& a) { return a.dgrad_reads_w_t ? a.w_t : a.w; }
 
 /// A fused layer whose bias, ReLU and gradients run in our kernels.
 bool own_backward(const LinearArguments& a) { return a.fused && a.epilogues != Epilogues::kCublasLt; }
@@ -155,6 +164,7 @@ Status Linear::can_implement(const LinearArguments& args) {
   }
   for (auto [pointer, name] : {std::pair<const void*, const char*>{args.x, "x"},
                                {args.w, "w"},
+                               {args.w_t, "w_t"},
                                {args.b, "b"},
                                {args.y, "y"},
                                {args.aux, "aux"},
@@ -277,6 +287,7 @@ Linear::Linear(cublasLtHandle_t handle, const LinearArguments& shape_and_modes)
   p.problem.dy_is_pre_activation = shape_and_modes.dy_is_pre_activation;
   p.problem.dx_applies_input_relu = shape_and_modes.dx_applies_input_relu;
   p.problem.dy_relu_applied = shape_and_modes.dy_relu_applied;
+  p.problem.dgrad_reads_w_t = shape_and_modes.dgrad_reads_w_t;
   p.status = can_implement(p.problem);
   if (!p.status) return;
   if (own_backward(p.problem) && !p.problem.dy_is_pre_activation) {
@@ -303,8 +314,11 @@ Linear::Linear(cublasLtHandle_t handle, const LinearArguments& shape_and_modes)
   const GemmSpec specs[] = {
       {"forward", p.problem.precision, CUBLAS_OP_T, CUBLAS_OP_N, in, out, in, batch, out, batch,
        forward_epilogue, aux_ld_bits(p.problem.out_features)},
-      {"dgrad", p.problem.precision, CUBLAS_OP_N, CUBLAS_OP_N, in, out, out, batch, in, batch,
-       dgrad_epilogue, aux_ld_bits(p.problem.in_features)},
+      p.problem.dgrad_reads_w_t
+          ? GemmSpec{"dgrad", p.problem.precision, CUBLAS_OP_T, CUBLAS_OP_N, out, in, out, batch, in, batch,
+                     dgrad_epilogue, aux_ld_bits(p.problem.in_features)}
+          : GemmSpec{"dgrad", p.problem.precision, CUBLAS_OP_N, CUBLAS_OP_N, in, out, out, batch, in, batch,
+                     dgrad_epilogue, aux_ld_bits(p.problem.in_features)},
       {"wgrad", p.problem.precision, CUBLAS_OP_N, CUBLAS_OP_T, in, batch, out, batch, in, out,
        wgrad_epilogue, 0},
   };
@@ -354,6 +368,7 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
   require(args.w, "w");
   require(args.dy, "dy");
   require(args.dw, "dw");
+  if (args.dx != nullptr && args.dgrad_reads_w_t) require(args.w_t, "w_t (dgrad_reads_w_t)");
   const DType dtype = dtype_of(args.precision);
   const int64_t n = args.batch * args.out_features;
   const bool drelu =
@@ -390,7 +405,7 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
   }
   if (wgrad == nullptr) {
     p.wgrad.run(p.handle, args.x, args.dy, args.dw, workspace, stream);
-    if (args.dx != nullptr) p.dgrad.run(p.handle, args.w, args.dy, args.dx, workspace, stream);
+    if (args.dx != nullptr) p.dgrad.run(p.handle, dgrad_weights(args), args.dy, args.dx, workspace, stream);
     return;
   }
   // dz (dy, in place) and db's own pass are done on `stream` (unless
@@ -401,7 +416,7 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
   // time and the dx GEMM 2.6-3.6 us after the dReLU pass, once the weight
   // gradient's blocks had taken the SMs.
   PERFLAB_CUDA_CHECK(cudaEventRecord(wgrad->fork, stream));
-  if (args.dx != nullptr) p.dgrad.run(p.handle, args.w, args.dy, args.dx, workspace, stream);
+  if (args.dx != nullptr) p.dgrad.run(p.handle, dgrad_weights(args), args.dy, args.dx, workspace, stream);
   PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(wgrad->stream, wgrad->fork, 0));
   if (bias_beside) {
     relu_bias_grad(dtype, args.batch, args.out_features, nullptr, args.dy, args.db, nullptr, nullptr, wgrad->stream,
@@ -437,13 +452,14 @@ std::vector<GemmChoice> Linear::tune(const LinearArguments& args, void* workspac
   }
   choices.push_back(p.wgrad.tune(p.handle, args.x, args.dy, args.dw, workspace, stream, repetitions));
   if (args.dx != nullptr) {
+    if (args.dgrad_reads_w_t) require(args.w_t, "w_t (dgrad_reads_w_t)");
     if (args.dx_applies_input_relu) {
       require(args.input_aux, "input_aux");
       require(args.input_db, "input_db");
       p.dgrad.set_bias(args.input_db);
       p.dgrad.set_aux(args.input_aux);
     }
-    choices.push_back(p.dgrad.tune(p.handle, args.w, args.dy, args.dx, workspace, stream, repetitions));
+    choices.push_back(p.dgrad.tune(p.handle, dgrad_weights(args), args.dy, args.dx, workspace, stream, repetitions));
   }
   return choices;
 }

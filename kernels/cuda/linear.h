@@ -131,9 +131,16 @@ struct LinearArguments {
   /// backward launches no dReLU and computes db as for a raw dy. Exclusive
   /// with dy_is_pre_activation.
   bool dy_relu_applied = false;
+  /// The data-gradient GEMM reads w_t, a copy of W transposed ([in, out]
+  /// row-major), as a "TN" GEMM with both operands K-major, instead of W
+  /// ("NN", W M-major). On Hopper a TF32 GEMM must transpose an M-major
+  /// operand itself (transpose.h says why and what it cost at 1590d6a);
+  /// whoever calls keeps w_t equal to Wᵀ (DLRM: once a training step).
+  bool dgrad_reads_w_t = false;
 
   const void* x = nullptr;          ///< [B, in] input.
   const void* w = nullptr;          ///< [out, in] weights.
+  const void* w_t = nullptr;        ///< dgrad_reads_w_t: [in, out], Wᵀ; the data gradient's A.
   const void* b = nullptr;          ///< [out] bias.
   void* y = nullptr;                ///< [B, out] output (after the activation). Backward
                                     ///< reads it for ReLU layers whose dy is raw.

@@ -179,8 +179,8 @@ def point_key(r):
 
 def dlrm_label(r):
     """A DLRM point's toggles and the choices it made away from the
-    defaults (tuned GEMMs, an interaction, epilogues or side streams other
-    than auto)."""
+    defaults (tuned GEMMs, an interaction, epilogues, side streams or the
+    data-gradient GEMMs' weights other than auto)."""
     tuned = params_of(r).get("gemm_algorithms") == "tuned"
     return toggles_on(r) + ("+tuned_gemms" if tuned else "") + chosen_params(r)
 
@@ -191,7 +191,7 @@ def chosen_params(r):
     environment set them, so rows that differ only in them stay apart."""
     p = params_of(r)
     queues = env_var(r, "CUDA_DEVICE_MAX_CONNECTIONS")
-    return "".join(f"+{k}={p[k]}" for k in ("interaction", "epilogues", "side_streams")
+    return "".join(f"+{k}={p[k]}" for k in ("interaction", "epilogues", "side_streams", "dgrad_weights")
                    if p.get(k) not in (None, "auto")) + (f"+CUDA_DEVICE_MAX_CONNECTIONS={queues}" if queues else "")
 
 

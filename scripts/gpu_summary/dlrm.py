@@ -1,5 +1,5 @@
 """DLRM: throughput by batch and toggles against PyTorch, graphs, tuned GEMMs, epilogues, side
-streams, time to train, the lookup benchmark."""
+streams, the data-gradient GEMMs' weights, time to train, the lookup benchmark."""
 import json
 import os
 import re
@@ -87,10 +87,49 @@ def dlrm_section(results, peers):
                 s_ = sps_t / base if base else None
                 lines.append(f"| {prec} | {b} | {t[:-len('+tuned_gemms')]} | {fmt(base, '{:,.0f}')} | "
                              f"{fmt(sps_t, '{:,.0f}')} | {fmt(s_, '{:.2f}x')} |")
+    lines += tuned_gemm_lines(tp)
     lines += epilogues_lines(tp)
     lines += side_streams_lines(tp)
+    lines += dgrad_weights_lines(tp)
     lines += connections_lines(tp)
     return "\n".join(lines) + "\n", {"best": best, "ratios": ratios, "graphs": gspeed}
+
+
+def tuned_gemm_lines(tp):
+    """Each GEMM of each tuned point (gemm_algorithms=tuned: the facts'
+    candidates, each timed alone at setup), the kept candidate's time, and
+    each layer's data- and weight-gradient GEMMs over its forward: the same
+    FLOPs, so a ratio well above 1 is the operands' layout or the output's
+    bytes (a TF32 tensor-core GEMM on Hopper reads its operands K-major
+    only; dgrad_weights=transposed gives the data gradient that layout)."""
+    rows = []
+    for r in tp:
+        if params_of(r).get("gemm_algorithms") != "tuned":
+            continue
+        times, order = {}, []
+        for g in ((runs_of(r) or [{}])[0].get("facts") or {}).get("gemm_algorithms") or []:
+            ms = g.get("candidate_median_ms") or []
+            k = g.get("chosen", 0)
+            if not isinstance(k, int) or not 0 <= k < len(ms) or num(ms[k]) is None:
+                continue
+            times[(g.get("layer"), g.get("gemm"))] = num(ms[k]) * 1000
+            if g.get("layer") not in order:
+                order.append(g.get("layer"))
+        p = params_of(r)
+        for layer in order:
+            rows.append((p.get("precision", "fp32"), as_int(p["batch_size"]), dlrm_label(r), layer,
+                         times.get((layer, "forward")), times.get((layer, "dgrad")), times.get((layer, "wgrad"))))
+    if not rows:
+        return []
+    lines = ["", "### cuBLASLt GEMMs timed alone at setup (gemm_algorithms=tuned): the kept candidates", "",
+             "| precision | batch | toggles | layer | forward (us) | dgrad (us) | wgrad (us) | dgrad / forward "
+             "| wgrad / forward |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for prec, b, tog, layer, f, d, w in sorted(rows, key=lambda x: (x[0], x[1], x[2])):
+        ratio = lambda v: fmt(v / f if v and f else None, '{:.2f}')
+        lines.append(f"| {prec} | {b} | {tog} | {layer} | {fmt(f, '{:,.1f}')} | {fmt(d, '{:,.1f}')} | "
+                     f"{fmt(w, '{:,.1f}')} | {ratio(d)} | {ratio(w)} |")
+    return lines
 
 
 def epilogues_lines(tp):
@@ -105,6 +144,14 @@ def side_streams_lines(tp):
     side_streams=off,on at two batches)."""
     return choice_lines(tp, "side_streams", ("off", "on"),
                         "Side streams: the weight gradients and the update's sort beside the step (side_streams=...)")
+
+
+def dgrad_weights_lines(tp):
+    """The data-gradient GEMMs reading the weights as stored against their
+    transposed copies (the dlrm-dgrad-weights step: dgrad_weights=stored,
+    transposed at two batches, TF32)."""
+    return choice_lines(tp, "dgrad_weights", ("stored", "transposed"),
+                        "Data-gradient GEMMs: W as stored (NN) against a transposed copy (TN) (dgrad_weights=...)")
 
 
 def connections_lines(tp):

@@ -47,17 +47,33 @@ for path in list(work.rglob("result.json")):
     json.dump(r, open(path, "w"))
     # The dlrm-epilogues step's three runs, from the fp32 point: cuBLASLt's
     # epilogues at 1,000 samples/s, our own passes faster; the
-    # dlrm-side-streams step's two: one stream at 1,000 samples/s.
+    # dlrm-side-streams step's two: one stream at 1,000 samples/s; the
+    # dlrm-dgrad-weights step's two: W as stored at 1,000 samples/s.
     if r["spec"]["workload"] == "dlrm" and r["spec"]["params"].get("precision") == "fp32":
         for param, name, sps in (("epilogues", "cublaslt", 1000.0), ("epilogues", "own_backward", 1100.0),
                                  ("epilogues", "own", 1250.0), ("side_streams", "off", 1000.0),
-                                 ("side_streams", "on", 1300.0)):
+                                 ("side_streams", "on", 1300.0), ("dgrad_weights", "stored", 1000.0),
+                                 ("dgrad_weights", "transposed", 1080.0)):
             e = json.loads(json.dumps(r))
             e["spec"]["params"][param] = name
             e["score"]["throughput_samples_per_s"] = sps
             out = path.parent.parent / (param + "-" + name) / "result.json"
             out.parent.mkdir(parents=True)
             json.dump(e, open(out, "w"))
+        # A tuned point: two layers' GEMMs as tuning timed them (ms a
+        # launch, the kept candidate's), one layer without a data gradient
+        # and a candidate that would not run (NaN, as the run writes null).
+        e = json.loads(json.dumps(r))
+        e["spec"]["params"]["gemm_algorithms"] = "tuned"
+        e["runs"][0].setdefault("facts", {})["gemm_algorithms"] = [
+            {"layer": "bottom 0 (16 -> 512)", "gemm": "forward", "candidate_median_ms": [0.0612, 0.0588], "chosen": 1},
+            {"layer": "bottom 0 (16 -> 512)", "gemm": "wgrad", "candidate_median_ms": [0.0492, None], "chosen": 0},
+            {"layer": "top 1 (1024 -> 1024)", "gemm": "forward", "candidate_median_ms": [0.3486], "chosen": 0},
+            {"layer": "top 1 (1024 -> 1024)", "gemm": "wgrad", "candidate_median_ms": [0.6047], "chosen": 0},
+            {"layer": "top 1 (1024 -> 1024)", "gemm": "dgrad", "candidate_median_ms": [0.4186, 0.4046], "chosen": 1}]
+        out = path.parent.parent / "tuned" / "result.json"
+        out.parent.mkdir(parents=True)
+        json.dump(e, open(out, "w"))
         # The dlrm-connections steps' two: the same point with the hardware
         # work queues set in the environment, 8 at 1,000 samples/s, 32 faster.
         for queues, sps in (("8", 1000.0), ("32", 1200.0)):
@@ -176,6 +192,13 @@ if "$PYTHON" "$summary" "$work" "$work/steps.md" >"$tmp/work.md" 2>"$tmp/work.er
   sec "| fp32 | [0-9]* | 1,000 | 1,100 | 1,250 | 1.10x | 1.25x |"
   sec "| precision | batch | off | on | on x off |"
   sec "| fp32 | [0-9]* | 1,000 | 1,300 | 1.30x |"
+  sec "^### cuBLASLt GEMMs timed alone at setup (gemm_algorithms=tuned): the kept candidates"
+  sec "^| fp32 | [0-9]* | [^|]*+tuned_gemms | bottom 0 (16 -> 512) | 58.8 | - | 49.2 | - | 0.84 |$"
+  sec "^| fp32 | [0-9]* | [^|]*+tuned_gemms | top 1 (1024 -> 1024) | 348.6 | 404.6 | 604.7 | 1.16 | 1.73 |$"
+  sec "^### Data-gradient GEMMs: W as stored (NN) against a transposed copy (TN) (dgrad_weights=...)"
+  sec "| precision | batch | stored | transposed | transposed x stored |"
+  sec "| fp32 | [0-9]* | 1,000 | 1,080 | 1.08x |"
+  sec "^| fp32 | [0-9]* | [^|]*+dgrad_weights=transposed | 1,080 |"
   sec "^### Hardware work queues: CUDA_DEVICE_MAX_CONNECTIONS=8 (the default) against 32"
   sec "^| fp32 | [0-9]* | 1,000 | 1,200 | 1.20x |$"
   sec "^| fp32 | [0-9]* | [^|]*+CUDA_DEVICE_MAX_CONNECTIONS=32 | 1,200 |"
@@ -195,7 +218,7 @@ PY
 )
   [[ -n $setup ]] && grep -qF "$setup" "$tmp/work.md" || fail "no DLRM row with the setup cells '$setup'"
   sec "^- 1x3x20x12x14->5 k3 fp32, P=2, overlap, .*: 4 of 4 calls as forward convolutions; first: dx 1 planes"
-  pass "relabelled results: exit 0, halo rows by precision, the lookup table, the epilogues and side-streams tables"
+  pass "relabelled results: exit 0, halo rows by precision, the lookup table, the epilogues, side-streams and dgrad-weights tables"
 else
   fail "gpu-summary on relabelled results: $(cat "$tmp/work.err")"
 fi
@@ -319,6 +342,7 @@ then
 else
   fail "the graph-against-eager kernel table"
 fi
-# 2 dlrm points, 3 epilogue, 2 side-stream and 2 queue copies, 1 transducer run, 8 halo_conv points.
-find "$work" -name result.json | wc -l | grep -qx 18 || fail "expected 18 results: $(find "$work" -name result.json | wc -l)"
+# 2 dlrm points, 3 epilogue, 2 side-stream, 2 dgrad-weights, 1 tuned and 2 queue copies, 1 transducer
+# run, 8 halo_conv points.
+find "$work" -name result.json | wc -l | grep -qx 21 || fail "expected 21 results: $(find "$work" -name result.json | wc -l)"
 finish

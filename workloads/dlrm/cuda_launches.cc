@@ -14,6 +14,7 @@
 #include "kernels/cuda/interaction.h"
 #include "kernels/cuda/logit_head.h"
 #include "kernels/cuda/sgd.h"
+#include "kernels/cuda/transpose.h"
 #include "workloads/dlrm/sharded_model.h"
 
 namespace perflab::dlrm {
@@ -84,6 +85,10 @@ std::vector<kc::LinearArguments> mlp_layer_modes(const std::vector<int>& widths,
     // backward, which applies this layer's dReLU as it writes it
     // (InteractionArguments::dx_relu): no dReLU launch of its own.
     a.dy_relu_applied = bottom && l + 1 == n;
+    // Every Linear layer with a data-gradient GEMM (not the data's layer,
+    // not the fused head's), in a model that trains.
+    a.dgrad_reads_w_t = options.dgrad_weights_transposed && !options.external_embeddings && (!bottom || l > 0) &&
+                        !(head && l + 1 == n);
     layers.push_back(a);
     in = widths[l];
   }
@@ -137,6 +142,18 @@ LaunchPlan train_step_launches(const ModelShape& shape, const CudaModelOptions& 
 
   LaunchPlan plan;
   LaunchList forward;
+  // dgrad_weights_transposed: the data-gradient GEMMs' weights transposed
+  // at the step's start (CudaModel::train_step; beside the forward with side
+  // streams), the layers in launches of up to kMaxTransposeMatrices.
+  std::vector<kc::TransposeMatrix> transposed;
+  for (const auto* layers : {&bottom, &top}) {
+    for (const kc::LinearArguments& a : *layers) {
+      if (a.dgrad_reads_w_t) transposed.push_back({nullptr, nullptr, a.out_features, a.in_features});
+    }
+  }
+  for (const kc::TransposeBatch& t : kc::transpose_batches(transposed, bf16 ? 2 : sizeof(float))) {
+    append_launches(forward, labelled(kc::TransposeMatrices::launches(t), "data-gradient GEMMs' weights"), "");
+  }
   if (bf16 && !o.dense_input_bf16)
     // Batches of fp32 padded rows (DeviceBatch::dense_stride): cast whole;
     // the training pipeline's come in bf16 (dense_input_bf16): no cast.

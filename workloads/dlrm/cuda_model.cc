@@ -101,6 +101,14 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     grad_ = Buffer<float>(count(layout_.count));
     grad_.zero();
   }
+  // Room for every weight's transposed copy at its own offset (build_mlp
+  // says which layers read one; the biases' slots stay unused). Every byte
+  // 0xff, a NaN in fp32 and in bf16, until train_step writes the copies:
+  // a step that read one it had not written would fail the gate.
+  if (options_.dgrad_weights_transposed && !options_.external_embeddings) {
+    weights_t_ = Buffer<uint8_t>(count(layout_.count) * (bf16_ ? 2 : sizeof(float)));
+    PERFLAB_CUDA_CHECK(cudaMemset(weights_t_.data(), 0xff, weights_t_.bytes()));  // sync outside the iteration: setup
+  }
 
   // The tables on this GPU in one allocation; the k-th starts at row offsets[k].
   std::vector<int64_t> offsets;
@@ -168,6 +176,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   // parameter and gradient slots (no Linear, no buffers).
   fused_head_ = fused_head(shape_, options_);
   build_mlp(shape_.top_mlp, top_in_, /*bottom=*/false);
+  transposes_ = kc::transpose_batches(transposed_, bf16_ ? 2 : sizeof(float));
   // The top MLP's input is the interaction output, in the model's type.
   kc::LinearArguments& top0 = top_.front()->args;
   top0.x = bf16_ ? static_cast<void*>(inter_bf16_.data()) : inter_.data();
@@ -186,6 +195,10 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     sort_fork_ = std::make_unique<kc::Event>();
     sort_join_ = std::make_unique<kc::Event>();
     update_fork_ = std::make_unique<kc::Event>();
+    if (!transposes_.empty()) {
+      transpose_fork_ = std::make_unique<kc::Event>();
+      transpose_join_ = std::make_unique<kc::Event>();
+    }
     int device = 0, sms = 0;
     PERFLAB_CUDA_CHECK(cudaGetDevice(&device));
     PERFLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -201,6 +214,7 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
                              nullptr, nullptr);
   }
   if (options_.tune_gemms) {
+    transpose_weights(nullptr);  // tuning runs the data-gradient GEMMs on them
     tune_gemms();
     if (bf16_) {  // their padding columns again (nothing else writes them)
       inter_bf16_.zero();
@@ -263,6 +277,14 @@ void* CudaModel::weights(const DenseSlot& s) {
   return bf16_ ? static_cast<void*>(dense_bf16_.data() + s.offset) : dense_.data() + s.offset;
 }
 
+void* CudaModel::transposed_weights(const DenseSlot& s) {
+  return weights_t_.data() + count(s.offset) * (bf16_ ? 2 : sizeof(float));
+}
+
+void CudaModel::transpose_weights(cudaStream_t stream) {
+  for (const kc::TransposeBatch& t : transposes_) kc::TransposeMatrices::run(t, stream);
+}
+
 void* CudaModel::gradients(const DenseSlot& s) {
   return bf16_ ? static_cast<void*>(grad_bf16_.data() + s.offset) : grad_.data() + s.offset;
 }
@@ -289,6 +311,11 @@ void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool botto
     const DenseSlot& b = layout_.bias(bottom, l);
     layer->params = layout_.layer(bottom, l);  // the bias follows the weight (dense_layout checks)
     a.w = weights(w);
+    if (a.dgrad_reads_w_t) {
+      void* w_t = transposed_weights(w);
+      a.w_t = w_t;
+      transposed_.push_back({a.w, w_t, a.out_features, a.in_features});  // W [out, in] -> [in, out]
+    }
     a.b = weights(b);
     a.dw = gradients(w);
     a.db = gradients(b);
@@ -364,6 +391,9 @@ void CudaModel::check_operators() {
   }
 
   require(kc::SgdUpdate::can_implement(dense_update()), "dense update");
+  for (const kc::TransposeBatch& t : transposes_) {
+    require(kc::TransposeMatrices::can_implement(t), "the weights' transposed copies");
+  }
   workspace_ = kc::DeviceBuffer<uint8_t>(workspace);
 }
 
@@ -481,7 +511,9 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
 }
 
 void CudaModel::update_layer(const Layer& layer, cudaStream_t stream) {
-  // The layer's dx GEMM, the last reader of its weights, is on `stream`;
+  // The layer's dx GEMM, the last reader of its weights (or, with
+  // dgrad_weights_transposed, of their copy, which this step's start
+  // wrote), is on `stream`;
   // its dW (and cuBLASLt's db) already on the side stream: the update
   // after both there. It becomes ready with the next kernel on `stream`
   // (the layer below's dReLU pass, or the interaction's backward), and at a
@@ -541,6 +573,20 @@ void CudaModel::update_parameters(const DeviceBatch& batch, cudaStream_t stream)
 void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
   if (options_.external_embeddings) throw std::logic_error("CudaModel::train_step: a serving model (external embeddings) has no tables to train");
   check_step_input(batch);
+  // The data-gradient GEMMs' transposed weights (dgrad_weights_transposed)
+  // from the weights this step's forward reads: beside the forward on the
+  // weight gradients' stream (idle until the backward), joined before the
+  // backward. The last step's SGD wrote the weights before its join.
+  const bool transpose_beside = !transposes_.empty() && transpose_fork_ != nullptr;
+  if (transpose_beside) {
+    ScopedPhase range("transposed weights (side stream)");
+    kc::stream_waits_for(wgrad_stream_->get(), stream, transpose_fork_->get());
+    transpose_weights(wgrad_stream_->get());
+    PERFLAB_CUDA_CHECK(cudaEventRecord(transpose_join_->get(), wgrad_stream_->get()));
+  } else if (!transposes_.empty()) {
+    ScopedPhase range("transposed weights");
+    transpose_weights(stream);
+  }
   forward(batch, stream, sorts_ahead());
   {
     ScopedPhase range("loss");
@@ -554,6 +600,7 @@ void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
       kc::BceWithLogits::run(loss_arguments(batch.labels), workspace_.data(), stream);
     }
   }
+  if (transpose_beside) PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(stream, transpose_join_->get(), 0));
   backward(batch, stream);
   optimizer(batch, stream);
 }

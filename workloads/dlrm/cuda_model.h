@@ -94,6 +94,7 @@
 #include "kernels/cuda/logit_head.h"
 #include "kernels/cuda/raii.h"
 #include "kernels/cuda/sgd.h"
+#include "kernels/cuda/transpose.h"
 #include "workloads/dlrm/exchange_layout.h"
 #include "workloads/dlrm/dense_layout.h"
 #include "workloads/dlrm/model.h"
@@ -154,6 +155,13 @@ struct CudaModelOptions {
   /// is two launches, its sums on the weight gradients' stream:
   /// split_head_).
   bool side_streams = false;
+  /// Training: every MLP layer with a data-gradient GEMM reads a copy of its
+  /// weights transposed there (kernels/cuda/linear.h: dgrad_reads_w_t),
+  /// written at the start of each training step by one launch for every
+  /// layer (kernels/cuda/transpose.h), on the weight gradients' stream with
+  /// side streams, beside the forward, and joined before the backward. Off:
+  /// the data-gradient GEMMs read the weights themselves ("NN").
+  bool dgrad_weights_transposed = false;
   /// bf16: the training steps' batches bring their dense rows already in
   /// bf16, padded to dense_input_width() (DeviceBatch::dense_bf16), so the
   /// declared step launches no cast (train_step refuses a batch without
@@ -320,6 +328,12 @@ class CudaModel {
     return sgd_in_backward() && sorts_ahead() && options_.update_mode == kernels::cuda::EmbeddingUpdateMode::kSyncFree;
   }
   void update_layer(const Layer& layer, cudaStream_t stream);
+  /// dgrad_weights_transposed: the layers' weights transposed into their
+  /// copies on `stream` (train_step puts it on the weight gradients' stream
+  /// beside the forward, when there is one).
+  void transpose_weights(cudaStream_t stream);
+  /// Where a layer's transposed weights live: weights_t_ at the slot's offset.
+  void* transposed_weights(const DenseSlot& s);
   /// The embedding update and what is left of the dense SGD, on `stream`
   /// (after the sort's stream, or on it).
   void update_parameters(const DeviceBatch& batch, cudaStream_t stream);
@@ -397,6 +411,11 @@ class CudaModel {
   Buffer<float> grad_;             // the GEMMs' fp32 gradients (tf32 only)
   Buffer<uint16_t> dense_bf16_;    // bf16 copies the GEMMs read (bf16 only)
   Buffer<uint16_t> grad_bf16_;     // the GEMMs' bf16 gradients (bf16 only)
+  // dgrad_weights_transposed: each weight the GEMMs read, transposed, at its
+  // slot's offset (elements of the GEMMs' type); what one launch writes.
+  Buffer<uint8_t> weights_t_;
+  std::vector<kernels::cuda::TransposeMatrix> transposed_;  // which (build_mlp)
+  std::vector<kernels::cuda::TransposeBatch> transposes_;   // in launches of up to kMaxTransposeMatrices
   Buffer<float> tables_;           // [total_rows, D]
   Buffer<int64_t> table_offsets_;  // [T]
   Buffer<float> lr_;               // [1]
@@ -448,6 +467,8 @@ class CudaModel {
   std::unique_ptr<kernels::cuda::Stream> wgrad_stream_, sort_stream_;
   std::unique_ptr<kernels::cuda::Event> wgrad_fork_, wgrad_join_, sgd_fork_, sort_fork_, sort_join_, update_fork_;
   std::unique_ptr<kernels::cuda::Event> head_join_;  // split_head_: the head's sums are done
+  // dgrad_weights_transposed with side streams: the transpose's fork and join.
+  std::unique_ptr<kernels::cuda::Event> transpose_fork_, transpose_join_;
   Buffer<uint8_t> head_workspace_;                                // split_head_
   Buffer<uint8_t> wgrad_workspace_;
   kernels::cuda::SideStream wgrad_side_;

@@ -208,7 +208,8 @@ double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_
   for (int w : shape.bottom_mlp) widths += w;
   for (int w : shape.top_mlp) widths += w;
   const double tables = rows * static_cast<double>(shape.embed_dim) * sizeof(float);
-  const double dense = static_cast<double>(dense_parameter_count(shape)) * sizeof(float) * 2;
+  // Values, gradients and (dgrad_weights=transposed) the transposed copies.
+  const double dense = static_cast<double>(dense_parameter_count(shape)) * sizeof(float) * 3;
   const auto b = static_cast<double>(batch);
   const double eval_rows = std::ceil(static_cast<double>(eval_samples) / b) * b;
   const double gathered =
@@ -278,6 +279,10 @@ void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, con
 
 std::string auto_epilogues() { return "own_backward"; }
 
+bool auto_dgrad_weights_transposed(const std::string& precision, const std::string& epilogues, int64_t rank_batch) {
+  return precision != "bf16" && epilogues != "cublaslt" && rank_batch >= kTransposedDgradMinBatch;
+}
+
 bool auto_interaction_tensor_cores(Backend backend, const std::string& precision, const ModelShape& shape,
                                    bool serving, int64_t rank_batch) {
 #ifdef PERFLAB_DLRM_CUDA
@@ -341,6 +346,12 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                                  side_streams));
   }
   setup_.side_streams = side_streams != "off";
+  const std::string dgrad_weights = p.get_string("dgrad_weights");
+  if (backend_ == Backend::kCpu && dgrad_weights != "auto") {
+    throw UsageError(fmt::format("dlrm: dgrad_weights={} chooses which weights the cuda backend's data-gradient "
+                                 "GEMMs read; the cpu backend's are OpenBLAS's (leave dgrad_weights at auto)",
+                                 dgrad_weights));
+  }
   const std::string interaction = p.get_string("interaction");
   setup_.interaction_tensor_cores = interaction == "tensor_cores";
   if (backend_ == Backend::kCpu && setup_.interaction_tensor_cores) {
@@ -438,6 +449,12 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     throw UsageError(fmt::format("dlrm: batch_size {} is larger than the training set ({} samples)",
                                  setup_.batch_size, train_.size()));
   }
+  // Each rank's MLPs see its share of the batch.
+  setup_.dgrad_weights_transposed =
+      backend_ == Backend::kCuda &&
+      (dgrad_weights == "auto" ? auto_dgrad_weights_transposed(setup_.precision, setup_.epilogues,
+                                                               std::max<int64_t>(1, setup_.batch_size / ctx.size()))
+                               : dgrad_weights == "transposed");
   if (interaction == "auto") {
     // Each rank's interaction sees its share of the batch.
     setup_.interaction_tensor_cores =

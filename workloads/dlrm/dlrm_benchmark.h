@@ -94,6 +94,11 @@ struct DlrmSetup {
   /// cuda backend, training: the weight gradients and the update's sort on
   /// side streams (side_streams=auto or on; CudaModelOptions::side_streams).
   bool side_streams = true;
+  /// cuda backend, training: the data-gradient GEMMs read each layer's
+  /// weights transposed, copied once a step (dgrad_weights=transposed, or
+  /// auto resolved: auto_dgrad_weights_transposed;
+  /// CudaModelOptions::dgrad_weights_transposed).
+  bool dgrad_weights_transposed = false;
   /// --mode inference: placement, cache and updates (serve/serve_options.h).
   ServeOptions serve;
   /// Training: where each seed's trained model is written (checkpoint.h;
@@ -120,9 +125,31 @@ struct CudaStepChoices {
   bool split_head = false;   ///< The fused head as two launches (cuda_launches.h's split_head).
 };
 
+/// From this many samples a rank dgrad_weights=auto takes transposed copies
+/// in TF32. Where the data-gradient GEMMs are large, their layout gap is
+/// measured and the copy's cost is small: on an H200 at 1590d6a, TF32,
+/// batch 65,536 (each GEMM timed alone by gemm_algorithms=tuned:
+/// tuned-gemms.md in that run's results) the square 1024 x 1024 layer's
+/// data gradient ("NN") took 1.16x its forward ("TN", the same shape), the
+/// 480 -> 1024 layer's 1.15x though it writes fewer bytes, in bf16 0.97x
+/// and 0.85x; the copies are 19 MB read and written a step, against a
+/// 6 ms step. Below it the GEMMs are a few microseconds of latency each and
+/// the copy's 2,300 blocks beside the forward may cost more than the
+/// layout saves: not measured, so stored (gpu-check's dgrad-weights step
+/// times both at 512 and 65,536).
+inline constexpr int64_t kTransposedDgradMinBatch = 2048;
+
+/// dgrad_weights=auto: transposed copies for TF32 from
+/// kTransposedDgradMinBatch samples a rank (a TF32 tensor-core GEMM on
+/// Hopper takes its operands K-major only: kernels/cuda/transpose.h),
+/// unless cuBLASLt's epilogues chain the backward (its DRELU_BGRAD
+/// data-gradient GEMMs stay as measured); stored in bf16, whose tensor
+/// cores take 16-bit operands either way round.
+bool auto_dgrad_weights_transposed(const std::string& precision, const std::string& epilogues, int64_t rank_batch);
+
 /// The cuda backend's step in the result: its precision and the
-/// perflab_dlrm_interaction, _epilogues, _side_streams, _lookup and
-/// _precision hyperparameters, each saying what that choice ran.
+/// perflab_dlrm_interaction, _epilogues, _side_streams, _dgrad_weights,
+/// _lookup and _precision hyperparameters, each saying what that choice ran.
 void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& choices, StepPlan& step);
 
 class DlrmBenchmark final : public TrainableBenchmark {

@@ -76,6 +76,13 @@ std::vector<ParamSpec> dlrm_params() {
        "at c9d4b27, before the update moved: 1.05x bf16 and 1.11x TF32 at batch 512, 1.01x at 65,536; "
        "gpu-check's dlrm-side-streams step)",
        {}, {}, {"auto", "on", "off"}},
+      {"dgrad_weights", T::kString, "auto",
+       "cuda backend, training: which weights the MLPs' data-gradient GEMMs read: stored (W as the forward "
+       "reads it: an \"NN\" GEMM) or transposed (a copy of each layer's W transposed, written once a step, "
+       "beside the forward, by one launch per 16 layers: a \"TN\" GEMM, both operands K-major, the only "
+       "layout a TF32 tensor-core GEMM on Hopper reads without transposing it itself); auto: transposed in "
+       "fp32 (TF32 GEMMs) from 2,048 samples a rank unless epilogues=cublaslt, stored otherwise and in bf16",
+       {}, {}, {"auto", "stored", "transposed"}},
       {"interaction", T::kString, "auto",
        "cuda backend: the dot interaction on fp32 CUDA cores (cuda_cores) or on tensor cores (tensor_cores: "
        "WMMA, TF32-rounded products, or exact bf16 products with precision=bf16; needs tables + 1 <= 32 and "

@@ -59,6 +59,14 @@ void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPl
                   "embedding update's sort on a third from the interaction to the update (which, "
                   "synchronising, stays on the step's stream)") +
             urgent;
+  // Which weights the data-gradient GEMMs read (dgrad_weights).
+  step.hyperparameters["perflab_dlrm_dgrad_weights"] =
+      !c.training ? "serving: no backward (dgrad_weights applies to training)"
+      : setup.dgrad_weights_transposed
+          ? std::string("transposed: a copy of each layer's weights transposed, written once a step ") +
+                (setup.side_streams ? "on the weight gradients' stream beside the forward" : "at the step's start") +
+                " (one launch per 16 layers); the data-gradient GEMMs read it (\"TN\": both operands K-major)"
+          : "stored: the data-gradient GEMMs read the weights as the forward does (\"NN\")";
   // What --fused changes about the lookups.
   step.hyperparameters["perflab_dlrm_lookup"] =
       !c.training ? "the serving engine's rows (placement), handed to the interaction"

@@ -99,6 +99,16 @@ void expect_close(const std::vector<float>& actual, const std::vector<float>& ex
   }
 }
 
+/// w [out, in] row-major as Wᵀ [in, out]: the copy a layer built with
+/// dgrad_reads_w_t reads.
+std::vector<float> transposed(const std::vector<float>& w, int64_t out, int64_t in) {
+  std::vector<float> t(w.size());
+  for (int64_t o = 0; o < out; ++o) {
+    for (int64_t i = 0; i < in; ++i) t[static_cast<size_t>(i * out + o)] = w[static_cast<size_t>(o * in + i)];
+  }
+  return t;
+}
+
 // ---- no device needed --------------------------------------------------------
 
 LinearArguments valid() {
@@ -235,6 +245,12 @@ TEST(LinearCanImplement, RejectsMisalignedPointers) {
   a = valid();
   a.input_db = storage + 2;
   expect_rejected(a, "input_db is not 16-byte aligned");
+  a = valid();
+  a.dgrad_reads_w_t = true;
+  a.w_t = storage + 3;
+  expect_rejected(a, "w_t is not 16-byte aligned");
+  a.w_t = storage + 4;
+  EXPECT_TRUE(Linear::can_implement(a).ok()) << Linear::can_implement(a).reason();
 }
 
 TEST(LinearSizes, AuxAndWorkspace) {
@@ -342,6 +358,30 @@ TEST_P(LinearCudaTest, ForwardAndBackwardMatchCpuReference) {
   expect_close(dx.download(), dx_ref, s.in, tol, "dx", problem);
   expect_close(dw.download(), dw_ref, s.in, tol, "dW", problem);
   expect_close(db.download(), db_ref, s.out, tol, "db", problem);
+
+  // The same layer with its data-gradient GEMM reading Wᵀ's copy
+  // (dgrad_reads_w_t, "TN"): dx within the same tolerance (another GEMM
+  // algorithm, another order of sums), y, dW and db the same bits (the same
+  // GEMMs and passes as above). W itself is all NaN for the backward (no
+  // backward GEMM or pass may read it), so dx comes from the copy or fails.
+  LinearArguments t = args;
+  t.dgrad_reads_w_t = true;
+  Linear op_t(lt.handle, t);
+  ASSERT_TRUE(op_t.status().ok()) << op_t.status().reason() << "; problem: " << problem << ", dgrad from Wᵀ";
+  Tensor w_t(dtype, transposed(w.host, s.out, s.in));
+  Tensor y_t(dtype, bn * s.out), dy_t(dtype, dy.host), dx_t(dtype, bn * s.in);
+  Tensor dw_t(dtype, static_cast<size_t>(s.out * s.in)), db_t(dtype, static_cast<size_t>(s.out));
+  DeviceBuffer<uint8_t> aux_t(std::max<size_t>(1, Linear::aux_bytes(t)));
+  t.w_t = w_t.data(), t.y = y_t.data(), t.aux = aux_t.data(), t.dy = dy_t.data(), t.dx = dx_t.data();
+  t.dw = dw_t.data(), t.db = db_t.data();
+  op_t.forward(t, workspace.data(), stream.stream);
+  PERFLAB_CUDA_CHECK(cudaMemsetAsync(w.data(), 0xff, w.dev.bytes(), stream.stream));  // NaN, fp32 and bf16
+  op_t.backward(t, workspace.data(), stream.stream);
+  counted_stream_synchronize(stream.stream);
+  EXPECT_EQ(y_t.download(), y_gpu) << "y; " << problem << ", dgrad from Wᵀ";
+  expect_close(dx_t.download(), dx_ref, s.in, tol, "dx (dgrad from Wᵀ)", problem);
+  EXPECT_EQ(dw_t.download(), dw.download()) << "dW; " << problem << ", dgrad from Wᵀ";
+  EXPECT_EQ(db_t.download(), db.download()) << "db; " << problem << ", dgrad from Wᵀ";
 }
 
 // A ReLU layer built with dy_relu_applied (each mode), given dy already masked by y > 0
@@ -465,12 +505,12 @@ INSTANTIATE_TEST_SUITE_P(
 // L0: in -> hidden (ReLU, dy_is_pre_activation), L1: hidden -> out
 // (dx_applies_input_relu): L1's dgrad applies L0's dReLU from aux0 and writes
 // db0; L0's wgrad then runs without an epilogue.
-using ChainParam = std::tuple<Precision, Activation>;
+using ChainParam = std::tuple<Precision, Activation, bool>;  // bool: both dgrads from Wᵀ's copies
 class LinearChainCudaTest : public ::testing::TestWithParam<ChainParam> {};
 
 TEST_P(LinearChainCudaTest, FusedBackwardChainMatchesCpuReference) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  const auto [precision, top_activation] = GetParam();
+  const auto [precision, top_activation, from_w_t] = GetParam();
   const DType dtype = dtype_of(precision);
   const int64_t batch = 37, in = 13, hidden = 129, out = 3;
   LinearArguments a0, a1;
@@ -483,7 +523,9 @@ TEST_P(LinearChainCudaTest, FusedBackwardChainMatchesCpuReference) {
   a0.dy_is_pre_activation = true;
   a1.activation = top_activation;
   a1.dx_applies_input_relu = true;
-  const std::string problem = "chain " + describe(a0) + " -> " + describe(a1);
+  a0.dgrad_reads_w_t = a1.dgrad_reads_w_t = from_w_t;
+  const std::string problem =
+      "chain " + describe(a0) + " -> " + describe(a1) + (from_w_t ? ", dgrads from Wᵀ" : "");
   LtHandle lt;
   Stream stream;
   Linear l0(lt.handle, a0), l1(lt.handle, a1);
@@ -507,10 +549,16 @@ TEST_P(LinearChainCudaTest, FusedBackwardChainMatchesCpuReference) {
   a1.x = y0.data(), a1.w = w1.data(), a1.b = b1.data(), a1.y = y1.data(), a1.aux = aux1.data();
   a1.dy = dy1.data(), a1.dx = dy0.data(), a1.dw = dw1.data(), a1.db = db1.data();
   a1.input_aux = aux0.data(), a1.input_db = db0.data();
+  Tensor w0t(dtype, transposed(w0.host, hidden, in)), w1t(dtype, transposed(w1.host, out, hidden));
+  if (from_w_t) a0.w_t = w0t.data(), a1.w_t = w1t.data();
 
   const int64_t syncs = host_sync_count();
   l0.forward(a0, workspace.data(), stream.stream);
   l1.forward(a1, workspace.data(), stream.stream);
+  if (from_w_t) {  // the backward reads the copies only: W itself NaN from here (the host keeps its values)
+    PERFLAB_CUDA_CHECK(cudaMemsetAsync(w0.data(), 0xff, w0.dev.bytes(), stream.stream));
+    PERFLAB_CUDA_CHECK(cudaMemsetAsync(w1.data(), 0xff, w1.dev.bytes(), stream.stream));
+  }
   l1.backward(a1, workspace.data(), stream.stream);
   l0.backward(a0, workspace.data(), stream.stream);
   EXPECT_EQ(host_sync_count(), syncs);
@@ -586,13 +634,15 @@ TEST_P(LinearChainCudaTest, FusedBackwardChainMatchesCpuReference) {
 
 std::string chain_name(const ::testing::TestParamInfo<ChainParam>& param) {
   return std::string(name(std::get<0>(param.param))) +
-         (std::get<1>(param.param) == Activation::kRelu ? "_relu" : "_none");
+         (std::get<1>(param.param) == Activation::kRelu ? "_relu" : "_none") +
+         (std::get<2>(param.param) ? "_dgrad_from_w_t" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Fused, LinearChainCudaTest,
                          ::testing::Combine(::testing::Values(Precision::kTf32, Precision::kBf16),
                                             ::testing::Values(Activation::kNone,
-                                                              Activation::kRelu)),
+                                                              Activation::kRelu),
+                                            ::testing::Bool()),
                          chain_name);
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include "workloads/dlrm/dlrm_benchmark.h"
 
 #include <cstring>
+#include <map>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -173,6 +175,29 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
     EXPECT_EQ(big.find("fused head's sums"), std::string::npos) << big;
   }
   EXPECT_EQ(streams("off").rfind("off:", 0), 0u) << streams("off");
+  // dgrad_weights: auto transposes in fp32 (TF32 GEMMs) from
+  // kTransposedDgradMinBatch samples, but not with cuBLASLt's chained
+  // epilogues, and never in bf16; asked for by name, as asked; the text
+  // says where the copy is written.
+  const auto dgrad = [](std::map<std::string, std::string> extra) {
+    ToggleSet toggles;
+    toggles[Toggle::kFused] = {true, true, ""};
+    if (extra.count("batch_size") == 0) extra["batch_size"] = std::to_string(kTransposedDgradMinBatch);
+    TestContext ctx(small_params(extra), Backend::kCuda, toggles);
+    return DlrmBenchmark(ctx).step_plan().hyperparameters["perflab_dlrm_dgrad_weights"].get<std::string>();
+  };
+  const std::string beside = "transposed: a copy of each layer's weights transposed, written once a step on the "
+                             "weight gradients' stream beside the forward";
+  EXPECT_EQ(dgrad({}).rfind(beside, 0), 0u) << dgrad({});
+  EXPECT_EQ(dgrad({{"batch_size", std::to_string(kTransposedDgradMinBatch - 1)}}).rfind("stored:", 0), 0u);
+  EXPECT_EQ(dgrad({{"epilogues", "cublaslt"}}).rfind("stored:", 0), 0u) << dgrad({{"epilogues", "cublaslt"}});
+  EXPECT_EQ(dgrad({{"precision", "bf16"}}).rfind("stored:", 0), 0u) << dgrad({{"precision", "bf16"}});
+  EXPECT_EQ(dgrad({{"precision", "bf16"}, {"dgrad_weights", "transposed"}}).rfind(beside, 0), 0u);
+  EXPECT_EQ(dgrad({{"epilogues", "cublaslt"}, {"dgrad_weights", "transposed"}}).rfind(beside, 0), 0u);
+  EXPECT_EQ(dgrad({{"batch_size", "128"}, {"dgrad_weights", "transposed"}}).rfind(beside, 0), 0u);
+  EXPECT_EQ(dgrad({{"dgrad_weights", "stored"}}).rfind("stored:", 0), 0u);
+  EXPECT_NE(dgrad({{"side_streams", "off"}}).find("written once a step at the step's start"), std::string::npos)
+      << dgrad({{"side_streams", "off"}});
   // auto: tensor cores for bf16 from kTensorCoreInteractionMinBatch samples
   // a rank (the faster there), CUDA cores below it and for TF32.
   const auto interaction_at = [](const std::string& precision, int64_t batch) {

@@ -24,6 +24,8 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
@@ -124,6 +126,11 @@ TEST(DlrmCudaRegistration, CpuBackendRefusesTheNcclExchange) {
 
 TEST(DlrmCudaRegistration, CpuBackendRefusesTunedGemms) {
   expect_cpu_refuses({"gemm_algorithms", "tuned"}, "gemm_algorithms=tuned chooses cuBLASLt algorithms");
+}
+
+TEST(DlrmCudaRegistration, CpuBackendRefusesADgradWeightsChoice) {
+  expect_cpu_refuses({"dgrad_weights", "transposed"}, "dgrad_weights=transposed chooses which weights");
+  expect_cpu_refuses({"dgrad_weights", "stored"}, "dgrad_weights=stored chooses which weights");
 }
 
 // The NCCL exchange is model parallel only: the hybrid embedding is refused
@@ -251,6 +258,35 @@ TEST(DlrmCudaStep, OwnEpiloguesMatchTheCpuModel) {
   }
 }
 
+// The data-gradient GEMMs reading each layer's weights transposed
+// (dgrad_weights_transposed: auto's choice in TF32), written at the step's
+// start beside the forward or, without side streams, before it: one step
+// within the gate, both precisions, fused with either epilogues and unfused.
+TEST(DlrmCudaStep, TransposedDgradWeightsMatchTheCpuModel) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const Dataset data = tiny_data(kBatch, 7);
+  for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
+    for (const auto& [fused, epilogues] : {std::pair{true, kc::Epilogues::kOwnBackward},
+                                           std::pair{true, kc::Epilogues::kCublasLt},
+                                           std::pair{false, kc::Epilogues::kCublasLt}}) {
+      for (bool side_streams : {false, true}) {
+        CudaModelOptions options;
+        options.batch = kBatch;
+        options.precision = precision;
+        options.fused = fused;
+        options.epilogues = epilogues;
+        options.side_streams = side_streams;
+        options.update_mode = kc::EmbeddingUpdateMode::kSyncFree;
+        options.dgrad_weights_transposed = true;
+        const StepComparison c = compare_one_step(tiny_shape(16), kSeed, options, data.batch(0, kBatch), 0.5f);
+        EXPECT_TRUE(c.passed) << describe(options) << (side_streams ? ", side streams" : ", one stream") << ": "
+                              << c.detail;
+        EXPECT_TRUE(std::isfinite(c.loss_gpu)) << c.detail;
+      }
+    }
+  }
+}
+
 // gemm_algorithms=tuned: every GEMM of every layer timed (forward and
 // wgrad always, dgrad where the layer has a data gradient), the kept
 // candidate one that ran, and the step still within the gate's tolerances.
@@ -310,17 +346,21 @@ TEST(DlrmCudaDeterminism, TwoModelsFromOneSeedOnTheSameBatchesHoldTheSameBits) {
   constexpr int kSteps = 3;
   const Dataset data = tiny_data(kSamples * kSteps, 11);
   const ModelShape shape = tiny_shape(16);
-  std::vector<std::pair<bool, kc::Epilogues>> modes = {{false, kc::Epilogues::kCublasLt}};
+  // (fused, epilogues, the data-gradient GEMMs reading transposed copies)
+  std::vector<std::tuple<bool, kc::Epilogues, bool>> modes = {{false, kc::Epilogues::kCublasLt, false},
+                                                              {false, kc::Epilogues::kCublasLt, true},
+                                                              {true, kc::Epilogues::kOwnBackward, true}};
   for (kc::Epilogues e : {kc::Epilogues::kCublasLt, kc::Epilogues::kOwn, kc::Epilogues::kOwnBackward}) {
-    modes.emplace_back(true, e);  // the epilogues apply when fused
+    modes.emplace_back(true, e, false);  // the epilogues apply when fused
   }
   for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
-    for (const auto& [fused, epilogues] : modes) {
+    for (const auto& [fused, epilogues, transposed] : modes) {
       CudaModelOptions options;
       options.batch = kSamples;
       options.precision = precision;
       options.fused = fused;
       options.epilogues = epilogues;
+      options.dgrad_weights_transposed = transposed;
       std::vector<std::vector<float>> params[3];
       for (int copy = 0; copy < 3; ++copy) {
         CpuModel init(shape, kSeed);
@@ -354,7 +394,7 @@ TEST(DlrmCudaDeterminism, TwoModelsFromOneSeedOnTheSameBatchesHoldTheSameBits) {
                                    params[0][i].size() * sizeof(float)))
               << "tensor " << i << " differs between a one-stream run and side-streams run " << other << " ("
               << (precision == kc::Precision::kBf16 ? "bf16" : "tf32") << (fused ? ", fused, " : ", unfused, ")
-              << kc::epilogues_name(epilogues) << " epilogues)";
+              << kc::epilogues_name(epilogues) << " epilogues" << (transposed ? ", dgrads from Wᵀ" : "") << ")";
         }
       }
     }
@@ -421,6 +461,9 @@ struct RunCase {
   bool fused, sync_free, graphs;
   std::string precision;
   bool tuned = false;  ///< gemm_algorithms=tuned (the tuning's random operands must not leak into training).
+  /// dgrad_weights: "auto" (tiny_setup's: transposed copies in fp32), "stored" or "transposed".
+  std::string dgrad_weights = "auto";
+  bool side_streams = true;
 };
 
 class DlrmCudaRunTest : public ::testing::TestWithParam<RunCase> {};
@@ -430,10 +473,13 @@ class DlrmCudaRunTest : public ::testing::TestWithParam<RunCase> {};
 TEST_P(DlrmCudaRunTest, SeveralIterationsMatchTheCpuModelAndCountSyncs) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const RunCase rc = GetParam();
-  const std::string mode = mode_name(rc.fused, rc.sync_free, rc.graphs, rc.precision) + (rc.tuned ? ", tuned GEMMs" : "");
+  const std::string mode = mode_name(rc.fused, rc.sync_free, rc.graphs, rc.precision) + (rc.tuned ? ", tuned GEMMs" : "") +
+                           ", dgrad_weights " + rc.dgrad_weights + (rc.side_streams ? "" : ", one stream");
   const Dataset train = tiny_data(3 * kBatch, 11), eval = tiny_data(50, 12);
   DlrmSetup setup = tiny_setup(16, rc.precision, train, kBatch);
   setup.tune_gemms = rc.tuned;
+  if (rc.dgrad_weights != "auto") setup.dgrad_weights_transposed = rc.dgrad_weights == "transposed";
+  setup.side_streams = rc.side_streams;
   Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(rc.fused, rc.sync_free, rc.graphs)),
            rc.graphs && rc.sync_free);
   DlrmCudaRun* run = d.run.get();
@@ -500,13 +546,23 @@ std::vector<RunCase> run_cases() {
     cases.push_back({true, true, true, precision, true});
     cases.push_back({false, true, false, precision, true});
   }
+  // The data-gradient GEMMs' weights: auto transposes them in fp32 (every
+  // fp32 case above) and not in bf16; each the other way here, and the
+  // transpose on the step's one stream (no side streams), eager and graphed.
+  cases.push_back({true, true, true, "fp32", false, "stored"});
+  cases.push_back({false, false, false, "fp32", false, "stored"});
+  cases.push_back({true, true, true, "bf16", false, "transposed"});
+  cases.push_back({true, true, true, "bf16", true, "transposed"});
+  cases.push_back({true, true, true, "fp32", false, "auto", false});
+  cases.push_back({true, false, false, "fp32", false, "auto", false});
   return cases;
 }
 
 std::string run_name(const ::testing::TestParamInfo<RunCase>& p) {
   const RunCase& c = p.param;
   return std::string(c.fused ? "fused" : "unfused") + (c.sync_free ? "_syncfree" : "_sync") +
-         (c.graphs ? "_graphs" : "") + "_" + c.precision + (c.tuned ? "_tuned" : "");
+         (c.graphs ? "_graphs" : "") + "_" + c.precision + (c.tuned ? "_tuned" : "") +
+         (c.dgrad_weights == "auto" ? "" : "_dgrad_" + c.dgrad_weights) + (c.side_streams ? "" : "_one_stream");
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DlrmCudaRunTest, ::testing::ValuesIn(run_cases()), run_name);

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #if PERFLAB_DLRM_CUDA
 #include "workloads/dlrm/cuda_launches.h"
@@ -365,6 +366,48 @@ TEST(DlrmLaunches, Bf16StepCastsOnlyItsDenseInput) {
   const size_t fp32_launches = train_step_launches(dle_shape(), fp32).size();
   fp32.dense_input_bf16 = true;
   EXPECT_EQ(train_step_launches(dle_shape(), fp32).size(), fp32_launches);
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
+TEST(DlrmLaunches, TransposedDgradWeightsAddOneLaunchForEveryLayerWithADataGradient) {
+#if PERFLAB_DLRM_CUDA
+  // dgrad_weights_transposed: one transpose at the step's start (declared in
+  // the forward, where it runs beside it), for the layers whose data
+  // gradient runs: bottom 1 and 2, top 0-3 (not the data's layer, not the
+  // fused head); nothing else changes.
+  CudaModelOptions o = options(kc::Precision::kTf32, true);
+  o.dgrad_weights_transposed = true;
+  const LaunchPlan plan = train_step_launches(dle_shape(), o);
+  expect_launches(plan, {{"forward", 9}, {"loss", 1}, {"backward", 14}, {"optimizer", 2}}, 26);
+  EXPECT_EQ(count(plan, "forward", "transpose_kernel"), 1);
+  // Every element of bottom 1-2 and top 0-3's weights read and written once.
+  const double weights = 512.0 * 256 + 256.0 * 128 + 480.0 * 1024 + 1024.0 * 1024 + 1024.0 * 512 + 512.0 * 256;
+  EXPECT_DOUBLE_EQ(bytes(plan, "forward", "transpose_kernel"), 2 * weights * sizeof(float));
+  const auto reads_w_t = [&](bool bottom, const std::vector<int>& widths, int64_t in, const CudaModelOptions& m) {
+    std::vector<bool> out;
+    for (const kc::LinearArguments& a : mlp_layer_modes(widths, in, bottom, 512, m)) out.push_back(a.dgrad_reads_w_t);
+    return out;
+  };
+  const ModelShape s = dle_shape();
+  EXPECT_EQ(reads_w_t(true, s.bottom_mlp, 16, o), (std::vector<bool>{false, true, true}));
+  EXPECT_EQ(reads_w_t(false, s.top_mlp, 480, o), (std::vector<bool>{true, true, true, true, false}));
+  // Unfused, the last top layer is a Linear layer with a data gradient too;
+  // bf16 transposes the bf16 copies (half the bytes).
+  CudaModelOptions u = options(kc::Precision::kTf32, false);
+  u.dgrad_weights_transposed = true;
+  EXPECT_EQ(reads_w_t(false, s.top_mlp, 480, u), (std::vector<bool>(5, true)));
+  EXPECT_EQ(train_step_launches(dle_shape(), u).size(), train_step_launches(dle_shape(), options(kc::Precision::kTf32, false)).size() + 1);
+  CudaModelOptions b = options(kc::Precision::kBf16, true);
+  b.dgrad_weights_transposed = true;
+  EXPECT_DOUBLE_EQ(bytes(train_step_launches(dle_shape(), b), "forward", "transpose_kernel"), 2 * weights * 2);
+  // A serving model runs no backward: no copies.
+  CudaModelOptions serving = o;
+  serving.external_embeddings = true;
+  EXPECT_EQ(reads_w_t(false, s.top_mlp, 480, serving), (std::vector<bool>(5, false)));
+  // Off (the options' default): the step as recorded above.
+  EXPECT_EQ(count(train_step_launches(dle_shape(), options(kc::Precision::kTf32, true)), "", "transpose_kernel"), 0);
 #else
   GTEST_SKIP() << "built without CUDA";
 #endif

@@ -27,13 +27,15 @@ inline DlrmSetup tiny_setup(int dim, const std::string& precision, const Dataset
   s.shape = tiny_shape(dim);
   s.batch_size = batch;
   s.precision = precision;
-  // As a run with the defaults (epilogues=auto, interaction=auto) at a batch
+  // As a run with the defaults (epilogues=auto, interaction=auto,
+  // dgrad_weights=auto) at a batch
   // where auto picks tensor cores for bf16: these tiny batches are below
   // kTensorCoreInteractionMinBatch, where auto would leave every GPU step
   // test on CUDA cores, and the bf16 tensor-core step is the one dle runs.
   s.epilogues = auto_epilogues();
   s.interaction_tensor_cores =
       auto_interaction_tensor_cores(Backend::kCuda, precision, s.shape, false, kTensorCoreInteractionMinBatch);
+  s.dgrad_weights_transposed = auto_dgrad_weights_transposed(precision, s.epilogues, kTransposedDgradMinBatch);
   s.schedule.base = 0.5;
   s.schedule.warmup_steps = 2;
   s.training.iterations_per_epoch = train.size() / batch;
