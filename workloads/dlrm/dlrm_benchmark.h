@@ -136,7 +136,7 @@ struct CudaStepChoices {
 /// 6 ms step. Below it the GEMMs are a few microseconds of latency each and
 /// the copy's 2,300 blocks beside the forward may cost more than the
 /// layout saves: not measured, so stored (gpu-check's dgrad-weights step
-/// times both at 512 and 65,536).
+/// times both at 512, 2,048 and 65,536).
 inline constexpr int64_t kTransposedDgradMinBatch = 2048;
 
 /// dgrad_weights=auto: transposed copies for TF32 from
