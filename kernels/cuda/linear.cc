@@ -33,6 +33,11 @@
 //     D = dW : col-major dWᵀ[in,out] (ld in); m = in, n = out, k = B ("NT")
 //     BGRADB: bias gradient[n] = Σ_k op(B)[k, j] = Σ_batch dz[., j] = db[out].
 //
+//   wgrad with wgrad_reads_dy_t: the same product from dzᵀ's copy
+//     B = dy_t: dzᵀ[out,B] row-major, i.e. stored as col-major dz[B,out]
+//              (ld B), TRANSB=N -> op(B) = dz[B,out], K-major
+//     A, D as above; no BGRADB epilogue (can_implement refuses it here).
+//
 // C is D with beta = 0 everywhere.
 #include "kernels/cuda/linear.h"
 
@@ -51,6 +56,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/linear_plan.h"
 #include "kernels/cuda/raii.h"
+#include "kernels/cuda/transpose.h"
 
 namespace perflab::kernels::cuda {
 namespace {
@@ -81,11 +87,21 @@ bool same_problem(const LinearArguments& a, const LinearArguments& b) {
          a.epilogues == b.epilogues &&
          a.dy_is_pre_activation == b.dy_is_pre_activation &&
          a.dx_applies_input_relu == b.dx_applies_input_relu && a.dy_relu_applied == b.dy_relu_applied &&
-         a.dgrad_reads_w_t == b.dgrad_reads_w_t;
+         a.dgrad_reads_w_t == b.dgrad_reads_w_t && a.wgrad_reads_dy_t == b.wgrad_reads_dy_t;
 }
 
 /// The data-gradient GEMM's A: W, or its transposed copy.
 const void* dgrad_weights(const LinearArguments& a) { return a.dgrad_reads_w_t ? a.w_t : a.w; }
+
+/// wgrad_reads_dy_t: dz [B, out] (dy, after any dReLU in place) into dy_t
+/// [out, B], one launch on `stream`.
+void transpose_dy(const LinearArguments& a, cudaStream_t stream) {
+  TransposeBatch t;
+  t.count = 1;
+  t.element_bytes = a.precision == Precision::kBf16 ? 2 : 4;
+  t.matrices[0] = {a.dy, a.dy_t, a.batch, a.out_features};
+  TransposeMatrices::run(t, stream);
+}
 
 /// A fused layer whose bias, ReLU and gradients run in our kernels.
 bool own_backward(const LinearArguments& a) { return a.fused && a.epilogues != Epilogues::kCublasLt; }
@@ -162,9 +178,15 @@ Status Linear::can_implement(const LinearArguments& args) {
     return Status::invalid(
         "dy_relu_applied applies to ReLU layers whose db is computed here (not with dy_is_pre_activation)");
   }
+  if (args.wgrad_reads_dy_t && lt_epilogues(args) && !args.dy_is_pre_activation) {
+    return Status::invalid(
+        "wgrad_reads_dy_t takes a weight gradient without cuBLASLt's BGRADB epilogue (fused cuBLASLt epilogues "
+        "sum db there from dz as stored): use our own epilogues, the unfused mode, or dy_is_pre_activation");
+  }
   for (auto [pointer, name] : {std::pair<const void*, const char*>{args.x, "x"},
                                {args.w, "w"},
                                {args.w_t, "w_t"},
+                               {args.dy_t, "dy_t"},
                                {args.b, "b"},
                                {args.y, "y"},
                                {args.aux, "aux"},
@@ -258,6 +280,9 @@ LaunchList Linear::backward_launches(const LinearArguments& a, bool dgrad) {
     list.push_back({"bias_grad_final_kernel", "bias gradient, final sum", "", {partials + out * e, 0, ""}});
   }
   const bool bgrad = lt_epilogues(a) && !a.dy_is_pre_activation;
+  if (a.wgrad_reads_dy_t) {
+    list.push_back({"transpose_kernel", "dz transposed for the weight gradient", "", {2 * b * out * e, 0, ""}});
+  }
   list.push_back({kGemm, bgrad ? "weight-gradient GEMM + bias-gradient epilogue" : "weight-gradient GEMM", "",
                   {(b * in + b * out + in * out + (bgrad ? out : 0)) * e, flops, precision}});
   if (dgrad) {
@@ -288,6 +313,7 @@ Linear::Linear(cublasLtHandle_t handle, const LinearArguments& shape_and_modes)
   p.problem.dx_applies_input_relu = shape_and_modes.dx_applies_input_relu;
   p.problem.dy_relu_applied = shape_and_modes.dy_relu_applied;
   p.problem.dgrad_reads_w_t = shape_and_modes.dgrad_reads_w_t;
+  p.problem.wgrad_reads_dy_t = shape_and_modes.wgrad_reads_dy_t;
   p.status = can_implement(p.problem);
   if (!p.status) return;
   if (own_backward(p.problem) && !p.problem.dy_is_pre_activation) {
@@ -319,8 +345,11 @@ Linear::Linear(cublasLtHandle_t handle, const LinearArguments& shape_and_modes)
                      dgrad_epilogue, aux_ld_bits(p.problem.in_features)}
           : GemmSpec{"dgrad", p.problem.precision, CUBLAS_OP_N, CUBLAS_OP_N, in, out, out, batch, in, batch,
                      dgrad_epilogue, aux_ld_bits(p.problem.in_features)},
-      {"wgrad", p.problem.precision, CUBLAS_OP_N, CUBLAS_OP_T, in, batch, out, batch, in, out,
-       wgrad_epilogue, 0},
+      p.problem.wgrad_reads_dy_t
+          ? GemmSpec{"wgrad", p.problem.precision, CUBLAS_OP_N, CUBLAS_OP_N, in, batch, batch, out, in, out,
+                     wgrad_epilogue, 0}
+          : GemmSpec{"wgrad", p.problem.precision, CUBLAS_OP_N, CUBLAS_OP_T, in, batch, out, batch, in, out,
+                     wgrad_epilogue, 0},
   };
   LtGemm* gemms[] = {&p.forward, &p.dgrad, &p.wgrad};
   for (int i = 0; i < 3 && p.status; ++i) p.status = gemms[i]->plan(handle, specs[i]);
@@ -369,6 +398,7 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
   require(args.dy, "dy");
   require(args.dw, "dw");
   if (args.dx != nullptr && args.dgrad_reads_w_t) require(args.w_t, "w_t (dgrad_reads_w_t)");
+  if (args.wgrad_reads_dy_t) require(args.dy_t, "dy_t (wgrad_reads_dy_t)");
   const DType dtype = dtype_of(args.precision);
   const int64_t n = args.batch * args.out_features;
   const bool drelu =
@@ -403,8 +433,14 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
     p.dgrad.set_bias(args.input_db);
     p.dgrad.set_aux(args.input_aux);
   }
+  // The weight gradient from dz itself or (wgrad_reads_dy_t) from its
+  // transposed copy, written just before it on the same stream.
+  const auto weight_gradient = [&](void* ws, cudaStream_t s) {
+    if (args.wgrad_reads_dy_t) transpose_dy(args, s);
+    p.wgrad.run(p.handle, args.x, args.wgrad_reads_dy_t ? args.dy_t : args.dy, args.dw, ws, s);
+  };
   if (wgrad == nullptr) {
-    p.wgrad.run(p.handle, args.x, args.dy, args.dw, workspace, stream);
+    weight_gradient(workspace, stream);
     if (args.dx != nullptr) p.dgrad.run(p.handle, dgrad_weights(args), args.dy, args.dx, workspace, stream);
     return;
   }
@@ -422,7 +458,7 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
     relu_bias_grad(dtype, args.batch, args.out_features, nullptr, args.dy, args.db, nullptr, nullptr, wgrad->stream,
                    ReluBiasGradPasses::kOne);
   }
-  p.wgrad.run(p.handle, args.x, args.dy, args.dw, wgrad->cublas_workspace, wgrad->stream);
+  weight_gradient(wgrad->cublas_workspace, wgrad->stream);
 }
 
 std::vector<GemmChoice> Linear::tune(const LinearArguments& args, void* workspace, cudaStream_t stream,
@@ -450,7 +486,12 @@ std::vector<GemmChoice> Linear::tune(const LinearArguments& args, void* workspac
     require(args.db, "db");
     p.wgrad.set_bias(args.db);
   }
-  choices.push_back(p.wgrad.tune(p.handle, args.x, args.dy, args.dw, workspace, stream, repetitions));
+  if (args.wgrad_reads_dy_t) {  // timed on dy's values, as backward() reads them
+    require(args.dy_t, "dy_t (wgrad_reads_dy_t)");
+    transpose_dy(args, stream);
+  }
+  choices.push_back(p.wgrad.tune(p.handle, args.x, args.wgrad_reads_dy_t ? args.dy_t : args.dy, args.dw, workspace,
+                                 stream, repetitions));
   if (args.dx != nullptr) {
     if (args.dgrad_reads_w_t) require(args.w_t, "w_t (dgrad_reads_w_t)");
     if (args.dx_applies_input_relu) {

@@ -137,10 +137,24 @@ struct LinearArguments {
   /// operand itself (transpose.h says why and what it cost at 1590d6a);
   /// whoever calls keeps w_t equal to Wᵀ (DLRM: once a training step).
   bool dgrad_reads_w_t = false;
+  /// The weight-gradient GEMM reads dy_t, dz transposed ([out, B]
+  /// row-major: batch-contiguous, K-major for that GEMM), which backward()
+  /// writes from dy (after its dReLU, where it applies one) by one transpose
+  /// launch just before that GEMM, on its stream. dW = dzᵀ·x has K = B:
+  /// both operands, batch-major in memory, are M- or N-major, which a TF32
+  /// tensor-core GEMM on Hopper must transpose itself (on an H200 at
+  /// 1590d6a, batch 65,536, the TF32 weight gradients took 1.38-1.73x their
+  /// forward GEMMs in the five largest DLRM layers, the bf16 ones
+  /// 0.84-0.95x). With dy_t one operand is K-major, as in the data gradient
+  /// (1.15-1.16x there). The transpose costs B·out elements read and
+  /// written: worth it where in is large against it (not measured). Not
+  /// with cuBLASLt's BGRADB epilogue on that GEMM (can_implement says so).
+  bool wgrad_reads_dy_t = false;
 
   const void* x = nullptr;          ///< [B, in] input.
   const void* w = nullptr;          ///< [out, in] weights.
   const void* w_t = nullptr;        ///< dgrad_reads_w_t: [in, out], Wᵀ; the data gradient's A.
+  void* dy_t = nullptr;             ///< wgrad_reads_dy_t: [out, B], written by backward(); the weight gradient's B.
   const void* b = nullptr;          ///< [out] bias.
   void* y = nullptr;                ///< [B, out] output (after the activation). Backward
                                     ///< reads it for ReLU layers whose dy is raw.

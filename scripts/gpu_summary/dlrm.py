@@ -91,6 +91,7 @@ def dlrm_section(results, peers):
     lines += epilogues_lines(tp)
     lines += side_streams_lines(tp)
     lines += dgrad_weights_lines(tp)
+    lines += wgrad_dy_lines(tp)
     lines += connections_lines(tp)
     return "\n".join(lines) + "\n", {"best": best, "ratios": ratios, "graphs": gspeed}
 
@@ -152,6 +153,14 @@ def dgrad_weights_lines(tp):
     transposed at two batches, TF32)."""
     return choice_lines(tp, "dgrad_weights", ("stored", "transposed"),
                         "Data-gradient GEMMs: W as stored (NN) against a transposed copy (TN) (dgrad_weights=...)")
+
+
+def wgrad_dy_lines(tp):
+    """The wide layers' weight gradients from dz as stored against dz
+    transposed just before them (the dlrm-wgrad-dy step: wgrad_dy=stored,
+    transposed at the largest batch, TF32)."""
+    return choice_lines(tp, "wgrad_dy", ("stored", "transposed"),
+                        "Weight-gradient GEMMs of the wide layers: dz as stored against dz transposed (wgrad_dy=...)")
 
 
 def connections_lines(tp):

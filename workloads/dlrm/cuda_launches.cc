@@ -89,6 +89,11 @@ std::vector<kc::LinearArguments> mlp_layer_modes(const std::vector<int>& widths,
     // not the fused head's), in a model that trains.
     a.dgrad_reads_w_t = options.dgrad_weights_transposed && !options.external_embeddings && (!bottom || l > 0) &&
                         !(head && l + 1 == n);
+    // The weight gradient from dz transposed where the input is wide (not
+    // where cuBLASLt's BGRADB epilogue sums db on that GEMM: Linear refuses).
+    a.wgrad_reads_dy_t = options.wgrad_dy_transposed && !options.external_embeddings &&
+                         in >= kWgradTransposedMinInput && !(head && l + 1 == n) &&
+                         !(chain && !a.dy_is_pre_activation);
     layers.push_back(a);
     in = widths[l];
   }

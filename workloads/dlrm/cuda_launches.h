@@ -15,6 +15,7 @@
 #include "kernels/cuda/linear.h"
 #include "workloads/dlrm/cuda_model.h"
 #include "workloads/dlrm/dense_layout.h"
+#include "workloads/dlrm/dlrm_benchmark.h"
 #include "workloads/dlrm/model.h"
 
 namespace perflab::dlrm {

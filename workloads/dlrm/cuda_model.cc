@@ -322,6 +322,10 @@ void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool botto
     a.y = head ? nullptr : layer->y.data();
     a.dy = head ? nullptr : layer->dy.data();
     a.aux = aux_bytes > 0 ? layer->aux.data() : nullptr;
+    if (a.wgrad_reads_dy_t) {
+      layer->dy_t = kc::DeviceBuffer<uint8_t>(count(local_ * out) * element_bytes);
+      a.dy_t = layer->dy_t.data();
+    }
     if (l > 0) {
       Layer& below = *layers[l - 1];
       a.x = below.y.data();

@@ -162,6 +162,13 @@ struct CudaModelOptions {
   /// side streams, beside the forward, and joined before the backward. Off:
   /// the data-gradient GEMMs read the weights themselves ("NN").
   bool dgrad_weights_transposed = false;
+  /// Training: every MLP layer whose input is at least
+  /// kWgradTransposedMinInput wide computes its weight gradient from dz
+  /// transposed (kernels/cuda/linear.h: wgrad_reads_dy_t), written by one
+  /// launch just before that GEMM, on its stream; each such layer holds a
+  /// [out, B] buffer for it. Off: the weight-gradient GEMMs read dz as the
+  /// data gradient does.
+  bool wgrad_dy_transposed = false;
   /// bf16: the training steps' batches bring their dense rows already in
   /// bf16, padded to dense_input_width() (DeviceBatch::dense_bf16), so the
   /// declared step launches no cast (train_step refuses a batch without

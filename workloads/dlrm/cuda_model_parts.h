@@ -18,6 +18,7 @@ struct CudaModel::Layer {
   kernels::cuda::LinearArguments args;  ///< Shape, modes and every pointer fixed at construction.
   std::unique_ptr<kernels::cuda::Linear> linear;  ///< Null for the fused head (CudaModel::fused_head_).
   kernels::cuda::DeviceBuffer<uint8_t> y, dy, aux;  // [B, out] of the layer's element type; ReLU bitmask
+  kernels::cuda::DeviceBuffer<uint8_t> dy_t;        // wgrad_reads_dy_t: [out, B], dz transposed
   /// Its weight and bias in the flat dense buffers (DenseLayout::layer).
   DenseRange params;
 };

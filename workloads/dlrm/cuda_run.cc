@@ -330,6 +330,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     o.interaction_tensor_cores = setup.interaction_tensor_cores;
     o.side_streams = setup.side_streams;
     o.dgrad_weights_transposed = setup.dgrad_weights_transposed;
+    o.wgrad_dy_transposed = setup.wgrad_dy_transposed;
     o.batch = setup.batch_size;
     o.precision = setup.precision == "bf16" ? kc::Precision::kBf16 : kc::Precision::kTf32;
     // A bf16 model's batches are packed with bf16 dense rows: no cast a step.

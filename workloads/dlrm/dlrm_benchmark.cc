@@ -196,7 +196,7 @@ double host_bytes_needed(const SyntheticConfig& sc, int64_t embed_dim, Backend b
 /// Every buffer is counted at 4 bytes a value: in bf16 an overestimate.
 /// Plus two cuBLASLt workspaces (the step's and side_streams' second).
 double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_samples, bool nccl, int ranks,
-                           bool lookup_fused) {
+                           bool lookup_fused, bool wgrad_dy_t) {
   constexpr double kSampleBytes = (13 + 1) * sizeof(float) + 26 * sizeof(int32_t);
   double rows = 0, widths = static_cast<double>(shape.embed_dim) * static_cast<double>(shape.table_sizes.size());
   for (int64_t r : shape.table_sizes) rows += static_cast<double>(r);
@@ -216,7 +216,9 @@ double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_
       lookup_fused ? b * static_cast<double>(shape.embed_dim * shape.table_sizes.size()) * sizeof(float) : 0.0;
   // cuBLASLt's workspaces: the step's, and the weight gradients' side stream's.
   constexpr double kCublasWorkspaces = 2.0 * 32 * 1024 * 1024;
-  return tables + dense + (eval_rows + 2 * b) * kSampleBytes + 3 * b * widths * sizeof(float) - gathered +
+  // wgrad_dy=transposed: a [out, B] copy of dz for the wide layers (counted for all).
+  const double activations = (wgrad_dy_t ? 4 : 3) * b * widths * sizeof(float);
+  return tables + dense + (eval_rows + 2 * b) * kSampleBytes + activations - gathered +
          b * static_cast<double>(shape.table_sizes.size()) * 32 + kCublasWorkspaces;
 }
 
@@ -352,6 +354,13 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                                  "GEMMs read; the cpu backend's are OpenBLAS's (leave dgrad_weights at auto)",
                                  dgrad_weights));
   }
+  const std::string wgrad_dy = p.get_string("wgrad_dy");
+  if (backend_ == Backend::kCpu && wgrad_dy != "auto") {
+    throw UsageError(fmt::format("dlrm: wgrad_dy={} chooses what the cuda backend's weight-gradient GEMMs read; the "
+                                 "cpu backend's are OpenBLAS's (leave wgrad_dy at auto)",
+                                 wgrad_dy));
+  }
+  setup_.wgrad_dy_transposed = backend_ == Backend::kCuda && wgrad_dy == "transposed";
   const std::string interaction = p.get_string("interaction");
   setup_.interaction_tensor_cores = interaction == "tensor_cores";
   if (backend_ == Backend::kCpu && setup_.interaction_tensor_cores) {
@@ -542,7 +551,7 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     const bool training = ctx.spec.mode != RunMode::kInference;
     const bool lookup_fused = training && toggles_[Toggle::kFused].in_effect && !nccl_;
     step.device_bytes = device_bytes_needed(shape, setup_.batch_size, eval_.size(), nccl_, ctx.size(),
-                                            lookup_fused);
+                                            lookup_fused, training && setup_.wgrad_dy_transposed);
     step.device_bytes_advice = "reduce max_table_size, embed_dim, batch_size or eval_samples";
 #ifdef PERFLAB_DLRM_CUDA
     if (ctx.spec.mode == RunMode::kInference) {
@@ -554,18 +563,31 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     }
 #endif
     bool head_split = false;
+    int wgrad_dy_layers = 0;
 #ifdef PERFLAB_DLRM_CUDA
-    CudaModelOptions model;  // what split_head reads: as cuda_run.cc builds the model
+    CudaModelOptions model;  // what split_head and the layer modes read: as cuda_run.cc builds the model
     model.batch = setup_.batch_size;
     model.fused = toggles_[Toggle::kFused].in_effect;
     model.side_streams = setup_.side_streams;
     model.external_embeddings = !training;
+    model.wgrad_dy_transposed = setup_.wgrad_dy_transposed;
+    for (kernels::cuda::Epilogues e : {kernels::cuda::Epilogues::kCublasLt, kernels::cuda::Epilogues::kOwnBackward,
+                                       kernels::cuda::Epilogues::kOwn}) {
+      if (setup_.epilogues == kernels::cuda::epilogues_name(e)) model.epilogues = e;
+    }
     head_split = split_head(shape, model, nccl_, model.batch);
+    for (bool bottom : {true, false}) {
+      for (const kernels::cuda::LinearArguments& a :
+           mlp_layer_modes(bottom ? shape.bottom_mlp : shape.top_mlp,
+                           bottom ? bottom_input_width(shape) : top_input_width(shape), bottom, model.batch, model)) {
+        wgrad_dy_layers += a.wgrad_reads_dy_t;
+      }
+    }
 #endif
-    describe_cuda_step(setup_,
-                       {training, toggles_[Toggle::kFused].in_effect, lookup_fused, nccl_,
-                        toggles_[Toggle::kSyncFree].in_effect, head_split},
-                       step);
+    CudaStepChoices choices{training, toggles_[Toggle::kFused].in_effect, lookup_fused, nccl_,
+                            toggles_[Toggle::kSyncFree].in_effect, head_split};
+    choices.wgrad_dy_layers = wgrad_dy_layers;
+    describe_cuda_step(setup_, choices, step);
   }
   if (nccl_) {
 #ifdef PERFLAB_DLRM_CUDA

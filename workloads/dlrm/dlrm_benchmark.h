@@ -99,6 +99,10 @@ struct DlrmSetup {
   /// auto resolved: auto_dgrad_weights_transposed;
   /// CudaModelOptions::dgrad_weights_transposed).
   bool dgrad_weights_transposed = false;
+  /// cuda backend, training: the wide layers' weight gradients from dz
+  /// transposed (wgrad_dy=transposed; auto: stored;
+  /// CudaModelOptions::wgrad_dy_transposed).
+  bool wgrad_dy_transposed = false;
   /// --mode inference: placement, cache and updates (serve/serve_options.h).
   ServeOptions serve;
   /// Training: where each seed's trained model is written (checkpoint.h;
@@ -123,6 +127,9 @@ struct CudaStepChoices {
   bool nccl = false;         ///< Embeddings exchanged over NCCL.
   bool sync_free = false;    ///< --sync-free in effect (the update waits on no host sync).
   bool split_head = false;   ///< The fused head as two launches (cuda_launches.h's split_head).
+  /// wgrad_dy=transposed: the MLP layers whose weight gradients read dz
+  /// transposed (cuda_launches.h's mlp_layer_modes).
+  int wgrad_dy_layers = 0;
 };
 
 /// From this many samples a rank dgrad_weights=auto takes transposed copies
@@ -138,6 +145,17 @@ struct CudaStepChoices {
 /// layout saves: not measured, so stored (gpu-check's dgrad-weights step
 /// times both at 512, 2,048 and 65,536).
 inline constexpr int64_t kTransposedDgradMinBatch = 2048;
+
+/// The narrowest input for which wgrad_dy_transposed transposes a layer's
+/// dz for its weight gradient: the copy costs B·out elements read and
+/// written, the GEMM's layout penalty grows with B·in·out. At the TF32
+/// rates of an H200 at 1590d6a (batch 65,536: the weight gradients 1.38-1.73x
+/// their forward GEMMs, the data gradients, one operand K-major, 1.15-1.16x;
+/// about 400 TFLOP/s forward, 4.8 TB/s) the saving passes the copy's cost
+/// from inputs of about 600: DLRM's 1024-wide inputs (the top MLP's layers
+/// 1 and 2), not the 480-wide interaction output or the 512-wide inputs.
+/// An estimate from those rates, not a measurement.
+inline constexpr int64_t kWgradTransposedMinInput = 1024;
 
 /// dgrad_weights=auto: transposed copies for TF32 from
 /// kTransposedDgradMinBatch samples a rank (a TF32 tensor-core GEMM on

@@ -17,6 +17,8 @@
 // one GPU per rank (cuda_model.h; exchange=nccl, which also runs on one
 // rank). --sharp applies to the NCCL path's gradient all-reduce and says
 // from NCCL's log whether it took effect.
+#include <fmt/format.h>
+
 #include "harness/registry.h"
 #include "workloads/dlrm/dlrm_benchmark.h"
 #include "workloads/dlrm/serve/serve_options.h"
@@ -82,6 +84,14 @@ std::vector<ParamSpec> dlrm_params() {
        "beside the forward, by one launch per 16 layers: a \"TN\" GEMM, both operands K-major, the only "
        "layout a TF32 tensor-core GEMM on Hopper reads without transposing it itself); auto: transposed in "
        "fp32 (TF32 GEMMs) from 2,048 samples a rank unless epilogues=cublaslt, stored otherwise and in bf16",
+       {}, {}, {"auto", "stored", "transposed"}},
+      {"wgrad_dy", T::kString, "auto",
+       fmt::format("cuda backend, training: what the weight-gradient GEMMs of MLP layers with inputs at least {} "
+                   "wide read: stored (dz as the data gradient reads it: both operands batch-major, which a TF32 "
+                   "tensor-core GEMM on Hopper transposes itself) or transposed (dz transposed by one launch just "
+                   "before the GEMM, one operand K-major; not where cuBLASLt's BGRADB epilogue sums the bias "
+                   "gradient on it); auto: stored (transposed is not measured yet)",
+                   kWgradTransposedMinInput),
        {}, {}, {"auto", "stored", "transposed"}},
       {"interaction", T::kString, "auto",
        "cuda backend: the dot interaction on fp32 CUDA cores (cuda_cores) or on tensor cores (tensor_cores: "

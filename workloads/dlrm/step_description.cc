@@ -1,6 +1,8 @@
 // The cuda backend's DLRM step in words: the result's perflab_dlrm_*
 // hyperparameters, which say what each of the step's choices ran
 // (dlrm_benchmark.h: describe_cuda_step).
+#include <fmt/format.h>
+
 #include <string>
 
 #include "workloads/dlrm/dlrm_benchmark.h"
@@ -67,6 +69,17 @@ void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPl
                 (setup.side_streams ? "on the weight gradients' stream beside the forward" : "at the step's start") +
                 " (one launch per 16 layers); the data-gradient GEMMs read it (\"TN\": both operands K-major)"
           : "stored: the data-gradient GEMMs read the weights as the forward does (\"NN\")";
+  // What the weight-gradient GEMMs read (wgrad_dy).
+  step.hyperparameters["perflab_dlrm_wgrad_dy"] =
+      !c.training ? "serving: no backward (wgrad_dy applies to training)"
+      : !setup.wgrad_dy_transposed
+          ? "stored: the weight-gradient GEMMs read dz as the data gradient does (both operands batch-major)"
+      : c.wgrad_dy_layers == 0
+          ? fmt::format("transposed, in effect nowhere: no layer of this model has an input at least {} wide "
+                        "(and a weight gradient without cuBLASLt's BGRADB)", kWgradTransposedMinInput)
+          : fmt::format("transposed: in the {} layer{} whose input is at least {} wide, dz transposed by one launch "
+                        "just before the weight-gradient GEMM, which reads it (one operand K-major)",
+                        c.wgrad_dy_layers, c.wgrad_dy_layers == 1 ? "" : "s", kWgradTransposedMinInput);
   // What --fused changes about the lookups.
   step.hyperparameters["perflab_dlrm_lookup"] =
       !c.training ? "the serving engine's rows (placement), handed to the interaction"

@@ -154,6 +154,18 @@ TEST(LinearCanImplement, RejectsZeroAndHugeSizesWithAReason) {
 }
 
 TEST(LinearCanImplement, RejectsUnsupportedModeCombinations) {
+  // The weight gradient from dzᵀ: not where cuBLASLt's BGRADB sums db on it.
+  LinearArguments w = valid();
+  w.wgrad_reads_dy_t = true;
+  expect_rejected(w, "without cuBLASLt's BGRADB epilogue");
+  w.dy_is_pre_activation = true;  // db from the layer above's DRELU_BGRAD: no BGRADB here
+  EXPECT_TRUE(Linear::can_implement(w).ok()) << Linear::can_implement(w).reason();
+  w = valid();
+  w.wgrad_reads_dy_t = true;
+  w.epilogues = Epilogues::kOwnBackward;
+  EXPECT_TRUE(Linear::can_implement(w).ok()) << Linear::can_implement(w).reason();
+  w.fused = false;
+  EXPECT_TRUE(Linear::can_implement(w).ok()) << Linear::can_implement(w).reason();
   LinearArguments a = valid();
   a.fused = false;
   a.dy_is_pre_activation = true;
@@ -233,6 +245,17 @@ TEST(LinearLaunches, OwnEpiloguesAddTheirPassesAndDropTheBitmask) {
   // Below a fused head (dy_is_pre_activation): dz and db come from above.
   a.dy_is_pre_activation = true;
   EXPECT_EQ(names_of(Linear::backward_launches(a, true)), (std::vector<std::string>{gemm, gemm}));
+  // wgrad_reads_dy_t: dz transposed just before the weight gradient, all
+  // of it read and written once.
+  a.wgrad_reads_dy_t = true;
+  const LaunchList t = Linear::backward_launches(a, true);
+  EXPECT_EQ(names_of(t), (std::vector<std::string>{"transpose_kernel", gemm, gemm}));
+  EXPECT_DOUBLE_EQ(t[0].cost.bytes, 2.0 * 37 * 127 * 4);
+  // After our own dReLU pass (dz written in place), before the weight gradient.
+  a.dy_is_pre_activation = false;
+  a.epilogues = Epilogues::kOwnBackward;
+  EXPECT_EQ(names_of(Linear::backward_launches(a, true)),
+            (std::vector<std::string>{"relu_bias_grad_one_pass_kernel", "transpose_kernel", gemm, gemm}));
 }
 
 TEST(LinearCanImplement, RejectsMisalignedPointers) {
@@ -251,6 +274,11 @@ TEST(LinearCanImplement, RejectsMisalignedPointers) {
   expect_rejected(a, "w_t is not 16-byte aligned");
   a.w_t = storage + 4;
   EXPECT_TRUE(Linear::can_implement(a).ok()) << Linear::can_implement(a).reason();
+  a = valid();
+  a.wgrad_reads_dy_t = true;
+  a.epilogues = Epilogues::kOwnBackward;
+  a.dy_t = storage + 1;
+  expect_rejected(a, "dy_t is not 16-byte aligned");
 }
 
 TEST(LinearSizes, AuxAndWorkspace) {
@@ -382,6 +410,38 @@ TEST_P(LinearCudaTest, ForwardAndBackwardMatchCpuReference) {
   expect_close(dx_t.download(), dx_ref, s.in, tol, "dx (dgrad from Wᵀ)", problem);
   EXPECT_EQ(dw_t.download(), dw.download()) << "dW; " << problem << ", dgrad from Wᵀ";
   EXPECT_EQ(db_t.download(), db.download()) << "db; " << problem << ", dgrad from Wᵀ";
+
+  // The weight gradient from dz transposed (wgrad_reads_dy_t, the copy
+  // written by backward() itself): dW within the tolerance (another GEMM),
+  // db too (our passes'; cuBLASLt's BGRADB is refused with this mode); dx
+  // the same bits (the same data-gradient GEMM on the same dz); dy_t holds
+  // dzᵀ exactly.
+  LinearArguments u = args;
+  u.wgrad_reads_dy_t = true;
+  if (mode == kLtEpilogues) {  // db from cuBLASLt's BGRADB on that GEMM: refused, with the reason
+    EXPECT_NE(Linear::can_implement(u).reason().find("without cuBLASLt's BGRADB epilogue"), std::string::npos)
+        << Linear::can_implement(u).reason();
+    return;
+  }
+  Linear op_u(lt.handle, u);
+  ASSERT_TRUE(op_u.status().ok()) << op_u.status().reason() << "; problem: " << problem << ", wgrad from dzᵀ";
+  Tensor y_u(dtype, bn * s.out), dy_u(dtype, dy.host), dx_u(dtype, bn * s.in);
+  Tensor dw_u(dtype, static_cast<size_t>(s.out * s.in)), db_u(dtype, static_cast<size_t>(s.out));
+  Tensor dy_tu(dtype, std::vector<float>(bn * s.out, -3.0f));
+  DeviceBuffer<uint8_t> aux_u(std::max<size_t>(1, Linear::aux_bytes(u)));
+  Tensor w_u(dtype, w.host);  // W again (the block above left it NaN)
+  u.w = w_u.data(), u.y = y_u.data(), u.aux = aux_u.data(), u.dy = dy_u.data(), u.dx = dx_u.data();
+  u.dw = dw_u.data(), u.db = db_u.data(), u.dy_t = dy_tu.data();
+  op_u.forward(u, workspace.data(), stream.stream);
+  op_u.backward(u, workspace.data(), stream.stream);
+  counted_stream_synchronize(stream.stream);
+  EXPECT_EQ(y_u.download(), y_gpu) << "y; " << problem << ", wgrad from dzᵀ";
+  const std::vector<float> dz_u = dy_u.download();
+  EXPECT_EQ(dz_u, dy.download()) << "dz; " << problem << ", wgrad from dzᵀ";
+  EXPECT_EQ(dx_u.download(), dx.download()) << "dx; " << problem << ", wgrad from dzᵀ";
+  EXPECT_EQ(dy_tu.download(), transposed(dz_u, s.batch, s.out)) << "dy_t is dzᵀ; " << problem;
+  expect_close(dw_u.download(), dw_ref, s.in, tol, "dW (wgrad from dzᵀ)", problem);
+  expect_close(db_u.download(), db_ref, s.out, tol, "db (wgrad from dzᵀ)", problem);
 }
 
 // A ReLU layer built with dy_relu_applied (each mode), given dy already masked by y > 0

@@ -198,6 +198,22 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
   EXPECT_EQ(dgrad({{"dgrad_weights", "stored"}}).rfind("stored:", 0), 0u);
   EXPECT_NE(dgrad({{"side_streams", "off"}}).find("written once a step at the step's start"), std::string::npos)
       << dgrad({{"side_streams", "off"}});
+  // wgrad_dy: auto is stored (not measured yet); transposed as asked, in
+  // the layers with inputs at least kWgradTransposedMinInput wide, counted
+  // (the tiny preset's MLPs have none: in effect nowhere, and it says so).
+  const auto wgrad = [](const std::string& asked, const std::string& top) {
+    ToggleSet toggles;
+    toggles[Toggle::kFused] = {true, true, ""};
+    TestContext ctx(small_params({{"wgrad_dy", asked}, {"top_mlp", top}}), Backend::kCuda, toggles);
+    return DlrmBenchmark(ctx).step_plan().hyperparameters["perflab_dlrm_wgrad_dy"].get<std::string>();
+  };
+  const std::string wide = "1024-1024-16-1";
+  EXPECT_EQ(wgrad("auto", wide).rfind("stored:", 0), 0u) << wgrad("auto", wide);
+  EXPECT_EQ(wgrad("stored", wide), wgrad("auto", wide));
+  EXPECT_EQ(wgrad("transposed", wide).rfind("transposed: in the 2 layers whose input is at least 1024 wide", 0), 0u)
+      << wgrad("transposed", wide);
+  EXPECT_EQ(wgrad("transposed", "64-32-1").rfind("transposed, in effect nowhere", 0), 0u)
+      << wgrad("transposed", "64-32-1");
   // auto: tensor cores for bf16 from kTensorCoreInteractionMinBatch samples
   // a rank (the faster there), CUDA cores below it and for TF32.
   const auto interaction_at = [](const std::string& precision, int64_t batch) {

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -126,6 +127,10 @@ TEST(DlrmCudaRegistration, CpuBackendRefusesTheNcclExchange) {
 
 TEST(DlrmCudaRegistration, CpuBackendRefusesTunedGemms) {
   expect_cpu_refuses({"gemm_algorithms", "tuned"}, "gemm_algorithms=tuned chooses cuBLASLt algorithms");
+}
+
+TEST(DlrmCudaRegistration, CpuBackendRefusesAWgradDyChoice) {
+  expect_cpu_refuses({"wgrad_dy", "transposed"}, "wgrad_dy=transposed chooses what");
 }
 
 TEST(DlrmCudaRegistration, CpuBackendRefusesADgradWeightsChoice) {
@@ -258,13 +263,11 @@ TEST(DlrmCudaStep, OwnEpiloguesMatchTheCpuModel) {
   }
 }
 
-// The data-gradient GEMMs reading each layer's weights transposed
-// (dgrad_weights_transposed: auto's choice in TF32), written at the step's
-// start beside the forward or, without side streams, before it: one step
-// within the gate, both precisions, fused with either epilogues and unfused.
-TEST(DlrmCudaStep, TransposedDgradWeightsMatchTheCpuModel) {
-  PERFLAB_REQUIRE_CUDA_DEVICE();
-  const Dataset data = tiny_data(kBatch, 7);
+/// Options for one sync-free step in each precision, with our epilogues,
+/// cuBLASLt's chain and unfused, on one stream and with side streams:
+/// `check` gets each, after `set` has adjusted it, with its label.
+void for_each_step_mode(const std::function<void(CudaModelOptions&)>& set,
+                        const std::function<void(const CudaModelOptions&, const std::string&)>& check) {
   for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
     for (const auto& [fused, epilogues] : {std::pair{true, kc::Epilogues::kOwnBackward},
                                            std::pair{true, kc::Epilogues::kCublasLt},
@@ -277,14 +280,57 @@ TEST(DlrmCudaStep, TransposedDgradWeightsMatchTheCpuModel) {
         options.epilogues = epilogues;
         options.side_streams = side_streams;
         options.update_mode = kc::EmbeddingUpdateMode::kSyncFree;
-        options.dgrad_weights_transposed = true;
-        const StepComparison c = compare_one_step(tiny_shape(16), kSeed, options, data.batch(0, kBatch), 0.5f);
-        EXPECT_TRUE(c.passed) << describe(options) << (side_streams ? ", side streams" : ", one stream") << ": "
-                              << c.detail;
-        EXPECT_TRUE(std::isfinite(c.loss_gpu)) << c.detail;
+        set(options);
+        check(options, describe(options) + (side_streams ? ", side streams" : ", one stream"));
       }
     }
   }
+}
+
+void expect_one_step_matches(const ModelShape& shape, const CudaModelOptions& options, const std::string& label) {
+  const Dataset data = tiny_data(kBatch, 7);
+  const StepComparison c = compare_one_step(shape, kSeed, options, data.batch(0, kBatch), 0.5f);
+  EXPECT_TRUE(c.passed) << label << ": " << c.detail;
+  EXPECT_TRUE(std::isfinite(c.loss_gpu)) << label << ": " << c.detail;
+}
+
+// The data-gradient GEMMs reading each layer's weights transposed
+// (dgrad_weights_transposed: auto's choice in TF32), written at the step's
+// start beside the forward or, without side streams, before it: one step
+// within the gate, both precisions, fused with either epilogues and unfused.
+TEST(DlrmCudaStep, TransposedDgradWeightsMatchTheCpuModel) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  const ModelShape shape = tiny_shape(16);
+  for_each_step_mode(
+      [](CudaModelOptions& o) { o.dgrad_weights_transposed = true; },
+      [&](const CudaModelOptions& o, const std::string& label) { expect_one_step_matches(shape, o, label); });
+}
+
+// The wide layers' weight gradients from dz transposed (wgrad_dy_transposed):
+// tiny_shape's top MLP widened to 1024-1024-16-1, so layers 1 and 2 read
+// 1,024-wide inputs (layer 1 after its own dReLU pass with our epilogues,
+// layer 2 with its dz from the fused head); one step within the gate in
+// every mode above, with transposed data-gradient weights beside them.
+TEST(DlrmCudaStep, TransposedDzForTheWideWeightGradientsMatchesTheCpuModel) {
+  PERFLAB_REQUIRE_CUDA_DEVICE();
+  ModelShape shape = tiny_shape(16);
+  shape.top_mlp = {1024, 1024, 16, 1};
+  for_each_step_mode(
+      [](CudaModelOptions& o) {
+        o.wgrad_dy_transposed = true;
+        o.dgrad_weights_transposed = o.side_streams;
+      },
+      [&](const CudaModelOptions& o, const std::string& label) {
+        // Layers 1 and 2 in every mode (unfused, the logit layer reads 16).
+        const LaunchPlan plan = train_step_launches(shape, o);
+        EXPECT_EQ(std::count_if(plan.begin(), plan.end(),
+                                [](const DeclaredKernel& k) {
+                                  return k.kernel == "transpose_kernel" && k.phase == "backward";
+                                }),
+                  2)
+            << label << ": the layers that take the transposed dz";
+        expect_one_step_matches(shape, o, label);
+      });
 }
 
 // gemm_algorithms=tuned: every GEMM of every layer timed (forward and
@@ -464,6 +510,10 @@ struct RunCase {
   /// dgrad_weights: "auto" (tiny_setup's: transposed copies in fp32), "stored" or "transposed".
   std::string dgrad_weights = "auto";
   bool side_streams = true;
+  /// The top MLP widened to 1024-1024-16-1 with wgrad_dy=transposed: two
+  /// layers transpose dz before their weight gradients (the second below
+  /// the fused head, the first after its own dReLU pass, as DLE's do).
+  bool wide = false;
 };
 
 class DlrmCudaRunTest : public ::testing::TestWithParam<RunCase> {};
@@ -474,12 +524,17 @@ TEST_P(DlrmCudaRunTest, SeveralIterationsMatchTheCpuModelAndCountSyncs) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const RunCase rc = GetParam();
   const std::string mode = mode_name(rc.fused, rc.sync_free, rc.graphs, rc.precision) + (rc.tuned ? ", tuned GEMMs" : "") +
-                           ", dgrad_weights " + rc.dgrad_weights + (rc.side_streams ? "" : ", one stream");
+                           ", dgrad_weights " + rc.dgrad_weights + (rc.side_streams ? "" : ", one stream") +
+                           (rc.wide ? ", wide top MLP, wgrad_dy transposed" : "");
   const Dataset train = tiny_data(3 * kBatch, 11), eval = tiny_data(50, 12);
   DlrmSetup setup = tiny_setup(16, rc.precision, train, kBatch);
   setup.tune_gemms = rc.tuned;
   if (rc.dgrad_weights != "auto") setup.dgrad_weights_transposed = rc.dgrad_weights == "transposed";
   setup.side_streams = rc.side_streams;
+  if (rc.wide) {
+    setup.shape.top_mlp = {1024, 1024, 16, 1};
+    setup.wgrad_dy_transposed = true;
+  }
   Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(rc.fused, rc.sync_free, rc.graphs)),
            rc.graphs && rc.sync_free);
   DlrmCudaRun* run = d.run.get();
@@ -555,6 +610,11 @@ std::vector<RunCase> run_cases() {
   cases.push_back({true, true, true, "bf16", true, "transposed"});
   cases.push_back({true, true, true, "fp32", false, "auto", false});
   cases.push_back({true, false, false, "fp32", false, "auto", false});
+  // The wide layers' weight gradients from dz transposed, graphed, tuned
+  // (the tuning times them from the copy) and not.
+  cases.push_back({true, true, true, "fp32", true, "auto", true, true});
+  cases.push_back({true, true, true, "bf16", false, "auto", true, true});
+  cases.push_back({false, true, false, "fp32", false, "auto", true, true});
   return cases;
 }
 
@@ -562,7 +622,8 @@ std::string run_name(const ::testing::TestParamInfo<RunCase>& p) {
   const RunCase& c = p.param;
   return std::string(c.fused ? "fused" : "unfused") + (c.sync_free ? "_syncfree" : "_sync") +
          (c.graphs ? "_graphs" : "") + "_" + c.precision + (c.tuned ? "_tuned" : "") +
-         (c.dgrad_weights == "auto" ? "" : "_dgrad_" + c.dgrad_weights) + (c.side_streams ? "" : "_one_stream");
+         (c.dgrad_weights == "auto" ? "" : "_dgrad_" + c.dgrad_weights) + (c.side_streams ? "" : "_one_stream") +
+         (c.wide ? "_wide_wgrad_dy_transposed" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DlrmCudaRunTest, ::testing::ValuesIn(run_cases()), run_name);

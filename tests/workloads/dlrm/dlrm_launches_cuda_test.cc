@@ -38,15 +38,22 @@ bool library(const std::string& kernel) {
   return kernel.find("gemm") != std::string::npos || kernel.rfind("Device", 0) == 0 || kernel == "ncclDevKernel";
 }
 
-using Mode = std::tuple<bool, bool, std::string>;  // fused, graphs, precision
+// fused, graphs, precision, wide: the top MLP widened to 1024-1024-16-1
+// with wgrad_dy=transposed (two layers with 1,024-wide inputs transpose dz
+// before their weight gradients).
+using Mode = std::tuple<bool, bool, std::string, bool>;
 class DlrmLaunchesCudaTest : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(DlrmLaunchesCudaTest, TheDeviceRunsWhatTheStepDeclares) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
-  const auto [fused, graphs, precision] = GetParam();
+  const auto [fused, graphs, precision, wide] = GetParam();
   constexpr int64_t kBatch = 37;
   const Dataset train = tiny_data(3 * kBatch, 11), eval = tiny_data(50, 12);
-  const DlrmSetup setup = tiny_setup(16, precision, train, kBatch);
+  DlrmSetup setup = tiny_setup(16, precision, train, kBatch);
+  if (wide) {
+    setup.shape.top_mlp = {1024, 1024, 16, 1};
+    setup.wgrad_dy_transposed = true;
+  }
   Driven d(make_dlrm_cuda_run(setup, train, eval, 5, toggles(fused, graphs)), graphs);
   for (int64_t i = 0; i < 3; ++i) d.driver.iterate(i);  // with graphs: captured at 2
   d.driver.synchronize();
@@ -81,7 +88,12 @@ TEST_P(DlrmLaunchesCudaTest, TheDeviceRunsWhatTheStepDeclares) {
 INSTANTIATE_TEST_SUITE_P(Modes, DlrmLaunchesCudaTest,
                          ::testing::Combine(::testing::Bool(), ::testing::Bool(),
                                             ::testing::Values(std::string("fp32"),
-                                                              std::string("bf16"))));
+                                                              std::string("bf16")),
+                                            ::testing::Values(false)));
+INSTANTIATE_TEST_SUITE_P(WideWithTransposedDz, DlrmLaunchesCudaTest,
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(true),
+                                            ::testing::Values(std::string("fp32"), std::string("bf16")),
+                                            ::testing::Values(true)));
 
 #endif
 

@@ -413,6 +413,43 @@ TEST(DlrmLaunches, TransposedDgradWeightsAddOneLaunchForEveryLayerWithADataGradi
 #endif
 }
 
+TEST(DlrmLaunches, TransposedDzAddsALaunchBeforeEachWideLayersWeightGradient) {
+#if PERFLAB_DLRM_CUDA
+  // wgrad_dy_transposed: the layers with inputs at least
+  // kWgradTransposedMinInput wide (top 1 and 2 at the DLE shape: 1024 in)
+  // transpose their dz before the weight gradient, each B x out read and
+  // written once; in the backward, nothing else changes.
+  for (kc::Epilogues e : {kc::Epilogues::kCublasLt, kc::Epilogues::kOwnBackward}) {
+    CudaModelOptions o = options(kc::Precision::kTf32, true);
+    o.epilogues = e;
+    const LaunchPlan before = train_step_launches(dle_shape(), o);
+    o.wgrad_dy_transposed = true;
+    const LaunchPlan plan = train_step_launches(dle_shape(), o);
+    EXPECT_EQ(count(plan, "backward"), count(before, "backward") + 2) << kc::epilogues_name(e);
+    EXPECT_EQ(count(plan, "forward"), count(before, "forward"));
+    EXPECT_EQ(count(plan, "backward", "transpose_kernel"), 2);
+    EXPECT_DOUBLE_EQ(bytes(plan, "backward", "transpose_kernel"), 2.0 * 16384 * (1024 + 512) * sizeof(float));
+    std::vector<bool> top;
+    for (const kc::LinearArguments& a : mlp_layer_modes(dle_shape().top_mlp, 480, false, 512, o)) {
+      top.push_back(a.wgrad_reads_dy_t);
+    }
+    EXPECT_EQ(top, (std::vector<bool>{false, true, true, false, false})) << kc::epilogues_name(e);
+    for (const kc::LinearArguments& a : mlp_layer_modes(dle_shape().bottom_mlp, 16, true, 512, o)) {
+      EXPECT_FALSE(a.wgrad_reads_dy_t) << "the bottom MLP's inputs are at most 512 wide";
+    }
+  }
+  // A serving model has no backward: nothing transposed.
+  CudaModelOptions serving = options(kc::Precision::kTf32, true);
+  serving.wgrad_dy_transposed = true;
+  serving.external_embeddings = true;
+  for (const kc::LinearArguments& a : mlp_layer_modes(dle_shape().top_mlp, 480, false, 512, serving)) {
+    EXPECT_FALSE(a.wgrad_reads_dy_t);
+  }
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
 TEST(DlrmLaunches, EveryLaunchDeclaresItsWorkAndTheGemmsTheirFlops) {
 #if PERFLAB_DLRM_CUDA
   const ModelShape shape = dle_shape();
