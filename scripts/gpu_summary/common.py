@@ -73,7 +73,7 @@ def load_state(work):
     # `all`'s phases as gpu-check ran them (state/order); a record from before
     # it wrote one: the order of that time.
     order = ["build", "tests", "dlrm", "dlrm-bf16", "transducer", "halo_conv", "peers", "serve", "sanitize",
-             "cpu-tests"]
+             "cpu-tests"]  # (sanitize-quick came later, with state/order)
     try:
         order = open(os.path.join(state, "order")).read().split() or order
     except OSError:
