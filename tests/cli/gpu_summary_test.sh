@@ -36,6 +36,13 @@ run run halo_conv --backend cpu --set precision=fp32,bf16 --set partitions=1,2 -
 "$PYTHON" - "$work" <<'PY'
 import json, pathlib, sys
 work = pathlib.Path(sys.argv[1])
+def variant(r, path, folder, change):
+    """A copy of result r, changed, in a sibling folder of its run's."""
+    e = json.loads(json.dumps(r))
+    change(e)
+    out = path.parent.parent / folder / "result.json"
+    out.parent.mkdir(parents=True)
+    json.dump(e, open(out, "w"))
 for path in list(work.rglob("result.json")):
     r = json.load(open(path))
     r["spec"]["backend"] = "cuda"
@@ -55,35 +62,29 @@ for path in list(work.rglob("result.json")):
                                  ("side_streams", "on", 1300.0), ("dgrad_weights", "stored", 1000.0),
                                  ("dgrad_weights", "transposed", 1080.0), ("wgrad_dy", "stored", 1000.0),
                                  ("wgrad_dy", "transposed", 1030.0)):
-            e = json.loads(json.dumps(r))
-            e["spec"]["params"][param] = name
-            e["score"]["throughput_samples_per_s"] = sps
-            out = path.parent.parent / (param + "-" + name) / "result.json"
-            out.parent.mkdir(parents=True)
-            json.dump(e, open(out, "w"))
+            def choice(e, param=param, name=name, sps=sps):
+                e["spec"]["params"][param] = name
+                e["score"]["throughput_samples_per_s"] = sps
+            variant(r, path, param + "-" + name, choice)
         # A tuned point: two layers' GEMMs as tuning timed them (ms a
         # launch, the kept candidate's), one layer without a data gradient
         # and a candidate that would not run (NaN, as the run writes null).
-        e = json.loads(json.dumps(r))
-        e["spec"]["params"]["gemm_algorithms"] = "tuned"
-        e["runs"][0].setdefault("facts", {})["gemm_algorithms"] = [
-            {"layer": "bottom 0 (16 -> 512)", "gemm": "forward", "candidate_median_ms": [0.0612, 0.0588], "chosen": 1},
-            {"layer": "bottom 0 (16 -> 512)", "gemm": "wgrad", "candidate_median_ms": [0.0492, None], "chosen": 0},
-            {"layer": "top 1 (1024 -> 1024)", "gemm": "forward", "candidate_median_ms": [0.3486], "chosen": 0},
-            {"layer": "top 1 (1024 -> 1024)", "gemm": "wgrad", "candidate_median_ms": [0.6047], "chosen": 0},
-            {"layer": "top 1 (1024 -> 1024)", "gemm": "dgrad", "candidate_median_ms": [0.4186, 0.4046], "chosen": 1}]
-        out = path.parent.parent / "tuned" / "result.json"
-        out.parent.mkdir(parents=True)
-        json.dump(e, open(out, "w"))
+        def tuned(e):
+            e["spec"]["params"]["gemm_algorithms"] = "tuned"
+            e["runs"][0].setdefault("facts", {})["gemm_algorithms"] = [
+                {"layer": "bottom 0 (16 -> 512)", "gemm": "forward", "candidate_median_ms": [0.0612, 0.0588], "chosen": 1},
+                {"layer": "bottom 0 (16 -> 512)", "gemm": "wgrad", "candidate_median_ms": [0.0492, None], "chosen": 0},
+                {"layer": "top 1 (1024 -> 1024)", "gemm": "forward", "candidate_median_ms": [0.3486], "chosen": 0},
+                {"layer": "top 1 (1024 -> 1024)", "gemm": "wgrad", "candidate_median_ms": [0.6047], "chosen": 0},
+                {"layer": "top 1 (1024 -> 1024)", "gemm": "dgrad", "candidate_median_ms": [0.4186, 0.4046], "chosen": 1}]
+        variant(r, path, "tuned", tuned)
         # The dlrm-connections steps' two: the same point with the hardware
         # work queues set in the environment, 8 at 1,000 samples/s, 32 faster.
         for queues, sps in (("8", 1000.0), ("32", 1200.0)):
-            e = json.loads(json.dumps(r))
-            e["environment"].setdefault("env", {})["CUDA_DEVICE_MAX_CONNECTIONS"] = queues
-            e["score"]["throughput_samples_per_s"] = sps
-            out = path.parent.parent / ("connections-" + queues) / "result.json"
-            out.parent.mkdir(parents=True)
-            json.dump(e, open(out, "w"))
+            def connections(e, queues=queues, sps=sps):
+                e["environment"].setdefault("env", {})["CUDA_DEVICE_MAX_CONNECTIONS"] = queues
+                e["score"]["throughput_samples_per_s"] = sps
+            variant(r, path, "connections-" + queues, connections)
 json.dump({"benchmarks": [
     {"name": "BM_LookupAndInteraction/batch:8192/fused:0/manual_time_median", "run_type": "aggregate",
      "aggregate_name": "median", "real_time": 2.0e6, "time_unit": "ns"},

@@ -100,6 +100,18 @@ std::vector<kc::LinearArguments> mlp_layer_modes(const std::vector<int>& widths,
   return layers;
 }
 
+int transposed_dz_layers(const ModelShape& shape, const CudaModelOptions& o) {
+  int n = 0;
+  for (bool bottom : {true, false}) {
+    for (const kc::LinearArguments& a :
+         mlp_layer_modes(bottom ? shape.bottom_mlp : shape.top_mlp,
+                         bottom ? bottom_input_width(shape) : top_input_width(shape), bottom, o.batch, o)) {
+      n += a.wgrad_reads_dy_t;
+    }
+  }
+  return n;
+}
+
 bool lookup_in_interaction(const CudaModelOptions& o, bool sharded) {
   return o.fused && !sharded && !o.external_embeddings;
 }

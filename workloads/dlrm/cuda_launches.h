@@ -57,6 +57,10 @@ std::vector<kernels::cuda::LinearArguments> mlp_layer_modes(const std::vector<in
                                                             int64_t in, bool bottom, int64_t batch,
                                                             const CudaModelOptions& options);
 
+/// The layers of both MLPs whose weight gradients read dz transposed
+/// (wgrad_reads_dy_t in mlp_layer_modes).
+int transposed_dz_layers(const ModelShape& shape, const CudaModelOptions& options);
+
 /// The kernels CudaModel::train_step enqueues, in order. `ranks`: the
 /// communicator's size, 0 without one (every table on this GPU, no
 /// exchange; options.comm is not read); `rank`: this GPU's.

@@ -176,7 +176,18 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
   // parameter and gradient slots (no Linear, no buffers).
   fused_head_ = fused_head(shape_, options_);
   build_mlp(shape_.top_mlp, top_in_, /*bottom=*/false);
-  transposes_ = kc::transpose_batches(transposed_, bf16_ ? 2 : sizeof(float));
+  // The weights the data-gradient GEMMs read transposed (build_mlp gave
+  // those layers their copies' places), in launches.
+  std::vector<kc::TransposeMatrix> transposed;
+  for (bool bottom : {true, false}) {
+    for (size_t l = 0; l < mlp_layers(bottom); ++l) {
+      const kc::LinearArguments& a = (bottom ? bottom_ : top_)[l]->args;
+      if (a.dgrad_reads_w_t) {  // W [out, in] -> [in, out]
+        transposed.push_back({a.w, transposed_weights(layout_.weight(bottom, l)), a.out_features, a.in_features});
+      }
+    }
+  }
+  transposes_ = kc::transpose_batches(transposed, bf16_ ? 2 : sizeof(float));
   // The top MLP's input is the interaction output, in the model's type.
   kc::LinearArguments& top0 = top_.front()->args;
   top0.x = bf16_ ? static_cast<void*>(inter_bf16_.data()) : inter_.data();
@@ -195,10 +206,6 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     sort_fork_ = std::make_unique<kc::Event>();
     sort_join_ = std::make_unique<kc::Event>();
     update_fork_ = std::make_unique<kc::Event>();
-    if (!transposes_.empty()) {
-      transpose_fork_ = std::make_unique<kc::Event>();
-      transpose_join_ = std::make_unique<kc::Event>();
-    }
     int device = 0, sms = 0;
     PERFLAB_CUDA_CHECK(cudaGetDevice(&device));
     PERFLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -311,11 +318,7 @@ void CudaModel::build_mlp(const std::vector<int>& widths, int64_t in, bool botto
     const DenseSlot& b = layout_.bias(bottom, l);
     layer->params = layout_.layer(bottom, l);  // the bias follows the weight (dense_layout checks)
     a.w = weights(w);
-    if (a.dgrad_reads_w_t) {
-      void* w_t = transposed_weights(w);
-      a.w_t = w_t;
-      transposed_.push_back({a.w, w_t, a.out_features, a.in_features});  // W [out, in] -> [in, out]
-    }
+    if (a.dgrad_reads_w_t) a.w_t = transposed_weights(w);
     a.b = weights(b);
     a.dw = gradients(w);
     a.db = gradients(b);
@@ -580,13 +583,15 @@ void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
   // The data-gradient GEMMs' transposed weights (dgrad_weights_transposed)
   // from the weights this step's forward reads: beside the forward on the
   // weight gradients' stream (idle until the backward), joined before the
-  // backward. The last step's SGD wrote the weights before its join.
-  const bool transpose_beside = !transposes_.empty() && transpose_fork_ != nullptr;
+  // backward. The last step's SGD wrote the weights before its join. The
+  // weight gradients' fork and join events serve: the backward records
+  // them again for its own uses.
+  const bool transpose_beside = !transposes_.empty() && wgrad_stream_ != nullptr;
   if (transpose_beside) {
     ScopedPhase range("transposed weights (side stream)");
-    kc::stream_waits_for(wgrad_stream_->get(), stream, transpose_fork_->get());
+    kc::stream_waits_for(wgrad_stream_->get(), stream, wgrad_fork_->get());
     transpose_weights(wgrad_stream_->get());
-    PERFLAB_CUDA_CHECK(cudaEventRecord(transpose_join_->get(), wgrad_stream_->get()));
+    PERFLAB_CUDA_CHECK(cudaEventRecord(wgrad_join_->get(), wgrad_stream_->get()));
   } else if (!transposes_.empty()) {
     ScopedPhase range("transposed weights");
     transpose_weights(stream);
@@ -604,7 +609,7 @@ void CudaModel::train_step(const DeviceBatch& batch, cudaStream_t stream) {
       kc::BceWithLogits::run(loss_arguments(batch.labels), workspace_.data(), stream);
     }
   }
-  if (transpose_beside) PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(stream, transpose_join_->get(), 0));
+  if (transpose_beside) PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(stream, wgrad_join_->get(), 0));
   backward(batch, stream);
   optimizer(batch, stream);
 }

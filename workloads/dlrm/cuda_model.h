@@ -421,8 +421,7 @@ class CudaModel {
   // dgrad_weights_transposed: each weight the GEMMs read, transposed, at its
   // slot's offset (elements of the GEMMs' type); what one launch writes.
   Buffer<uint8_t> weights_t_;
-  std::vector<kernels::cuda::TransposeMatrix> transposed_;  // which (build_mlp)
-  std::vector<kernels::cuda::TransposeBatch> transposes_;   // in launches of up to kMaxTransposeMatrices
+  std::vector<kernels::cuda::TransposeBatch> transposes_;  // in launches of up to kMaxTransposeMatrices
   Buffer<float> tables_;           // [total_rows, D]
   Buffer<int64_t> table_offsets_;  // [T]
   Buffer<float> lr_;               // [1]
@@ -474,8 +473,6 @@ class CudaModel {
   std::unique_ptr<kernels::cuda::Stream> wgrad_stream_, sort_stream_;
   std::unique_ptr<kernels::cuda::Event> wgrad_fork_, wgrad_join_, sgd_fork_, sort_fork_, sort_join_, update_fork_;
   std::unique_ptr<kernels::cuda::Event> head_join_;  // split_head_: the head's sums are done
-  // dgrad_weights_transposed with side streams: the transpose's fork and join.
-  std::unique_ptr<kernels::cuda::Event> transpose_fork_, transpose_join_;
   Buffer<uint8_t> head_workspace_;                                // split_head_
   Buffer<uint8_t> wgrad_workspace_;
   kernels::cuda::SideStream wgrad_side_;

@@ -323,24 +323,9 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
  private:
   static CudaModelOptions options_for(const DlrmSetup& setup, const ToggleSet& toggles, const DlrmNccl& nccl) {
     PERFLAB_CUDA_CHECK(cudaSetDevice(nccl.device));
-    CudaModelOptions o;
+    CudaModelOptions o = cuda_model_options(setup, toggles);
     o.comm = nccl.comm;
     o.overlap = nccl.comm != nullptr && setup.sharding.overlap;
-    o.tune_gemms = setup.tune_gemms;
-    o.interaction_tensor_cores = setup.interaction_tensor_cores;
-    o.side_streams = setup.side_streams;
-    o.dgrad_weights_transposed = setup.dgrad_weights_transposed;
-    o.wgrad_dy_transposed = setup.wgrad_dy_transposed;
-    o.batch = setup.batch_size;
-    o.precision = setup.precision == "bf16" ? kc::Precision::kBf16 : kc::Precision::kTf32;
-    // A bf16 model's batches are packed with bf16 dense rows: no cast a step.
-    o.dense_input_bf16 = o.precision == kc::Precision::kBf16;
-    o.fused = toggles[Toggle::kFused].in_effect;
-    for (kc::Epilogues e : {kc::Epilogues::kCublasLt, kc::Epilogues::kOwnBackward, kc::Epilogues::kOwn}) {
-      if (setup.epilogues == kc::epilogues_name(e)) o.epilogues = e;  // the parameter's values are these names
-    }
-    o.update_mode = toggles[Toggle::kSyncFree].in_effect ? kc::EmbeddingUpdateMode::kSyncFree
-                                                         : kc::EmbeddingUpdateMode::kSynchronising;
     return o;
   }
 
@@ -469,6 +454,26 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
 };
 
 }  // namespace
+
+CudaModelOptions cuda_model_options(const DlrmSetup& setup, const ToggleSet& toggles) {
+  CudaModelOptions o;
+  o.tune_gemms = setup.tune_gemms;
+  o.interaction_tensor_cores = setup.interaction_tensor_cores;
+  o.side_streams = setup.side_streams;
+  o.dgrad_weights_transposed = setup.dgrad_weights_transposed;
+  o.wgrad_dy_transposed = setup.wgrad_dy_transposed;
+  o.batch = setup.batch_size;
+  o.precision = setup.precision == "bf16" ? kc::Precision::kBf16 : kc::Precision::kTf32;
+  // A bf16 model's batches are packed with bf16 dense rows: no cast a step.
+  o.dense_input_bf16 = o.precision == kc::Precision::kBf16;
+  o.fused = toggles[Toggle::kFused].in_effect;
+  for (kc::Epilogues e : {kc::Epilogues::kCublasLt, kc::Epilogues::kOwnBackward, kc::Epilogues::kOwn}) {
+    if (setup.epilogues == kc::epilogues_name(e)) o.epilogues = e;  // the parameter's values are these names
+  }
+  o.update_mode = toggles[Toggle::kSyncFree].in_effect ? kc::EmbeddingUpdateMode::kSyncFree
+                                                       : kc::EmbeddingUpdateMode::kSynchronising;
+  return o;
+}
 
 std::unique_ptr<DlrmCudaRun> make_dlrm_cuda_run(const DlrmSetup& setup, const Dataset& train,
                                                 const Dataset& eval, uint64_t seed,

@@ -15,6 +15,7 @@
 
 #include "harness/toggles.h"
 #include "harness/workload.h"
+#include "workloads/dlrm/cuda_model.h"
 #include "workloads/dlrm/cuda_nccl.h"
 #include "workloads/dlrm/data/dataset.h"
 #include "workloads/dlrm/dlrm_benchmark.h"
@@ -30,6 +31,11 @@ class DlrmCudaRun : public TrainableModel {
   virtual std::vector<float> dense_parameter(size_t index) = 0;
   virtual std::vector<float> embedding_row(int table, int64_t row) = 0;
 };
+
+/// A training model's options from the setup and the toggles in effect,
+/// as the run builds its model (no communicator: the run adds the NCCL
+/// path's). Host-only.
+CudaModelOptions cuda_model_options(const DlrmSetup& setup, const ToggleSet& toggles);
 
 /// The cuda backend's run for `seed`: toggles fused and sync_free as in
 /// effect in `toggles` (cuda_graphs is the harness's: it captures the

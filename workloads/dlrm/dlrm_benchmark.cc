@@ -565,24 +565,10 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     bool head_split = false;
     int wgrad_dy_layers = 0;
 #ifdef PERFLAB_DLRM_CUDA
-    CudaModelOptions model;  // what split_head and the layer modes read: as cuda_run.cc builds the model
-    model.batch = setup_.batch_size;
-    model.fused = toggles_[Toggle::kFused].in_effect;
-    model.side_streams = setup_.side_streams;
+    CudaModelOptions model = cuda_model_options(setup_, toggles_);  // as the run builds the model
     model.external_embeddings = !training;
-    model.wgrad_dy_transposed = setup_.wgrad_dy_transposed;
-    for (kernels::cuda::Epilogues e : {kernels::cuda::Epilogues::kCublasLt, kernels::cuda::Epilogues::kOwnBackward,
-                                       kernels::cuda::Epilogues::kOwn}) {
-      if (setup_.epilogues == kernels::cuda::epilogues_name(e)) model.epilogues = e;
-    }
     head_split = split_head(shape, model, nccl_, model.batch);
-    for (bool bottom : {true, false}) {
-      for (const kernels::cuda::LinearArguments& a :
-           mlp_layer_modes(bottom ? shape.bottom_mlp : shape.top_mlp,
-                           bottom ? bottom_input_width(shape) : top_input_width(shape), bottom, model.batch, model)) {
-        wgrad_dy_layers += a.wgrad_reads_dy_t;
-      }
-    }
+    wgrad_dy_layers = transposed_dz_layers(shape, model);
 #endif
     CudaStepChoices choices{training, toggles_[Toggle::kFused].in_effect, lookup_fused, nccl_,
                             toggles_[Toggle::kSyncFree].in_effect, head_split};

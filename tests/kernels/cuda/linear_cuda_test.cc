@@ -1,11 +1,12 @@
 // The cuBLASLt linear layer against the CPU reference (kernels/cpu/linear.h,
 // relu.h) on odd sizes (and two with whole 16-byte rows), both precisions,
 // ReLU and none, unfused and fused with each Epilogues, forward and backward, and the fused chain of two layers (DRELU_BGRAD in the
-// upper layer's dgrad). Tolerances, relative to |expected| + rms(expected):
+// upper layer's dgrad), and the same layer with its data gradient from Wᵀ
+// and its weight gradient from dzᵀ. Tolerances, relative to |expected| + rms(expected):
 // TF32 1e-2, bf16 2e-2 (inputs are rounded to bf16 on the host first, so the
 // reference sees the same inputs). The CPU backward masks by the GPU's own y,
 // so a ReLU that flips on a near-zero pre-activation cannot fail the test.
-// can_implement cases need no device and never skip.
+// What Linear accepts and declares, with no device: linear_can_implement_test.cc.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -109,193 +110,6 @@ std::vector<float> transposed(const std::vector<float>& w, int64_t out, int64_t 
   return t;
 }
 
-// ---- no device needed --------------------------------------------------------
-
-LinearArguments valid() {
-  LinearArguments a;
-  a.batch = 37;
-  a.in_features = 13;
-  a.out_features = 127;
-  a.activation = Activation::kRelu;
-  return a;
-}
-
-void expect_rejected(const LinearArguments& args, const std::string& fragment) {
-  Status status = Linear::can_implement(args);
-  EXPECT_FALSE(status.ok()) << "accepted: " << describe(args);
-  EXPECT_NE(status.reason().find(fragment), std::string::npos) << status.reason();
-}
-
-TEST(LinearCanImplement, AcceptsValidProblems) {
-  EXPECT_TRUE(Linear::can_implement(valid()).ok()) << Linear::can_implement(valid()).reason();
-  LinearArguments a = valid();
-  a.fused = false;
-  a.precision = Precision::kBf16;
-  EXPECT_TRUE(Linear::can_implement(a).ok()) << Linear::can_implement(a).reason();
-  a = valid();
-  a.dy_is_pre_activation = true;
-  a.dx_applies_input_relu = true;
-  EXPECT_TRUE(Linear::can_implement(a).ok()) << Linear::can_implement(a).reason();
-}
-
-TEST(LinearCanImplement, RejectsZeroAndHugeSizesWithAReason) {
-  LinearArguments a = valid();
-  a.batch = 0;
-  expect_rejected(a, "batch must be in [1, 2^31-1], got 0");
-  a = valid();
-  a.in_features = 0;
-  expect_rejected(a, "in_features");
-  a = valid();
-  a.out_features = -3;
-  expect_rejected(a, "out_features must be in [1, 2^31-1], got -3");
-  a = valid();
-  a.batch = int64_t{1} << 31;
-  expect_rejected(a, "batch");
-}
-
-TEST(LinearCanImplement, RejectsUnsupportedModeCombinations) {
-  // The weight gradient from dzᵀ: not where cuBLASLt's BGRADB sums db on it.
-  LinearArguments w = valid();
-  w.wgrad_reads_dy_t = true;
-  expect_rejected(w, "without cuBLASLt's BGRADB epilogue");
-  w.dy_is_pre_activation = true;  // db from the layer above's DRELU_BGRAD: no BGRADB here
-  EXPECT_TRUE(Linear::can_implement(w).ok()) << Linear::can_implement(w).reason();
-  w = valid();
-  w.wgrad_reads_dy_t = true;
-  w.epilogues = Epilogues::kOwnBackward;
-  EXPECT_TRUE(Linear::can_implement(w).ok()) << Linear::can_implement(w).reason();
-  w.fused = false;
-  EXPECT_TRUE(Linear::can_implement(w).ok()) << Linear::can_implement(w).reason();
-  LinearArguments a = valid();
-  a.fused = false;
-  a.dy_is_pre_activation = true;
-  expect_rejected(a, "need the fused mode");
-  a = valid();
-  a.fused = false;
-  a.dx_applies_input_relu = true;
-  expect_rejected(a, "need the fused mode");
-  a = valid();
-  a.activation = Activation::kNone;
-  a.dy_is_pre_activation = true;
-  expect_rejected(a, "ReLU layers only");
-  a = valid();
-  a.precision = static_cast<Precision>(7);
-  expect_rejected(a, "unknown precision");
-  a = valid();
-  a.activation = Activation::kNone;
-  a.dy_relu_applied = true;
-  expect_rejected(a, "dy_relu_applied applies to ReLU layers");
-  a = valid();
-  a.dy_relu_applied = true;
-  a.dy_is_pre_activation = true;
-  expect_rejected(a, "not with dy_is_pre_activation");
-  a = valid();
-  a.dy_relu_applied = true;
-  a.fused = false;
-  EXPECT_TRUE(Linear::can_implement(a).ok()) << "either mode: " << Linear::can_implement(a).reason();
-  // Our own epilogues do not chain through DRELU_BGRAD (no bitmask), but a
-  // layer below a fused head may still take its dL/dz (and db) from above.
-  for (Epilogues own : {Epilogues::kOwn, Epilogues::kOwnBackward}) {
-    a = valid();
-    a.epilogues = own;
-    a.dx_applies_input_relu = true;
-    expect_rejected(a, "dx_applies_input_relu needs cuBLASLt's epilogues");
-    a = valid();
-    a.epilogues = own;
-    a.dy_is_pre_activation = true;
-    EXPECT_TRUE(Linear::can_implement(a).ok()) << epilogues_name(own) << ": " << Linear::can_implement(a).reason();
-  }
-  a = valid();
-  a.epilogues = static_cast<Epilogues>(9);
-  expect_rejected(a, "unknown epilogues");
-}
-
-// What each fused mode launches around its GEMMs, and what it keeps: the
-// own epilogues write no bitmask and need the bias-gradient partials.
-TEST(LinearLaunches, OwnEpiloguesAddTheirPassesAndDropTheBitmask) {
-  const auto names_of = [](const LaunchList& list) {
-    std::vector<std::string> names;
-    for (const auto& k : list) names.push_back(k.kernel);
-    return names;
-  };
-  const std::string gemm = "gemm|gemv|nvjet|splitK";
-  LinearArguments a = valid();
-  EXPECT_EQ(names_of(Linear::forward_launches(a)), std::vector<std::string>{gemm});
-  EXPECT_EQ(names_of(Linear::backward_launches(a, true)),
-            (std::vector<std::string>{"relu_backward_kernel", gemm, gemm}));
-  a.epilogues = Epilogues::kOwnBackward;
-  EXPECT_EQ(Linear::aux_bytes(a), 0u);
-  EXPECT_GT(Linear::workspace_bytes(a), Linear::workspace_bytes(valid())) << "+ the partial sums";
-  EXPECT_EQ(Linear::workspace_bytes(a) % 256, 0u);
-  EXPECT_EQ(names_of(Linear::forward_launches(a)), std::vector<std::string>{gemm});
-  // 37 rows: one block per column tile reads them all; 4,096: row slices,
-  // then the last blocks' sums.
-  EXPECT_EQ(names_of(Linear::backward_launches(a, true)),
-            (std::vector<std::string>{"relu_bias_grad_one_pass_kernel", gemm, gemm}));
-  LinearArguments wide = a;
-  wide.batch = 4096;
-  EXPECT_EQ(names_of(Linear::backward_launches(wide, true)),
-            (std::vector<std::string>{"relu_bias_grad_partial_kernel", gemm, gemm}));
-  EXPECT_LT(Linear::backward_launches(a, true)[0].cost.bytes,
-            3.0 * 37 * 127 * 4 + 2.0 * static_cast<double>(relu_bias_grad_workspace_bytes(37, 127)))
-      << "the one-pass kernel reads and writes no partial sums";
-  a.epilogues = Epilogues::kOwn;
-  EXPECT_EQ(Linear::aux_bytes(a), 0u);
-  EXPECT_EQ(names_of(Linear::forward_launches(a)), (std::vector<std::string>{gemm, "bias_act_kernel"}));
-  // Below a fused head (dy_is_pre_activation): dz and db come from above.
-  a.dy_is_pre_activation = true;
-  EXPECT_EQ(names_of(Linear::backward_launches(a, true)), (std::vector<std::string>{gemm, gemm}));
-  // wgrad_reads_dy_t: dz transposed just before the weight gradient, all
-  // of it read and written once.
-  a.wgrad_reads_dy_t = true;
-  const LaunchList t = Linear::backward_launches(a, true);
-  EXPECT_EQ(names_of(t), (std::vector<std::string>{"transpose_kernel", gemm, gemm}));
-  EXPECT_DOUBLE_EQ(t[0].cost.bytes, 2.0 * 37 * 127 * 4);
-  // After our own dReLU pass (dz written in place), before the weight gradient.
-  a.dy_is_pre_activation = false;
-  a.epilogues = Epilogues::kOwnBackward;
-  EXPECT_EQ(names_of(Linear::backward_launches(a, true)),
-            (std::vector<std::string>{"relu_bias_grad_one_pass_kernel", "transpose_kernel", gemm, gemm}));
-}
-
-TEST(LinearCanImplement, RejectsMisalignedPointers) {
-  alignas(16) static float storage[8];
-  LinearArguments a = valid();
-  a.x = storage;
-  EXPECT_TRUE(Linear::can_implement(a).ok());
-  a.x = storage + 1;  // 4-byte aligned only
-  expect_rejected(a, "x is not 16-byte aligned");
-  a = valid();
-  a.input_db = storage + 2;
-  expect_rejected(a, "input_db is not 16-byte aligned");
-  a = valid();
-  a.dgrad_reads_w_t = true;
-  a.w_t = storage + 3;
-  expect_rejected(a, "w_t is not 16-byte aligned");
-  a.w_t = storage + 4;
-  EXPECT_TRUE(Linear::can_implement(a).ok()) << Linear::can_implement(a).reason();
-  a = valid();
-  a.wgrad_reads_dy_t = true;
-  a.epilogues = Epilogues::kOwnBackward;
-  a.dy_t = storage + 1;
-  expect_rejected(a, "dy_t is not 16-byte aligned");
-}
-
-TEST(LinearSizes, AuxAndWorkspace) {
-  EXPECT_EQ(Linear::aux_ld_bits(1), 128);
-  EXPECT_EQ(Linear::aux_ld_bits(128), 128);
-  EXPECT_EQ(Linear::aux_ld_bits(129), 256);
-  LinearArguments a = valid();  // fused ReLU, out 127 -> 128 bits = 16 bytes per row
-  EXPECT_EQ(Linear::aux_bytes(a), size_t{16 * 37});
-  a.activation = Activation::kNone;
-  EXPECT_EQ(Linear::aux_bytes(a), 0u);
-  a.activation = Activation::kRelu;
-  a.fused = false;
-  EXPECT_EQ(Linear::aux_bytes(a), 0u);
-  EXPECT_GT(Linear::workspace_bytes(a), Linear::workspace_bytes(valid()));  // + bias_grad partials
-  EXPECT_EQ(Linear::workspace_bytes(valid()) % 256, 0u);
-}
-
 // ---- GPU: one layer against the CPU reference ----------------------------------
 
 struct Shape {
@@ -316,6 +130,23 @@ void set_mode(LinearArguments& a, int mode) {
                 : mode == kOwnBackwardEpilogues ? Epilogues::kOwnBackward
                                                 : Epilogues::kCublasLt;
 }
+
+/// A layer's output and gradients on the device for `a`'s shape and modes,
+/// dy starting at `dy_values`; point() sets `a`'s pointers to them.
+struct LayerOutputs {
+  Tensor y, dy, dx, dw, db;
+  DeviceBuffer<uint8_t> aux;
+  LayerOutputs(DType t, const LinearArguments& a, const std::vector<float>& dy_values)
+      : y(t, static_cast<size_t>(a.batch * a.out_features)),
+        dy(t, dy_values),
+        dx(t, static_cast<size_t>(a.batch * a.in_features)),
+        dw(t, static_cast<size_t>(a.out_features * a.in_features)),
+        db(t, static_cast<size_t>(a.out_features)),
+        aux(std::max<size_t>(1, Linear::aux_bytes(a))) {}
+  void point(LinearArguments& a) {
+    a.y = y.data(), a.aux = aux.data(), a.dy = dy.data(), a.dx = dx.data(), a.dw = dw.data(), a.db = db.data();
+  }
+};
 
 using Param = std::tuple<int, Precision, Activation, int>;
 
@@ -344,22 +175,13 @@ TEST_P(LinearCudaTest, ForwardAndBackwardMatchCpuReference) {
   Tensor x(dtype, random_vector(bn * s.in, 11));
   Tensor w(dtype, random_vector(static_cast<size_t>(s.out * s.in), 12));
   Tensor b(dtype, random_vector(static_cast<size_t>(s.out), 13));
-  Tensor y(dtype, bn * s.out);
-  Tensor dy(dtype, random_vector(bn * s.out, 14));
-  Tensor dx(dtype, bn * s.in);
-  Tensor dw(dtype, static_cast<size_t>(s.out * s.in));
-  Tensor db(dtype, static_cast<size_t>(s.out));
-  DeviceBuffer<uint8_t> aux(std::max<size_t>(1, Linear::aux_bytes(args)));
+  const std::vector<float> dy_values = random_vector(bn * s.out, 14);
+  LayerOutputs o(dtype, args, dy_values);
   DeviceBuffer<uint8_t> workspace(Linear::workspace_bytes(args));
   args.x = x.data();
   args.w = w.data();
   args.b = b.data();
-  args.y = y.data();
-  args.aux = aux.data();
-  args.dy = dy.data();
-  args.dx = dx.data();
-  args.dw = dw.data();
-  args.db = db.data();
+  o.point(args);
 
   const int64_t syncs = host_sync_count();
   op.forward(args, workspace.data(), stream.stream);
@@ -372,20 +194,22 @@ TEST_P(LinearCudaTest, ForwardAndBackwardMatchCpuReference) {
   std::vector<float> y_ref(bn * s.out);
   cpu::linear_forward(cs, x.host.data(), w.host.data(), b.host.data(), y_ref.data());
   if (relu) cpu::relu_forward(static_cast<int64_t>(y_ref.size()), y_ref.data(), y_ref.data());
-  const std::vector<float> y_gpu = y.download();
+  const std::vector<float> y_gpu = o.y.download();
   const double tol = tolerance(precision);
   expect_close(y_gpu, y_ref, s.out, tol, "y", problem);
 
-  std::vector<float> dz = dy.host;
+  std::vector<float> dz = o.dy.host;
   if (relu) cpu::relu_backward(static_cast<int64_t>(dz.size()), y_gpu.data(), dz.data(), dz.data());
   std::vector<float> dx_ref(bn * s.in), dw_ref(static_cast<size_t>(s.out * s.in)),
       db_ref(static_cast<size_t>(s.out));
   cpu::linear_backward(cs, x.host.data(), w.host.data(), dz.data(), dx_ref.data(), dw_ref.data(),
                        db_ref.data());
-  expect_close(dy.download(), dz, s.out, tol, "dy (overwritten with dz)", problem);
-  expect_close(dx.download(), dx_ref, s.in, tol, "dx", problem);
-  expect_close(dw.download(), dw_ref, s.in, tol, "dW", problem);
-  expect_close(db.download(), db_ref, s.out, tol, "db", problem);
+  const std::vector<float> dz_gpu = o.dy.download(), dx_gpu = o.dx.download(), dw_gpu = o.dw.download(),
+                           db_gpu = o.db.download();
+  expect_close(dz_gpu, dz, s.out, tol, "dy (overwritten with dz)", problem);
+  expect_close(dx_gpu, dx_ref, s.in, tol, "dx", problem);
+  expect_close(dw_gpu, dw_ref, s.in, tol, "dW", problem);
+  expect_close(db_gpu, db_ref, s.out, tol, "db", problem);
 
   // The same layer with its data-gradient GEMM reading Wᵀ's copy
   // (dgrad_reads_w_t, "TN"): dx within the same tolerance (another GEMM
@@ -397,19 +221,17 @@ TEST_P(LinearCudaTest, ForwardAndBackwardMatchCpuReference) {
   Linear op_t(lt.handle, t);
   ASSERT_TRUE(op_t.status().ok()) << op_t.status().reason() << "; problem: " << problem << ", dgrad from Wᵀ";
   Tensor w_t(dtype, transposed(w.host, s.out, s.in));
-  Tensor y_t(dtype, bn * s.out), dy_t(dtype, dy.host), dx_t(dtype, bn * s.in);
-  Tensor dw_t(dtype, static_cast<size_t>(s.out * s.in)), db_t(dtype, static_cast<size_t>(s.out));
-  DeviceBuffer<uint8_t> aux_t(std::max<size_t>(1, Linear::aux_bytes(t)));
-  t.w_t = w_t.data(), t.y = y_t.data(), t.aux = aux_t.data(), t.dy = dy_t.data(), t.dx = dx_t.data();
-  t.dw = dw_t.data(), t.db = db_t.data();
+  LayerOutputs ot(dtype, t, dy_values);
+  t.w_t = w_t.data();
+  ot.point(t);
   op_t.forward(t, workspace.data(), stream.stream);
   PERFLAB_CUDA_CHECK(cudaMemsetAsync(w.data(), 0xff, w.dev.bytes(), stream.stream));  // NaN, fp32 and bf16
   op_t.backward(t, workspace.data(), stream.stream);
   counted_stream_synchronize(stream.stream);
-  EXPECT_EQ(y_t.download(), y_gpu) << "y; " << problem << ", dgrad from Wᵀ";
-  expect_close(dx_t.download(), dx_ref, s.in, tol, "dx (dgrad from Wᵀ)", problem);
-  EXPECT_EQ(dw_t.download(), dw.download()) << "dW; " << problem << ", dgrad from Wᵀ";
-  EXPECT_EQ(db_t.download(), db.download()) << "db; " << problem << ", dgrad from Wᵀ";
+  EXPECT_EQ(ot.y.download(), y_gpu) << "y; " << problem << ", dgrad from Wᵀ";
+  expect_close(ot.dx.download(), dx_ref, s.in, tol, "dx (dgrad from Wᵀ)", problem);
+  EXPECT_EQ(ot.dw.download(), dw_gpu) << "dW; " << problem << ", dgrad from Wᵀ";
+  EXPECT_EQ(ot.db.download(), db_gpu) << "db; " << problem << ", dgrad from Wᵀ";
 
   // The weight gradient from dz transposed (wgrad_reads_dy_t, the copy
   // written by backward() itself): dW within the tolerance (another GEMM),
@@ -425,23 +247,21 @@ TEST_P(LinearCudaTest, ForwardAndBackwardMatchCpuReference) {
   }
   Linear op_u(lt.handle, u);
   ASSERT_TRUE(op_u.status().ok()) << op_u.status().reason() << "; problem: " << problem << ", wgrad from dzᵀ";
-  Tensor y_u(dtype, bn * s.out), dy_u(dtype, dy.host), dx_u(dtype, bn * s.in);
-  Tensor dw_u(dtype, static_cast<size_t>(s.out * s.in)), db_u(dtype, static_cast<size_t>(s.out));
-  Tensor dy_tu(dtype, std::vector<float>(bn * s.out, -3.0f));
-  DeviceBuffer<uint8_t> aux_u(std::max<size_t>(1, Linear::aux_bytes(u)));
   Tensor w_u(dtype, w.host);  // W again (the block above left it NaN)
-  u.w = w_u.data(), u.y = y_u.data(), u.aux = aux_u.data(), u.dy = dy_u.data(), u.dx = dx_u.data();
-  u.dw = dw_u.data(), u.db = db_u.data(), u.dy_t = dy_tu.data();
+  Tensor dy_t(dtype, std::vector<float>(bn * s.out, -3.0f));
+  LayerOutputs ou(dtype, u, dy_values);
+  u.w = w_u.data();
+  u.dy_t = dy_t.data();
+  ou.point(u);
   op_u.forward(u, workspace.data(), stream.stream);
   op_u.backward(u, workspace.data(), stream.stream);
   counted_stream_synchronize(stream.stream);
-  EXPECT_EQ(y_u.download(), y_gpu) << "y; " << problem << ", wgrad from dzᵀ";
-  const std::vector<float> dz_u = dy_u.download();
-  EXPECT_EQ(dz_u, dy.download()) << "dz; " << problem << ", wgrad from dzᵀ";
-  EXPECT_EQ(dx_u.download(), dx.download()) << "dx; " << problem << ", wgrad from dzᵀ";
-  EXPECT_EQ(dy_tu.download(), transposed(dz_u, s.batch, s.out)) << "dy_t is dzᵀ; " << problem;
-  expect_close(dw_u.download(), dw_ref, s.in, tol, "dW (wgrad from dzᵀ)", problem);
-  expect_close(db_u.download(), db_ref, s.out, tol, "db (wgrad from dzᵀ)", problem);
+  EXPECT_EQ(ou.y.download(), y_gpu) << "y; " << problem << ", wgrad from dzᵀ";
+  EXPECT_EQ(ou.dy.download(), dz_gpu) << "dz; " << problem << ", wgrad from dzᵀ";
+  EXPECT_EQ(ou.dx.download(), dx_gpu) << "dx; " << problem << ", wgrad from dzᵀ";
+  EXPECT_EQ(dy_t.download(), transposed(dz_gpu, s.batch, s.out)) << "dy_t is dzᵀ; " << problem;
+  expect_close(ou.dw.download(), dw_ref, s.in, tol, "dW (wgrad from dzᵀ)", problem);
+  expect_close(ou.db.download(), db_ref, s.out, tol, "db (wgrad from dzᵀ)", problem);
 }
 
 // A ReLU layer built with dy_relu_applied (each mode), given dy already masked by y > 0

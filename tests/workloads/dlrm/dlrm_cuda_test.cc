@@ -1,10 +1,11 @@
 // The cuda backend of dlrm. Without a device: the registration (backends,
 // toggle rules, graphs needing sync-free) and the cpu backend refusing
-// bf16. With a device (skipped otherwise): one step on the GPU against the
-// CPU reference for every mode, host-sync counts, graph replay against eager
+// bf16. With a device (skipped otherwise): two models' bits (determinism),
+// tables drawn on the device, host-sync counts, graph replay against eager
 // steps (the run's DeviceStep driven by the harness's StepDriver), several
 // steps and evaluation against the CPU, and a gate that fails when the GPU
-// step is wrong.
+// step is wrong. One step against the CPU in every mode and with each
+// step option: dlrm_step_cuda_test.cc.
 //
 // Tiny odd shape: batch 37, 5 dense features, 3 tables of 5/7/3 rows, dim 4
 // (bottom 8-4) or 16 (bottom 8-16), top 6-1; 111 training samples (3 batches
@@ -205,171 +206,6 @@ std::vector<std::vector<float>> cpu_state(CpuModel& m) {
     out.emplace_back(v, v + m.shape().table_sizes[static_cast<size_t>(t)] * m.shape().embed_dim);
   }
   return out;
-}
-
-// ---- One step against the CPU, every mode ------------------------------------------
-
-using StepParam = std::tuple<int, kc::Precision, bool, bool>;  // dim, precision, fused, sync-free
-class DlrmCudaStepTest : public ::testing::TestWithParam<StepParam> {};
-
-TEST_P(DlrmCudaStepTest, OneStepMatchesTheCpuModel) {
-  PERFLAB_REQUIRE_CUDA_DEVICE();
-  const auto [dim, precision, fused, sync_free] = GetParam();
-  const Dataset data = tiny_data(kBatch, 7);
-  CudaModelOptions options;
-  options.batch = kBatch;
-  options.precision = precision;
-  options.fused = fused;
-  options.update_mode =
-      sync_free ? kc::EmbeddingUpdateMode::kSyncFree : kc::EmbeddingUpdateMode::kSynchronising;
-  const StepComparison c =
-      compare_one_step(tiny_shape(dim), kSeed, options, data.batch(0, kBatch), 0.5f);
-  EXPECT_TRUE(c.passed) << c.detail;
-  EXPECT_TRUE(std::isfinite(c.loss_gpu)) << c.detail;
-}
-
-std::string step_name(const ::testing::TestParamInfo<StepParam>& p) {
-  const auto [dim, precision, fused, sync_free] = p.param;
-  return "dim" + std::to_string(dim) + (precision == kc::Precision::kBf16 ? "_bf16" : "_tf32") +
-         (fused ? "_fused" : "_unfused") + (sync_free ? "_syncfree" : "_sync");
-}
-
-INSTANTIATE_TEST_SUITE_P(AllModes, DlrmCudaStepTest,
-                         ::testing::Combine(::testing::Values(4, 16),
-                                            ::testing::Values(kc::Precision::kTf32, kc::Precision::kBf16),
-                                            ::testing::Bool(), ::testing::Bool()),
-                         step_name);
-
-// Our own epilogues (epilogues=own, own_backward; auto's picks for TF32 and
-// bf16): one SGD step matches the CPU model within the same gate, synchronous
-// and sync-free, with the fused head taking its layer's dReLU and db as with
-// cuBLASLt's chain.
-TEST(DlrmCudaStep, OwnEpiloguesMatchTheCpuModel) {
-  PERFLAB_REQUIRE_CUDA_DEVICE();
-  const Dataset data = tiny_data(kBatch, 7);
-  for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
-    for (kc::Epilogues epilogues : {kc::Epilogues::kOwn, kc::Epilogues::kOwnBackward}) {
-      for (bool sync_free : {false, true}) {
-        CudaModelOptions options;
-        options.batch = kBatch;
-        options.precision = precision;
-        options.epilogues = epilogues;
-        options.update_mode = sync_free ? kc::EmbeddingUpdateMode::kSyncFree : kc::EmbeddingUpdateMode::kSynchronising;
-        const StepComparison c = compare_one_step(tiny_shape(16), kSeed, options, data.batch(0, kBatch), 0.5f);
-        EXPECT_TRUE(c.passed) << kc::epilogues_name(epilogues) << ": " << c.detail;
-        EXPECT_TRUE(std::isfinite(c.loss_gpu)) << c.detail;
-      }
-    }
-  }
-}
-
-/// Options for one sync-free step in each precision, with our epilogues,
-/// cuBLASLt's chain and unfused, on one stream and with side streams:
-/// `check` gets each, after `set` has adjusted it, with its label.
-void for_each_step_mode(const std::function<void(CudaModelOptions&)>& set,
-                        const std::function<void(const CudaModelOptions&, const std::string&)>& check) {
-  for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
-    for (const auto& [fused, epilogues] : {std::pair{true, kc::Epilogues::kOwnBackward},
-                                           std::pair{true, kc::Epilogues::kCublasLt},
-                                           std::pair{false, kc::Epilogues::kCublasLt}}) {
-      for (bool side_streams : {false, true}) {
-        CudaModelOptions options;
-        options.batch = kBatch;
-        options.precision = precision;
-        options.fused = fused;
-        options.epilogues = epilogues;
-        options.side_streams = side_streams;
-        options.update_mode = kc::EmbeddingUpdateMode::kSyncFree;
-        set(options);
-        check(options, describe(options) + (side_streams ? ", side streams" : ", one stream"));
-      }
-    }
-  }
-}
-
-void expect_one_step_matches(const ModelShape& shape, const CudaModelOptions& options, const std::string& label) {
-  const Dataset data = tiny_data(kBatch, 7);
-  const StepComparison c = compare_one_step(shape, kSeed, options, data.batch(0, kBatch), 0.5f);
-  EXPECT_TRUE(c.passed) << label << ": " << c.detail;
-  EXPECT_TRUE(std::isfinite(c.loss_gpu)) << label << ": " << c.detail;
-}
-
-// The data-gradient GEMMs reading each layer's weights transposed
-// (dgrad_weights_transposed: auto's choice in TF32), written at the step's
-// start beside the forward or, without side streams, before it: one step
-// within the gate, both precisions, fused with either epilogues and unfused.
-TEST(DlrmCudaStep, TransposedDgradWeightsMatchTheCpuModel) {
-  PERFLAB_REQUIRE_CUDA_DEVICE();
-  const ModelShape shape = tiny_shape(16);
-  for_each_step_mode(
-      [](CudaModelOptions& o) { o.dgrad_weights_transposed = true; },
-      [&](const CudaModelOptions& o, const std::string& label) { expect_one_step_matches(shape, o, label); });
-}
-
-// The wide layers' weight gradients from dz transposed (wgrad_dy_transposed):
-// tiny_shape's top MLP widened to 1024-1024-16-1, so layers 1 and 2 read
-// 1,024-wide inputs (layer 1 after its own dReLU pass with our epilogues,
-// layer 2 with its dz from the fused head); one step within the gate in
-// every mode above, with transposed data-gradient weights beside them.
-TEST(DlrmCudaStep, TransposedDzForTheWideWeightGradientsMatchesTheCpuModel) {
-  PERFLAB_REQUIRE_CUDA_DEVICE();
-  ModelShape shape = tiny_shape(16);
-  shape.top_mlp = {1024, 1024, 16, 1};
-  for_each_step_mode(
-      [](CudaModelOptions& o) {
-        o.wgrad_dy_transposed = true;
-        o.dgrad_weights_transposed = o.side_streams;
-      },
-      [&](const CudaModelOptions& o, const std::string& label) {
-        // Layers 1 and 2 in every mode (unfused, the logit layer reads 16).
-        const LaunchPlan plan = train_step_launches(shape, o);
-        EXPECT_EQ(std::count_if(plan.begin(), plan.end(),
-                                [](const DeclaredKernel& k) {
-                                  return k.kernel == "transpose_kernel" && k.phase == "backward";
-                                }),
-                  2)
-            << label << ": the layers that take the transposed dz";
-        expect_one_step_matches(shape, o, label);
-      });
-}
-
-// gemm_algorithms=tuned: every GEMM of every layer timed (forward and
-// wgrad always, dgrad where the layer has a data gradient), the kept
-// candidate one that ran, and the step still within the gate's tolerances.
-TEST(DlrmCudaStep, TunedGemmsChooseARunningCandidateAndStillMatchTheCpuModel) {
-  PERFLAB_REQUIRE_CUDA_DEVICE();
-  const Dataset data = tiny_data(kBatch, 7);
-  for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
-    CudaModelOptions options;
-    options.batch = kBatch;
-    options.precision = precision;
-    options.tune_gemms = true;
-    const ModelShape shape = tiny_shape(16);
-    {
-      CpuModel init(shape, kSeed);
-      CudaModel model(init, options);
-      // The fused head (the top's last layer inside the loss's kernel, on by
-      // default) is no cuBLASLt GEMM; every other layer is, and every one but
-      // the bottom's first computes dx.
-      ASSERT_TRUE(fused_head(shape, options));
-      const size_t layers = shape.bottom_mlp.size() + shape.top_mlp.size() - 1;
-      EXPECT_EQ(model.gemm_choices().size(), 3 * layers - 1);
-      for (const GemmTuning& t : model.gemm_choices()) {
-        ASSERT_FALSE(t.choice.median_ms.empty()) << t.layer << " " << t.choice.gemm;
-        ASSERT_GE(t.choice.chosen, 0);
-        ASSERT_LT(static_cast<size_t>(t.choice.chosen), t.choice.median_ms.size());
-        const double chosen = t.choice.median_ms[static_cast<size_t>(t.choice.chosen)];
-        EXPECT_TRUE(std::isfinite(chosen) && chosen > 0) << t.layer << " " << t.choice.gemm;
-        for (double ms : t.choice.median_ms) {
-          if (std::isfinite(ms)) {
-            EXPECT_LE(chosen, ms) << t.layer << " " << t.choice.gemm;
-          }
-        }
-      }
-    }
-    const StepComparison c = compare_one_step(shape, kSeed, options, data.batch(0, kBatch), 0.5f);
-    EXPECT_TRUE(c.passed) << c.detail;
-  }
 }
 
 // Same inputs, same bits: two models from one seed, trained on the same
