@@ -15,6 +15,7 @@
 #include "workloads/dlrm/checkpoint.h"
 #include "workloads/dlrm/data/binary_dataset.h"
 #include "workloads/dlrm/data/synthetic.h"
+#include "workloads/dlrm/host_run.h"
 #include "workloads/dlrm/projection.h"
 #include "workloads/dlrm/serve/serve_engine.h"
 
@@ -28,147 +29,11 @@
 namespace perflab::dlrm {
 namespace {
 
-constexpr int64_t kEvalChunk = 16384;
 
 double click_rate(const Dataset& d) {
   double positives = std::accumulate(d.labels.begin(), d.labels.end(), 0.0);
   return d.size() > 0 ? positives / static_cast<double>(d.size()) : 0.0;
 }
-
-// The two host models behind one run: the whole model in this process, or
-// its part on this rank (sharded_model.h). The run below uses these few
-// calls only.
-void reserve(CpuModel& m, int64_t batch) { m.reserve_batch(batch); }
-void reserve(ShardedModel& m, int64_t batch) { m.reserve_batch(batch); }
-std::vector<DenseParameter> dense_parameters(CpuModel& m) { return m.dense_parameters(); }
-std::vector<DenseParameter> dense_parameters(ShardedModel& m) { return m.dense().dense_parameters(); }
-void save_trained(CpuModel& m, uint64_t seed, const std::filesystem::path& path) { save_checkpoint(m, seed, path); }
-void save_trained(ShardedModel& /*m*/, uint64_t /*seed*/, const std::filesystem::path& /*path*/) {
-  throw Error("internal: save_model on several ranks passed the setup's check");
-}
-bool holds_table(const CpuModel& /*m*/, int /*table*/) { return true; }
-bool holds_table(const ShardedModel& m, int table) { return m.owns(table); }
-nlohmann::json step_facts(const CpuModel& /*m*/) { return nlohmann::json::object(); }
-nlohmann::json step_facts(const ShardedModel& m) { return m.step_facts(); }
-void time_step_parts(PartTimer& /*parts*/, const CpuModel& /*m*/) {}
-/// Several ranks: the host time blocked in communication, per step.
-void time_step_parts(PartTimer& parts, const ShardedModel& m) {
-  parts.samples("exposed communication", m.exposed_communication().ms_per_iteration());
-}
-
-/// One seed's model on the host and its running loss. With several ranks
-/// every call is collective: the loss is summed over the ranks' shares and
-/// rank 0 computes the AUC over the whole held-out set and hands it to the
-/// others, so every rank decides the same. On one rank the communicator's
-/// calls change nothing.
-template <typename Model>
-class HostRun final : public TrainableModel {
- public:
-  template <typename... ModelArgs>
-  HostRun(const DlrmSetup& setup, const Dataset& train, const Dataset& eval, collectives::Communicator& comm,
-          uint64_t seed, ModelArgs&&... model_args)
-      : setup_(setup), train_(train), eval_(eval), comm_(comm), seed_(seed),
-        model_(std::forward<ModelArgs>(model_args)...) {
-    reserve(model_, std::max(setup.batch_size, std::min(kEvalChunk, eval.size())));
-    probabilities_.resize(static_cast<size_t>(eval.size()));
-  }
-
-  void run_iteration(int64_t iteration) override {
-    int64_t index = iteration % setup_.training.iterations_per_epoch;
-    BatchView batch = train_.batch(index * setup_.batch_size, setup_.batch_size);
-    auto lr = static_cast<float>(setup_.schedule.at(iteration));
-    const double loss = model_.train_step(batch, lr);
-    if (first_nonfinite_ < 0 && !std::isfinite(loss)) first_nonfinite_ = iteration;
-    losses_.add(loss);
-  }
-
-  /// The mean loss of the global batches since the last call: each rank's
-  /// mean share, summed over the ranks.
-  double take_loss() override {
-    double loss = losses_.take();
-    comm_.all_reduce_host(&loss, 1, collectives::ReduceOp::kSum);
-    return loss;
-  }
-
-  /// The first iteration whose loss (this rank's share) was not finite, and
-  /// the first parameter tensor (dense, then this rank's embedding tables)
-  /// holding a non-finite value.
-  std::string nonfinite_detail() override {
-    std::string out = first_nonfinite_ >= 0 ? fmt::format("first non-finite loss at iteration {}", first_nonfinite_)
-                                            : std::string();
-    auto finite = [](const float* v, int64_t n) {
-      return std::all_of(v, v + n, [](float x) { return std::isfinite(x); });
-    };
-    std::string tensor;
-    for (const DenseParameter& p : dense_parameters(model_)) {
-      if (!finite(p.value, p.size)) {
-        tensor = p.name;
-        break;
-      }
-    }
-    const ModelShape& shape = model_.shape();
-    for (size_t t = 0; tensor.empty() && t < shape.table_sizes.size(); ++t) {
-      const int table = static_cast<int>(t);
-      if (holds_table(model_, table) &&
-          !finite(model_.embedding_row(table, 0), shape.table_sizes[t] * shape.embed_dim)) {
-        tensor = fmt::format("embedding table {}", t);
-      }
-    }
-    if (!tensor.empty()) out += (out.empty() ? "" : "; ") + ("first non-finite parameter: " + tensor);
-    return out;
-  }
-
-  double evaluate() override { return evaluate_and_check().first; }
-
-  /// Several ranks: the overlap and this rank's exposed communication time
-  /// (recorded in throughput mode); nothing on one rank.
-  nlohmann::json run_facts() override { return step_facts(model_); }
-  void time_parts(PartTimer& parts) override { time_step_parts(parts, model_); }
-
-  /// save_model: the trained model to its checkpoint (one rank only: see the constructor).
-  void end_of_run() override {
-    if (!setup_.save_model.empty()) save_trained(model_, seed_, checkpoint_path(setup_.save_model, seed_));
-  }
-
-  /// Throughput mode's gate on the CPU (the reference itself): the model
-  /// still predicts finite probabilities and ranks the held-out set (AUC
-  /// is a number); a diverged model fails it.
-  CorrectnessReport check_correctness() override {
-    const auto [auc, finite] = evaluate_and_check();
-    CorrectnessReport r;
-    r.passed = std::isfinite(auc) && finite;
-    r.detail = fmt::format("predictions on {} held-out samples finite: {}; AUC {:.4f}", eval_.size(),
-                           r.passed ? "yes" : "no", auc);
-    return r;
-  }
-
- private:
-  /// The AUC on the held-out set and whether every prediction was finite,
-  /// computed on rank 0 and the same on every rank.
-  std::pair<double, bool> evaluate_and_check() {
-    for (int64_t first = 0; first < eval_.size(); first += kEvalChunk) {
-      int64_t count = std::min(kEvalChunk, eval_.size() - first);
-      model_.predict(eval_.batch(first, count), probabilities_.data() + first);
-    }
-    double verdict[2] = {0, 0};  // AUC, every prediction finite
-    if (comm_.rank() == 0) {
-      verdict[0] = kernels::cpu::roc_auc(probabilities_.data(), eval_.labels.data(), eval_.size());
-      verdict[1] = std::all_of(probabilities_.begin(), probabilities_.end(), [](float p) { return std::isfinite(p); });
-    }
-    comm_.broadcast_host(verdict, sizeof(verdict), 0);
-    return {verdict[0], verdict[1] != 0};
-  }
-
-  const DlrmSetup& setup_;
-  const Dataset& train_;
-  const Dataset& eval_;
-  collectives::Communicator& comm_;
-  uint64_t seed_;
-  Model model_;
-  std::vector<float> probabilities_;
-  LossMean losses_;
-  int64_t first_nonfinite_ = -1;  ///< First iteration whose loss was not finite.
-};
 
 /// Host memory a synthetic run holds at once: the data (13 dense floats,
 /// 26 ids, a label per sample; the held-out teacher logits), the CPU model's
@@ -324,6 +189,18 @@ std::vector<int> parse_layers(const std::string& param, const std::string& text)
 DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     : comm_(ctx.comm), backend_(ctx.backend()), toggles_(ctx.toggles()) {
   const ParamValues& p = ctx.params();
+  read_backend_choices(p, ctx.size());
+  nlohmann::json data_facts;
+  const std::optional<double> ceiling = load_data(p, data_facts);
+  read_model(p, ctx);
+  choose_for_the_batch(p, ctx);
+  plan_training(p, ctx, ceiling, std::move(data_facts));
+  describe_backend(ctx);
+}
+
+/// The choices only the cuda backend has (each refused on the cpu backend
+/// unless left at auto), the embedding exchange and the precision.
+void DlrmBenchmark::read_backend_choices(const ParamValues& p, int ranks) {
   const std::string exchange = p.get_string("exchange");
   if (backend_ == Backend::kCpu && exchange == "nccl") {
     throw UsageError("dlrm: exchange=nccl is the cuda backend's; the cpu backend exchanges over MPI (use "
@@ -348,8 +225,8 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                                  side_streams));
   }
   setup_.side_streams = side_streams != "off";
-  const std::string dgrad_weights = p.get_string("dgrad_weights");
-  if (backend_ == Backend::kCpu && dgrad_weights != "auto") {
+  if (const std::string dgrad_weights = p.get_string("dgrad_weights");
+      backend_ == Backend::kCpu && dgrad_weights != "auto") {
     throw UsageError(fmt::format("dlrm: dgrad_weights={} chooses which weights the cuda backend's data-gradient "
                                  "GEMMs read; the cpu backend's are OpenBLAS's (leave dgrad_weights at auto)",
                                  dgrad_weights));
@@ -361,33 +238,37 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
                                  wgrad_dy));
   }
   setup_.wgrad_dy_transposed = backend_ == Backend::kCuda && wgrad_dy == "transposed";
-  const std::string interaction = p.get_string("interaction");
-  setup_.interaction_tensor_cores = interaction == "tensor_cores";
+  setup_.interaction_tensor_cores = p.get_string("interaction") == "tensor_cores";
   if (backend_ == Backend::kCpu && setup_.interaction_tensor_cores) {
     throw UsageError("dlrm: interaction=tensor_cores runs the interaction on a GPU's tensor cores, on the cuda "
                      "backend (leave interaction at auto or cuda_cores on the cpu backend)");
   }
   // The cuda backend across ranks: embeddings over NCCL (also on one rank when asked).
-  nccl_ = backend_ == Backend::kCuda && (exchange == "nccl" || (exchange == "auto" && ctx.size() > 1));
-  if (backend_ == Backend::kCuda && ctx.size() > 1 && !nccl_) {
+  nccl_ = backend_ == Backend::kCuda && (exchange == "nccl" || (exchange == "auto" && ranks > 1));
+  if (backend_ == Backend::kCuda && ranks > 1 && !nccl_) {
     throw UsageError(fmt::format("dlrm: exchange=none runs the whole model on one GPU, not {} ranks; use "
                                  "exchange=nccl (or auto) under mpirun",
-                                 ctx.size()));
+                                 ranks));
   }
   if (nccl_ && p.get_string("embedding") == "hybrid") {
     throw UsageError("dlrm: embedding=hybrid runs on the cpu backend only; the cuda backend's NCCL exchange is "
                      "model parallel (--set embedding=model_parallel)");
   }
   setup_.precision = p.get_string("precision");
-  if (backend_ == Backend::kCpu && setup_.precision == "bf16" && ctx.size() > 1) {
+  if (backend_ == Backend::kCpu && setup_.precision == "bf16" && ranks > 1) {
     throw UsageError(fmt::format(
         "dlrm: the cpu backend emulates bf16 on one rank, not {}; run one rank, or --backend cuda, or --set "
         "precision=fp32",
-        ctx.size()));
+        ranks));
   }
-  std::string source = p.get_string("data");
+}
+
+/// The training and held-out sets (synthetic, or a binary dataset's
+/// splits), and what the result says of them; the best AUC the synthetic
+/// data allows, if known.
+std::optional<double> DlrmBenchmark::load_data(const ParamValues& p, nlohmann::json& data_facts) {
+  const std::string source = p.get_string("data");
   std::optional<double> ceiling;
-  nlohmann::json data_facts;
   if (source == "synthetic") {
     SyntheticConfig sc;
     sc.train_samples = p.get_int("train_samples");
@@ -413,7 +294,12 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
   data_facts["train_click_rate"] = click_rate(train_);
   data_facts["eval_click_rate"] = click_rate(eval_);
   data_facts["table_sizes"] = train_.table_sizes;
+  return ceiling;
+}
 
+/// The model's shape, serving and saving options, and the batch size,
+/// each checked against the data and the run.
+void DlrmBenchmark::read_model(const ParamValues& p, const RunContext& ctx) {
   ModelShape& shape = setup_.shape;
   shape.num_dense = train_.num_dense;
   shape.table_sizes = train_.table_sizes;
@@ -458,13 +344,19 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
     throw UsageError(fmt::format("dlrm: batch_size {} is larger than the training set ({} samples)",
                                  setup_.batch_size, train_.size()));
   }
+}
+
+/// The choices whose auto depends on each rank's share of the batch, and
+/// the learning-rate schedule.
+void DlrmBenchmark::choose_for_the_batch(const ParamValues& p, const RunContext& ctx) {
+  const std::string dgrad_weights = p.get_string("dgrad_weights");
   // Each rank's MLPs see its share of the batch.
   setup_.dgrad_weights_transposed =
       backend_ == Backend::kCuda &&
       (dgrad_weights == "auto" ? auto_dgrad_weights_transposed(setup_.precision, setup_.epilogues,
                                                                std::max<int64_t>(1, setup_.batch_size / ctx.size()))
                                : dgrad_weights == "transposed");
-  if (interaction == "auto") {
+  if (p.get_string("interaction") == "auto") {
     // Each rank's interaction sees its share of the batch.
     setup_.interaction_tensor_cores =
         auto_interaction_tensor_cores(backend_, setup_.precision, setup_.shape, ctx.spec.mode == RunMode::kInference,
@@ -474,7 +366,13 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
   setup_.schedule.warmup_steps = p.get_int("warmup_steps");
   setup_.schedule.decay_start_step = p.get_int("decay_start_step");
   setup_.schedule.decay_steps = p.get_int("decay_steps");
+}
 
+/// The training plan and the step's plan: hyperparameters, the ranks'
+/// sharding and exchange facts, the work per iteration.
+void DlrmBenchmark::plan_training(const ParamValues& p, const RunContext& ctx, std::optional<double> ceiling,
+                                  nlohmann::json data_facts) {
+  const ModelShape& shape = setup_.shape;
   TrainingPlan& plan = setup_.training;
   StepPlan& step = setup_.step;
   step.batch_size = setup_.batch_size;
@@ -544,6 +442,14 @@ DlrmBenchmark::DlrmBenchmark(const RunContext& ctx)
         "rounded to nearest bf16; embedding tables bf16 with stochastically rounded updates; fp32 master "
         "weights, biases, SGD and loss (workloads/dlrm/model.h)";
   }
+}
+
+/// The cuda backend: the device memory the run needs, what the step
+/// launches (describe_cuda_step), and the NCCL communicator every seed's
+/// model shares.
+void DlrmBenchmark::describe_backend(const RunContext& ctx) {
+  StepPlan& step = setup_.step;
+  const ModelShape& shape = setup_.shape;
   if (backend_ == Backend::kCuda) {
     // A training model (serving models take their embeddings from outside:
     // fp32 rows, no lookup of their own). CudaModel's lookup_in_interaction
@@ -604,13 +510,7 @@ std::unique_ptr<TrainableModel> DlrmBenchmark::start_model(uint64_t seed) {
 #ifdef PERFLAB_DLRM_CUDA
   if (backend_ == Backend::kCuda) return make_dlrm_cuda_run(setup_, train_, eval_, seed, toggles_, nccl_comm_);
 #endif
-  if (comm_.size() > 1) {
-    return std::make_unique<HostRun<ShardedModel>>(setup_, train_, eval_, comm_, seed, setup_.shape, seed, comm_,
-                                                   setup_.batch_size, setup_.sharding);
-  }
-  return std::make_unique<HostRun<CpuModel>>(
-      setup_, train_, eval_, comm_, seed, setup_.shape, seed, EmbeddingStorage::kTables,
-      setup_.precision == "bf16" ? CpuPrecision::kBf16 : CpuPrecision::kFp32);
+  return make_host_run(setup_, train_, eval_, comm_, seed);
 }
 
 }  // namespace perflab::dlrm

@@ -184,6 +184,15 @@ class DlrmBenchmark final : public TrainableBenchmark {
   std::unique_ptr<InferenceEngine> start_inference(uint64_t seed, int max_batch) override;
 
  private:
+  // The constructor's steps, in order.
+  void read_backend_choices(const ParamValues& p, int ranks);
+  std::optional<double> load_data(const ParamValues& p, nlohmann::json& data_facts);
+  void read_model(const ParamValues& p, const RunContext& ctx);
+  void choose_for_the_batch(const ParamValues& p, const RunContext& ctx);
+  void plan_training(const ParamValues& p, const RunContext& ctx, std::optional<double> ceiling,
+                     nlohmann::json data_facts);
+  void describe_backend(const RunContext& ctx);
+
   collectives::Communicator& comm_;
   Backend backend_ = Backend::kCpu;
   ToggleSet toggles_;
