@@ -16,13 +16,16 @@ namespace {
 constexpr int kRowsPerPass = 8;
 
 /// One tile of one matrix a block: read along the source's rows into shared
-/// memory (a column of padding keeps the transposed reads off one bank),
-/// written along the destination's rows. The batch stays in the parameter
+/// memory, written along the destination's rows. The padding keeps a
+/// tile's column (the transposed reads) on 32 banks: rows 33 words apart
+/// for 4-byte elements, 17 for 2-byte ones (one element of padding would
+/// be 16.5 words, two lanes of 32 sharing a bank every other pass). The batch stays in the parameter
 /// space (__grid_constant__): the block's matrix is picked by index.
 template <typename T>
 __global__ void __launch_bounds__(kTransposeTile * kRowsPerPass)
     transpose_kernel(const __grid_constant__ TransposeBatch batch) {
-  __shared__ T tile[kTransposeTile][kTransposeTile + 1];
+  constexpr int kPad = sizeof(T) == 2 ? 2 : 1;
+  __shared__ T tile[kTransposeTile][kTransposeTile + kPad];
   const TransposeTile t = transpose_tile(batch, blockIdx.x);
   const TransposeMatrix& m = batch.matrices[t.matrix];
   const T* __restrict__ src = static_cast<const T*>(m.src);

@@ -157,8 +157,8 @@ struct CudaModelOptions {
   bool side_streams = false;
   /// Training: every MLP layer with a data-gradient GEMM reads a copy of its
   /// weights transposed there (kernels/cuda/linear.h: dgrad_reads_w_t),
-  /// written at the start of each training step by one launch for every
-  /// layer (kernels/cuda/transpose.h), on the weight gradients' stream with
+  /// written at the start of each training step by one launch for up to
+  /// 16 layers (kernels/cuda/transpose.h), on the weight gradients' stream with
   /// side streams, beside the forward, and joined before the backward. Off:
   /// the data-gradient GEMMs read the weights themselves ("NN").
   bool dgrad_weights_transposed = false;

@@ -1,0 +1,144 @@
+# gpu-check's DLRM phases (dlrm, dlrm-bf16, dlrm-ttt) and their matrix of points.
+# Sourced by scripts/gpu-check, which sets what they use ($build, $work,
+# $runs, $perflab, $iters, $batches, $quick, $mode, ...) and runs each as
+# phase_NAME through run_phase. Not a program of its own.
+# shellcheck shell=bash disable=SC2154,SC2317
+
+# DLRM dle, throughput: gate and timing at every batch size over the toggles
+# (fused on/off x sync-free on/off without graphs, and graphs with sync-free,
+# fused on/off), each point's kernels profiled; with all toggles on, a
+# Chrome trace per batch size as well.
+dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
+  local name=$1 out=$2
+  shift 2
+  local tp=(run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" --warmup 10
+            --set train_samples=524288 --set eval_samples=16384 --set batch_size="$batches" "$@" --out "$out")
+  step "$name-all-on" "$perflab" "${tp[@]}" --fused on --cuda-graphs on --sync-free on "${pt[@]}"
+  # The owed measurements first (a phase cut by its limit or the call's
+  # budget loses its last steps): our epilogues and side streams against
+  # cuBLASLt's and one stream, then the toggle matrix, graphs unfused,
+  # cuBLASLt's tuned candidates and the interaction's two kernels.
+  local largest=${batches##*,}
+  local ends=${batches%%,*},$largest
+  # The two ends and 2,048 (unless an end is 2,048): a third point where a
+  # choice between two kernels' forms may cross over.
+  local three=$ends
+  [[ ",$ends," == *,2048,* ]] || three=$ends,2048
+  # cuBLASLt's epilogues against our own passes (issue 22: cuBLASLt ran the
+  # TF32 ones, and bf16's DRELU_BGRAD, as slow separate kernels on an
+  # H100), profiled, at the smallest and the largest batch (our passes add
+  # launches, which a small batch feels) and at 2,048: auto picks
+  # own_backward; on the H200 at 1590d6a cuBLASLt's were 1.06x faster at
+  # bf16 512 and own_backward 1.33x at 65,536, so 2,048 is a third point
+  # for an auto that looks at the batch.
+  step "$name-epilogues" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
+    --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$three" \
+    --set epilogues=cublaslt,own_backward,own "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
+  # One stream against side streams (the weight gradients beside the
+  # data-gradient chain, the update's sort beside the MLPs and, sync-free on
+  # one GPU, the update beside the bottom MLP's backward), at the smallest
+  # and the largest batch: auto picks on, which a small batch's idle SMs
+  # should favour. Profiled (the profile times its own iterations after the
+  # unprofiled ones): at 1590d6a, bf16 512, the backward's chain kernels ran
+  # slower in the graph than eager (the tensor-core interaction backward
+  # 28.2 against 14.1-14.7 us, the data-gradient GEMMs 1.4-1.6x), with
+  # nothing beside the interaction for most of it in the trace; one stream
+  # against two, kernel by kernel, says whether the side streams cause it.
+  step "$name-side-streams" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
+    --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$ends" \
+    --set side_streams=off,on "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
+  # The data-gradient GEMMs reading W as stored ("NN") against a transposed
+  # copy written once a step ("TN"), TF32 only (auto's pick there from 2,048
+  # samples; bf16 tensor cores take 16-bit operands either way round), at
+  # the two ends and 2,048, profiled: on the H200 at 1590d6a, each GEMM timed alone
+  # at 65,536, the NN dgrads of the 1024 x 1024 and 480 -> 1024 layers took
+  # 1.16x and 1.15x their forward GEMMs (tuned-gemms.md in its results).
+  if [[ $name == dlrm ]]; then
+    step "$name-dgrad-weights" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
+      --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$three" \
+      --set dgrad_weights=stored,transposed "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
+    # The wide layers' weight gradients from dz as stored (both operands
+    # batch-major) against dz transposed just before them (one K-major),
+    # TF32 at the largest batch, where the copy can pay: the TF32 weight
+    # gradients took 1.38-1.73x their forward GEMMs at 1590d6a, 65,536.
+    step "$name-wgrad-dy" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
+      --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$largest" \
+      --set wgrad_dy=stored,transposed "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
+  fi
+  # The CUDA runtime's hardware work queues, its default 8 against 32, all
+  # toggles on at the smallest batch, traced. On the H200 at 1590d6a (bf16,
+  # 512) the next graph's first kernel began 9 us after its step's start
+  # and 16 us after the last one's end, beside the next batch's copies on
+  # the copy stream: streams that share a queue wait for each other's work
+  # (a false dependency). Each in its own folder: the environment is not
+  # part of a point, so a sweep would reuse the other's result.
+  local smallest=${batches%%,*}
+  for n in 8 32; do
+    step "$name-connections-$n" env CUDA_DEVICE_MAX_CONNECTIONS="$n" "$perflab" run dlrm --preset dle --backend cuda \
+      --mode throughput --iterations "$iters" --warmup 10 --set train_samples=524288 --set eval_samples=16384 \
+      --set batch_size="$smallest" "$@" --fused on --cuda-graphs on --sync-free on "${pt[@]}" --out "$out-connections-$n"
+  done
+  step "$name-toggles" "$perflab" "${tp[@]}" --fused on,off --cuda-graphs off --sync-free on,off "${pk[@]}"
+  step "$name-unfused-graphs" "$perflab" "${tp[@]}" --fused off --cuda-graphs on --sync-free on "${pk[@]}"
+  # cuBLASLt's candidates timed at setup against its first choice, at the
+  # smallest and the largest batch: at 512 the heuristic's picks split K
+  # (a reduce kernel and a memset each on the H100), which a timed
+  # candidate may not.
+  step "$name-gemm-tuning" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
+    --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$ends" \
+    --set gemm_algorithms=heuristic,tuned "$@" --fused on --cuda-graphs on --sync-free on --out "$out"
+  # The interaction on CUDA cores against tensor cores, profiled (its two
+  # kernels' times), at the smallest and the largest batch and at 2,048:
+  # the evidence for interaction=auto's batch threshold
+  # (kTensorCoreInteractionMinBatch, 2,048: where straight lines through
+  # the H200's 512 and 65,536 times cross; at 512 a tensor-core warp does a
+  # whole sample alone, with about four warps a SM).
+  step "$name-interaction" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
+    --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$three" \
+    --set interaction=cuda_cores,tensor_cores "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
+}
+phase_dlrm() {
+  dlrm_matrix dlrm "$runs/dlrm"
+  # The lookups inside the interaction against the gather, forward and
+  # backward alone (issue 22; bench_cuda_dlrm's BM_LookupAndInteraction);
+  # and the interaction's forward and backward each alone at 512 and 65,536
+  # (BM_InteractionForward/Backward), to tell their times apart.
+  step -t 120 dlrm-lookup-bench "$build/bin/bench_cuda_dlrm" \
+    --benchmark_filter='BM_LookupAndInteraction|BM_Interaction(Forward|Backward)' \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    --benchmark_out="$work/bench-lookup.json" --benchmark_out_format=json
+  # The dReLU + bias gradient's two kernels forced at 512, 2,048 and 16,384
+  # rows of DLRM's widths, both types: where relu_bias_grad's one-pass
+  # threshold (kOnePassMaxRows, 2,048) belongs. Fixed iterations (about 20 s).
+  step -t 90 dlrm-epilogue-bench "$build/bin/bench_cuda_linear" --benchmark_filter=ReluBiasGrad \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    --benchmark_out="$work/bench-relu-bias-grad.json" --benchmark_out_format=json
+  # The NCCL path on one rank (exchange=nccl: self send/receive, a one-rank
+  # all-reduce) trained to tiny's target; then throughput with SHARP requested
+  # for its gradient all-reduce: on one GPU the verdict must read off, with
+  # the reason, in the result (NCCL's debug log lands beside it).
+  rm -rf "$runs/dlrm-nccl" "$runs/dlrm-nccl-sharp"
+  step dlrm-nccl-tiny "$perflab" run dlrm --preset tiny --backend cuda --set exchange=nccl --seeds 1 \
+    --out "$runs/dlrm-nccl"
+  step dlrm-nccl-sharp "$perflab" run dlrm --preset tiny --backend cuda --set exchange=nccl --mode throughput \
+    --iterations 50 --warmup 5 --sync-free on --cuda-graphs on --sharp on --out "$runs/dlrm-nccl-sharp"
+  step dlrm-nccl-sharp-verdict python3 -c '
+import glob, json, sys
+files = glob.glob(sys.argv[1] + "/*/result.json")
+assert files, "no result.json under " + sys.argv[1]
+sharp = json.load(open(files[0]))["toggles"]["sharp"]
+print("sharp:", sharp)
+assert sharp["requested"] and not sharp["in_effect"] and sharp.get("reason"), "SHARP verdict must read off with a reason on one GPU"
+' "$runs/dlrm-nccl-sharp"
+}
+phase_dlrm_bf16() {
+  dlrm_matrix dlrm-bf16 "$runs/dlrm-bf16" --set precision=bf16
+}
+# Time to train at the dle target (0.72), 3 seeds, all toggles on; tiny too.
+phase_dlrm_ttt() {
+  rm -rf "$runs/dlrm-ttt"
+  step dlrm-dle-ttt "$perflab" run dlrm --preset dle --backend cuda --seeds 3 --fused on --cuda-graphs on \
+    --sync-free on --out "$runs/dlrm-ttt"
+  step dlrm-tiny-ttt "$perflab" run dlrm --preset tiny --backend cuda --seeds 3 --fused on --cuda-graphs on \
+    --sync-free on --out "$runs/dlrm-ttt"
+}
