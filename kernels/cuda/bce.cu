@@ -7,6 +7,7 @@
 #include "kernels/cuda/bce.h"
 #include "kernels/cuda/bce_device.cuh"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/stored_types.cuh"
 
 namespace perflab::kernels::cuda {
@@ -45,6 +46,7 @@ template <typename T>
 __global__ void bce_partial_kernel(int64_t n, int64_t mean_over, const T* __restrict__ logits,
                                    const float* __restrict__ labels, T* __restrict__ dlogit,
                                    double* __restrict__ partials) {
+  wait_for_prior_kernels();
   __shared__ typename BlockSum::TempStorage temp;
   const double local = thread_loss(n, mean_over, logits, labels, dlogit);
   const double block_sum = BlockSum(temp).Sum(local);
@@ -59,6 +61,7 @@ __global__ void bce_kernel(int64_t n, int64_t mean_over, const T* __restrict__ l
                            const float* __restrict__ labels, T* __restrict__ dlogit, double* partials,
                            uint32_t* done, float* __restrict__ loss_accumulator,
                            int32_t* __restrict__ nonfinite_flag, int32_t* __restrict__ step_counter) {
+  wait_for_prior_kernels();
   __shared__ typename BlockSum::TempStorage temp;
   __shared__ bool last;
   const double local = thread_loss(n, mean_over, logits, labels, dlogit);
@@ -85,6 +88,7 @@ __global__ void bce_kernel(int64_t n, int64_t mean_over, const T* __restrict__ l
 __global__ void bce_finish_kernel(int64_t n, int64_t mean_over, int blocks, const double* __restrict__ partials,
                                   float* __restrict__ loss_accumulator,
                                   int32_t* __restrict__ nonfinite_flag, int32_t* __restrict__ step_counter) {
+  wait_for_prior_kernels();
   __shared__ typename BlockSum::TempStorage temp;
   double local = 0.0;
   for (int k = threadIdx.x; k < blocks; k += blockDim.x) local += partials[k];
@@ -122,16 +126,17 @@ void launch(const BceArguments& a, const T* logits, T* dlogit, void* workspace, 
   auto* partials = static_cast<double*>(workspace);
   const int64_t mean_over = a.mean_over > 0 ? a.mean_over : a.n;
   if (a.done_counter != nullptr) {
-    bce_kernel<T><<<blocks, kThreads, 0, stream>>>(a.n, mean_over, logits, a.labels, dlogit, partials,
-                                                   a.done_counter, a.loss_accumulator, a.nonfinite_flag,
-                                                   a.step_counter);
+    launch_kernel(bce_kernel<T>, blocks, kThreads, 0, stream, a.n, mean_over, logits, a.labels,
+                  dlogit, partials, a.done_counter, a.loss_accumulator, a.nonfinite_flag,
+                  a.step_counter);
     PERFLAB_CUDA_CHECK_LAUNCH("bce_kernel");
     return;
   }
-  bce_partial_kernel<T><<<blocks, kThreads, 0, stream>>>(a.n, mean_over, logits, a.labels, dlogit, partials);
+  launch_kernel(bce_partial_kernel<T>, blocks, kThreads, 0, stream, a.n, mean_over, logits,
+                a.labels, dlogit, partials);
   PERFLAB_CUDA_CHECK_LAUNCH("bce_partial_kernel");
-  bce_finish_kernel<<<1, kThreads, 0, stream>>>(a.n, mean_over, blocks, partials, a.loss_accumulator,
-                                                a.nonfinite_flag, a.step_counter);
+  launch_kernel(bce_finish_kernel, 1, kThreads, 0, stream, a.n, mean_over, blocks, partials,
+                a.loss_accumulator, a.nonfinite_flag, a.step_counter);
   PERFLAB_CUDA_CHECK_LAUNCH("bce_finish_kernel");
 }
 

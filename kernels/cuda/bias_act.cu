@@ -17,6 +17,7 @@
 
 #include "kernels/cuda/bias_act.h"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/vector_access.cuh"
 
 namespace perflab::kernels::cuda {
@@ -47,6 +48,7 @@ int blocks_for(int64_t n) {
 
 template <typename T>
 __global__ void add_bias_kernel(int64_t n, int64_t cols, T* y, const T* b) {
+  wait_for_prior_kernels();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     store(y, i, load(y, i) + load(b, i % cols));
@@ -55,6 +57,7 @@ __global__ void add_bias_kernel(int64_t n, int64_t cols, T* y, const T* b) {
 
 template <typename T>
 __global__ void relu_forward_kernel(int64_t n, const T* x, T* y) {
+  wait_for_prior_kernels();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     const float v = load(x, i);
@@ -64,6 +67,7 @@ __global__ void relu_forward_kernel(int64_t n, const T* x, T* y) {
 
 template <typename T>
 __global__ void relu_backward_kernel(int64_t n, const T* y, const T* dy, T* dx) {
+  wait_for_prior_kernels();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     store(dx, i, load(y, i) > 0.0f ? load(dy, i) : 0.0f);
@@ -73,6 +77,7 @@ __global__ void relu_backward_kernel(int64_t n, const T* y, const T* dy, T* dx) 
 template <typename T>
 __global__ void relu_backward_mask_kernel(int64_t n, int64_t cols, const uint8_t* mask,
                                           int64_t mask_ld, const T* dy, T* dx) {
+  wait_for_prior_kernels();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t bit = (i / cols) * mask_ld + i % cols;
@@ -85,6 +90,7 @@ __global__ void relu_backward_mask_kernel(int64_t n, int64_t cols, const uint8_t
 template <typename T>
 __global__ void bias_grad_partial_kernel(int64_t rows, int64_t cols, int64_t rows_per_slice,
                                          const T* dy, float* partial) {
+  wait_for_prior_kernels();
   __shared__ float sums[kRowLanes][kColTile];
   const int64_t col = blockIdx.x * int64_t{kColTile} + threadIdx.x;
   const int64_t begin = blockIdx.y * rows_per_slice;
@@ -105,6 +111,7 @@ __global__ void bias_grad_partial_kernel(int64_t rows, int64_t cols, int64_t row
 /// Pass 2: db[c] = Σ_s partial[s, c], slices in order.
 template <typename T>
 __global__ void bias_grad_final_kernel(int64_t slices, int64_t cols, const float* partial, T* db) {
+  wait_for_prior_kernels();
   for (int64_t c = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; c < cols;
        c += int64_t{gridDim.x} * blockDim.x) {
     float total = 0.0f;
@@ -122,6 +129,7 @@ constexpr int64_t kBiasActMaxBlocks = 1024;
 /// the launch gives at least `groups` threads.
 template <typename T, int kVec, bool kRelu>
 __global__ void bias_act_kernel(int64_t rows, int64_t groups, T* y, const T* b) {
+  wait_for_prior_kernels();
   const int64_t threads = int64_t{gridDim.x} * blockDim.x;
   const int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
   const int64_t lanes = threads / groups;
@@ -223,6 +231,7 @@ template <typename T, int kVec, bool kMask>
 __global__ void __launch_bounds__(kGradGroups* kGradLanes, kGradMinBlocks)
     relu_bias_grad_partial_kernel(int64_t rows, int64_t groups, int64_t rows_per_slice, const T* __restrict__ y,
                                   T* __restrict__ dy, float* partial, T* __restrict__ db, unsigned* done) {
+  wait_for_prior_kernels();
   constexpr int kTileCols = kGradGroups * kVec;
   __shared__ float sums[kGradLanes][kTileCols];
   const int64_t g = blockIdx.x * int64_t{kGradGroups} + threadIdx.x;
@@ -338,6 +347,7 @@ template <typename T, int kVec, bool kMask>
 __global__ void __launch_bounds__(kOneGroups* kOneLanes)
     relu_bias_grad_one_pass_kernel(int64_t rows, int64_t groups, const T* __restrict__ y, T* __restrict__ dy,
                                    T* __restrict__ db) {
+  wait_for_prior_kernels();
   constexpr int kTileCols = kOneGroups * kVec;
   // One column of padding: a warp's 8 lanes x 4 groups fall in distinct banks.
   __shared__ float sums[kOneLanes][kTileCols + 1];
@@ -414,8 +424,8 @@ void add_bias(DType dtype, int64_t rows, int64_t cols, void* y, const void* b,
   if (n == 0) return;
   dispatch(dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    add_bias_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(n, cols, static_cast<T*>(y),
-                                                               static_cast<const T*>(b));
+    launch_kernel(add_bias_kernel<T>, blocks_for(n), kThreads, 0, stream, n, cols,
+                  static_cast<T*>(y), static_cast<const T*>(b));
   });
   PERFLAB_CUDA_CHECK_LAUNCH("add_bias_kernel");
 }
@@ -424,8 +434,8 @@ void relu_forward(DType dtype, int64_t n, const void* x, void* y, cudaStream_t s
   if (n == 0) return;
   dispatch(dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    relu_forward_kernel<T>
-        <<<blocks_for(n), kThreads, 0, stream>>>(n, static_cast<const T*>(x), static_cast<T*>(y));
+    launch_kernel(relu_forward_kernel<T>, blocks_for(n), kThreads, 0, stream, n,
+                  static_cast<const T*>(x), static_cast<T*>(y));
   });
   PERFLAB_CUDA_CHECK_LAUNCH("relu_forward_kernel");
 }
@@ -435,8 +445,8 @@ void relu_backward(DType dtype, int64_t n, const void* y, const void* dy, void* 
   if (n == 0) return;
   dispatch(dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    relu_backward_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
-        n, static_cast<const T*>(y), static_cast<const T*>(dy), static_cast<T*>(dx));
+    launch_kernel(relu_backward_kernel<T>, blocks_for(n), kThreads, 0, stream, n,
+                  static_cast<const T*>(y), static_cast<const T*>(dy), static_cast<T*>(dx));
   });
   PERFLAB_CUDA_CHECK_LAUNCH("relu_backward_kernel");
 }
@@ -447,9 +457,9 @@ void relu_backward_from_mask(DType dtype, int64_t rows, int64_t cols, const void
   if (n == 0) return;
   dispatch(dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    relu_backward_mask_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
-        n, cols, static_cast<const uint8_t*>(mask), mask_ld, static_cast<const T*>(dy),
-        static_cast<T*>(dx));
+    launch_kernel(relu_backward_mask_kernel<T>, blocks_for(n), kThreads, 0, stream, n, cols,
+                  static_cast<const uint8_t*>(mask), mask_ld, static_cast<const T*>(dy),
+                  static_cast<T*>(dx));
   });
   PERFLAB_CUDA_CHECK_LAUNCH("relu_backward_mask_kernel");
 }
@@ -469,12 +479,12 @@ void bias_grad(DType dtype, int64_t rows, int64_t cols, const void* dy, void* db
       const int64_t rows_per_slice = (rows + slices - 1) / slices;
       const dim3 grid(static_cast<unsigned>((cols + kColTile - 1) / kColTile),
                       static_cast<unsigned>(slices));
-      bias_grad_partial_kernel<T><<<grid, dim3(kColTile, kRowLanes), 0, stream>>>(
-          rows, cols, rows_per_slice, static_cast<const T*>(dy), partial);
+      launch_kernel(bias_grad_partial_kernel<T>, grid, dim3(kColTile, kRowLanes), 0, stream, rows,
+                    cols, rows_per_slice, static_cast<const T*>(dy), partial);
       PERFLAB_CUDA_CHECK_LAUNCH("bias_grad_partial_kernel");
     }
-    bias_grad_final_kernel<T>
-        <<<blocks_for(cols), kThreads, 0, stream>>>(slices, cols, partial, static_cast<T*>(db));
+    launch_kernel(bias_grad_final_kernel<T>, blocks_for(cols), kThreads, 0, stream, slices, cols,
+                  partial, static_cast<T*>(db));
   });
   PERFLAB_CUDA_CHECK_LAUNCH("bias_grad_final_kernel");
 }
@@ -494,9 +504,11 @@ void bias_activation(DType dtype, int64_t rows, int64_t cols, void* y, const voi
       auto* out = static_cast<T*>(y);
       const auto* bias = static_cast<const T*>(b);
       if (relu) {
-        bias_act_kernel<T, kVec, true><<<blocks, kThreads, 0, stream>>>(rows, groups, out, bias);
+        launch_kernel(bias_act_kernel<T, kVec, true>, blocks, kThreads, 0, stream, rows, groups,
+                      out, bias);
       } else {
-        bias_act_kernel<T, kVec, false><<<blocks, kThreads, 0, stream>>>(rows, groups, out, bias);
+        launch_kernel(bias_act_kernel<T, kVec, false>, blocks, kThreads, 0, stream, rows, groups,
+                      out, bias);
       }
     });
   });
@@ -534,9 +546,11 @@ void relu_bias_grad(DType dtype, int64_t rows, int64_t cols, const void* y, void
         auto* grad = static_cast<T*>(dy);
         auto* out = static_cast<T*>(db);
         if (y != nullptr) {
-          relu_bias_grad_one_pass_kernel<T, kVec, true><<<grid, block, 0, stream>>>(rows, groups, mask, grad, out);
+          launch_kernel(relu_bias_grad_one_pass_kernel<T, kVec, true>, grid, block, 0, stream, rows,
+                        groups, mask, grad, out);
         } else {
-          relu_bias_grad_one_pass_kernel<T, kVec, false><<<grid, block, 0, stream>>>(rows, groups, mask, grad, out);
+          launch_kernel(relu_bias_grad_one_pass_kernel<T, kVec, false>, grid, block, 0, stream,
+                        rows, groups, mask, grad, out);
         }
       });
       PERFLAB_CUDA_CHECK_LAUNCH("relu_bias_grad_one_pass_kernel");
@@ -555,11 +569,11 @@ void relu_bias_grad(DType dtype, int64_t rows, int64_t cols, const void* y, void
       auto* grad = static_cast<T*>(dy);
       auto* out = static_cast<T*>(db);
       if (y != nullptr) {
-        relu_bias_grad_partial_kernel<T, kVec, true>
-            <<<grid, block, 0, stream>>>(rows, groups, rows_per_slice, mask, grad, partial, out, done);
+        launch_kernel(relu_bias_grad_partial_kernel<T, kVec, true>, grid, block, 0, stream, rows,
+                      groups, rows_per_slice, mask, grad, partial, out, done);
       } else {
-        relu_bias_grad_partial_kernel<T, kVec, false>
-            <<<grid, block, 0, stream>>>(rows, groups, rows_per_slice, mask, grad, partial, out, done);
+        launch_kernel(relu_bias_grad_partial_kernel<T, kVec, false>, grid, block, 0, stream, rows,
+                      groups, rows_per_slice, mask, grad, partial, out, done);
       }
     });
     PERFLAB_CUDA_CHECK_LAUNCH("relu_bias_grad_partial_kernel");

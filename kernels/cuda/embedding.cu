@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/round_up.h"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/embedding_detail.h"
 #include "kernels/cuda/embedding_sort.cuh"
@@ -98,6 +99,7 @@ template <typename V>
 __global__ void gather_kernel(const V* __restrict__ tables, const int64_t* __restrict__ row_offsets,
                               const int32_t* __restrict__ ids, int num_tables, int64_t width,
                               int64_t num_slots, V* __restrict__ out, SortInput sort) {
+  wait_for_prior_kernels();
   for (int64_t slot = blockIdx.x * int64_t{blockDim.y} + threadIdx.y; slot < num_slots;
        slot += int64_t{gridDim.x} * blockDim.y) {
     const int64_t row = row_offsets[slot % num_tables] + ids[slot];
@@ -113,6 +115,7 @@ __global__ void gather_bf16_kernel(const float* __restrict__ tables,
                                    const int64_t* __restrict__ row_offsets,
                                    const int32_t* __restrict__ ids, int num_tables, int64_t dim,
                                    int64_t num_slots, __nv_bfloat16* __restrict__ out, SortInput sort) {
+  wait_for_prior_kernels();
   for (int64_t slot = blockIdx.x * int64_t{blockDim.y} + threadIdx.y; slot < num_slots;
        slot += int64_t{gridDim.x} * blockDim.y) {
     const int64_t row = row_offsets[slot % num_tables] + ids[slot];
@@ -204,20 +207,20 @@ void EmbeddingForward::run(const EmbeddingArguments& a, void* workspace, cudaStr
   }
   if (a.out_type == EmbeddingOutputType::kBFloat16) {
     const GatherLaunch l = gather_launch(slots, a.dim);
-    gather_bf16_kernel<<<l.grid, l.block, 0, stream>>>(a.tables, a.table_row_offsets, a.ids, a.num_tables,
-                                                       a.dim, slots, static_cast<__nv_bfloat16*>(a.out), sort);
+    launch_kernel(gather_bf16_kernel, l.grid, l.block, 0, stream, a.tables, a.table_row_offsets,
+                  a.ids, a.num_tables, a.dim, slots, static_cast<__nv_bfloat16*>(a.out), sort);
     PERFLAB_CUDA_CHECK_LAUNCH("gather_bf16_kernel");
   } else if (a.dim % 4 == 0 && aligned16(a.tables) && aligned16(a.out)) {
     const int64_t width = a.dim / 4;
     const GatherLaunch l = gather_launch(slots, width);
-    gather_kernel<float4><<<l.grid, l.block, 0, stream>>>(reinterpret_cast<const float4*>(a.tables),
-                                                          a.table_row_offsets, a.ids, a.num_tables, width,
-                                                          slots, static_cast<float4*>(a.out), sort);
+    launch_kernel(gather_kernel<float4>, l.grid, l.block, 0, stream,
+                  reinterpret_cast<const float4*>(a.tables), a.table_row_offsets, a.ids,
+                  a.num_tables, width, slots, static_cast<float4*>(a.out), sort);
     PERFLAB_CUDA_CHECK_LAUNCH("gather_kernel<float4>");
   } else {
     const GatherLaunch l = gather_launch(slots, a.dim);
-    gather_kernel<float><<<l.grid, l.block, 0, stream>>>(a.tables, a.table_row_offsets, a.ids, a.num_tables,
-                                                         a.dim, slots, static_cast<float*>(a.out), sort);
+    launch_kernel(gather_kernel<float>, l.grid, l.block, 0, stream, a.tables, a.table_row_offsets,
+                  a.ids, a.num_tables, a.dim, slots, static_cast<float*>(a.out), sort);
     PERFLAB_CUDA_CHECK_LAUNCH("gather_kernel<float>");
   }
 }

@@ -16,6 +16,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/embedding_detail.h"
 #include "kernels/cuda/embedding_sort.cuh"
@@ -50,6 +51,7 @@ __global__ void make_keys_kernel(const int64_t* __restrict__ row_offsets,
                                  const int32_t* __restrict__ ids, int num_tables, int64_t num_slots,
                                  RowKey* __restrict__ keys, Slot* __restrict__ slots,
                                  unsigned* __restrict__ done, int64_t tiles) {
+  wait_for_prior_kernels();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < num_slots;
        i += int64_t{gridDim.x} * blockDim.x) {
     write_sort_input(EmbeddingSortInput{keys, slots, done, tiles}, i, row_offsets[i % num_tables] + ids[i]);
@@ -68,6 +70,7 @@ template <int kBlockThreads, int kItems>
 __global__ void __launch_bounds__(kBlockThreads)
     sort_per_table_kernel(const RowKey* __restrict__ keys_in, int num_tables, int64_t batch, int key_bits,
                           RowKey* __restrict__ keys_out, Slot* __restrict__ slots_out) {
+  wait_for_prior_kernels();
   using BlockSort = cub::BlockRadixSort<RowKey, kBlockThreads, kItems, Slot>;
   __shared__ typename BlockSort::TempStorage temp;
   const int64_t t = blockIdx.x;
@@ -312,6 +315,7 @@ __global__ void __launch_bounds__(kThreads, 2)
                      int64_t tile, int64_t num_tiles, const TG* __restrict__ grad, const float* __restrict__ lr_device,
                      int64_t dim, float* __restrict__ partials, unsigned* __restrict__ done,
                      float* __restrict__ tables, unsigned tile_blocks, DenseSgd dense) {
+  wait_for_prior_kernels();
   if (blockIdx.x >= tile_blocks) {  // the dense SGD's blocks
     const float lr = *dense.lr;
     const int64_t t = int64_t{blockIdx.x - tile_blocks} * blockDim.x + threadIdx.x;
@@ -454,18 +458,19 @@ void embedding_detail::sort_pairs(const EmbeddingArguments& a, void* workspace, 
   }
   const UpdateBuffers u = update_buffers(a, workspace);
   if (!a.keys_in_forward) {  // else the forward's gather wrote them (and zeroed done)
-    make_keys_kernel<<<blocks_for(u.num_slots), kThreads, 0, stream>>>(
-        a.table_row_offsets, a.ids, a.num_tables, u.num_slots, u.keys_in, u.slots_in, u.done, tiles_for(u.num_slots));
+    launch_kernel(make_keys_kernel, blocks_for(u.num_slots), kThreads, 0, stream,
+                  a.table_row_offsets, a.ids, a.num_tables, u.num_slots, u.keys_in, u.slots_in,
+                  u.done, tiles_for(u.num_slots));
     PERFLAB_CUDA_CHECK_LAUNCH("make_keys_kernel");
   }
   if (per_table) {
     const auto grid = static_cast<unsigned>(a.num_tables);
     if (a.batch <= 512) {
-      sort_per_table_kernel<128, 4><<<grid, 128, 0, stream>>>(u.keys_in, a.num_tables, a.batch, u.key_bits,
-                                                                u.keys_out, u.slots_out);
+      launch_kernel(sort_per_table_kernel<128, 4>, grid, 128, 0, stream, u.keys_in, a.num_tables,
+                    a.batch, u.key_bits, u.keys_out, u.slots_out);
     } else {
-      sort_per_table_kernel<256, 8><<<grid, 256, 0, stream>>>(u.keys_in, a.num_tables, a.batch, u.key_bits,
-                                                                u.keys_out, u.slots_out);
+      launch_kernel(sort_per_table_kernel<256, 8>, grid, 256, 0, stream, u.keys_in, a.num_tables,
+                    a.batch, u.key_bits, u.keys_out, u.slots_out);
     }
     PERFLAB_CUDA_CHECK_LAUNCH("sort_per_table_kernel");
     return;
@@ -533,9 +538,9 @@ void embedding_detail::update_rows(const EmbeddingArguments& a, void* workspace,
     dense_blocks = static_cast<unsigned>(std::clamp<int64_t>((dense.count / 4 + kThreads - 1) / kThreads, 1, kMaxDenseBlocks));
   }
   const auto launch = [&](auto kernel, const auto* grad) {
-    kernel<<<blocks + dense_blocks, kThreads, 0, stream>>>(u.keys_out, u.slots_out, u.num_slots, tile, tiles, grad,
-                                                          a.lr_device, a.dim, partials, u.done, a.tables, blocks,
-                                                          dense);
+    launch_kernel(kernel, blocks + dense_blocks, kThreads, 0, stream, u.keys_out, u.slots_out,
+                  u.num_slots, tile, tiles, grad, a.lr_device, a.dim, partials, u.done, a.tables,
+                  blocks, dense);
   };
   if (a.grad_bf16 != nullptr) {
     if (quads) {

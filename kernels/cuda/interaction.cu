@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/interaction.h"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/interaction.h"
 #include "kernels/cuda/interaction_detail.cuh"
 #include "kernels/cuda/interaction_loaders.cuh"
@@ -91,6 +92,7 @@ template <Loader kLoader, typename TA, typename Rows>
 __global__ void __launch_bounds__(kSmallBatchForwardThreads, kForwardMinBlocks)
     interaction_forward_kernel(const TA* __restrict__ x, Rows rows, int features, int64_t dim64, int64_t stride64,
                                int64_t width, bool stage, TA* __restrict__ out) {
+  wait_for_prior_kernels();
   extern __shared__ float4 forward_smem[];  // float4: 16-byte aligned rows
   float* z = reinterpret_cast<float*>(forward_smem);  // [features, stride]
   const int dim = static_cast<int>(dim64);
@@ -199,6 +201,7 @@ __global__ void __launch_bounds__(kThreads, kLoader == Loader::kBatched ? 4 : 8)
     interaction_backward_kernel(const TA* __restrict__ x, Rows rows, const TA* __restrict__ dout, int features,
                                 int64_t dim64, int64_t stride64, int64_t width, TA* __restrict__ dx,
                                 TG* __restrict__ demb, bool dx_relu, bool vector_stores) {
+  wait_for_prior_kernels();
   extern __shared__ float4 backward_smem[];  // float4: 16-byte aligned
   const int dim = static_cast<int>(dim64);
   const int stride = static_cast<int>(stride64);
@@ -419,8 +422,8 @@ void forward(const InteractionArguments& a, cudaStream_t stream) {
     const bool stage = interaction_forward_gathers_pairs(a.num_tables, a.dim);
     const size_t shared =
         stage ? forward_staged_bytes(a.num_tables, a.dim) : interaction_shared_bytes(a.num_tables, a.dim, false);
-    kernel<<<static_cast<unsigned>(a.batch), threads, shared, stream>>>(
-        t.x, rows, a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, stage, t.out);
+    launch_kernel(kernel, static_cast<unsigned>(a.batch), threads, shared, stream, t.x, rows,
+                  a.num_tables + 1, a.dim, forward_row_stride(a.dim), width, stage, t.out);
     PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_kernel");
   });
 }
@@ -448,9 +451,10 @@ void backward(const InteractionArguments& a, cudaStream_t stream) {
       // A thread's four columns in one store where dx and demb allow it
       // (their rows are dim apart, a multiple of 4 on the four-column path).
       const bool vector_stores = four && aligned_to(t.dx, 4 * sizeof(TA)) && aligned_to(demb, 4 * sizeof(TG));
-      kernel<<<static_cast<unsigned>(a.batch), kThreads, interaction_shared_bytes(a.num_tables, a.dim, true),
-               stream>>>(t.x, rows, t.dout, a.num_tables + 1, a.dim, backward_row_stride(a.dim), width, t.dx, demb,
-                         a.dx_relu, vector_stores);
+      launch_kernel(kernel, static_cast<unsigned>(a.batch), kThreads,
+                    interaction_shared_bytes(a.num_tables, a.dim, true), stream, t.x, rows, t.dout,
+                    a.num_tables + 1, a.dim, backward_row_stride(a.dim), width, t.dx, demb,
+                    a.dx_relu, vector_stores);
       PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_kernel");
     });
   });

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/interaction_detail.cuh"
 #include "kernels/cuda/stored_types.cuh"
 
@@ -428,18 +429,21 @@ __device__ __forceinline__ void backward_tc(const TA* __restrict__ x, const Rows
 template <typename TA, typename Rows>
 __global__ void interaction_forward_tc_kernel(const TA* __restrict__ x, Rows rows, int64_t batch, int features,
                                               int dim, int64_t width, TA* __restrict__ out) {
+  wait_for_prior_kernels();
   forward_tc<Tf32Math>(x, rows, batch, features, dim, width, out);
 }
 template <typename Rows>
 __global__ void interaction_forward_tc_bf16_kernel(const __nv_bfloat16* __restrict__ x, Rows rows, int64_t batch,
                                                    int features, int dim, int64_t width,
                                                    __nv_bfloat16* __restrict__ out) {
+  wait_for_prior_kernels();
   forward_tc<Bf16Math>(x, rows, batch, features, dim, width, out);
 }
 template <typename TA, typename Rows, typename TG>
 __global__ void interaction_backward_tc_kernel(const TA* __restrict__ x, Rows rows, const TA* __restrict__ dout,
                                                int64_t batch, int features, int dim, int64_t width,
                                                TA* __restrict__ dx, TG* __restrict__ demb, bool dx_relu) {
+  wait_for_prior_kernels();
   backward_tc<Tf32Math>(x, rows, dout, batch, features, dim, width, dx, demb, dx_relu);
 }
 template <typename Rows, typename TG>
@@ -447,6 +451,7 @@ __global__ void interaction_backward_tc_bf16_kernel(const __nv_bfloat16* __restr
                                                     const __nv_bfloat16* __restrict__ dout, int64_t batch, int features,
                                                     int dim, int64_t width, __nv_bfloat16* __restrict__ dx,
                                                     TG* __restrict__ demb, bool dx_relu) {
+  wait_for_prior_kernels();
   backward_tc<Bf16Math>(x, rows, dout, batch, features, dim, width, dx, demb, dx_relu);
 }
 
@@ -458,13 +463,14 @@ void forward(const InteractionArguments& a, cudaStream_t stream) {
   with_rows<TE>(a, [&](auto rows) {
     using Rows = decltype(rows);
     if constexpr (std::is_same_v<TA, __nv_bfloat16> && std::is_same_v<TE, __nv_bfloat16>) {
-      interaction_forward_tc_bf16_kernel<Rows>
-          <<<blocks, 32 * kTcSamplesPerBlock, tc_bf16_shared_bytes(a.dim), stream>>>(
-              t.x, rows, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, t.out);
+      launch_kernel(interaction_forward_tc_bf16_kernel<Rows>, blocks, 32 * kTcSamplesPerBlock,
+                    tc_bf16_shared_bytes(a.dim), stream, t.x, rows, a.batch, a.num_tables + 1,
+                    static_cast<int>(a.dim), width, t.out);
       PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_tc_bf16_kernel");
     } else {
-      interaction_forward_tc_kernel<TA, Rows><<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
-          t.x, rows, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, t.out);
+      launch_kernel(interaction_forward_tc_kernel<TA, Rows>, blocks, 32 * kTcSamplesPerBlock,
+                    tc_shared_bytes(a.dim), stream, t.x, rows, a.batch, a.num_tables + 1,
+                    static_cast<int>(a.dim), width, t.out);
       PERFLAB_CUDA_CHECK_LAUNCH("interaction_forward_tc_kernel");
     }
   });
@@ -480,16 +486,15 @@ void backward(const InteractionArguments& a, cudaStream_t stream) {
       using Rows = decltype(rows);
       using TG = std::remove_pointer_t<decltype(demb)>;
       if constexpr (std::is_same_v<TA, __nv_bfloat16> && std::is_same_v<TE, __nv_bfloat16>) {
-        interaction_backward_tc_bf16_kernel<Rows, TG>
-            <<<blocks, 32 * kTcSamplesPerBlock, tc_bf16_shared_bytes(a.dim), stream>>>(
-                t.x, rows, t.dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, t.dx, demb,
-                a.dx_relu);
+        launch_kernel(interaction_backward_tc_bf16_kernel<Rows, TG>, blocks,
+                      32 * kTcSamplesPerBlock, tc_bf16_shared_bytes(a.dim), stream, t.x, rows,
+                      t.dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, t.dx, demb,
+                      a.dx_relu);
         PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_bf16_kernel");
       } else {
-        interaction_backward_tc_kernel<TA, Rows, TG>
-            <<<blocks, 32 * kTcSamplesPerBlock, tc_shared_bytes(a.dim), stream>>>(
-                t.x, rows, t.dout, a.batch, a.num_tables + 1, static_cast<int>(a.dim), width, t.dx, demb,
-                a.dx_relu);
+        launch_kernel(interaction_backward_tc_kernel<TA, Rows, TG>, blocks, 32 * kTcSamplesPerBlock,
+                      tc_shared_bytes(a.dim), stream, t.x, rows, t.dout, a.batch, a.num_tables + 1,
+                      static_cast<int>(a.dim), width, t.dx, demb, a.dx_relu);
         PERFLAB_CUDA_CHECK_LAUNCH("interaction_backward_tc_kernel");
       }
     });

@@ -10,6 +10,7 @@
 #include "base/round_up.h"
 #include "kernels/cuda/bce_device.cuh"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/stored_types.cuh"
 
 namespace perflab::kernels::cuda {
@@ -50,6 +51,7 @@ __device__ float warp_logit(const T* __restrict__ xrow, const T* __restrict__ w,
 template <typename T>
 __global__ void logit_forward_kernel(int64_t n, int64_t k, const T* __restrict__ x, const T* __restrict__ w,
                                      const T* __restrict__ bias, float* __restrict__ logits) {
+  wait_for_prior_kernels();
   const int64_t warp = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
   const int64_t warps = (int64_t{gridDim.x} * blockDim.x) >> 5;
   for (int64_t b = warp; b < n; b += warps) {
@@ -125,6 +127,7 @@ __global__ void logit_head_kernel(int64_t n, int64_t k, int64_t tile_size, int64
                                   double* group_loss, float* group_g, float* group_dw, float* group_dbb, uint32_t* done,
                                   float* __restrict__ loss_accumulator, int32_t* __restrict__ nonfinite_flag,
                                   int32_t* __restrict__ step_counter, float* __restrict__ dlogit) {
+  wait_for_prior_kernels();
   constexpr int kCols = LogitHead::kMaxFeatures / kThreads;  // columns a thread owns, at most
   __shared__ float g[kTile];
   __shared__ double loss[kTile];
@@ -272,6 +275,7 @@ __global__ void logit_rows_kernel(int64_t n, int64_t k, int64_t mean_over, const
                                   const T* __restrict__ w, const T* __restrict__ bias,
                                   const float* __restrict__ labels, T* __restrict__ dx, float* __restrict__ g_out,
                                   double* __restrict__ loss_out, float* __restrict__ dlogit) {
+  wait_for_prior_kernels();
   const int lane = static_cast<int>(threadIdx.x & 31u);
   const int64_t warp = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
   const int64_t warps = (int64_t{gridDim.x} * blockDim.x) >> 5;
@@ -350,12 +354,13 @@ void launch_train(const LogitHeadArguments& a, void* workspace, cudaStream_t str
   const int64_t chunk = LogitHead::staged_samples(a);
   const auto kernel = chunk > 0 ? logit_head_kernel<true, kSums, T> : logit_head_kernel<false, kSums, T>;
   const auto shared = static_cast<size_t>(chunk * a.k) * sizeof(T);
-  kernel<<<static_cast<unsigned>(blocks), kThreads, shared, stream>>>(
-      a.n, a.k, tile, chunk > 0 ? chunk : tile, a.mean_over > 0 ? a.mean_over : a.n, static_cast<const T*>(a.x),
-      static_cast<const T*>(a.w), static_cast<const T*>(a.bias), p.row_g, p.row_loss, a.labels,
-      static_cast<T*>(a.dx), static_cast<T*>(a.dw), static_cast<T*>(a.db), static_cast<T*>(a.db_below), p.loss, p.g,
-      p.dw, p.dbb, p.group_loss, p.group_g, p.group_dw, p.group_dbb, a.done_counter, a.loss_accumulator,
-      a.nonfinite_flag, a.step_counter, kSums ? nullptr : a.dlogit);
+  launch_kernel(kernel, static_cast<unsigned>(blocks), kThreads, shared, stream, a.n, a.k, tile,
+                chunk > 0 ? chunk : tile, a.mean_over > 0 ? a.mean_over : a.n,
+                static_cast<const T*>(a.x), static_cast<const T*>(a.w),
+                static_cast<const T*>(a.bias), p.row_g, p.row_loss, a.labels, static_cast<T*>(a.dx),
+                static_cast<T*>(a.dw), static_cast<T*>(a.db), static_cast<T*>(a.db_below), p.loss,
+                p.g, p.dw, p.dbb, p.group_loss, p.group_g, p.group_dw, p.group_dbb, a.done_counter,
+                a.loss_accumulator, a.nonfinite_flag, a.step_counter, kSums ? nullptr : a.dlogit);
   PERFLAB_CUDA_CHECK_LAUNCH("logit_head_kernel");
 }
 
@@ -363,17 +368,19 @@ template <typename T>
 void launch_rows(const LogitHeadArguments& a, void* workspace, cudaStream_t stream) {
   const Partials p = partials_at(static_cast<char*>(workspace), blocks_for(a.n), a.k, a.n);
   const int64_t blocks = std::clamp<int64_t>((a.n + kWarps - 1) / kWarps, 1, int64_t{1} << 20);
-  logit_rows_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      a.n, a.k, a.mean_over > 0 ? a.mean_over : a.n, static_cast<const T*>(a.x), static_cast<const T*>(a.w),
-      static_cast<const T*>(a.bias), a.labels, static_cast<T*>(a.dx), p.row_g, p.row_loss, a.dlogit);
+  launch_kernel(logit_rows_kernel<T>, static_cast<unsigned>(blocks), kThreads, 0, stream, a.n, a.k,
+                a.mean_over > 0 ? a.mean_over : a.n, static_cast<const T*>(a.x),
+                static_cast<const T*>(a.w), static_cast<const T*>(a.bias), a.labels,
+                static_cast<T*>(a.dx), p.row_g, p.row_loss, a.dlogit);
   PERFLAB_CUDA_CHECK_LAUNCH("logit_rows_kernel");
 }
 
 template <typename T>
 void launch_forward(const LogitHeadArguments& a, cudaStream_t stream) {
   const int64_t blocks = std::clamp<int64_t>((a.n + kWarps - 1) / kWarps, 1, int64_t{1} << 20);
-  logit_forward_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      a.n, a.k, static_cast<const T*>(a.x), static_cast<const T*>(a.w), static_cast<const T*>(a.bias), a.logits);
+  launch_kernel(logit_forward_kernel<T>, static_cast<unsigned>(blocks), kThreads, 0, stream, a.n,
+                a.k, static_cast<const T*>(a.x), static_cast<const T*>(a.w),
+                static_cast<const T*>(a.bias), a.logits);
   PERFLAB_CUDA_CHECK_LAUNCH("logit_forward_kernel");
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/sgd.h"
 #include "kernels/cuda/sgd_device.cuh"
 #include "kernels/cuda/stored_types.cuh"
@@ -23,6 +24,7 @@ template <typename G>
 __global__ void sgd_kernel(int64_t count, float* __restrict__ w, const G* __restrict__ g,
                            const float* __restrict__ lr_device,
                            __nv_bfloat16* __restrict__ w_bf16) {
+  wait_for_prior_kernels();
   sgd_range(w, g, *lr_device, w_bf16, count, blockIdx.x * int64_t{blockDim.x} + threadIdx.x,
             int64_t{gridDim.x} * blockDim.x);
 }
@@ -30,6 +32,7 @@ __global__ void sgd_kernel(int64_t count, float* __restrict__ w, const G* __rest
 /// dst = bf16(src): flat (row == 0), or rows of `row` written `stride` apart.
 __global__ void cast_bf16_kernel(int64_t count, const float* __restrict__ src,
                                  __nv_bfloat16* __restrict__ dst, int64_t row, int64_t stride) {
+  wait_for_prior_kernels();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t at = row == 0 ? i : i / row * stride + i % row;
@@ -57,9 +60,11 @@ void SgdUpdate::run(const SgdArguments& a, void*, cudaStream_t stream) {
   unsigned blocks = blocks_for((a.count + 3) / 4);
   if (a.max_blocks > 0 && static_cast<int64_t>(blocks) > a.max_blocks) blocks = static_cast<unsigned>(a.max_blocks);
   if (a.gradients_bf16 != nullptr) {
-    sgd_kernel<<<blocks, kThreads, 0, stream>>>(a.count, a.weights, a.gradients_bf16, a.lr_device, a.weights_bf16);
+    launch_kernel(sgd_kernel<__nv_bfloat16>, blocks, kThreads, 0, stream, a.count, a.weights, a.gradients_bf16,
+                  a.lr_device, a.weights_bf16);
   } else {
-    sgd_kernel<<<blocks, kThreads, 0, stream>>>(a.count, a.weights, a.gradients, a.lr_device, a.weights_bf16);
+    launch_kernel(sgd_kernel<float>, blocks, kThreads, 0, stream, a.count, a.weights, a.gradients,
+                  a.lr_device, a.weights_bf16);
   }
   PERFLAB_CUDA_CHECK_LAUNCH("sgd_kernel");
 }
@@ -85,7 +90,8 @@ Status CastFloatToBf16::can_implement(const CastArguments& a) {
 size_t CastFloatToBf16::workspace_bytes(const CastArguments&) { return 0; }
 
 void CastFloatToBf16::run(const CastArguments& a, void*, cudaStream_t stream) {
-  cast_bf16_kernel<<<blocks_for(a.count), kThreads, 0, stream>>>(a.count, a.src, a.dst, a.row, a.dst_stride);
+  launch_kernel(cast_bf16_kernel, blocks_for(a.count), kThreads, 0, stream, a.count, a.src, a.dst,
+                a.row, a.dst_stride);
   PERFLAB_CUDA_CHECK_LAUNCH("cast_bf16_kernel");
 }
 

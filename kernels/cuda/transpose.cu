@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/dependent_launch.cuh"
 
 namespace perflab::kernels::cuda {
 namespace {
@@ -24,6 +25,7 @@ constexpr int kRowsPerPass = 8;
 template <typename T>
 __global__ void __launch_bounds__(kTransposeTile * kRowsPerPass)
     transpose_kernel(const __grid_constant__ TransposeBatch batch) {
+  wait_for_prior_kernels();
   constexpr int kPad = sizeof(T) == 2 ? 2 : 1;
   __shared__ T tile[kTransposeTile][kTransposeTile + kPad];
   const TransposeTile t = transpose_tile(batch, blockIdx.x);
@@ -103,9 +105,9 @@ void TransposeMatrices::run(TransposeBatch b, cudaStream_t stream) {
   const auto blocks = static_cast<unsigned>(transpose_tile_starts(b));
   const dim3 threads(kTransposeTile, kRowsPerPass);
   if (b.element_bytes == 4) {
-    transpose_kernel<uint32_t><<<blocks, threads, 0, stream>>>(b);
+    launch_kernel(transpose_kernel<uint32_t>, blocks, threads, 0, stream, b);
   } else {
-    transpose_kernel<uint16_t><<<blocks, threads, 0, stream>>>(b);
+    launch_kernel(transpose_kernel<uint16_t>, blocks, threads, 0, stream, b);
   }
   PERFLAB_CUDA_CHECK_LAUNCH("transpose_kernel");
 }

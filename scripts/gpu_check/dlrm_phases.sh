@@ -78,6 +78,17 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
       --mode throughput --iterations "$iters" --warmup 10 --set train_samples=524288 --set eval_samples=16384 \
       --set batch_size="$smallest" "$@" --fused on --cuda-graphs on --sync-free on "${pt[@]}" --out "$out-connections-$n"
   done
+  # The step's own kernels with programmatic dependent launch, off against
+  # on (dependent_launch; auto: off until this says), at the smallest batch,
+  # graphed and profiled: each then waits at its start for the kernel before
+  # it instead of being launched after that kernel's end. In the H200's
+  # bf16 512 trace at 1590d6a two dependent kernels of the step's chain
+  # were 0.2-0.6 us apart in the forward and 0.6-3.6 in the backward (there
+  # beside the weight gradients), about 25 such boundaries an iteration.
+  step "$name-dependent-launch" "$perflab" run dlrm --preset dle --backend cuda --mode throughput \
+    --iterations "$iters" --warmup 10 --set train_samples=524288 --set eval_samples=16384 \
+    --set batch_size="$smallest" --set dependent_launch=off,on "$@" --fused on --cuda-graphs on --sync-free on \
+    "${pk[@]}" --out "$out"
   step "$name-toggles" "$perflab" "${tp[@]}" --fused on,off --cuda-graphs off --sync-free on,off "${pk[@]}"
   step "$name-unfused-graphs" "$perflab" "${tp[@]}" --fused off --cuda-graphs on --sync-free on "${pk[@]}"
   # cuBLASLt's candidates timed at setup against its first choice, at the

@@ -116,7 +116,7 @@ phase_sanitize_quick() {
   local tool t
   for tool in memcheck racecheck; do
     for t in interaction_cuda_test interaction_lookup_cuda_test embedding_update_cuda_test logit_head_cuda_test \
-             bias_act_cuda_test transpose_cuda_test; do
+             bias_act_cuda_test transpose_cuda_test dependent_launch_cuda_test; do
       [[ -x $build/tests/$t ]] || continue
       while (($(jobs -rp | wc -l) >= 6)); do wait -n; done
       step -t "${GPU_CHECK_SANITIZE_QUICK_TIMEOUT:-60}" "sanitize-$tool-$t" \

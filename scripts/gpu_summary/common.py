@@ -191,7 +191,8 @@ def chosen_params(r):
     environment set them, so rows that differ only in them stay apart."""
     p = params_of(r)
     queues = env_var(r, "CUDA_DEVICE_MAX_CONNECTIONS")
-    return "".join(f"+{k}={p[k]}" for k in ("interaction", "epilogues", "side_streams", "dgrad_weights", "wgrad_dy")
+    return "".join(f"+{k}={p[k]}" for k in ("interaction", "epilogues", "side_streams", "dgrad_weights", "wgrad_dy",
+                                                  "dependent_launch")
                    if p.get(k) not in (None, "auto")) + (f"+CUDA_DEVICE_MAX_CONNECTIONS={queues}" if queues else "")
 
 

@@ -92,6 +92,7 @@ def dlrm_section(results, peers):
     lines += side_streams_lines(tp)
     lines += dgrad_weights_lines(tp)
     lines += wgrad_dy_lines(tp)
+    lines += dependent_launch_lines(tp)
     lines += connections_lines(tp)
     return "\n".join(lines) + "\n", {"best": best, "ratios": ratios, "graphs": gspeed}
 
@@ -161,6 +162,14 @@ def wgrad_dy_lines(tp):
     transposed at the largest batch, TF32)."""
     return choice_lines(tp, "wgrad_dy", ("stored", "transposed"),
                         "Weight-gradient GEMMs of the wide layers: dz as stored against dz transposed (wgrad_dy=...)")
+
+
+def dependent_launch_lines(tp):
+    """The step's own kernels launched after the kernel before them ends
+    against with programmatic dependent launch (the dlrm-dependent-launch
+    step: dependent_launch=off,on at the smallest batch, graphed)."""
+    return choice_lines(tp, "dependent_launch", ("off", "on"),
+                        "Programmatic dependent launch of the step's own kernels (dependent_launch=...)")
 
 
 def connections_lines(tp):

@@ -61,7 +61,8 @@ for path in list(work.rglob("result.json")):
                                  ("epilogues", "own", 1250.0), ("side_streams", "off", 1000.0),
                                  ("side_streams", "on", 1300.0), ("dgrad_weights", "stored", 1000.0),
                                  ("dgrad_weights", "transposed", 1080.0), ("wgrad_dy", "stored", 1000.0),
-                                 ("wgrad_dy", "transposed", 1030.0)):
+                                 ("wgrad_dy", "transposed", 1030.0), ("dependent_launch", "off", 1000.0),
+                                 ("dependent_launch", "on", 1040.0)):
             def choice(e, param=param, name=name, sps=sps):
                 e["spec"]["params"][param] = name
                 e["score"]["throughput_samples_per_s"] = sps
@@ -204,6 +205,9 @@ if "$PYTHON" "$summary" "$work" "$work/steps.md" >"$tmp/work.md" 2>"$tmp/work.er
   sec "^### Weight-gradient GEMMs of the wide layers: dz as stored against dz transposed (wgrad_dy=...)"
   sec "| fp32 | [0-9]* | 1,000 | 1,030 | 1.03x |"
   sec "^| fp32 | [0-9]* | [^|]*+wgrad_dy=transposed | 1,030 |"
+  sec "^### Programmatic dependent launch of the step's own kernels (dependent_launch=...)"
+  sec "| fp32 | [0-9]* | 1,000 | 1,040 | 1.04x |"
+  sec "^| fp32 | [0-9]* | [^|]*+dependent_launch=on | 1,040 |"
   sec "^### Hardware work queues: CUDA_DEVICE_MAX_CONNECTIONS=8 (the default) against 32"
   sec "^| fp32 | [0-9]* | 1,000 | 1,200 | 1.20x |$"
   sec "^| fp32 | [0-9]* | [^|]*+CUDA_DEVICE_MAX_CONNECTIONS=32 | 1,200 |"
@@ -223,7 +227,7 @@ PY
 )
   [[ -n $setup ]] && grep -qF "$setup" "$tmp/work.md" || fail "no DLRM row with the setup cells '$setup'"
   sec "^- 1x3x20x12x14->5 k3 fp32, P=2, overlap, .*: 4 of 4 calls as forward convolutions; first: dx 1 planes"
-  pass "relabelled results: exit 0, halo rows by precision, the lookup table, the epilogues, side-streams and dgrad-weights tables"
+  pass "relabelled results: exit 0, halo rows by precision, the lookup table, the epilogues, side-streams, dgrad-weights, wgrad-dy and dependent-launch tables"
 else
   fail "gpu-summary on relabelled results: $(cat "$tmp/work.err")"
 fi
@@ -347,7 +351,7 @@ then
 else
   fail "the graph-against-eager kernel table"
 fi
-# 2 dlrm points, 3 epilogue, 2 side-stream, 2 dgrad-weights, 2 wgrad-dy, 1 tuned and 2 queue copies, 1
-# transducer run, 8 halo_conv points.
-find "$work" -name result.json | wc -l | grep -qx 23 || fail "expected 23 results: $(find "$work" -name result.json | wc -l)"
+# 2 dlrm points, 3 epilogue, 2 side-stream, 2 dgrad-weights, 2 wgrad-dy, 2 dependent-launch, 1 tuned and 2
+# queue copies, 1 transducer run, 8 halo_conv points.
+find "$work" -name result.json | wc -l | grep -qx 25 || fail "expected 25 results: $(find "$work" -name result.json | wc -l)"
 finish

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/dependent_launch.cuh"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/sgd.h"
 #include "workloads/dlrm/init_random.h"
@@ -16,20 +17,30 @@
 namespace perflab::dlrm {
 namespace {
 
+using kernels::cuda::launch_kernel;
+using kernels::cuda::wait_for_prior_kernels;
+
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = int64_t{1} << 16;  // grid-stride loops cover the rest
 
 __global__ void widen_kernel(int64_t n, const __nv_bfloat16* __restrict__ src,
                              float* __restrict__ dst) {
+  wait_for_prior_kernels();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     dst[i] = __bfloat162float(src[i]);
   }
 }
 
-__global__ void set_float_kernel(float* dst, float value) { *dst = value; }
+__global__ void set_float_kernel(float* dst, float value) {
+  wait_for_prior_kernels();
+  *dst = value;
+}
 
-__global__ void set_int64_kernel(int64_t* dst, int64_t value) { *dst = value; }
+__global__ void set_int64_kernel(int64_t* dst, int64_t value) {
+  wait_for_prior_kernels();
+  *dst = value;
+}
 
 /// LrSchedule::at, operation for operation: the rounded intrinsics keep
 /// nvcc from fusing a multiply and an add into an FMA (one rounding where
@@ -49,12 +60,14 @@ __device__ double schedule_at(const LrSchedule& s, int64_t step) {
 }
 
 __global__ void scheduled_lr_kernel(LrSchedule schedule, int64_t* step, float* lr) {
+  wait_for_prior_kernels();
   const int64_t at = *step;
   *lr = __double2float_rn(schedule_at(schedule, at));
   *step = at + 1;
 }
 
 __global__ void table_init_kernel(float* __restrict__ dst, int64_t n, uint64_t key, double bound) {
+  wait_for_prior_kernels();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     dst[i] = init_random::table_value(key, bound, static_cast<uint64_t>(i));
   }
@@ -66,7 +79,8 @@ void cast_bf16_to_float(int64_t n, const void* src, float* dst, cudaStream_t str
   if (n < 1) return;
   const auto blocks =
       static_cast<unsigned>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks));
-  widen_kernel<<<blocks, kThreads, 0, stream>>>(n, static_cast<const __nv_bfloat16*>(src), dst);
+  launch_kernel(widen_kernel, blocks, kThreads, 0, stream, n,
+                static_cast<const __nv_bfloat16*>(src), dst);
   PERFLAB_CUDA_CHECK_LAUNCH("widen_kernel");
 }
 
@@ -74,23 +88,23 @@ void fill_embedding_table(float* dst, int64_t rows, int64_t dim, uint64_t seed, 
   const int64_t n = rows * dim;
   if (n < 1) return;
   const auto blocks = static_cast<unsigned>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks));
-  table_init_kernel<<<blocks, kThreads, 0, stream>>>(dst, n, init_random::table_key(seed, table),
-                                                     init_random::table_bound(rows));
+  launch_kernel(table_init_kernel, blocks, kThreads, 0, stream, dst, n,
+                init_random::table_key(seed, table), init_random::table_bound(rows));
   PERFLAB_CUDA_CHECK_LAUNCH("table_init_kernel");
 }
 
 void set_device_float(float* dst, float value, cudaStream_t stream) {
-  set_float_kernel<<<1, 1, 0, stream>>>(dst, value);
+  launch_kernel(set_float_kernel, 1, 1, 0, stream, dst, value);
   PERFLAB_CUDA_CHECK_LAUNCH("set_float_kernel");
 }
 
 void set_device_int64(int64_t* dst, int64_t value, cudaStream_t stream) {
-  set_int64_kernel<<<1, 1, 0, stream>>>(dst, value);
+  launch_kernel(set_int64_kernel, 1, 1, 0, stream, dst, value);
   PERFLAB_CUDA_CHECK_LAUNCH("set_int64_kernel");
 }
 
 void scheduled_learning_rate(const LrSchedule& schedule, int64_t* step, float* lr, cudaStream_t stream) {
-  scheduled_lr_kernel<<<1, 1, 0, stream>>>(schedule, step, lr);
+  launch_kernel(scheduled_lr_kernel, 1, 1, 0, stream, schedule, step, lr);
   PERFLAB_CUDA_CHECK_LAUNCH("scheduled_lr_kernel");
 }
 

@@ -48,6 +48,7 @@
 #include "kernels/cpu/auc.h"
 #include "kernels/cpu/bce.h"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/dependent_launch.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/host_sync.h"
 #include "kernels/cuda/raii.h"
@@ -141,6 +142,11 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     // The uploads above ran on the legacy default stream, which the
     // non-blocking compute stream does not wait for: finish them (setup).
     kc::counted_stream_synchronize(nullptr);
+    if (setup.dependent_launch) {
+      int device = 0;
+      PERFLAB_CUDA_CHECK(cudaGetDevice(&device));
+      dependent_launch_ = kc::device_supports_dependent_launch(device);
+    }
   }
 
   ~CudaRun() override {
@@ -173,6 +179,8 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   }
 
   void enqueue(int slot) override {
+    // Captured with the step under graphs: its kernels' programmatic edges too.
+    const kc::DependentLaunches dependent(dependent_launch_);
     scheduled_learning_rate(setup_.schedule, lr_step_.data(), model_->learning_rate(), compute_.get());
     model_->train_step(input(slot), compute_.get());
   }
@@ -207,6 +215,11 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
                          {"candidate_median_ms", times}});
       }
       facts["gemm_algorithms"] = gemms;
+    }
+    // dependent_launch: asked for, and whether this GPU could.
+    facts["dependent_launch"] = {{"requested", setup_.dependent_launch}, {"in_effect", dependent_launch_}};
+    if (setup_.dependent_launch && !dependent_launch_) {
+      facts["dependent_launch"]["reason"] = "this GPU's compute capability is below 9.0 (no programmatic dependent launch)";
     }
     return facts;
   }
@@ -429,6 +442,8 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
   uint64_t seed_;
   DlrmNccl nccl_;   // null comm: one GPU
   bool sharp_ = false;  // --sharp requested (the step says whether it took effect)
+  /// dependent_launch=on on a GPU that has it: enqueue()'s kernels launched so.
+  bool dependent_launch_ = false;
   CudaModelOptions options_;
   // Declared before everything that enqueues on them. The step's own
   // stream is the most urgent: with side streams, the kernels on it (the

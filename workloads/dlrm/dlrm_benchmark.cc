@@ -238,6 +238,13 @@ void DlrmBenchmark::read_backend_choices(const ParamValues& p, int ranks) {
                                  wgrad_dy));
   }
   setup_.wgrad_dy_transposed = backend_ == Backend::kCuda && wgrad_dy == "transposed";
+  const std::string dependent_launch = p.get_string("dependent_launch");
+  if (backend_ == Backend::kCpu && dependent_launch != "auto") {
+    throw UsageError(fmt::format("dlrm: dependent_launch={} chooses how the cuda backend launches its kernels; the "
+                                 "cpu backend launches none (leave dependent_launch at auto)",
+                                 dependent_launch));
+  }
+  setup_.dependent_launch = backend_ == Backend::kCuda && dependent_launch == "on";
   setup_.interaction_tensor_cores = p.get_string("interaction") == "tensor_cores";
   if (backend_ == Backend::kCpu && setup_.interaction_tensor_cores) {
     throw UsageError("dlrm: interaction=tensor_cores runs the interaction on a GPU's tensor cores, on the cuda "

@@ -103,6 +103,10 @@ struct DlrmSetup {
   /// transposed (wgrad_dy=transposed; auto: stored;
   /// CudaModelOptions::wgrad_dy_transposed).
   bool wgrad_dy_transposed = false;
+  /// cuda backend, training: the step's own kernels launched with
+  /// programmatic dependent launch (dependent_launch=on; auto: off), where
+  /// the GPU has it (kernels/cuda/dependent_launch.h).
+  bool dependent_launch = false;
   /// --mode inference: placement, cache and updates (serve/serve_options.h).
   ServeOptions serve;
   /// Training: where each seed's trained model is written (checkpoint.h;

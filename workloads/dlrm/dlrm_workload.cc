@@ -93,6 +93,13 @@ std::vector<ParamSpec> dlrm_params() {
                    "gradient on it); auto: stored (transposed is not measured yet)",
                    kWgradTransposedMinInput),
        {}, {}, {"auto", "stored", "transposed"}},
+      {"dependent_launch", T::kString, "auto",
+       "cuda backend, training: on launches the step's own kernels (not cuBLASLt's or CUB's) with programmatic "
+       "dependent launch, so each may be scheduled as the kernel before it ends and waits at its start for "
+       "that kernel's writes, instead of being launched after that kernel's end is processed: the same "
+       "kernels and bits, less time between two dependent kernels (a GPU of compute capability 9.0 or later; "
+       "elsewhere off, and the result says why); auto: off (on is not measured yet)",
+       {}, {}, {"auto", "on", "off"}},
       {"interaction", T::kString, "auto",
        "cuda backend: the dot interaction on fp32 CUDA cores (cuda_cores) or on tensor cores (tensor_cores: "
        "WMMA, TF32-rounded products, or exact bf16 products with precision=bf16; needs tables + 1 <= 32 and "

@@ -80,6 +80,15 @@ void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPl
           : fmt::format("transposed: in the {} layer{} whose input is at least {} wide, dz transposed by one launch "
                         "just before the weight-gradient GEMM, which reads it (one operand K-major)",
                         c.wgrad_dy_layers, c.wgrad_dy_layers == 1 ? "" : "s", kWgradTransposedMinInput);
+  // How the step's own kernels are launched (dependent_launch); whether the
+  // GPU has it is the run's fact (dependent_launch in the run's facts).
+  step.hyperparameters["perflab_dlrm_dependent_launch"] =
+      !c.training ? "serving: off (dependent_launch applies to the training step)"
+      : setup.dependent_launch
+          ? "on: the step's own kernels (not cuBLASLt's or CUB's) launched with programmatic dependent launch, "
+            "each waiting at its start for the kernel before it; in effect where the GPU has compute "
+            "capability 9.0 or later (the run's facts say)"
+          : "off: every kernel launched after the one before it ends";
   // What --fused changes about the lookups.
   step.hyperparameters["perflab_dlrm_lookup"] =
       !c.training ? "the serving engine's rows (placement), handed to the interaction"

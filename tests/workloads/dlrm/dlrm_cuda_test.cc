@@ -168,14 +168,6 @@ namespace kc = perflab::kernels::cuda;
 constexpr int64_t kBatch = 37;
 constexpr uint64_t kSeed = 5;
 
-ToggleSet toggles(bool fused, bool sync_free, bool graphs) {
-  ToggleSet t;
-  t[Toggle::kFused] = {fused, fused, ""};
-  t[Toggle::kSyncFree] = {sync_free, sync_free, ""};
-  t[Toggle::kCudaGraphs] = {graphs, graphs, ""};
-  return t;
-}
-
 std::string mode_name(bool fused, bool sync_free, bool graphs, const std::string& precision) {
   return std::string(fused ? "fused" : "unfused") + (sync_free ? ", sync-free" : ", synchronising") +
          (graphs ? ", graphs" : "") + ", " + precision;
@@ -371,7 +363,7 @@ TEST_P(DlrmCudaRunTest, SeveralIterationsMatchTheCpuModelAndCountSyncs) {
     setup.shape.top_mlp = {1024, 1024, 16, 1};
     setup.wgrad_dy_transposed = true;
   }
-  Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(rc.fused, rc.sync_free, rc.graphs)),
+  Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, run_toggles(rc.fused, rc.sync_free, rc.graphs)),
            rc.graphs && rc.sync_free);
   DlrmCudaRun* run = d.run.get();
 
@@ -469,8 +461,8 @@ TEST(DlrmCudaGraphs, ReplayGivesTheSameResultAsEagerSteps) {
   const Dataset train = tiny_data(3 * kBatch, 21), eval = tiny_data(50, 22);
   for (bool fused : {false, true}) {
     const DlrmSetup setup = tiny_setup(4, "fp32", train, kBatch);
-    Driven graphed(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(fused, true, true)), true);
-    Driven eager(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(fused, true, false)), false);
+    Driven graphed(make_dlrm_cuda_run(setup, train, eval, kSeed, run_toggles(fused, true, true)), true);
+    Driven eager(make_dlrm_cuda_run(setup, train, eval, kSeed, run_toggles(fused, true, false)), false);
     // Iterations 2..5 replay: slot 0's graph at 2 and 4, slot 1's at 3 and 5.
     for (int64_t i = 0; i < 6; ++i) {
       graphed.driver.iterate(i);
@@ -498,7 +490,7 @@ TEST(DlrmCudaGraphs, WithoutSyncFreeTheHarnessCapturesNothingAndSaysWhy) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const Dataset train = tiny_data(3 * kBatch, 31), eval = tiny_data(50, 32);
   const DlrmSetup setup = tiny_setup(4, "fp32", train, kBatch);
-  Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(true, false, true)), true);
+  Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, run_toggles(true, false, true)), true);
   for (int64_t i = 0; i < 3; ++i) d.driver.iterate(i);
   EXPECT_FALSE(d.driver.record().graphs_used);
   EXPECT_NE(d.driver.record().graphs_note.find("synchronises the host"), std::string::npos)
@@ -517,7 +509,7 @@ TEST(DlrmCudaDivergence, TheDeviceFlagsTheStepAndTheRunNamesTheTensor) {
   const Dataset eval = tiny_data(50, 12);
   train.dense[static_cast<size_t>((2 * kBatch + 3) * train.num_dense)] = std::numeric_limits<float>::quiet_NaN();
   const DlrmSetup setup = tiny_setup(16, "tf32", train, kBatch);
-  Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(true, true, true)), true);
+  Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, run_toggles(true, true, true)), true);
   for (int64_t i = 0; i < 6; ++i) {
     const int64_t before = kc::host_sync_count();
     d.driver.iterate(i);

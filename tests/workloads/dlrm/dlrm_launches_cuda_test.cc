@@ -24,14 +24,6 @@ namespace {
 TEST(DlrmLaunchesCuda, Skipped) { GTEST_SKIP() << "built without CUDA"; }
 #else
 
-ToggleSet toggles(bool fused, bool graphs) {
-  ToggleSet t;
-  t[Toggle::kFused] = {fused, fused, ""};
-  t[Toggle::kSyncFree] = {true, true, ""};
-  t[Toggle::kCudaGraphs] = {graphs, graphs, ""};
-  return t;
-}
-
 /// Library calls launch kernels of their own choosing (a split-K reduction,
 /// CUB's passes): declared once, they must run at least once.
 bool library(const std::string& kernel) {
@@ -54,7 +46,7 @@ TEST_P(DlrmLaunchesCudaTest, TheDeviceRunsWhatTheStepDeclares) {
     setup.shape.top_mlp = {1024, 1024, 16, 1};
     setup.wgrad_dy_transposed = true;
   }
-  Driven d(make_dlrm_cuda_run(setup, train, eval, 5, toggles(fused, graphs)), graphs);
+  Driven d(make_dlrm_cuda_run(setup, train, eval, 5, run_toggles(fused, true, graphs)), graphs);
   for (int64_t i = 0; i < 3; ++i) d.driver.iterate(i);  // with graphs: captured at 2
   d.driver.synchronize();
   d.ops->start_activity();

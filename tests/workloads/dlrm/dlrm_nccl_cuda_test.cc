@@ -159,15 +159,6 @@ INSTANTIATE_TEST_SUITE_P(AllModes, DlrmNcclStepTest,
 
 // ---- The run: eager, graphs, evaluation ------------------------------------------
 
-ToggleSet toggles(bool graphs, bool sharp = false) {
-  ToggleSet t;
-  t[Toggle::kFused] = {true, true, ""};
-  t[Toggle::kSyncFree] = {true, true, ""};
-  t[Toggle::kCudaGraphs] = {graphs, graphs, ""};
-  t[Toggle::kSharp] = {sharp, sharp, ""};
-  return t;
-}
-
 /// Six iterations (two epochs of three batches): plain eager, NCCL eager,
 /// NCCL with graphs (iterations 2..5 replayed). All three end equal, and
 /// the NCCL run's evaluation (logits gathered through NCCL) gives the plain
@@ -177,9 +168,9 @@ TEST(DlrmNcclRun, EagerAndCapturedStepsEqualThePlainRun) {
   const Dataset train = tiny_data(3 * kBatch, 41), eval = tiny_data(50, 42);
   const DlrmSetup setup = tiny_setup(16, "fp32", train, kBatch);
   const DlrmNccl nccl{&one_rank_nccl(), 0, false, ""};
-  Driven plain(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(false)), false);
-  Driven eager(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(false), nccl), false);
-  Driven graphed(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(true), nccl), true);
+  Driven plain(make_dlrm_cuda_run(setup, train, eval, kSeed, run_toggles(true, true, false)), false);
+  Driven eager(make_dlrm_cuda_run(setup, train, eval, kSeed, run_toggles(true, true, false), nccl), false);
+  Driven graphed(make_dlrm_cuda_run(setup, train, eval, kSeed, run_toggles(true, true, true), nccl), true);
   // One run after the other (take_loss waits for its steps): the two NCCL
   // runs share one communicator, whose operations must not interleave
   // between their streams.
@@ -233,7 +224,7 @@ TEST(DlrmNcclRun, SharpOnOneGpuReadsOffWithAReason) {
   const Dataset train = tiny_data(3 * kBatch, 51), eval = tiny_data(50, 52);
   const DlrmSetup setup = tiny_setup(16, "fp32", train, kBatch);
   const DlrmNccl nccl{&one_rank_nccl(), 0, true, ""};
-  Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(false, true), nccl), false);
+  Driven d(make_dlrm_cuda_run(setup, train, eval, kSeed, run_toggles(true, true, false, true), nccl), false);
   for (int64_t i = 0; i < 2; ++i) d.driver.iterate(i);
   const auto outcomes = d.run->toggle_outcomes();
   ASSERT_EQ(outcomes.size(), 1u);
@@ -243,7 +234,7 @@ TEST(DlrmNcclRun, SharpOnOneGpuReadsOffWithAReason) {
   EXPECT_FALSE(outcomes[0].second.reason.empty());
 
   // Without the exchange there is no all-reduce to offload, and it says so.
-  Driven plain(make_dlrm_cuda_run(setup, train, eval, kSeed, toggles(false, true)), false);
+  Driven plain(make_dlrm_cuda_run(setup, train, eval, kSeed, run_toggles(true, true, false, true)), false);
   const auto plain_outcomes = plain.run->toggle_outcomes();
   ASSERT_EQ(plain_outcomes.size(), 1u);
   EXPECT_FALSE(plain_outcomes[0].second.in_effect);

@@ -43,6 +43,16 @@ inline DlrmSetup tiny_setup(int dim, const std::string& precision, const Dataset
   return s;
 }
 
+/// The toggles a run is built with, each in effect as asked.
+inline ToggleSet run_toggles(bool fused, bool sync_free, bool graphs, bool sharp = false) {
+  ToggleSet t;
+  t[Toggle::kFused] = {fused, fused, ""};
+  t[Toggle::kSyncFree] = {sync_free, sync_free, ""};
+  t[Toggle::kCudaGraphs] = {graphs, graphs, ""};
+  t[Toggle::kSharp] = {sharp, sharp, ""};
+  return t;
+}
+
 /// A run driven as the harness drives it: its DeviceStep through a
 /// StepDriver on the real CUDA calls, graphs as the toggle says.
 struct Driven {
