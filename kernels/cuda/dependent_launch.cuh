@@ -2,7 +2,7 @@
 // the wait every kernel launched through launch_kernel begins with, and
 // the launch itself.
 //
-// The rule, held by tests/lint/dependent_launch_test.py: a file that
+// The rule, held by tests/lint/dependent_launch_test.sh: a file that
 // launches through launch_kernel launches only so (no <<<...>>>), and
 // every __global__ function in it begins with wait_for_prior_kernels().
 // Beginning, not "before its first read": a kernel that returned early

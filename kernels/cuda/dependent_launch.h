@@ -13,10 +13,13 @@
 // the wait, so the results are the same bits (a GPU test holds it).
 //
 // No kernel of ours asks for its successors early
-// (griddepcontrol.launch_dependents): the next kernel is let in as this
-// one's last block exits, so a kernel's profiled time includes at most the
-// previous kernel's flush, and a waiting block never holds an SM that
-// this kernel's own blocks or a side stream's kernels need.
+// (griddepcontrol.launch_dependents): after one of ours the next kernel is
+// let in as its last block exits, so that kernel's profiled time includes
+// at most the flush before it, and its waiting blocks hold no SM that a
+// side stream's kernels could use. A library's kernel before ours (a
+// cuBLASLt GEMM) may ask early; then our kernel's blocks wait on the SMs
+// through that kernel's tail and its profiled time includes the wait.
+// Either way the results are the same.
 #pragma once
 
 namespace perflab::kernels::cuda {
@@ -39,7 +42,10 @@ class DependentLaunches {
 };
 
 /// Whether `device` can start a kernel before the one ahead of it ends
-/// (compute capability 9.0 or later); false without a device.
+/// (compute capability 9.0 or later) and this build's kernels wait for it
+/// (compiled from compute_90 or later: below, the wait is compiled out);
+/// false without a device. A failed query's error is cleared (with any
+/// earlier one not yet read).
 bool device_supports_dependent_launch(int device);
 
 }  // namespace perflab::kernels::cuda

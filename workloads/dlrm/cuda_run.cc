@@ -219,7 +219,9 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     // dependent_launch: asked for, and whether this GPU could.
     facts["dependent_launch"] = {{"requested", setup_.dependent_launch}, {"in_effect", dependent_launch_}};
     if (setup_.dependent_launch && !dependent_launch_) {
-      facts["dependent_launch"]["reason"] = "this GPU's compute capability is below 9.0 (no programmatic dependent launch)";
+      facts["dependent_launch"]["reason"] =
+          "this GPU's compute capability is below 9.0, or this build's kernels were compiled for an architecture "
+          "below compute_90 (their wait compiled out): no programmatic dependent launch";
     }
     return facts;
   }
@@ -302,6 +304,8 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
     // stream: nothing of this run's may still be in flight on it.
     if (nccl_.comm != nullptr) wait();
     const BatchView batch = train_.batch(0, options_.batch);
+    // The step compared is launched as the run's is (dependent_launch).
+    const kc::DependentLaunches dependent(dependent_launch_);
     const StepComparison step = compare_one_step(setup_.shape, seed_, options_, batch,
                                                  static_cast<float>(setup_.schedule.at(0)));
     // Across ranks each compares its own tables: every rank passes or none.

@@ -73,10 +73,12 @@ TEST(DlrmDependentLaunchCuda, OnGivesTheSameBitsAsOffEagerAndGraphed) {
       for (bool graphs : {false, true}) {
         const std::string mode = std::string(precision) + (fused ? ", fused" : ", unfused") +
                                  (graphs ? ", graphs" : ", eager");
-        DlrmSetup setup = tiny_setup(16, precision, train, kBatch);
+        // Two setups: a run keeps a reference to its own.
+        const DlrmSetup setup = tiny_setup(16, precision, train, kBatch);
+        DlrmSetup setup_on = setup;
+        setup_on.dependent_launch = true;
         Driven off(make_dlrm_cuda_run(setup, train, eval, kSeed, run_toggles(fused, true, graphs)), graphs);
-        setup.dependent_launch = true;
-        Driven on(make_dlrm_cuda_run(setup, train, eval, kSeed, run_toggles(fused, true, graphs)), graphs);
+        Driven on(make_dlrm_cuda_run(setup_on, train, eval, kSeed, run_toggles(fused, true, graphs)), graphs);
         for (int64_t i = 0; i < 6; ++i) {  // with graphs: two eager, then each slot's graph twice
           off.driver.iterate(i);
           on.driver.iterate(i);
@@ -85,7 +87,11 @@ TEST(DlrmDependentLaunchCuda, OnGivesTheSameBitsAsOffEagerAndGraphed) {
         const nlohmann::json facts = on.run->run_facts()["dependent_launch"];
         EXPECT_EQ(facts["requested"], true) << mode;
         EXPECT_EQ(facts["in_effect"], supported) << mode << ": " << facts.dump();
+        EXPECT_EQ(off.run->run_facts()["dependent_launch"]["requested"], false) << mode;
         EXPECT_EQ(off.run->run_facts()["dependent_launch"]["in_effect"], false) << mode;
+        // The gate compares a step launched as the run's are.
+        const CorrectnessReport gate = on.run->check_correctness();
+        EXPECT_TRUE(gate.passed) << mode << ": " << gate.detail;
         EXPECT_EQ(on.run->take_loss(), off.run->take_loss()) << mode;
         const size_t dense = CpuModel(setup.shape, kSeed).dense_parameters().size();
         const auto a = parameter_state(*on.run, setup.shape, dense);
