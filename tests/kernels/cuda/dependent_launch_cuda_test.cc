@@ -69,13 +69,19 @@ void transpose_back_and_forth(uint32_t* a, uint32_t* b, int64_t rows, int64_t co
   }
 }
 
-/// The edges of `graph` whose type is programmatic.
+/// The edges of `graph` whose type is programmatic. (CUDA 13's
+/// cudaGraphGetEdges takes the edges' data; 12.x named that form _v2.)
 size_t programmatic_edges(cudaGraph_t graph) {
+#if CUDART_VERSION >= 13000
+  const auto get_edges = cudaGraphGetEdges;
+#else
+  const auto get_edges = cudaGraphGetEdges_v2;
+#endif
   size_t count = 0;
-  PERFLAB_CUDA_CHECK(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &count));
+  PERFLAB_CUDA_CHECK(get_edges(graph, nullptr, nullptr, nullptr, &count));
   std::vector<cudaGraphNode_t> from(count), to(count);
   std::vector<cudaGraphEdgeData> data(count);
-  PERFLAB_CUDA_CHECK(cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &count));
+  PERFLAB_CUDA_CHECK(get_edges(graph, from.data(), to.data(), data.data(), &count));
   size_t programmatic = 0;
   for (const cudaGraphEdgeData& e : data) programmatic += e.type == cudaGraphDependencyTypeProgrammatic ? 1 : 0;
   return programmatic;
