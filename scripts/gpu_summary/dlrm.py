@@ -168,8 +168,16 @@ def dependent_launch_lines(tp):
     """The step's own kernels launched after the kernel before them ends
     against with programmatic dependent launch (the dlrm-dependent-launch
     step: dependent_launch=off,on at the smallest batch, graphed)."""
-    return choice_lines(tp, "dependent_launch", ("off", "on"),
-                        "Programmatic dependent launch of the step's own kernels (dependent_launch=...)")
+    lines = choice_lines(tp, "dependent_launch", ("off", "on"),
+                         "Programmatic dependent launch of the step's own kernels (dependent_launch=...)")
+    # A point that asked for it on a GPU or build without it ran off: said.
+    for r in tp:
+        fact = ((runs_of(r) or [{}])[0].get("facts") or {}).get("dependent_launch") or {}
+        if params_of(r).get("dependent_launch") == "on" and fact.get("in_effect") is False:
+            p = params_of(r)
+            lines.append(f"\n{p.get('precision', 'fp32')} {p.get('batch_size')}: on was not in effect "
+                         f"({fact.get('reason', 'no reason recorded')}): its row measures off twice.")
+    return lines
 
 
 def connections_lines(tp):
