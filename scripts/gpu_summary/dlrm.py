@@ -170,6 +170,9 @@ def dependent_launch_lines(tp):
     step: dependent_launch=off,on at the smallest batch, graphed)."""
     lines = choice_lines(tp, "dependent_launch", ("off", "on"),
                          "Programmatic dependent launch of the step's own kernels (dependent_launch=...)")
+    if lines:
+        lines.append("\nWith it on, a kernel's profiled time can include waiting at its start for the kernel before "
+                     "it (its blocks resident early): compare the steps' times, not the kernels'.")
     # A point that asked for it on a GPU or build without it ran off: said.
     for r in tp:
         fact = ((runs_of(r) or [{}])[0].get("facts") or {}).get("dependent_launch") or {}
