@@ -33,8 +33,14 @@ struct GemmSpec {
 };
 
 /// Algorithms asked of cuBLASLt's heuristic per GEMM: the first is used
-/// unless tune() times them and keeps the fastest.
-inline constexpr int kLinearAlgorithmCandidates = 8;
+/// unless tune() times them and keeps the fastest. The heuristic returns
+/// them in order of its estimated time, so the first is its pick however
+/// many are asked for; 32, not 8: on an H200 at 1590d6a (TF32, batch 512)
+/// the heuristic's picks were mostly Ampere-generation kernels
+/// (cutlass_80_tensorop_s1688gemm, 138 us of the step's GEMM time) with
+/// split-K reductions, and eight candidates timed gave 1.00x; more widen
+/// the search for about 20 GEMMs x 32 candidates x a few ms at setup.
+inline constexpr int kLinearAlgorithmCandidates = 32;
 
 /// LtGemm::tune times each candidate as a CUDA graph of back-to-back
 /// launches, replayed `repetitions` times: about kTuneBatchMs of device time
