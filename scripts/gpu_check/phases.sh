@@ -212,8 +212,8 @@ phase_ncu() {
     row "ncu: not found" FAILED "-"
     return 0
   fi
-  # Its result goes beside runs/, not in it: timings taken under ncu's
-  # replay must not join gpu-summary's tables.
+  # Nothing of an earlier call's profiles left for gpu-summary to read,
+  # should this call not reach them all.
   rm -rf "$work/ncu-run" "$work/ncu-dlrm-bf16.ncu-rep" "$work/ncu-dlrm-bf16.csv" "$work/ncu-dlrm-bf16-raw.csv" \
     "$work/ncu-run-512" "$work/ncu-dlrm-bf16-512.ncu-rep" "$work/ncu-dlrm-bf16-512.csv" "$work/ncu-dlrm-bf16-512-raw.csv" \
     "$work/ncu-run-tf32" "$work/ncu-dlrm-tf32-65536.ncu-rep" "$work/ncu-dlrm-tf32-65536.csv" \
@@ -225,19 +225,9 @@ phase_ncu() {
   # beside ncu's collection. SchedulerStats: the stall rule (CPIStall)
   # hangs off its IssueSlotUtilization rule.
   # (.* around each name: whether ncu matches the whole name or a part.)
-  local kernels='regex:.*(sgd_tiles_kernel|interaction_(forward|backward)|logit_head_kernel|relu_bias_grad|bias_act_kernel|scheduled_lr_kernel).*'
-  step -t 150 ncu-dlrm-bf16 ncu --clock-control none --kernel-name "$kernels" --launch-skip 300 --launch-count 40 \
-    --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats --section LaunchStats \
-    --export "$work/ncu-dlrm-bf16" \
-    "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations 65 --warmup 0 \
-    --set train_samples=524288 --set eval_samples=16384 --set batch_size=16384 --set precision=bf16 \
-    --fused on --cuda-graphs off --sync-free on --out "$work/ncu-run"
-  # The details page (what the sections show, the rules' findings) and the
-  # raw page (every metric collected: gpu-summary takes the stall reasons
-  # from it), both from the report, no device needed.
-  step -t 30 ncu-dlrm-bf16-csv bash -c 'ncu --import "$1" --csv --page details >"$2" &&
-    ncu --import "$1" --csv --page raw >"$3"' _ \
-    "$work/ncu-dlrm-bf16.ncu-rep" "$work/ncu-dlrm-bf16.csv" "$work/ncu-dlrm-bf16-raw.csv"
+  ncu_dlrm ncu-dlrm-bf16 ncu-run 150 \
+    'regex:.*(sgd_tiles_kernel|interaction_(forward|backward)|logit_head_kernel|relu_bias_grad|bias_act_kernel|scheduled_lr_kernel).*' \
+    300 40 65 16384 bf16
   # The same at batch 512, the step issue 22 wants at 0.15 ms: there a
   # handful of blocks a SM run each kernel, so a kernel's time is one
   # block's chain of round trips (latency), which the 16,384 point cannot
@@ -245,17 +235,9 @@ phase_ncu() {
   # 512 under interaction=auto), the fused head, the dReLU + bias
   # gradients, and beside them the update's sort, its SGD and the dense
   # SGDs. About 19 matching launches a step: 60 from the 300th.
-  local kernels_512='regex:.*(sgd_tiles_kernel|sort_per_table_kernel|sgd_kernel|interaction_(forward|backward)|logit_(head|rows)_kernel|relu_bias_grad|scheduled_lr_kernel).*'
-  step -t 120 ncu-dlrm-bf16-512 ncu --clock-control none --kernel-name "$kernels_512" --launch-skip 300 \
-    --launch-count 60 \
-    --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats --section LaunchStats \
-    --export "$work/ncu-dlrm-bf16-512" \
-    "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations 65 --warmup 0 \
-    --set train_samples=524288 --set eval_samples=16384 --set batch_size=512 --set precision=bf16 \
-    --fused on --cuda-graphs off --sync-free on --out "$work/ncu-run-512"
-  step -t 30 ncu-dlrm-bf16-512-csv bash -c 'ncu --import "$1" --csv --page details >"$2" &&
-    ncu --import "$1" --csv --page raw >"$3"' _ \
-    "$work/ncu-dlrm-bf16-512.ncu-rep" "$work/ncu-dlrm-bf16-512.csv" "$work/ncu-dlrm-bf16-512-raw.csv"
+  ncu_dlrm ncu-dlrm-bf16-512 ncu-run-512 120 \
+    'regex:.*(sgd_tiles_kernel|sort_per_table_kernel|sgd_kernel|interaction_(forward|backward)|logit_(head|rows)_kernel|relu_bias_grad|scheduled_lr_kernel).*' \
+    300 60 65 512 bf16
   # TF32 at batch 65,536, the step issue 22 wants within 3x its floor (3.11x
   # with tuned GEMMs at 1590d6a). Our kernels on its critical path: the
   # CUDA-core interaction (auto's TF32 pick; 0.66 + 1.12-1.24 ms of a 6.2 ms
@@ -263,17 +245,32 @@ phase_ncu() {
   # the dReLU + bias gradients and the embedding update (which the bottom
   # MLP's backward waited behind). About 10 matching launches a step: 30
   # from the 100th, a handful of iterations.
-  local kernels_tf32='regex:.*(sgd_tiles_kernel|interaction_(forward|backward)|relu_bias_grad|logit_head_kernel).*'
-  step -t 150 ncu-dlrm-tf32-65536 ncu --clock-control none --kernel-name "$kernels_tf32" --launch-skip 100 \
-    --launch-count 30 \
+  ncu_dlrm ncu-dlrm-tf32-65536 ncu-run-tf32 150 \
+    'regex:.*(sgd_tiles_kernel|interaction_(forward|backward)|relu_bias_grad|logit_head_kernel).*' \
+    100 30 16 65536 fp32
+}
+
+# ncu_dlrm NAME RUN LIMIT KERNELS SKIP COUNT ITERATIONS BATCH PRECISION: one
+# Nsight Compute profile of a DLRM dle run (all toggles on but graphs:
+# their nodes replay too, but a plain launch sequence is simpler to select),
+# COUNT launches of the KERNELS regex from the SKIP-th, kept as
+# $work/NAME.ncu-rep; then its details page (what the sections show, the
+# rules' findings) and raw page (every metric collected: gpu-summary takes
+# the stall reasons from it) as NAME.csv and NAME-raw.csv, from the report,
+# no device needed. The run's result goes to $work/RUN, beside runs/, not
+# in it: timings taken under ncu's replay must not join gpu-summary's tables.
+ncu_dlrm() {
+  local name=$1 run=$2 limit=$3 kernels=$4 skip=$5 count=$6 iterations=$7 batch=$8 precision=$9
+  step -t "$limit" "$name" ncu --clock-control none --kernel-name "$kernels" --launch-skip "$skip" \
+    --launch-count "$count" \
     --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats --section LaunchStats \
-    --export "$work/ncu-dlrm-tf32-65536" \
-    "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations 16 --warmup 0 \
-    --set train_samples=524288 --set eval_samples=16384 --set batch_size=65536 --set precision=fp32 \
-    --fused on --cuda-graphs off --sync-free on --out "$work/ncu-run-tf32"
-  step -t 30 ncu-dlrm-tf32-65536-csv bash -c 'ncu --import "$1" --csv --page details >"$2" &&
+    --export "$work/$name" \
+    "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iterations" --warmup 0 \
+    --set train_samples=524288 --set eval_samples=16384 --set batch_size="$batch" --set precision="$precision" \
+    --fused on --cuda-graphs off --sync-free on --out "$work/$run"
+  step -t 30 "$name-csv" bash -c 'ncu --import "$1" --csv --page details >"$2" &&
     ncu --import "$1" --csv --page raw >"$3"' _ \
-    "$work/ncu-dlrm-tf32-65536.ncu-rep" "$work/ncu-dlrm-tf32-65536.csv" "$work/ncu-dlrm-tf32-65536-raw.csv"
+    "$work/$name.ncu-rep" "$work/$name.csv" "$work/$name-raw.csv"
 }
 
 # DLRM serving (issue 28) through MLCommons LoadGen, dle shapes (26 tables up

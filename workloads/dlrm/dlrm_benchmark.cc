@@ -211,40 +211,29 @@ void DlrmBenchmark::read_backend_choices(const ParamValues& p, int ranks) {
     throw UsageError("dlrm: gemm_algorithms=tuned chooses cuBLASLt algorithms, on the cuda backend; the cpu "
                      "backend's GEMMs are OpenBLAS's (leave gemm_algorithms at heuristic)");
   }
-  const std::string epilogues = p.get_string("epilogues");
-  if (backend_ == Backend::kCpu && epilogues != "auto") {
-    throw UsageError(fmt::format("dlrm: epilogues={} chooses the cuda backend's MLP epilogue kernels; the cpu backend "
-                                 "has none to choose (leave epilogues at auto)",
-                                 epilogues));
-  }
+  // A choice only the cuda backend has: its value, or on the cpu backend
+  // one line refusing anything but auto.
+  const auto cuda_choice = [&](const char* name, const char* what) {
+    const std::string value = p.get_string(name);
+    if (backend_ == Backend::kCpu && value != "auto") {
+      throw UsageError(fmt::format("dlrm: {}={} chooses {} (leave {} at auto)", name, value, what, name));
+    }
+    return value;
+  };
+  const std::string epilogues =
+      cuda_choice("epilogues", "the cuda backend's MLP epilogue kernels; the cpu backend has none to choose");
   setup_.epilogues = epilogues == "auto" ? auto_epilogues() : epilogues;
-  const std::string side_streams = p.get_string("side_streams");
-  if (backend_ == Backend::kCpu && side_streams != "auto") {
-    throw UsageError(fmt::format("dlrm: side_streams={} chooses whether the cuda backend runs independent work on "
-                                 "more GPU streams; the cpu backend has none (leave side_streams at auto)",
-                                 side_streams));
-  }
-  setup_.side_streams = side_streams != "off";
-  if (const std::string dgrad_weights = p.get_string("dgrad_weights");
-      backend_ == Backend::kCpu && dgrad_weights != "auto") {
-    throw UsageError(fmt::format("dlrm: dgrad_weights={} chooses which weights the cuda backend's data-gradient "
-                                 "GEMMs read; the cpu backend's are OpenBLAS's (leave dgrad_weights at auto)",
-                                 dgrad_weights));
-  }
-  const std::string wgrad_dy = p.get_string("wgrad_dy");
-  if (backend_ == Backend::kCpu && wgrad_dy != "auto") {
-    throw UsageError(fmt::format("dlrm: wgrad_dy={} chooses what the cuda backend's weight-gradient GEMMs read; the "
-                                 "cpu backend's are OpenBLAS's (leave wgrad_dy at auto)",
-                                 wgrad_dy));
-  }
-  setup_.wgrad_dy_transposed = backend_ == Backend::kCuda && wgrad_dy == "transposed";
-  const std::string dependent_launch = p.get_string("dependent_launch");
-  if (backend_ == Backend::kCpu && dependent_launch != "auto") {
-    throw UsageError(fmt::format("dlrm: dependent_launch={} chooses how the cuda backend launches its kernels; the "
-                                 "cpu backend launches none (leave dependent_launch at auto)",
-                                 dependent_launch));
-  }
-  setup_.dependent_launch = backend_ == Backend::kCuda && dependent_launch == "on";
+  setup_.side_streams = cuda_choice("side_streams",
+                                    "whether the cuda backend runs independent work on more GPU streams; the cpu "
+                                    "backend has none") != "off";
+  cuda_choice("dgrad_weights",
+              "which weights the cuda backend's data-gradient GEMMs read; the cpu backend's are OpenBLAS's");
+  setup_.wgrad_dy_transposed =
+      cuda_choice("wgrad_dy", "what the cuda backend's weight-gradient GEMMs read; the cpu backend's are OpenBLAS's") ==
+      "transposed";
+  setup_.dependent_launch =
+      cuda_choice("dependent_launch", "how the cuda backend launches its kernels; the cpu backend launches none") ==
+      "on";
   setup_.interaction_tensor_cores = p.get_string("interaction") == "tensor_cores";
   if (backend_ == Backend::kCpu && setup_.interaction_tensor_cores) {
     throw UsageError("dlrm: interaction=tensor_cores runs the interaction on a GPU's tensor cores, on the cuda "

@@ -214,6 +214,15 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
       << wgrad("transposed", wide);
   EXPECT_EQ(wgrad("transposed", "64-32-1").rfind("transposed, in effect nowhere", 0), 0u)
       << wgrad("transposed", "64-32-1");
+  // dependent_launch: auto is off (not measured yet); on as asked (whether
+  // the GPU has it is the run's fact, dlrm_dependent_launch_cuda_test.cc).
+  const auto dependent = [](const std::string& asked) {
+    TestContext ctx(small_params({{"dependent_launch", asked}}), Backend::kCuda, ToggleSet{});
+    return DlrmBenchmark(ctx).step_plan().hyperparameters["perflab_dlrm_dependent_launch"].get<std::string>();
+  };
+  EXPECT_EQ(dependent("auto").rfind("off:", 0), 0u) << dependent("auto");
+  EXPECT_EQ(dependent("off"), dependent("auto"));
+  EXPECT_EQ(dependent("on").rfind("on: the step's own kernels", 0), 0u) << dependent("on");
   // auto: tensor cores for bf16 from kTensorCoreInteractionMinBatch samples
   // a rank (the faster there), CUDA cores below it and for TF32.
   const auto interaction_at = [](const std::string& precision, int64_t batch) {

@@ -134,6 +134,11 @@ TEST(DlrmCudaRegistration, CpuBackendRefusesAWgradDyChoice) {
   expect_cpu_refuses({"wgrad_dy", "transposed"}, "wgrad_dy=transposed chooses what");
 }
 
+TEST(DlrmCudaRegistration, CpuBackendRefusesADependentLaunchChoice) {
+  expect_cpu_refuses({"dependent_launch", "on"}, "dependent_launch=on chooses how the cuda backend launches");
+  expect_cpu_refuses({"dependent_launch", "off"}, "dependent_launch=off chooses how the cuda backend launches");
+}
+
 TEST(DlrmCudaRegistration, CpuBackendRefusesADgradWeightsChoice) {
   expect_cpu_refuses({"dgrad_weights", "transposed"}, "dgrad_weights=transposed chooses which weights");
   expect_cpu_refuses({"dgrad_weights", "stored"}, "dgrad_weights=stored chooses which weights");

@@ -84,7 +84,6 @@ void expect_same(const std::vector<std::vector<float> >& actual,
   }
 }
 
-using StepParam = std::tuple<int, kc::Precision, bool, bool>;  // dim, precision, fused, sync-free
 class DlrmNcclStepTest : public ::testing::TestWithParam<StepParam> {};
 
 TEST_P(DlrmNcclStepTest, OneRankStepEqualsThePlainStepAndTheCpu) {
@@ -144,18 +143,7 @@ TEST_P(DlrmNcclStepTest, OneRankStepEqualsThePlainStepAndTheCpu) {
   EXPECT_TRUE(c.passed) << c.detail;
 }
 
-std::string step_name(const ::testing::TestParamInfo<StepParam>& p) {
-  const auto [dim, precision, fused, sync_free] = p.param;
-  return "dim" + std::to_string(dim) + (precision == kc::Precision::kBf16 ? "_bf16" : "_tf32") +
-         (fused ? "_fused" : "_unfused") + (sync_free ? "_syncfree" : "_sync");
-}
-
-INSTANTIATE_TEST_SUITE_P(AllModes, DlrmNcclStepTest,
-                         ::testing::Combine(::testing::Values(4, 16),
-                                            ::testing::Values(kc::Precision::kTf32,
-                                                              kc::Precision::kBf16),
-                                            ::testing::Bool(), ::testing::Bool()),
-                         step_name);
+INSTANTIATE_TEST_SUITE_P(AllModes, DlrmNcclStepTest, all_step_params(), step_name);
 
 // ---- The run: eager, graphs, evaluation ------------------------------------------
 

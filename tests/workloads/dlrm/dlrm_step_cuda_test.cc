@@ -35,7 +35,6 @@ namespace kc = perflab::kernels::cuda;
 constexpr int64_t kBatch = 37;
 constexpr uint64_t kSeed = 5;
 
-using StepParam = std::tuple<int, kc::Precision, bool, bool>;  // dim, precision, fused, sync-free
 class DlrmCudaStepTest : public ::testing::TestWithParam<StepParam> {};
 
 TEST_P(DlrmCudaStepTest, OneStepMatchesTheCpuModel) {
@@ -54,17 +53,7 @@ TEST_P(DlrmCudaStepTest, OneStepMatchesTheCpuModel) {
   EXPECT_TRUE(std::isfinite(c.loss_gpu)) << c.detail;
 }
 
-std::string step_name(const ::testing::TestParamInfo<StepParam>& p) {
-  const auto [dim, precision, fused, sync_free] = p.param;
-  return "dim" + std::to_string(dim) + (precision == kc::Precision::kBf16 ? "_bf16" : "_tf32") +
-         (fused ? "_fused" : "_unfused") + (sync_free ? "_syncfree" : "_sync");
-}
-
-INSTANTIATE_TEST_SUITE_P(AllModes, DlrmCudaStepTest,
-                         ::testing::Combine(::testing::Values(4, 16),
-                                            ::testing::Values(kc::Precision::kTf32, kc::Precision::kBf16),
-                                            ::testing::Bool(), ::testing::Bool()),
-                         step_name);
+INSTANTIATE_TEST_SUITE_P(AllModes, DlrmCudaStepTest, all_step_params(), step_name);
 
 // Our own epilogues (epilogues=own, own_backward; auto's picks for TF32 and
 // bf16): one SGD step matches the CPU model within the same gate, synchronous

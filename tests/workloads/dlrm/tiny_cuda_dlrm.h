@@ -4,10 +4,13 @@
 // every parameter of a model or run read back per tensor. CUDA builds only.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -41,6 +44,25 @@ inline DlrmSetup tiny_setup(int dim, const std::string& precision, const Dataset
   s.training.iterations_per_epoch = train.size() / batch;
   s.step.batch_size = batch;
   return s;
+}
+
+/// One training step's mode in the step tests (dlrm_step_cuda_test.cc,
+/// dlrm_nccl_cuda_test.cc): embed dim, precision, fused, sync-free.
+using StepParam = std::tuple<int, kernels::cuda::Precision, bool, bool>;
+
+/// Every mode those tests run: dims 4 and 16, TF32 and bf16, fused or not,
+/// sync-free or not.
+inline auto all_step_params() {
+  return ::testing::Combine(::testing::Values(4, 16),
+                            ::testing::Values(kernels::cuda::Precision::kTf32, kernels::cuda::Precision::kBf16),
+                            ::testing::Bool(), ::testing::Bool());
+}
+
+/// A step mode's test name: "dim16_bf16_fused_syncfree".
+inline std::string step_name(const ::testing::TestParamInfo<StepParam>& p) {
+  const auto [dim, precision, fused, sync_free] = p.param;
+  return "dim" + std::to_string(dim) + (precision == kernels::cuda::Precision::kBf16 ? "_bf16" : "_tf32") +
+         (fused ? "_fused" : "_unfused") + (sync_free ? "_syncfree" : "_sync");
 }
 
 /// The toggles a run is built with, each in effect as asked.
