@@ -22,9 +22,18 @@ DependentLaunches::DependentLaunches(bool on) : previous_(t_dependent) { t_depen
 DependentLaunches::~DependentLaunches() { t_dependent = previous_; }
 
 bool device_supports_dependent_launch(int device) {
+  // No driver, or no such device: an answer, not an error for the next
+  // launch to report. The ordinal is checked against the count rather than
+  // by a failing query, so a sanitizer sees no API error either.
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  if (device < 0 || device >= count) return false;
   int major = 0;
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-    (void)cudaGetLastError();  // no such device: an answer, not an error for the next launch to report
+    (void)cudaGetLastError();
     return false;
   }
   if (major < 9) return false;

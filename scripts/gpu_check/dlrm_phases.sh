@@ -24,6 +24,16 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
   # choice between two kernels' forms may cross over.
   local three=$ends
   [[ ",$ends," == *,2048,* ]] || three=$ends,2048
+  # The layers' weight gradients on one stream against taking turns on two
+  # (wgrad_streams; auto: 2 up to 2,048 samples a rank), at the two ends,
+  # graphed and profiled: in the H200's 512 traces at 32e4a50 the one
+  # weight-gradient stream ended the step 18.7 us (TF32) and 7.7 us (bf16)
+  # after the data-gradient chain, the bottom MLP's weight gradients queued
+  # behind the top MLP's.
+  step "$name-wgrad-streams" "$perflab" run dlrm --preset dle --backend cuda --mode throughput \
+    --iterations "$iters" --warmup 10 --set train_samples=524288 --set eval_samples=16384 \
+    --set batch_size="$ends" --set wgrad_streams=1,2 "$@" --fused on --cuda-graphs on --sync-free on \
+    "${pk[@]}" --out "$out"
   # cuBLASLt's epilogues against our own passes (issue 22: cuBLASLt ran the
   # TF32 ones, and bf16's DRELU_BGRAD, as slow separate kernels on an
   # H100), profiled, at the smallest and the largest batch (our passes add
@@ -48,22 +58,19 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
     --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$ends" \
     --set side_streams=off,on "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
   # The data-gradient GEMMs reading W as stored ("NN") against a transposed
-  # copy written once a step ("TN"), TF32 only (auto's pick there from 2,048
+  # copy written once a step ("TN"), TF32 only (auto's pick there from 8,192
   # samples; bf16 tensor cores take 16-bit operands either way round), at
-  # the two ends and 2,048, profiled: on the H200 at 1590d6a, each GEMM timed alone
-  # at 65,536, the NN dgrads of the 1024 x 1024 and 480 -> 1024 layers took
-  # 1.16x and 1.15x their forward GEMMs (tuned-gemms.md in its results).
+  # the two ends, 2,048 and 8,192, profiled: on the H200 at 32e4a50
+  # transposed over stored was 0.95x at 512, 0.98x at 2,048, 1.03x at 65,536
+  # (auto's threshold, 8,192, is an estimate between them).
   if [[ $name == dlrm ]]; then
+    local dgrad_batches=$three
+    [[ ",$three," == *,8192,* ]] || dgrad_batches=$three,8192
     step "$name-dgrad-weights" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
-      --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$three" \
+      --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$dgrad_batches" \
       --set dgrad_weights=stored,transposed "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
-    # The wide layers' weight gradients from dz as stored (both operands
-    # batch-major) against dz transposed just before them (one K-major),
-    # TF32 at the largest batch, where the copy can pay: the TF32 weight
-    # gradients took 1.38-1.73x their forward GEMMs at 1590d6a, 65,536.
-    step "$name-wgrad-dy" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
-      --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$largest" \
-      --set wgrad_dy=stored,transposed "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
+    # (wgrad_dy=transposed is not timed any more: on the H200 at 32e4a50,
+    # TF32 65,536, it was 0.97x stored, its dz transposes 1.9 ms a step.)
   fi
   # The CUDA runtime's hardware work queues, its default 8 against 32, all
   # toggles on at the smallest batch, traced. On the H200 at 1590d6a (bf16,

@@ -93,6 +93,8 @@ def dlrm_section(results, peers):
     lines += dgrad_weights_lines(tp)
     lines += wgrad_dy_lines(tp)
     lines += dependent_launch_lines(tp)
+    lines += choice_lines(tp, "wgrad_streams", ("1", "2"),
+                          "Weight gradients on one stream or taking turns on two (wgrad_streams=...)")
     lines += connections_lines(tp)
     return "\n".join(lines) + "\n", {"best": best, "ratios": ratios, "graphs": gspeed}
 

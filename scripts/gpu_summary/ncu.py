@@ -41,8 +41,12 @@ def number(text):
 
 
 def kernel_base(name):
-    """sgd_tiles_kernel from 'void perflab::...::sgd_tiles_kernel<float>(...)'."""
-    name = re.sub(r"\(.*$", "", (name or "").replace("(anonymous namespace)::", ""))  # then the parameters
+    """sgd_tiles_kernel from 'void perflab::...::sgd_tiles_kernel<float>(...)'. An
+    anonymous namespace comes as '(anonymous namespace)::' or, in some ncu
+    pages, as 'unnamed>::' (its '<unnamed>' cut), whose '>' would close no
+    template: both dropped first."""
+    name = re.sub(r"(\(anonymous namespace\)|<?unnamed>)::", "", name or "")
+    name = re.sub(r"\(.*$", "", name)  # then the parameters
     depth, base = 0, ""
     for ch in name:  # drop template arguments, keep the last name
         if ch == "<":

@@ -62,7 +62,8 @@ for path in list(work.rglob("result.json")):
                                  ("side_streams", "on", 1300.0), ("dgrad_weights", "stored", 1000.0),
                                  ("dgrad_weights", "transposed", 1080.0), ("wgrad_dy", "stored", 1000.0),
                                  ("wgrad_dy", "transposed", 1030.0), ("dependent_launch", "off", 1000.0),
-                                 ("dependent_launch", "on", 1040.0)):
+                                 ("dependent_launch", "on", 1040.0), ("wgrad_streams", "1", 1000.0),
+                                 ("wgrad_streams", "2", 1070.0)):
             def choice(e, param=param, name=name, sps=sps):
                 e["spec"]["params"][param] = name
                 e["score"]["throughput_samples_per_s"] = sps
@@ -125,8 +126,10 @@ head = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context
         "Grid Size", "Device", "CC", "Section Name", "Metric Name", "Metric Unit", "Metric Value", "Rule Name",
         "Rule Type", "Rule Description"]
 sgd = "void perflab::kernels::cuda::(anonymous namespace)::sgd_tiles_kernel<__nv_bfloat16>(const unsigned int *, int)"
-tc = ("void perflab::kernels::cuda::interaction_detail::(anonymous namespace)::interaction_backward_tc_bf16_kernel"
-      "<perflab::kernels::cuda::interaction_detail::LookupRows<__nv_bfloat16>, float>(const __nv_bfloat16 *, int)")
+# (The second kernel's anonymous namespace as some ncu pages print it:
+# 'unnamed>::', its '<unnamed>' cut.)
+tc = ("void unnamed>::interaction_backward_tc_bf16_kernel"
+      "<interaction_detail::LookupRows<__nv_bfloat16>, float>(const T1 *, T2, int)")
 rows = []
 def metric(i, kernel, section, name, unit, value):
     rows.append([i, 1, "perflab", "h", kernel, 1, 7, "(256, 1, 1)", "(832, 1, 1)", 0, "9.0", section, name, unit,
@@ -212,6 +215,9 @@ if "$PYTHON" "$summary" "$work" "$work/steps.md" >"$tmp/work.md" 2>"$tmp/work.er
   sec "| fp32 | [0-9]* | 1,000 | 1,040 | 1.04x |"
   sec "^| fp32 | [0-9]* | [^|]*+dependent_launch=on | 1,040 |"
   sec "^fp32 [0-9]*: on was not in effect (compute capability below 9.0): its row measures off twice.$"
+  sec "^### Weight gradients on one stream or taking turns on two (wgrad_streams=...)"
+  sec "| precision | batch | 1 | 2 | 2 x 1 |"
+  sec "| fp32 | [0-9]* | 1,000 | 1,070 | 1.07x |"
   sec "^### Hardware work queues: CUDA_DEVICE_MAX_CONNECTIONS=8 (the default) against 32"
   sec "^| fp32 | [0-9]* | 1,000 | 1,200 | 1.20x |$"
   sec "^| fp32 | [0-9]* | [^|]*+CUDA_DEVICE_MAX_CONNECTIONS=32 | 1,200 |"
@@ -231,7 +237,7 @@ PY
 )
   [[ -n $setup ]] && grep -qF "$setup" "$tmp/work.md" || fail "no DLRM row with the setup cells '$setup'"
   sec "^- 1x3x20x12x14->5 k3 fp32, P=2, overlap, .*: 4 of 4 calls as forward convolutions; first: dx 1 planes"
-  pass "relabelled results: exit 0, halo rows by precision, the lookup table, the epilogues, side-streams, dgrad-weights, wgrad-dy and dependent-launch tables"
+  pass "relabelled results: exit 0, halo rows by precision, the lookup table, the epilogues, side-streams, dgrad-weights, wgrad-dy, dependent-launch and wgrad-streams tables"
 else
   fail "gpu-summary on relabelled results: $(cat "$tmp/work.err")"
 fi
@@ -355,7 +361,7 @@ then
 else
   fail "the graph-against-eager kernel table"
 fi
-# 2 dlrm points, 3 epilogue, 2 side-stream, 2 dgrad-weights, 2 wgrad-dy, 2 dependent-launch, 1 tuned and 2
-# queue copies, 1 transducer run, 8 halo_conv points.
-find "$work" -name result.json | wc -l | grep -qx 25 || fail "expected 25 results: $(find "$work" -name result.json | wc -l)"
+# 2 dlrm points, 3 epilogue, 2 side-stream, 2 dgrad-weights, 2 wgrad-dy, 2 dependent-launch, 2 wgrad-streams,
+# 1 tuned and 2 queue copies, 1 transducer run, 8 halo_conv points.
+find "$work" -name result.json | wc -l | grep -qx 27 || fail "expected 27 results: $(find "$work" -name result.json | wc -l)"
 finish

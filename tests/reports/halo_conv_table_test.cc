@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace perflab::reports {
@@ -34,8 +35,10 @@ Result point(int partitions, const std::string& halo, double step_ms, double com
   return r;
 }
 
-const HaloConvRow& row(const std::vector<HaloConvRow>& rows, int partitions, const std::string& halo,
-                       const std::string& shape_suffix = "") {
+// (Views, not strings: a reference returned beside a temporary string
+// argument reads to GCC 13 as one that may dangle.)
+const HaloConvRow& row(const std::vector<HaloConvRow>& rows, int partitions, std::string_view halo,
+                       std::string_view shape_suffix = {}) {
   for (const HaloConvRow& r : rows) {
     const bool suffix = shape_suffix.empty() ? r.shape.find(", bf16") == std::string::npos
                                              : r.shape.find(shape_suffix) != std::string::npos;

@@ -105,9 +105,14 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
   // With side streams each layer's weight gradient runs beside the next
   // layers' data gradients; nothing overwrites a layer's x or dy before the
   // join below (each layer's dReLU works in place on its own dy).
+  // With two weight-gradient streams the layers take turns (wgrad_side_for),
+  // in the backward's order: a layer's weight gradient need not wait behind
+  // the layer above's.
   const kc::SideStream* wgrad = wgrad_side();
-  for (size_t l = mlp_layers(false); l-- > 0;) {
-    top_[l]->linear->backward(top_[l]->args, ws, stream, wgrad);
+  size_t turn = 0;
+  for (size_t l = mlp_layers(false); l-- > 0; ++turn) {
+    const kc::SideStream* side = wgrad_side_for(turn);
+    top_[l]->linear->backward(top_[l]->args, ws, stream, side);
     if (split_head_ && l + 1 == mlp_layers(false)) {
       // The split head's sums (train_step ran its rows on this stream) on
       // the weight gradients' stream after the layer below's weight
@@ -116,10 +121,10 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
       // SMs before it. The layer's update below reads their db_below; the
       // embedding update reads the head's dw and db (head_join_);
       // take_loss runs after the step's join.
-      kc::LogitHead::train_sums(head_arguments(batch.labels, nullptr), head_workspace_.data(), wgrad->stream);
-      PERFLAB_CUDA_CHECK(cudaEventRecord(head_join_->get(), wgrad->stream));
+      kc::LogitHead::train_sums(head_arguments(batch.labels, nullptr), head_workspace_.data(), side->stream);
+      PERFLAB_CUDA_CHECK(cudaEventRecord(head_join_->get(), side->stream));
     }
-    if (sgd_in_backward()) update_layer(*top_[l], stream);
+    if (sgd_in_backward()) update_layer(*top_[l], stream, *side);
   }
   kc::InteractionArguments inter = interaction_arguments(b, batch.ids);
   inter.lookup.sort = {};  // the forward wrote the update's sort input
@@ -151,21 +156,25 @@ void CudaModel::backward(const DeviceBatch& batch, cudaStream_t stream) {
     options_.comm->send_recv(backward_transfers_.data(), backward_transfers_.size(),
                              bf16 ? collectives::DataType::kBFloat16 : collectives::DataType::kFloat32);
   }
-  for (size_t l = bottom_.size(); l-- > 0;) {
+  for (size_t l = bottom_.size(); l-- > 0; ++turn) {
     kc::LinearArguments a = bottom_[l]->args;
     if (l == 0) a.x = first_input(batch);  // dx stays null: no gradient for the data
-    bottom_[l]->linear->backward(a, ws, stream, wgrad);
-    if (sgd_in_backward()) update_layer(*bottom_[l], stream);
+    const kc::SideStream* side = wgrad_side_for(turn);
+    bottom_[l]->linear->backward(a, ws, stream, side);
+    if (sgd_in_backward()) update_layer(*bottom_[l], stream, *side);
   }
   if (wgrad != nullptr) {  // every dW (and cuBLASLt's db) before the optimizer reads them
     kc::stream_waits_for(stream, wgrad->stream, wgrad_join_->get());
+    // (The second was forked: every model has a bottom layer and a top one
+    // below the head, two turns; the constructor checks it.)
+    if (wgrad_stream2_) kc::stream_waits_for(stream, wgrad_stream2_->get(), wgrad_join2_->get());
   }
   // The gradients have reached their owners before the all-reduce: NCCL
   // calls on one communicator stay in one order on every rank.
   if (overlapped()) join(stream);
 }
 
-void CudaModel::update_layer(const Layer& layer, cudaStream_t stream) {
+void CudaModel::update_layer(const Layer& layer, cudaStream_t stream, const kc::SideStream& on) {
   // The layer's dx GEMM, the last reader of its weights (or, with
   // dgrad_weights_transposed, of their copy, which this step's start
   // wrote), is on `stream`;
@@ -179,7 +188,7 @@ void CudaModel::update_layer(const Layer& layer, cudaStream_t stream) {
   // started. So the update keeps to two blocks a SM (512 of a SM's 2,048
   // threads) and loops; off the chain, it has the rest of the backward to
   // finish in.
-  cudaStream_t side = wgrad_side()->stream;
+  cudaStream_t side = on.stream;
   kc::stream_waits_for(side, stream, sgd_fork_->get());
   kc::SgdArguments sgd = dense_update(layer.params);
   sgd.max_blocks = beside_sgd_blocks_;

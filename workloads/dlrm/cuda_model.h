@@ -155,6 +155,12 @@ struct CudaModelOptions {
   /// is two launches, its sums on the weight gradients' stream:
   /// split_head_).
   bool side_streams = false;
+  /// Training with side streams: the weight-gradient streams the MLP layers
+  /// take turns on, 1 or 2 (in the backward's order, the layers alternate:
+  /// the top MLP's last layer and the fused head's sums, the dgrad
+  /// transposes beside the forward on the first), each with its own cuBLASLt
+  /// workspace and join. The same bits either way.
+  int wgrad_streams = 1;
   /// Training: every MLP layer with a data-gradient GEMM reads a copy of its
   /// weights transposed there (kernels/cuda/linear.h: dgrad_reads_w_t),
   /// written at the start of each training step by one launch for up to
@@ -319,6 +325,11 @@ class CudaModel {
   /// the weight gradients' side stream (null when off).
   bool sorts_ahead() const { return sort_stream_ != nullptr; }
   const kernels::cuda::SideStream* wgrad_side() const { return wgrad_stream_ ? &wgrad_side_ : nullptr; }
+  /// The weight-gradient stream of the backward's `turn`-th layer (0: the
+  /// top MLP's last): with two (wgrad_streams), odd turns take the second.
+  const kernels::cuda::SideStream* wgrad_side_for(size_t turn) const {
+    return wgrad_stream2_ && turn % 2 == 1 ? &wgrad_side2_ : wgrad_side();
+  }
   /// Side streams on one GPU: each MLP layer's SGD on the weight gradients'
   /// stream once its dx GEMM has read its weights (across ranks the
   /// gradients are all-reduced first, in the optimizer). The fused head's
@@ -334,7 +345,8 @@ class CudaModel {
   bool updates_beside() const {
     return sgd_in_backward() && sorts_ahead() && options_.update_mode == kernels::cuda::EmbeddingUpdateMode::kSyncFree;
   }
-  void update_layer(const Layer& layer, cudaStream_t stream);
+  /// The layer's SGD on `side`, the stream its weight gradient ran on.
+  void update_layer(const Layer& layer, cudaStream_t stream, const kernels::cuda::SideStream& side);
   /// dgrad_weights_transposed: the layers' weights transposed into their
   /// copies on `stream` (train_step puts it on the weight gradients' stream
   /// beside the forward, when there is one).
@@ -476,6 +488,12 @@ class CudaModel {
   Buffer<uint8_t> head_workspace_;                                // split_head_
   Buffer<uint8_t> wgrad_workspace_;
   kernels::cuda::SideStream wgrad_side_;
+  // wgrad_streams = 2: the second weight-gradient stream, its workspace,
+  // fork and join (the layers take turns; wgrad_side_for).
+  std::unique_ptr<kernels::cuda::Stream> wgrad_stream2_;
+  std::unique_ptr<kernels::cuda::Event> wgrad_fork2_, wgrad_join2_;
+  Buffer<uint8_t> wgrad_workspace2_;
+  kernels::cuda::SideStream wgrad_side2_;
   /// The blocks a layer's SGD beside the backward may take (two a SM; see
   /// update_layer).
   int64_t beside_sgd_blocks_ = 0;

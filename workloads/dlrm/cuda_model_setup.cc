@@ -197,6 +197,19 @@ CudaModel::CudaModel(CpuModel& init, const CudaModelOptions& options)
     wgrad_join_ = std::make_unique<kc::Event>();
     wgrad_workspace_ = Buffer<uint8_t>(kc::kLinearCublasWorkspaceBytes);
     wgrad_side_ = {wgrad_stream_->get(), wgrad_workspace_.data(), wgrad_fork_->get()};
+    if (options_.wgrad_streams != 1 && options_.wgrad_streams != 2) {
+      throw UsageError(fmt::format("dlrm cuda: wgrad_streams must be 1 or 2, not {}", options_.wgrad_streams));
+    }
+    if (options_.wgrad_streams == 2 && mlp_layers(true) + mlp_layers(false) < 2) {
+      throw UsageError("dlrm cuda: wgrad_streams=2 needs two MLP layers with weight gradients to take turns");
+    }
+    if (options_.wgrad_streams == 2) {
+      wgrad_stream2_ = std::make_unique<kc::Stream>();
+      wgrad_fork2_ = std::make_unique<kc::Event>();
+      wgrad_join2_ = std::make_unique<kc::Event>();
+      wgrad_workspace2_ = Buffer<uint8_t>(kc::kLinearCublasWorkspaceBytes);
+      wgrad_side2_ = {wgrad_stream2_->get(), wgrad_workspace2_.data(), wgrad_fork2_->get()};
+    }
     sgd_fork_ = std::make_unique<kc::Event>();
     sort_stream_ = std::make_unique<kc::Stream>();
     sort_fork_ = std::make_unique<kc::Event>();

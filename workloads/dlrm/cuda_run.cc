@@ -479,6 +479,7 @@ CudaModelOptions cuda_model_options(const DlrmSetup& setup, const ToggleSet& tog
   o.tune_gemms = setup.tune_gemms;
   o.interaction_tensor_cores = setup.interaction_tensor_cores;
   o.side_streams = setup.side_streams;
+  o.wgrad_streams = setup.wgrad_streams;
   o.dgrad_weights_transposed = setup.dgrad_weights_transposed;
   o.wgrad_dy_transposed = setup.wgrad_dy_transposed;
   o.batch = setup.batch_size;

@@ -59,7 +59,7 @@ double host_bytes_needed(const SyntheticConfig& sc, int64_t embed_dim, Backend b
 /// inside the interaction (`lookup_fused`: fused, no exchange; cuda_launches.h's
 /// lookup_in_interaction) the gathered [batch, T, D] rows are not allocated.
 /// Every buffer is counted at 4 bytes a value: in bf16 an overestimate.
-/// Plus two cuBLASLt workspaces (the step's and side_streams' second).
+/// Plus three cuBLASLt workspaces (the step's and up to two weight-gradient streams').
 double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_samples, bool nccl, int ranks,
                            bool lookup_fused, bool wgrad_dy_t) {
   constexpr double kSampleBytes = (13 + 1) * sizeof(float) + 26 * sizeof(int32_t);
@@ -79,8 +79,8 @@ double device_bytes_needed(const ModelShape& shape, int64_t batch, int64_t eval_
   const double eval_rows = std::ceil(static_cast<double>(eval_samples) / b) * b;
   const double gathered =
       lookup_fused ? b * static_cast<double>(shape.embed_dim * shape.table_sizes.size()) * sizeof(float) : 0.0;
-  // cuBLASLt's workspaces: the step's, and the weight gradients' side stream's.
-  constexpr double kCublasWorkspaces = 2.0 * 32 * 1024 * 1024;
+  // cuBLASLt's workspaces: the step's, and the weight gradients' side streams' (up to two).
+  constexpr double kCublasWorkspaces = 3.0 * 32 * 1024 * 1024;
   // wgrad_dy=transposed: a [out, B] copy of dz for the wide layers (counted for all).
   const double activations = (wgrad_dy_t ? 4 : 3) * b * widths * sizeof(float);
   return tables + dense + (eval_rows + 2 * b) * kSampleBytes + activations - gathered +
@@ -145,6 +145,8 @@ void add_rank_facts(int ranks, const DlrmSetup& setup, const Dataset& train, con
 }
 
 std::string auto_epilogues() { return "own_backward"; }
+
+int auto_wgrad_streams(int64_t rank_batch) { return rank_batch <= kTwoWgradStreamsMaxBatch ? 2 : 1; }
 
 bool auto_dgrad_weights_transposed(const std::string& precision, const std::string& epilogues, int64_t rank_batch) {
   return precision != "bf16" && epilogues != "cublaslt" && rank_batch >= kTransposedDgradMinBatch;
@@ -226,6 +228,8 @@ void DlrmBenchmark::read_backend_choices(const ParamValues& p, int ranks) {
   setup_.side_streams = cuda_choice("side_streams",
                                     "whether the cuda backend runs independent work on more GPU streams; the cpu "
                                     "backend has none") != "off";
+  cuda_choice("wgrad_streams",
+              "how many streams the cuda backend's weight gradients take turns on; the cpu backend has none");
   cuda_choice("dgrad_weights",
               "which weights the cuda backend's data-gradient GEMMs read; the cpu backend's are OpenBLAS's");
   setup_.wgrad_dy_transposed =
@@ -352,6 +356,9 @@ void DlrmBenchmark::choose_for_the_batch(const ParamValues& p, const RunContext&
       (dgrad_weights == "auto" ? auto_dgrad_weights_transposed(setup_.precision, setup_.epilogues,
                                                                std::max<int64_t>(1, setup_.batch_size / ctx.size()))
                                : dgrad_weights == "transposed");
+  const std::string wgrad_streams = p.get_string("wgrad_streams");
+  setup_.wgrad_streams = wgrad_streams == "auto" ? auto_wgrad_streams(std::max<int64_t>(1, setup_.batch_size / ctx.size()))
+                                                 : std::stoi(wgrad_streams);
   if (p.get_string("interaction") == "auto") {
     // Each rank's interaction sees its share of the batch.
     setup_.interaction_tensor_cores =

@@ -94,6 +94,11 @@ struct DlrmSetup {
   /// cuda backend, training: the weight gradients and the update's sort on
   /// side streams (side_streams=auto or on; CudaModelOptions::side_streams).
   bool side_streams = true;
+  /// cuda backend, training, side streams: how many streams the MLP layers'
+  /// weight gradients (and on one GPU their SGD) take turns on, 1 or 2
+  /// (wgrad_streams=1 or 2, or auto resolved: auto_wgrad_streams;
+  /// CudaModelOptions::wgrad_streams).
+  int wgrad_streams = 1;
   /// cuda backend, training: the data-gradient GEMMs read each layer's
   /// weights transposed, copied once a step (dgrad_weights=transposed, or
   /// auto resolved: auto_dgrad_weights_transposed;
@@ -137,18 +142,16 @@ struct CudaStepChoices {
 };
 
 /// From this many samples a rank dgrad_weights=auto takes transposed copies
-/// in TF32. Where the data-gradient GEMMs are large, their layout gap is
-/// measured and the copy's cost is small: on an H200 at 1590d6a, TF32,
-/// batch 65,536 (each GEMM timed alone by gemm_algorithms=tuned:
-/// tuned-gemms.md in that run's results) the square 1024 x 1024 layer's
-/// data gradient ("NN") took 1.16x its forward ("TN", the same shape), the
-/// 480 -> 1024 layer's 1.15x though it writes fewer bytes, in bf16 0.97x
-/// and 0.85x; the copies are 19 MB read and written a step, against a
-/// 6 ms step. Below it the GEMMs are a few microseconds of latency each and
-/// the copy's 2,300 blocks beside the forward may cost more than the
-/// layout saves: not measured, so stored (gpu-check's dgrad-weights step
-/// times both at 512, 2,048 and 65,536).
-inline constexpr int64_t kTransposedDgradMinBatch = 2048;
+/// in TF32. Measured on an H200 at 32e4a50 (gpu-check's dgrad-weights step,
+/// all toggles on, graphed), transposed over stored: 1.03x at 65,536 (the
+/// step 0.19 ms faster: the data-gradient GEMMs' layout gap, 1.16x and
+/// 1.15x their forward GEMMs at 1590d6a), 0.98x at 2,048 and 0.95x at 512,
+/// where the copies (11-21 us of transposes beside the forward, whatever
+/// the batch) cost more than the GEMMs' gap saves. The saving grows with
+/// the batch, the copy's cost does not: a straight line through 65,536's
+/// 0.19 ms meets 2,048's loss near 6,000 samples, so 8,192 (an estimate
+/// between two measurements; the step also times 8,192 to check it).
+inline constexpr int64_t kTransposedDgradMinBatch = 8192;
 
 /// The narrowest input for which wgrad_dy_transposed transposes a layer's
 /// dz for its weight gradient: the copy costs B·out elements read and
@@ -160,6 +163,22 @@ inline constexpr int64_t kTransposedDgradMinBatch = 2048;
 /// 1 and 2), not the 480-wide interaction output or the 512-wide inputs.
 /// An estimate from those rates, not a measurement.
 inline constexpr int64_t kWgradTransposedMinInput = 1024;
+
+/// Up to this many samples a rank wgrad_streams=auto takes turns between
+/// two weight-gradient streams. In the H200 traces at 32e4a50 (batch 512,
+/// all toggles on, graphed) the one weight-gradient stream ran every
+/// layer's weight gradient, split-K reduce and SGD one after another: the
+/// bottom MLP's queued behind the top MLP's two largest (13.4 us each in
+/// TF32), and that stream ended 18.7 us after the step's chain in TF32 (7.7
+/// in bf16), of a 0.188 ms (0.134) step; with the layers alternating, each
+/// layer's weight gradient can start as its dReLU pass ends. Above it the
+/// step fills the GPU (99% busy at 65,536) and a second stream only adds
+/// contention: one, as measured. Not yet measured with two (gpu-check's
+/// dlrm-wgrad-streams step).
+inline constexpr int64_t kTwoWgradStreamsMaxBatch = 2048;
+
+/// wgrad_streams=auto: 2 up to kTwoWgradStreamsMaxBatch samples a rank, 1 above.
+int auto_wgrad_streams(int64_t rank_batch);
 
 /// dgrad_weights=auto: transposed copies for TF32 from
 /// kTransposedDgradMinBatch samples a rank (a TF32 tensor-core GEMM on

@@ -78,19 +78,30 @@ std::vector<ParamSpec> dlrm_params() {
        "at c9d4b27, before the update moved: 1.05x bf16 and 1.11x TF32 at batch 512, 1.01x at 65,536; "
        "gpu-check's dlrm-side-streams step)",
        {}, {}, {"auto", "on", "off"}},
+      {"wgrad_streams", T::kString, "auto",
+       fmt::format("cuda backend, training, side_streams on: how many streams the MLP layers' weight-gradient GEMMs "
+                   "(on one GPU each followed there by its layer's SGD) take turns on: 1 (one stream: each layer's "
+                   "weight gradient waits behind the layer above's) or 2 (the layers alternate, so a layer's weight "
+                   "gradient can start as its dReLU pass ends; a second cuBLASLt workspace). The same kernels and "
+                   "bits either way; auto: 2 up to {} samples a rank (where, on an H200 at 32e4a50, the one stream "
+                   "ended the step 7.7-18.7 us after the data-gradient chain at batch 512), 1 above",
+                   kTwoWgradStreamsMaxBatch),
+       {}, {}, {"auto", "1", "2"}},
       {"dgrad_weights", T::kString, "auto",
        "cuda backend, training: which weights the MLPs' data-gradient GEMMs read: stored (W as the forward "
        "reads it: an \"NN\" GEMM) or transposed (a copy of each layer's W transposed, written once a step, "
        "beside the forward, by one launch per 16 layers: a \"TN\" GEMM, both operands K-major, the only "
        "layout a TF32 tensor-core GEMM on Hopper reads without transposing it itself); auto: transposed in "
-       "fp32 (TF32 GEMMs) from 2,048 samples a rank unless epilogues=cublaslt, stored otherwise and in bf16",
+       "fp32 (TF32 GEMMs) from 8,192 samples a rank unless epilogues=cublaslt (on an H200: 1.03x at 65,536, 0.98x "
+       "at 2,048), stored otherwise and in bf16",
        {}, {}, {"auto", "stored", "transposed"}},
       {"wgrad_dy", T::kString, "auto",
        fmt::format("cuda backend, training: what the weight-gradient GEMMs of MLP layers with inputs at least {} "
                    "wide read: stored (dz as the data gradient reads it: both operands batch-major, which a TF32 "
                    "tensor-core GEMM on Hopper transposes itself) or transposed (dz transposed by one launch just "
                    "before the GEMM, one operand K-major; not where cuBLASLt's BGRADB epilogue sums the bias "
-                   "gradient on it); auto: stored (transposed is not measured yet)",
+                   "gradient on it); auto: stored (on an H200 at TF32 65,536 transposed was 0.97x: its copies "
+                   "took 1.9 ms a step)",
                    kWgradTransposedMinInput),
        {}, {}, {"auto", "stored", "transposed"}},
       {"dependent_launch", T::kString, "auto",

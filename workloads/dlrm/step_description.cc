@@ -37,7 +37,7 @@ void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPl
   // Which independent work left the step's stream (side_streams), and
   // which stream's kernels get SMs first.
   const std::string head = c.split_head ? "; the fused head's sums (its dW and db, the layer below's db, the "
-                                          "loss) on the second stream too, its dx on the step's"
+                                          "loss) on the first weight-gradient stream too, its dx on the step's"
                                         : "";
   const std::string urgent = head + "; the step's stream (the forward and the data-gradient chain)" +
                              (c.nccl && setup.sharding.overlap ? " and the exchange's" : "") +
@@ -48,19 +48,30 @@ void describe_cuda_step(const DlrmSetup& setup, const CudaStepChoices& c, StepPl
       !c.training ? "serving: one stream (side_streams applies to training)"
                   : "off: the whole step in order on one stream")
       : std::string(
-            c.nccl ? "on: each MLP layer's weight-gradient GEMM on a second stream beside the "
-                     "data-gradient chain, the embedding update's sort on a third from the "
+            c.nccl ? "on: each MLP layer's weight-gradient GEMM on a weight-gradient stream (how many: "
+                     "perflab_dlrm_wgrad_streams) beside the data-gradient chain, the embedding update's sort "
+                     "on its own stream from the "
                      "interaction to the update (the dense SGD after the gradient all-reduce)"
             : c.sync_free
-                ? "on: each MLP layer's weight-gradient GEMM and then its SGD on a second stream beside "
+                ? "on: each MLP layer's weight-gradient GEMM and then its SGD on a weight-gradient stream "
+                  "(how many: perflab_dlrm_wgrad_streams) beside "
                   "the data-gradient chain (the fused head's SGD in the embedding update's launch), the "
-                  "embedding update's sort on a third from the interaction, and the update there from "
+                  "embedding update's sort on its own stream from the interaction, and the update there from "
                   "the interaction's backward, beside the bottom MLP's"
-                : "on: each MLP layer's weight-gradient GEMM and then its SGD on a second stream beside "
+                : "on: each MLP layer's weight-gradient GEMM and then its SGD on a weight-gradient stream "
+                  "(how many: perflab_dlrm_wgrad_streams) beside "
                   "the data-gradient chain (the fused head's SGD in the embedding update's launch), the "
-                  "embedding update's sort on a third from the interaction to the update (which, "
+                  "embedding update's sort on its own stream from the interaction to the update (which, "
                   "synchronising, stays on the step's stream)") +
             urgent;
+  // How many streams the weight gradients take turns on (wgrad_streams).
+  step.hyperparameters["perflab_dlrm_wgrad_streams"] =
+      !c.training ? "serving: no backward (wgrad_streams applies to training)"
+      : !setup.side_streams ? "none: side_streams off, the weight gradients on the step's stream"
+      : setup.wgrad_streams == 2
+          ? "2: the MLP layers' weight gradients take turns on two streams (in the backward's order), so "
+            "a layer's starts as its dReLU pass ends instead of behind the layer above's"
+          : "1: every MLP layer's weight gradient on one stream, each after the layer above's";
   // Which weights the data-gradient GEMMs read (dgrad_weights).
   step.hyperparameters["perflab_dlrm_dgrad_weights"] =
       !c.training ? "serving: no backward (dgrad_weights applies to training)"

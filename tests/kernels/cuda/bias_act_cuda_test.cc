@@ -225,9 +225,9 @@ TEST_P(BiasActCudaTest, OwnFusedEpiloguesMatchCpu) {
             // or the bias gradient alone (no ReLU, or dy already masked). y
             // and dy from `shift` elements into their buffers.
             const size_t shift = misaligned && one_pass ? 1 : 0;
-            std::vector<float> y_shifted(shift, 0.0f), dy_shifted(shift, 0.0f);
-            y_shifted.insert(y_shifted.end(), y.begin(), y.end());
-            dy_shifted.insert(dy_shifted.end(), dy.begin(), dy.end());
+            std::vector<float> y_shifted(shift + y.size(), 0.0f), dy_shifted(shift + dy.size(), 0.0f);
+            std::copy(y.begin(), y.end(), y_shifted.begin() + static_cast<std::ptrdiff_t>(shift));
+            std::copy(dy.begin(), dy.end(), dy_shifted.begin() + static_cast<std::ptrdiff_t>(shift));
             auto y_back = upload(dtype, y_shifted), dy_dev = upload(dtype, dy_shifted);  // y: already rounded
             dy.assign(dy_shifted.begin() + static_cast<std::ptrdiff_t>(shift), dy_shifted.end());
             const int64_t before = host_sync_count();

@@ -3,6 +3,7 @@
 // parameters the data cannot satisfy.
 #include "workloads/dlrm/dlrm_benchmark.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -155,9 +156,9 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
     TestContext ctx(small_params({{"side_streams", asked}}), Backend::kCuda, toggles);
     return DlrmBenchmark(ctx).step_plan().hyperparameters["perflab_dlrm_side_streams"].get<std::string>();
   };
-  EXPECT_NE(streams("auto").find("weight-gradient GEMM and then its SGD on a second stream"), std::string::npos)
+  EXPECT_NE(streams("auto").find("weight-gradient GEMM and then its SGD on a weight-gradient stream"), std::string::npos)
       << streams("auto");
-  EXPECT_NE(streams("auto").find("sort on a third"), std::string::npos) << streams("auto");
+  EXPECT_NE(streams("auto").find("sort on its own stream"), std::string::npos) << streams("auto");
   EXPECT_NE(streams("auto").find("the step's stream (the forward and the data-gradient chain) at the device's most "
                                  "urgent priority, the weight gradients' and the sort's at the least"),
             std::string::npos)
@@ -183,6 +184,7 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
     ToggleSet toggles;
     toggles[Toggle::kFused] = {true, true, ""};
     if (extra.count("batch_size") == 0) extra["batch_size"] = std::to_string(kTransposedDgradMinBatch);
+    extra["train_samples"] = std::to_string(std::max<int64_t>(4096, std::stoll(extra["batch_size"])));
     TestContext ctx(small_params(extra), Backend::kCuda, toggles);
     return DlrmBenchmark(ctx).step_plan().hyperparameters["perflab_dlrm_dgrad_weights"].get<std::string>();
   };
@@ -198,6 +200,26 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
   EXPECT_EQ(dgrad({{"dgrad_weights", "stored"}}).rfind("stored:", 0), 0u);
   EXPECT_NE(dgrad({{"side_streams", "off"}}).find("written once a step at the step's start"), std::string::npos)
       << dgrad({{"side_streams", "off"}});
+  // wgrad_streams: auto takes turns on two streams up to
+  // kTwoWgradStreamsMaxBatch samples a rank, one above; asked, as asked;
+  // without side streams none.
+  const auto wgrad_streams = [](std::map<std::string, std::string> extra) {
+    ToggleSet toggles;
+    toggles[Toggle::kFused] = {true, true, ""};
+    if (extra.count("batch_size") > 0) {
+      extra["train_samples"] = std::to_string(std::max<int64_t>(4096, std::stoll(extra["batch_size"])));
+    }
+    TestContext ctx(small_params(extra), Backend::kCuda, toggles);
+    return DlrmBenchmark(ctx).step_plan().hyperparameters["perflab_dlrm_wgrad_streams"].get<std::string>();
+  };
+  EXPECT_EQ(wgrad_streams({}).rfind("2: ", 0), 0u) << wgrad_streams({});
+  EXPECT_EQ(wgrad_streams({{"batch_size", std::to_string(kTwoWgradStreamsMaxBatch)}}).rfind("2: ", 0), 0u);
+  EXPECT_EQ(wgrad_streams({{"batch_size", std::to_string(kTwoWgradStreamsMaxBatch + 1)}}).rfind("1: ", 0), 0u);
+  EXPECT_EQ(wgrad_streams({{"wgrad_streams", "1"}}).rfind("1: ", 0), 0u);
+  EXPECT_EQ(wgrad_streams({{"batch_size", "4096"}, {"wgrad_streams", "2"}}).rfind("2: ", 0), 0u);
+  EXPECT_EQ(wgrad_streams({{"side_streams", "off"}}).rfind("none: ", 0), 0u) << wgrad_streams({{"side_streams", "off"}});
+  EXPECT_EQ(auto_wgrad_streams(1), 2);
+  EXPECT_EQ(auto_wgrad_streams(65536), 1);
   // wgrad_dy: auto is stored (not measured yet); transposed as asked, in
   // the layers with inputs at least kWgradTransposedMinInput wide, counted
   // (the tiny preset's MLPs have none: in effect nowhere, and it says so).

@@ -139,6 +139,11 @@ TEST(DlrmCudaRegistration, CpuBackendRefusesADependentLaunchChoice) {
   expect_cpu_refuses({"dependent_launch", "off"}, "dependent_launch=off chooses how the cuda backend launches");
 }
 
+TEST(DlrmCudaRegistration, CpuBackendRefusesAWgradStreamsChoice) {
+  expect_cpu_refuses({"wgrad_streams", "2"}, "wgrad_streams=2 chooses how many streams");
+  expect_cpu_refuses({"wgrad_streams", "1"}, "wgrad_streams=1 chooses how many streams");
+}
+
 TEST(DlrmCudaRegistration, CpuBackendRefusesADgradWeightsChoice) {
   expect_cpu_refuses({"dgrad_weights", "transposed"}, "dgrad_weights=transposed chooses which weights");
   expect_cpu_refuses({"dgrad_weights", "stored"}, "dgrad_weights=stored chooses which weights");
@@ -212,7 +217,8 @@ std::vector<std::vector<float>> cpu_state(CpuModel& m) {
 // nothing may depend on which warp finishes first. Batches of 301 samples
 // from tiny tables repeat rows hundreds of times (several chunks per row).
 // The first model runs on one stream, the other two with side streams (the
-// weight gradients and the update's sort beside the step): the same
+// weight gradients and the update's sort beside the step; the third with
+// the layers' weight gradients taking turns on two streams): the same
 // arithmetic on the same operands, so the same bits, whatever overlaps (at
 // this batch, fused, the side-stream copies run the head as two launches,
 // train_rows and train_sums: the model-level check that the split gives
@@ -244,6 +250,7 @@ TEST(DlrmCudaDeterminism, TwoModelsFromOneSeedOnTheSameBatchesHoldTheSameBits) {
       for (int copy = 0; copy < 3; ++copy) {
         CpuModel init(shape, kSeed);
         options.side_streams = copy > 0;
+        options.wgrad_streams = copy == 2 ? 2 : 1;  // run 2: the layers take turns on two streams
         CudaModel model(init, options);
         kc::Stream stream;
         set_device_float(model.learning_rate(), 0.5f, stream.get());
@@ -271,7 +278,8 @@ TEST(DlrmCudaDeterminism, TwoModelsFromOneSeedOnTheSameBatchesHoldTheSameBits) {
           ASSERT_EQ(params[0][i].size(), params[other][i].size());
           EXPECT_EQ(0, std::memcmp(params[0][i].data(), params[other][i].data(),
                                    params[0][i].size() * sizeof(float)))
-              << "tensor " << i << " differs between a one-stream run and side-streams run " << other << " ("
+              << "tensor " << i << " differs between a one-stream run and side-streams run " << other
+              << (other == 2 ? " (two weight-gradient streams)" : "") << " ("
               << (precision == kc::Precision::kBf16 ? "bf16" : "tf32") << (fused ? ", fused, " : ", unfused, ")
               << kc::epilogues_name(epilogues) << " epilogues" << (transposed ? ", dgrads from Wᵀ" : "") << ")";
         }

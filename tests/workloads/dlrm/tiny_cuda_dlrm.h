@@ -39,6 +39,7 @@ inline DlrmSetup tiny_setup(int dim, const std::string& precision, const Dataset
   s.interaction_tensor_cores =
       auto_interaction_tensor_cores(Backend::kCuda, precision, s.shape, false, kTensorCoreInteractionMinBatch);
   s.dgrad_weights_transposed = auto_dgrad_weights_transposed(precision, s.epilogues, kTransposedDgradMinBatch);
+  s.wgrad_streams = auto_wgrad_streams(batch);  // two at these batches, as auto
   s.schedule.base = 0.5;
   s.schedule.warmup_steps = 2;
   s.training.iterations_per_epoch = train.size() / batch;
