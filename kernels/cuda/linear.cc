@@ -462,9 +462,14 @@ void Linear::backward(const LinearArguments& args, void* workspace, cudaStream_t
 }
 
 std::vector<GemmChoice> Linear::tune(const LinearArguments& args, void* workspace, cudaStream_t stream,
-                                     int repetitions) {
+                                     int repetitions, bool search) {
   Plan& p = *plan_;
   p.check_call(args, workspace);
+  if (search) {
+    p.forward.search(p.handle);
+    p.wgrad.search(p.handle);
+    if (args.dx != nullptr) p.dgrad.search(p.handle);
+  }
   require(args.x, "x");
   require(args.w, "w");
   require(args.y, "y");

@@ -177,6 +177,7 @@ struct GemmChoice {
   std::string gemm;  ///< "forward", "dgrad" or "wgrad".
   std::vector<double> median_ms;
   int chosen = 0;
+  std::string kept;  ///< The kept candidate's configuration (LtGemm::describe).
 };
 
 /// Forward and backward of one fully connected layer (see the file comment).
@@ -249,9 +250,10 @@ class Linear {
   /// fastest (forward, wgrad, and dgrad when args.dx is set). Overwrites
   /// what forward and backward write (y, aux, dx, dw, db, input_db), never
   /// the weights; run it at setup, on inputs that are not all zeros.
-  /// Synchronises the host.
+  /// `search`: each GEMM's candidates widened first by LtGemm::search (the
+  /// other algorithm ids' configurations). Synchronises the host.
   std::vector<GemmChoice> tune(const LinearArguments& args, void* workspace, cudaStream_t stream,
-                               int repetitions);
+                               int repetitions, bool search = false);
 
  private:
   struct Plan;

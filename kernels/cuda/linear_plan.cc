@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <tuple>
@@ -52,6 +53,29 @@ void set_attribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t att
   PERFLAB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof(value)));
 }
 
+/// The preference every query of a planned GEMM makes: our workspace and
+/// the pointer alignment we promise. Returns the first refused setting's
+/// status (success when none was); the caller destroys the preference.
+cublasStatus_t make_preference(cublasLtMatmulPreference_t* preference) {
+  PERFLAB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(preference));
+  const uint64_t workspace = kLinearCublasWorkspaceBytes;
+  const auto alignment = static_cast<uint32_t>(kLinearPointerAlignment);
+  cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(
+      *preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
+  for (auto attribute :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+    if (status == CUBLAS_STATUS_SUCCESS) {
+      status = cublasLtMatmulPreferenceSetAttribute(*preference, attribute, &alignment, sizeof(alignment));
+    }
+  }
+  return status;
+}
+
+bool same_algo(const cublasLtMatmulAlgo_t& a, const cublasLtMatmulAlgo_t& b) {
+  return std::memcmp(a.data, b.data, sizeof(a.data)) == 0;
+}
+
 }  // namespace
 
 LtGemm::~LtGemm() {
@@ -65,6 +89,8 @@ Status LtGemm::plan(cublasLtHandle_t handle, const GemmSpec& spec) {
   const bool tf32 = spec.precision == Precision::kTf32;
   const cudaDataType_t type = tf32 ? CUDA_R_32F : CUDA_R_16BF;
   const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  compute_ = compute;
+  type_ = type;
   PERFLAB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, compute, CUDA_R_32F));
   set_attribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, spec.trans_a);
   set_attribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, spec.trans_b);
@@ -85,19 +111,7 @@ Status LtGemm::plan(cublasLtHandle_t handle, const GemmSpec& spec) {
                                                   static_cast<int64_t>(spec.d_rows)));
 
   cublasLtMatmulPreference_t preference = nullptr;
-  PERFLAB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-  const uint64_t workspace = kLinearCublasWorkspaceBytes;
-  const auto alignment = static_cast<uint32_t>(kLinearPointerAlignment);
-  cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(
-      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
-  for (auto attribute :
-       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
-    if (status == CUBLAS_STATUS_SUCCESS) {
-      status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, &alignment,
-                                                    sizeof(alignment));
-    }
-  }
+  cublasStatus_t status = make_preference(&preference);
   std::vector<cublasLtMatmulHeuristicResult_t> results(kLinearAlgorithmCandidates);
   int found = 0;
   if (status == CUBLAS_STATUS_SUCCESS) {
@@ -121,8 +135,80 @@ Status LtGemm::plan(cublasLtHandle_t handle, const GemmSpec& spec) {
   }
   if (candidates_.empty()) candidates_.push_back(results[0].algo);
   algo_ = candidates_.front();
+  chosen_ = 0;
   name_ = spec.name;
   return Status::success();
+}
+
+int LtGemm::search(cublasLtHandle_t handle, int per_algorithm, int most) {
+  if (desc_ == nullptr || per_algorithm < 1) return 0;
+  constexpr int kMostIds = 256;
+  std::vector<int> ids(kMostIds);
+  int id_count = 0;
+  if (cublasLtMatmulAlgoGetIds(handle, compute_, CUDA_R_32F, type_, type_, type_, type_, kMostIds, ids.data(),
+                               &id_count) != CUBLAS_STATUS_SUCCESS) {
+    return 0;
+  }
+  cublasLtMatmulPreference_t preference = nullptr;
+  cublasStatus_t status = make_preference(&preference);
+  const uint32_t mode = CUBLASLT_SEARCH_LIMITED_BY_ALGO_ID;
+  if (status == CUBLAS_STATUS_SUCCESS) {
+    status = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_SEARCH_MODE, &mode, sizeof(mode));
+  }
+  int added = 0;
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(per_algorithm));
+  for (int k = 0; k < id_count && status == CUBLAS_STATUS_SUCCESS; ++k) {
+    if (static_cast<int>(candidates_.size()) >= most) break;
+    // The heuristic limited to this id reads the id from the results' algos.
+    bool initialised = true;
+    for (cublasLtMatmulHeuristicResult_t& r : results) {
+      r = {};
+      initialised = initialised && cublasLtMatmulAlgoInit(handle, compute_, CUDA_R_32F, type_, type_, type_, type_,
+                                                          ids[static_cast<size_t>(k)], &r.algo) == CUBLAS_STATUS_SUCCESS;
+    }
+    int found = 0;
+    if (!initialised || cublasLtMatmulAlgoGetHeuristic(handle, desc_, a_, b_, d_, d_, preference, per_algorithm,
+                                                       results.data(), &found) != CUBLAS_STATUS_SUCCESS) {
+      continue;  // an id these types or this device cannot run: not a candidate
+    }
+    for (int i = 0; i < found && static_cast<int>(candidates_.size()) < most; ++i) {
+      const cublasLtMatmulHeuristicResult_t& r = results[static_cast<size_t>(i)];
+      if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > kLinearCublasWorkspaceBytes) continue;
+      cublasLtMatmulHeuristicResult_t checked{};
+      if (cublasLtMatmulAlgoCheck(handle, desc_, a_, b_, d_, d_, &r.algo, &checked) != CUBLAS_STATUS_SUCCESS ||
+          checked.workspaceSize > kLinearCublasWorkspaceBytes) {
+        continue;
+      }
+      const bool known = std::any_of(candidates_.begin(), candidates_.end(),
+                                     [&](const cublasLtMatmulAlgo_t& c) { return same_algo(c, r.algo); });
+      if (!known) {
+        candidates_.push_back(r.algo);
+        ++added;
+      }
+    }
+  }
+  if (preference != nullptr) cublasLtMatmulPreferenceDestroy(preference);
+  (void)cudaGetLastError();  // the queries launch nothing; leave no error for a later check to misname
+  return added;
+}
+
+std::string LtGemm::describe(int i) const {
+  if (i < 0 || i >= static_cast<int>(candidates_.size())) return "-";
+  const cublasLtMatmulAlgo_t& algo = candidates_[static_cast<size_t>(i)];
+  const auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attribute, auto value) {
+    size_t written = 0;
+    return cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, sizeof(value), &written) ==
+                   CUBLAS_STATUS_SUCCESS
+               ? static_cast<int64_t>(value)
+               : int64_t{-1};
+  };
+  return fmt::format("algo {} tile {} stages {} split-k {} reduction {} swizzle {} option {} cluster {}",
+                     get(CUBLASLT_ALGO_CONFIG_ID, int32_t{0}), get(CUBLASLT_ALGO_CONFIG_TILE_ID, uint32_t{0}),
+                     get(CUBLASLT_ALGO_CONFIG_STAGES_ID, uint32_t{0}), get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, int32_t{0}),
+                     get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, uint32_t{0}),
+                     get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, uint32_t{0}),
+                     get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, uint32_t{0}),
+                     get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, uint16_t{0}));
 }
 
 int tune_batch(double once_ms) {
@@ -225,6 +311,8 @@ GemmChoice LtGemm::tune(cublasLtHandle_t handle, const void* a, const void* b, v
                             name_));
   }
   algo_ = candidates_[static_cast<size_t>(choice.chosen)];
+  chosen_ = choice.chosen;
+  choice.kept = describe(choice.chosen);
   return choice;
 }
 

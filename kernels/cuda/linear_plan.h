@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/linear.h"
@@ -42,6 +43,17 @@ struct GemmSpec {
 /// the search for about 20 GEMMs x 32 candidates x a few ms at setup.
 inline constexpr int kLinearAlgorithmCandidates = 32;
 
+/// LtGemm::search: for each of cuBLASLt's algorithm ids that can run these
+/// types, the heuristic limited to that id (CUBLASLT_SEARCH_LIMITED_BY_ALGO_ID)
+/// is asked for its best kSearchPerAlgorithm configurations; new ones are
+/// added to the candidates until there are kSearchMostCandidates. On an
+/// H200 at 32e4a50 the plain heuristic returned at most 8 candidates a GEMM
+/// however many were asked for, and at TF32 batch 512 its picks were
+/// mostly Ampere-generation kernels (cutlass_80_tensorop_s1688gemm, with
+/// split-K reductions): tuning them gave 1.01x.
+inline constexpr int kSearchPerAlgorithm = 4;
+inline constexpr int kSearchMostCandidates = 64;
+
 /// LtGemm::tune times each candidate as a CUDA graph of back-to-back
 /// launches, replayed `repetitions` times: about kTuneBatchMs of device time
 /// a replay by its warm-up launch's time, from 1 to kTuneMaxBatch launches.
@@ -68,6 +80,17 @@ class LtGemm {
   /// sizes and epilogue) when cuBLASLt has none; throws CudaError when a
   /// descriptor cannot be made.
   Status plan(cublasLtHandle_t handle, const GemmSpec& spec);
+
+  /// Adds the configurations of the other algorithm ids (kSearchPerAlgorithm
+  /// an id, the heuristic limited to it; those cublasLtMatmulAlgoCheck
+  /// passes with the workspace we give) to the heuristic's candidates, up to
+  /// `most` in all; returns how many it added. Host-only queries; tune()
+  /// times them. Call after plan().
+  int search(cublasLtHandle_t handle, int per_algorithm = kSearchPerAlgorithm, int most = kSearchMostCandidates);
+
+  /// Candidate i's configuration as cuBLASLt reports it ("algo 21 tile 18
+  /// stages 12 split-k 1 ..."): what a result records of the kept one.
+  std::string describe(int i) const;
 
   /// Sets the epilogue's bias (or bias-gradient) pointer for the next run().
   void set_bias(const void* bias) const;
@@ -96,13 +119,18 @@ class LtGemm {
 
   /// How many candidates the heuristic returned (at least 1 once planned).
   int candidates() const { return static_cast<int>(candidates_.size()); }
+  /// The candidate run() uses (0, the heuristic's first, until tune()).
+  int chosen() const { return chosen_; }
 
  private:
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
   std::vector<cublasLtMatmulAlgo_t> candidates_;
   cublasLtMatmulAlgo_t algo_{};
+  int chosen_ = 0;
   const char* name_ = "";
+  cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
+  cudaDataType_t type_ = CUDA_R_32F;  // A, B, C and D's
 };
 
 }  // namespace perflab::kernels::cuda

@@ -34,6 +34,18 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
     --iterations "$iters" --warmup 10 --set train_samples=524288 --set eval_samples=16384 \
     --set batch_size="$ends" --set wgrad_streams=1,2 "$@" --fused on --cuda-graphs on --sync-free on \
     "${pk[@]}" --out "$out"
+  # cuBLASLt's candidates timed at setup against its first choice,
+  # profiled (which kernels are kept): the heuristic's own (tuned: at most 8
+  # a GEMM, 1.01x on the H200 at 32e4a50) at the smallest and the largest
+  # batch, and every algorithm id's (searched: up to 64 a GEMM, a longer
+  # setup) at the smallest, where the TF32 step's GEMMs were Ampere kernels
+  # with split-K reductions.
+  step "$name-gemm-tuning" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
+    --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$ends" \
+    --set gemm_algorithms=heuristic,tuned "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
+  step "$name-gemm-search" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
+    --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="${batches%%,*}" \
+    --set gemm_algorithms=searched "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
   # cuBLASLt's epilogues against our own passes (issue 22: cuBLASLt ran the
   # TF32 ones, and bf16's DRELU_BGRAD, as slow separate kernels on an
   # H100), profiled, at the smallest and the largest batch (our passes add
@@ -98,13 +110,6 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
     "${pk[@]}" --out "$out"
   step "$name-toggles" "$perflab" "${tp[@]}" --fused on,off --cuda-graphs off --sync-free on,off "${pk[@]}"
   step "$name-unfused-graphs" "$perflab" "${tp[@]}" --fused off --cuda-graphs on --sync-free on "${pk[@]}"
-  # cuBLASLt's candidates timed at setup against its first choice, at the
-  # smallest and the largest batch: at 512 the heuristic's picks split K
-  # (a reduce kernel and a memset each on the H100), which a timed
-  # candidate may not.
-  step "$name-gemm-tuning" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
-    --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$ends" \
-    --set gemm_algorithms=heuristic,tuned "$@" --fused on --cuda-graphs on --sync-free on --out "$out"
   # The interaction on CUDA cores against tensor cores, profiled (its two
   # kernels' times), at the smallest and the largest batch and at 2,048:
   # the evidence for interaction=auto's batch threshold

@@ -181,8 +181,9 @@ def dlrm_label(r):
     """A DLRM point's toggles and the choices it made away from the
     defaults (tuned GEMMs, an interaction, epilogues, side streams or the
     data-gradient GEMMs' weights other than auto)."""
-    tuned = params_of(r).get("gemm_algorithms") == "tuned"
-    return toggles_on(r) + ("+tuned_gemms" if tuned else "") + chosen_params(r)
+    algorithms = params_of(r).get("gemm_algorithms")
+    tuned = {"tuned": "+tuned_gemms", "searched": "+searched_gemms"}.get(algorithms, "")
+    return toggles_on(r) + tuned + chosen_params(r)
 
 
 def chosen_params(r):

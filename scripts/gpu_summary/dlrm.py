@@ -75,18 +75,22 @@ def dlrm_section(results, peers):
         s = on / off if on and off else None
         gspeed[(prec, b)] = s
         lines.append(f"| {prec} | {b} | {fmt(on, '{:,.0f}')} | {fmt(off, '{:,.0f}')} | {fmt(s, '{:.2f}x')} |")
-    tuned_rows = [(k, by) for k, by in sorted(graphs.items()) if any(t.endswith("+tuned_gemms") for t in by)]
+    # Tuned (the heuristic's candidates timed) and searched (every
+    # algorithm id's too), each over the heuristic's first on the same point.
+    suffixes = ("+tuned_gemms", "+searched_gemms")
+    tuned_rows = [(k, by) for k, by in sorted(graphs.items()) if any(t.endswith(suffixes) for t in by)]
     if tuned_rows:
-        lines += ["", "### cuBLASLt candidates timed at setup (gemm_algorithms=tuned) over the heuristic's first", "",
-                  "| precision | batch | toggles | heuristic | tuned | speedup |", "|---|---|---|---|---|---|"]
+        lines += ["", "### cuBLASLt candidates timed at setup (gemm_algorithms=tuned, searched) over the heuristic's "
+                  "first", "",
+                  "| precision | batch | toggles | heuristic | tuned | searched | tuned x heuristic | searched x heuristic |",
+                  "|---|---|---|---|---|---|---|---|"]
         for (prec, b), by in tuned_rows:
-            for t, sps_t in sorted(by.items()):
-                if not t.endswith("+tuned_gemms"):
-                    continue
-                base = by.get(t[:-len("+tuned_gemms")])
-                s_ = sps_t / base if base else None
-                lines.append(f"| {prec} | {b} | {t[:-len('+tuned_gemms')]} | {fmt(base, '{:,.0f}')} | "
-                             f"{fmt(sps_t, '{:,.0f}')} | {fmt(s_, '{:.2f}x')} |")
+            bases = sorted({t[:-len(s)] for t in by for s in suffixes if t.endswith(s)})
+            for t in bases:
+                base, tuned, searched = by.get(t), by.get(t + suffixes[0]), by.get(t + suffixes[1])
+                ratio = lambda v: fmt(v / base if v and base else None, '{:.2f}x')
+                lines.append(f"| {prec} | {b} | {t} | {fmt(base, '{:,.0f}')} | {fmt(tuned, '{:,.0f}')} | "
+                             f"{fmt(searched, '{:,.0f}')} | {ratio(tuned)} | {ratio(searched)} |")
     lines += tuned_gemm_lines(tp)
     lines += epilogues_lines(tp)
     lines += side_streams_lines(tp)
@@ -108,7 +112,7 @@ def tuned_gemm_lines(tp):
     only; dgrad_weights=transposed gives the data gradient that layout)."""
     rows = []
     for r in tp:
-        if params_of(r).get("gemm_algorithms") != "tuned":
+        if params_of(r).get("gemm_algorithms") not in ("tuned", "searched"):
             continue
         times, order = {}, []
         for g in ((runs_of(r) or [{}])[0].get("facts") or {}).get("gemm_algorithms") or []:
@@ -125,7 +129,7 @@ def tuned_gemm_lines(tp):
                          times.get((layer, "forward")), times.get((layer, "dgrad")), times.get((layer, "wgrad"))))
     if not rows:
         return []
-    lines = ["", "### cuBLASLt GEMMs timed alone at setup (gemm_algorithms=tuned): the kept candidates", "",
+    lines = ["", "### cuBLASLt GEMMs timed alone at setup (gemm_algorithms=tuned or searched): the kept candidates", "",
              "| precision | batch | toggles | layer | forward (us) | dgrad (us) | wgrad (us) | dgrad / forward "
              "| wgrad / forward |",
              "|---|---|---|---|---|---|---|---|---|"]

@@ -201,7 +201,7 @@ if "$PYTHON" "$summary" "$work" "$work/steps.md" >"$tmp/work.md" 2>"$tmp/work.er
   sec "| fp32 | [0-9]* | 1,000 | 1,100 | 1,250 | 1.10x | 1.25x |"
   sec "| precision | batch | off | on | on x off |"
   sec "| fp32 | [0-9]* | 1,000 | 1,300 | 1.30x |"
-  sec "^### cuBLASLt GEMMs timed alone at setup (gemm_algorithms=tuned): the kept candidates"
+  sec "^### cuBLASLt GEMMs timed alone at setup (gemm_algorithms=tuned or searched): the kept candidates"
   sec "^| fp32 | [0-9]* | [^|]*+tuned_gemms | bottom 0 (16 -> 512) | 58.8 | - | 49.2 | - | 0.84 |$"
   sec "^| fp32 | [0-9]* | [^|]*+tuned_gemms | top 1 (1024 -> 1024) | 348.6 | 404.6 | 604.7 | 1.16 | 1.73 |$"
   sec "^### Data-gradient GEMMs: W as stored (NN) against a transposed copy (TN) (dgrad_weights=...)"

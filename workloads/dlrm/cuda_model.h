@@ -131,6 +131,10 @@ struct CudaModelOptions {
   /// operands and keeps the fastest (gemm_choices()); off: the heuristic's
   /// first, the same algorithm on every run.
   bool tune_gemms = false;
+  /// With tune_gemms: each GEMM's candidates widened first by the other
+  /// algorithm ids' configurations (kernels/cuda/linear_plan.h's
+  /// LtGemm::search), up to kSearchMostCandidates a GEMM.
+  bool search_gemms = false;
   /// Serving (workloads/dlrm/serve/cuda_engine.h): no tables on this GPU;
   /// the caller writes each batch's embeddings to embedding_input() and
   /// forward_logits starts at the bottom MLP and the interaction. Forward

@@ -279,7 +279,8 @@ void CudaModel::tune_gemms() {
       if (bottom && l == 0) a.x = bf16_ ? static_cast<const void*>(dense_in_bf16_.data()) : dense_in.data();
       if (!bottom && l == 0 && !bf16_) a.x = top_in.data();
       const std::string name = fmt::format("{} {} ({} -> {})", bottom ? "bottom" : "top", l, in, a.out_features);
-      for (kc::GemmChoice& c : layers[l]->linear->tune(a, workspace_.data(), nullptr, kRepetitions)) {
+      for (kc::GemmChoice& c :
+           layers[l]->linear->tune(a, workspace_.data(), nullptr, kRepetitions, options_.search_gemms)) {
         gemm_choices_.push_back({name, std::move(c)});
       }
       in = a.out_features;

@@ -212,7 +212,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
         nlohmann::json times = nlohmann::json::array();
         for (double ms : t.choice.median_ms) times.push_back(std::isnan(ms) ? nlohmann::json() : nlohmann::json(ms));
         gemms.push_back({{"layer", t.layer}, {"gemm", t.choice.gemm}, {"chosen", t.choice.chosen},
-                         {"candidate_median_ms", times}});
+                         {"kept", t.choice.kept}, {"candidate_median_ms", times}});
       }
       facts["gemm_algorithms"] = gemms;
     }
@@ -477,6 +477,7 @@ class CudaRun final : public DlrmCudaRun, public DeviceStep {
 CudaModelOptions cuda_model_options(const DlrmSetup& setup, const ToggleSet& toggles) {
   CudaModelOptions o;
   o.tune_gemms = setup.tune_gemms;
+  o.search_gemms = setup.search_gemms;
   o.interaction_tensor_cores = setup.interaction_tensor_cores;
   o.side_streams = setup.side_streams;
   o.wgrad_streams = setup.wgrad_streams;

@@ -208,10 +208,13 @@ void DlrmBenchmark::read_backend_choices(const ParamValues& p, int ranks) {
     throw UsageError("dlrm: exchange=nccl is the cuda backend's; the cpu backend exchanges over MPI (use "
                      "--backend cuda, or leave exchange at auto)");
   }
-  setup_.tune_gemms = p.get_string("gemm_algorithms") == "tuned";
+  const std::string gemm_algorithms = p.get_string("gemm_algorithms");
+  setup_.tune_gemms = gemm_algorithms == "tuned" || gemm_algorithms == "searched";
+  setup_.search_gemms = gemm_algorithms == "searched";
   if (backend_ == Backend::kCpu && setup_.tune_gemms) {
-    throw UsageError("dlrm: gemm_algorithms=tuned chooses cuBLASLt algorithms, on the cuda backend; the cpu "
-                     "backend's GEMMs are OpenBLAS's (leave gemm_algorithms at heuristic)");
+    throw UsageError(fmt::format("dlrm: gemm_algorithms={} chooses cuBLASLt algorithms, on the cuda backend; the "
+                                 "cpu backend's GEMMs are OpenBLAS's (leave gemm_algorithms at heuristic)",
+                                 gemm_algorithms));
   }
   // A choice only the cuda backend has: its value, or on the cpu backend
   // one line refusing anything but auto.

@@ -84,8 +84,11 @@ struct DlrmSetup {
   /// exchanges overlap compute.
   ShardingOptions sharding;
   /// cuda backend: time cuBLASLt's candidates per GEMM at setup
-  /// (gemm_algorithms=tuned) instead of taking the heuristic's first.
+  /// (gemm_algorithms=tuned or searched) instead of taking the heuristic's first.
   bool tune_gemms = false;
+  /// cuda backend: gemm_algorithms=searched: the candidates timed include
+  /// the other algorithm ids' configurations (CudaModelOptions::search_gemms).
+  bool search_gemms = false;
   /// cuda backend: the interaction on TF32 tensor cores (interaction=tensor_cores).
   bool interaction_tensor_cores = false;
   /// cuda backend, fused: whose MLP epilogues, "cublaslt", "own" or

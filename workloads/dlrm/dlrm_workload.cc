@@ -59,9 +59,11 @@ std::vector<ParamSpec> dlrm_params() {
        "nccl with several ranks, none on one", {}, {}, {"auto", "nccl", "none"}},
       {"gemm_algorithms", T::kString, "heuristic",
        "cuda backend: heuristic (cuBLASLt's first choice for every GEMM: the same algorithm, so the same bits, "
-       "on every run) or tuned (each GEMM's heuristic candidates timed at setup on random operands and the "
-       "fastest kept; choices and times in the result's facts; the choice can differ between runs)",
-       {}, {}, {"heuristic", "tuned"}},
+       "on every run), tuned (each GEMM's heuristic candidates timed at setup on random operands and the "
+       "fastest kept; choices and times in the result's facts; the choice can differ between runs) or searched "
+       "(as tuned, the candidates widened first by every other algorithm id's best configurations, the heuristic "
+       "limited to each id: up to 64 a GEMM, a longer setup; the kept configuration in the facts)",
+       {}, {}, {"heuristic", "tuned", "searched"}},
       {"epilogues", T::kString, "auto",
        "cuda backend, --fused on: whose kernels run the MLP layers' bias, ReLU and their gradients: cublaslt "
        "(cuBLASLt's epilogues, the backward chained through DRELU_BGRAD), own (one bias+ReLU pass and one "

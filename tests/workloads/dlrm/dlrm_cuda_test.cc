@@ -128,6 +128,7 @@ TEST(DlrmCudaRegistration, CpuBackendRefusesTheNcclExchange) {
 
 TEST(DlrmCudaRegistration, CpuBackendRefusesTunedGemms) {
   expect_cpu_refuses({"gemm_algorithms", "tuned"}, "gemm_algorithms=tuned chooses cuBLASLt algorithms");
+  expect_cpu_refuses({"gemm_algorithms", "searched"}, "gemm_algorithms=searched chooses cuBLASLt algorithms");
 }
 
 TEST(DlrmCudaRegistration, CpuBackendRefusesAWgradDyChoice) {

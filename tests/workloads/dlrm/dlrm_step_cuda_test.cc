@@ -14,6 +14,7 @@
 #include <utility>
 
 #ifdef PERFLAB_DLRM_CUDA
+#include "kernels/cuda/linear_plan.h"
 #include "tests/support/cuda_device.h"
 #include "tests/workloads/dlrm/tiny_cuda_dlrm.h"
 #include "workloads/dlrm/cuda_compare.h"
@@ -151,14 +152,19 @@ TEST(DlrmCudaStep, TransposedDzForTheWideWeightGradientsMatchesTheCpuModel) {
 // gemm_algorithms=tuned: every GEMM of every layer timed (forward and
 // wgrad always, dgrad where the layer has a data gradient), the kept
 // candidate one that ran, and the step still within the gate's tolerances.
+// Tuned (the heuristic's candidates timed) and searched (every algorithm
+// id's configurations too): each GEMM keeps its fastest candidate that
+// runs, says which, and the step still matches the CPU model.
 TEST(DlrmCudaStep, TunedGemmsChooseARunningCandidateAndStillMatchTheCpuModel) {
   PERFLAB_REQUIRE_CUDA_DEVICE();
   const Dataset data = tiny_data(kBatch, 7);
-  for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) {
+  for (kc::Precision precision : {kc::Precision::kTf32, kc::Precision::kBf16}) for (bool search : {false, true}) {
+    SCOPED_TRACE(std::string(precision == kc::Precision::kBf16 ? "bf16" : "tf32") + (search ? ", searched" : ", tuned"));
     CudaModelOptions options;
     options.batch = kBatch;
     options.precision = precision;
     options.tune_gemms = true;
+    options.search_gemms = search;
     const ModelShape shape = tiny_shape(16);
     {
       CpuModel init(shape, kSeed);
@@ -175,6 +181,9 @@ TEST(DlrmCudaStep, TunedGemmsChooseARunningCandidateAndStillMatchTheCpuModel) {
         ASSERT_LT(static_cast<size_t>(t.choice.chosen), t.choice.median_ms.size());
         const double chosen = t.choice.median_ms[static_cast<size_t>(t.choice.chosen)];
         EXPECT_TRUE(std::isfinite(chosen) && chosen > 0) << t.layer << " " << t.choice.gemm;
+        EXPECT_LE(t.choice.median_ms.size(), static_cast<size_t>(search ? kc::kSearchMostCandidates
+                                                                        : kc::kLinearAlgorithmCandidates));
+        EXPECT_EQ(t.choice.kept.rfind("algo ", 0), 0u) << t.choice.kept;
         for (double ms : t.choice.median_ms) {
           if (std::isfinite(ms)) {
             EXPECT_LE(chosen, ms) << t.layer << " " << t.choice.gemm;
