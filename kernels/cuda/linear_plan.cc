@@ -91,6 +91,7 @@ Status LtGemm::plan(cublasLtHandle_t handle, const GemmSpec& spec) {
   const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   compute_ = compute;
   type_ = type;
+  epilogue_ = spec.epilogue;
   PERFLAB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, compute, CUDA_R_32F));
   set_attribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, spec.trans_a);
   set_attribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, spec.trans_b);
@@ -149,16 +150,24 @@ int LtGemm::search(cublasLtHandle_t handle, int per_algorithm, int most) {
                                &id_count) != CUBLAS_STATUS_SUCCESS) {
     return 0;
   }
+  // Queried with the stand-in pointers plan() promised, not whatever a
+  // call left in the descriptor: a candidate must run at the alignment we
+  // promise, not at a luckier one.
+  const void* stand_in = reinterpret_cast<const void*>(uintptr_t{kLinearPointerAlignment});
+  if (uses_bias_pointer(epilogue_)) set_bias(stand_in);
+  if (uses_aux(epilogue_)) set_aux(stand_in);
   cublasLtMatmulPreference_t preference = nullptr;
   cublasStatus_t status = make_preference(&preference);
   const uint32_t mode = CUBLASLT_SEARCH_LIMITED_BY_ALGO_ID;
   if (status == CUBLAS_STATUS_SUCCESS) {
     status = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_SEARCH_MODE, &mode, sizeof(mode));
   }
-  int added = 0;
+  // Every id's configurations first, then taken a rank at a time (each
+  // id's best, then each one's second, ...): the cap keeps the best of
+  // every id rather than all of the first ids'.
+  std::vector<std::vector<cublasLtMatmulAlgo_t>> by_id;
   std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(per_algorithm));
   for (int k = 0; k < id_count && status == CUBLAS_STATUS_SUCCESS; ++k) {
-    if (static_cast<int>(candidates_.size()) >= most) break;
     // The heuristic limited to this id reads the id from the results' algos.
     bool initialised = true;
     for (cublasLtMatmulHeuristicResult_t& r : results) {
@@ -171,24 +180,33 @@ int LtGemm::search(cublasLtHandle_t handle, int per_algorithm, int most) {
                                                        results.data(), &found) != CUBLAS_STATUS_SUCCESS) {
       continue;  // an id these types or this device cannot run: not a candidate
     }
-    for (int i = 0; i < found && static_cast<int>(candidates_.size()) < most; ++i) {
+    std::vector<cublasLtMatmulAlgo_t> configurations;
+    for (int i = 0; i < found; ++i) {
       const cublasLtMatmulHeuristicResult_t& r = results[static_cast<size_t>(i)];
       if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > kLinearCublasWorkspaceBytes) continue;
       cublasLtMatmulHeuristicResult_t checked{};
-      if (cublasLtMatmulAlgoCheck(handle, desc_, a_, b_, d_, d_, &r.algo, &checked) != CUBLAS_STATUS_SUCCESS ||
-          checked.workspaceSize > kLinearCublasWorkspaceBytes) {
-        continue;
+      if (cublasLtMatmulAlgoCheck(handle, desc_, a_, b_, d_, d_, &r.algo, &checked) == CUBLAS_STATUS_SUCCESS &&
+          checked.workspaceSize <= kLinearCublasWorkspaceBytes) {
+        configurations.push_back(r.algo);
       }
+    }
+    if (!configurations.empty()) by_id.push_back(std::move(configurations));
+  }
+  if (preference != nullptr) cublasLtMatmulPreferenceDestroy(preference);
+  int added = 0;
+  for (size_t rank = 0; rank < static_cast<size_t>(per_algorithm); ++rank) {
+    for (const std::vector<cublasLtMatmulAlgo_t>& configurations : by_id) {
+      if (static_cast<int>(candidates_.size()) >= most) return added;
+      if (rank >= configurations.size()) continue;
+      const cublasLtMatmulAlgo_t& algo = configurations[rank];
       const bool known = std::any_of(candidates_.begin(), candidates_.end(),
-                                     [&](const cublasLtMatmulAlgo_t& c) { return same_algo(c, r.algo); });
+                                     [&](const cublasLtMatmulAlgo_t& c) { return same_algo(c, algo); });
       if (!known) {
-        candidates_.push_back(r.algo);
+        candidates_.push_back(algo);
         ++added;
       }
     }
   }
-  if (preference != nullptr) cublasLtMatmulPreferenceDestroy(preference);
-  (void)cudaGetLastError();  // the queries launch nothing; leave no error for a later check to misname
   return added;
 }
 
@@ -202,13 +220,14 @@ std::string LtGemm::describe(int i) const {
                ? static_cast<int64_t>(value)
                : int64_t{-1};
   };
-  return fmt::format("algo {} tile {} stages {} split-k {} reduction {} swizzle {} option {} cluster {}",
+  return fmt::format("algo {} tile {} stages {} split-k {} reduction {} swizzle {} option {} cluster {} inner {}",
                      get(CUBLASLT_ALGO_CONFIG_ID, int32_t{0}), get(CUBLASLT_ALGO_CONFIG_TILE_ID, uint32_t{0}),
                      get(CUBLASLT_ALGO_CONFIG_STAGES_ID, uint32_t{0}), get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, int32_t{0}),
                      get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, uint32_t{0}),
                      get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, uint32_t{0}),
                      get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, uint32_t{0}),
-                     get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, uint16_t{0}));
+                     get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, uint16_t{0}),
+                     get(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, uint16_t{0}));
 }
 
 int tune_batch(double once_ms) {
@@ -281,7 +300,11 @@ GemmChoice LtGemm::tune(cublasLtHandle_t handle, const void* a, const void* b, v
       for (int k = 0; k < batch && runs; ++k) runs = matmul(i) == CUBLAS_STATUS_SUCCESS;
       GraphExec graph;
       if (runs) {
-        graph.end_capture(tuning.get());
+        try {
+          graph.end_capture(tuning.get());
+        } catch (const CudaError&) {  // a capture this candidate invalidated, or a graph that will not instantiate
+          runs = false;
+        }
       } else {
         abort_capture(tuning.get());  // a candidate that will not run in a capture is skipped, not fatal
       }

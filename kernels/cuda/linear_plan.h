@@ -82,10 +82,12 @@ class LtGemm {
   Status plan(cublasLtHandle_t handle, const GemmSpec& spec);
 
   /// Adds the configurations of the other algorithm ids (kSearchPerAlgorithm
-  /// an id, the heuristic limited to it; those cublasLtMatmulAlgoCheck
-  /// passes with the workspace we give) to the heuristic's candidates, up to
-  /// `most` in all; returns how many it added. Host-only queries; tune()
-  /// times them. Call after plan().
+  /// an id, the heuristic limited to it, queried with plan()'s stand-in
+  /// epilogue pointers; those cublasLtMatmulAlgoCheck passes with the
+  /// workspace we give) to the heuristic's candidates, up to `most` in all,
+  /// a rank at a time (every id's best, then every id's second, ...);
+  /// returns how many it added. Host-only queries; tune() times them. Call
+  /// after plan(); the epilogue pointers must be set again before a run.
   int search(cublasLtHandle_t handle, int per_algorithm = kSearchPerAlgorithm, int most = kSearchMostCandidates);
 
   /// Candidate i's configuration as cuBLASLt reports it ("algo 21 tile 18
@@ -131,6 +133,7 @@ class LtGemm {
   const char* name_ = "";
   cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
   cudaDataType_t type_ = CUDA_R_32F;  // A, B, C and D's
+  cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
 };
 
 }  // namespace perflab::kernels::cuda
