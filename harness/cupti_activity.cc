@@ -8,11 +8,13 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <utility>
 
 #include "base/error.h"
+#include "kernels/cuda/graph_memsets.h"
 
 namespace perflab::cupti {
 namespace {
@@ -74,8 +76,12 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
         record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      r = {ActivityKind::kKernel,
-           k->name ? k->name : "?",
+      // A captured graph's memset node turned into a kernel node
+      // (kernels/cuda/graph_memsets.h: graph_memset_kernel) is still the
+      // memset it stands for: counted so, named so.
+      const bool memset = k->name != nullptr && std::strstr(k->name, kernels::cuda::kGraphMemsetKernelName) != nullptr;
+      r = {memset ? ActivityKind::kMemset : ActivityKind::kKernel,
+           memset ? "memset (kernel node)" : k->name ? k->name : "?",
            k->start,
            k->end,
            k->deviceId,

@@ -114,11 +114,12 @@ json openblas_info() {
 /// thread counts, the devices it sees, and the CUDA runtime's hardware work
 /// queues (CUDA_DEVICE_MAX_CONNECTIONS: how many streams can run side by side
 /// without a false dependency) and launch blocking (every launch
-/// synchronous).
+/// synchronous), and what a captured graph's memset nodes become
+/// (PERFLAB_GRAPH_MEMSETS: kernels/cuda/graph_memsets.h).
 json env_vars() {
   json out = json::object();
   for (const char* name : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
-                           "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_LAUNCH_BLOCKING"}) {
+                           "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_LAUNCH_BLOCKING", "PERFLAB_GRAPH_MEMSETS"}) {
     if (const char* value = std::getenv(name)) {
       out[name] = invalid_utf8_at(value) == std::string::npos ? value : "(not valid UTF-8)";  // JSON holds UTF-8 only
     }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/graph_memsets.h"
 
 namespace perflab::kernels::cuda {
 
@@ -83,7 +84,9 @@ class GraphExec {
     }
     return *this;
   }
-  /// Ends the capture on `stream` and instantiates what it recorded. Each
+  /// Ends the capture on `stream` and instantiates what it recorded, its
+  /// memset nodes turned into kernel nodes first (graph_memsets.h; unless
+  /// PERFLAB_GRAPH_MEMSETS=nodes). Each
   /// kernel keeps the priority of the stream it was captured from (not the
   /// launch stream's for all): a replay schedules as the eager step does.
   void end_capture(cudaStream_t stream) {
@@ -91,6 +94,13 @@ class GraphExec {
     const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
     note_capture_stream(nullptr);  // the capture is over either way: no check waits on a stale stream
     PERFLAB_CUDA_CHECK(ended);
+    // Memset nodes (cuBLASLt's, CUB's) as kernel nodes: graph_memsets.h.
+    try {
+      if (graph_memsets_as_kernels()) replace_memset_nodes(graph);
+    } catch (...) {
+      cudaGraphDestroy(graph);
+      throw;
+    }
     reset();
     const cudaError_t instantiated = cudaGraphInstantiate(&exec_, graph, cudaGraphInstantiateFlagUseNodePriority);
     cudaGraphDestroy(graph);

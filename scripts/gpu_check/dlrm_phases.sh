@@ -97,6 +97,16 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
       --mode throughput --iterations "$iters" --warmup 10 --set train_samples=524288 --set eval_samples=16384 \
       --set batch_size="$smallest" "$@" --fused on --cuda-graphs on --sync-free on "${pt[@]}" --out "$out-connections-$n"
   done
+  # A captured graph's memset nodes as captured against turned into kernel
+  # nodes (PERFLAB_GRAPH_MEMSETS; the default: kernels), all toggles on at
+  # the largest batch, profiled: on the H200 at 32e4a50 (bf16 65,536, 17
+  # memsets a step; TF32 22) a memset on the step's chain put 13-20 us
+  # between the kernels either side of it, 0.4 us without one.
+  for m in nodes kernels; do
+    step "$name-graph-memsets-$m" env PERFLAB_GRAPH_MEMSETS="$m" "$perflab" run dlrm --preset dle --backend cuda \
+      --mode throughput --iterations "$iters" --warmup 10 --set train_samples=524288 --set eval_samples=16384 \
+      --set batch_size="$largest" "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out-graph-memsets-$m"
+  done
   # The step's own kernels with programmatic dependent launch, off against
   # on (dependent_launch; auto: off until this says), at the smallest batch,
   # graphed and profiled: each then waits at its start for the kernel before

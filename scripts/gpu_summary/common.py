@@ -188,13 +188,15 @@ def dlrm_label(r):
 
 def chosen_params(r):
     """The DLRM choices a run set away from auto, as '+name=value' (auto and
-    absent: nothing), and the hardware work queues when the run's
-    environment set them, so rows that differ only in them stay apart."""
+    absent: nothing; wgrad_streams among them), and the hardware work queues
+    and graph memsets when the run's environment set them, so rows that
+    differ only in them stay apart."""
     p = params_of(r)
-    queues = env_var(r, "CUDA_DEVICE_MAX_CONNECTIONS")
+    env = "".join(f"+{name}={env_var(r, name)}" for name in ("CUDA_DEVICE_MAX_CONNECTIONS", "PERFLAB_GRAPH_MEMSETS")
+                  if env_var(r, name))
     return "".join(f"+{k}={p[k]}" for k in ("interaction", "epilogues", "side_streams", "dgrad_weights", "wgrad_dy",
-                                                  "dependent_launch")
-                   if p.get(k) not in (None, "auto")) + (f"+CUDA_DEVICE_MAX_CONNECTIONS={queues}" if queues else "")
+                                                  "dependent_launch", "wgrad_streams")
+                   if p.get(k) not in (None, "auto")) + env
 
 
 def env_var(r, name):

@@ -100,6 +100,7 @@ def dlrm_section(results, peers):
     lines += choice_lines(tp, "wgrad_streams", ("1", "2"),
                           "Weight gradients on one stream or taking turns on two (wgrad_streams=...)")
     lines += connections_lines(tp)
+    lines += graph_memsets_lines(tp)
     return "\n".join(lines) + "\n", {"best": best, "ratios": ratios, "graphs": gspeed}
 
 
@@ -187,6 +188,15 @@ def dependent_launch_lines(tp):
             lines.append(f"\n{p.get('precision', 'fp32')} {p.get('batch_size')}: on was not in effect "
                          f"({fact.get('reason', 'no reason recorded')}): its row measures off twice.")
     return lines
+
+
+def graph_memsets_lines(tp):
+    """A captured graph's memset nodes as captured against turned into
+    kernel nodes (the dlrm-graph-memsets steps: PERFLAB_GRAPH_MEMSETS set
+    for the whole run, as the result's environment records)."""
+    return choice_lines(tp, "PERFLAB_GRAPH_MEMSETS", ("nodes", "kernels"),
+                        "Memset nodes in the step's graph: as captured against as kernel nodes (PERFLAB_GRAPH_MEMSETS)",
+                        get=env_var)
 
 
 def connections_lines(tp):

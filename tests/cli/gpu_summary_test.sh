@@ -90,6 +90,13 @@ for path in list(work.rglob("result.json")):
                 e["environment"].setdefault("env", {})["CUDA_DEVICE_MAX_CONNECTIONS"] = queues
                 e["score"]["throughput_samples_per_s"] = sps
             variant(r, path, "connections-" + queues, connections)
+        # The dlrm-graph-memsets steps' two: memset nodes as captured at
+        # 1,000 samples/s, as kernel nodes faster.
+        for memsets, sps in (("nodes", 1000.0), ("kernels", 1040.0)):
+            def graph_memsets(e, memsets=memsets, sps=sps):
+                e["environment"].setdefault("env", {})["PERFLAB_GRAPH_MEMSETS"] = memsets
+                e["score"]["throughput_samples_per_s"] = sps
+            variant(r, path, "graph-memsets-" + memsets, graph_memsets)
 json.dump({"benchmarks": [
     {"name": "BM_LookupAndInteraction/batch:8192/fused:0/manual_time_median", "run_type": "aggregate",
      "aggregate_name": "median", "real_time": 2.0e6, "time_unit": "ns"},
@@ -221,6 +228,9 @@ if "$PYTHON" "$summary" "$work" "$work/steps.md" >"$tmp/work.md" 2>"$tmp/work.er
   sec "^### Hardware work queues: CUDA_DEVICE_MAX_CONNECTIONS=8 (the default) against 32"
   sec "^| fp32 | [0-9]* | 1,000 | 1,200 | 1.20x |$"
   sec "^| fp32 | [0-9]* | [^|]*+CUDA_DEVICE_MAX_CONNECTIONS=32 | 1,200 |"
+  sec "^### Memset nodes in the step's graph: as captured against as kernel nodes (PERFLAB_GRAPH_MEMSETS)"
+  sec "^| fp32 | [0-9]* | 1,000 | 1,040 | 1.04x |$"
+  sec "^| fp32 | [0-9]* | [^|]*+PERFLAB_GRAPH_MEMSETS=kernels | 1,040 |"
   sec "not measured"
   sec "| x floor | setup (s) | setup share | gate |"
   # The setup cells are the fp32 point's prepare_s + init_s and their share of its wall time.
@@ -362,6 +372,6 @@ else
   fail "the graph-against-eager kernel table"
 fi
 # 2 dlrm points, 3 epilogue, 2 side-stream, 2 dgrad-weights, 2 wgrad-dy, 2 dependent-launch, 2 wgrad-streams,
-# 1 tuned and 2 queue copies, 1 transducer run, 8 halo_conv points.
-find "$work" -name result.json | wc -l | grep -qx 27 || fail "expected 27 results: $(find "$work" -name result.json | wc -l)"
+# 1 tuned, 2 queue and 2 graph-memsets copies, 1 transducer run, 8 halo_conv points.
+find "$work" -name result.json | wc -l | grep -qx 29 || fail "expected 29 results: $(find "$work" -name result.json | wc -l)"
 finish

@@ -75,6 +75,9 @@ TEST(CaptureEnvironment, RecordsTheCudaQueueAndBlockingVariables) {
   env = capture_environment()["env"];
   EXPECT_FALSE(env.contains("CUDA_DEVICE_MAX_CONNECTIONS")) << env.dump();
   EXPECT_EQ(env.value("CUDA_LAUNCH_BLOCKING", ""), "1") << env.dump();
+  const SavedVariable memsets("PERFLAB_GRAPH_MEMSETS");
+  ASSERT_EQ(setenv("PERFLAB_GRAPH_MEMSETS", "nodes", 1), 0);
+  EXPECT_EQ(capture_environment()["env"].value("PERFLAB_GRAPH_MEMSETS", ""), "nodes");
 }
 
 TEST(CaptureEnvironment, CudaSectionExplainsAMissingDevice) {
