@@ -140,6 +140,13 @@ phase_dlrm() {
     --benchmark_filter='BM_LookupAndInteraction|BM_Interaction(Forward|Backward)' \
     --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
     --benchmark_out="$work/bench-lookup.json" --benchmark_out_format=json
+  # What a graph replay costs between two replays (bench_cuda_graph): the
+  # DLRM step's graphs ended 10-15 us before the next one began at every
+  # batch on the H200 at 32e4a50; side branches, events and the input
+  # copy between replays, each apart (about 10 s).
+  step -t 60 dlrm-graph-bench "$build/bin/bench_cuda_graph" --benchmark_filter=GraphReplay \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    --benchmark_out="$work/bench-graph.json" --benchmark_out_format=json
   # The dReLU + bias gradient's two kernels forced at 512, 2,048 and 16,384
   # rows of DLRM's widths, both types: where relu_bias_grad's one-pass
   # threshold (kOnePassMaxRows, 2,048) belongs. Fixed iterations (about 20 s).

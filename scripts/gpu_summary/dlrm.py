@@ -249,6 +249,24 @@ def ttt_section(results):
     return "\n".join(lines) + "\n"
 
 
+def bench_medians(work, name, pattern):
+    """Google Benchmark's medians (or plain runs) in `work`/`name` whose
+    name matches `pattern`, in us, keyed by the match's groups; None when
+    the file is missing or unreadable."""
+    try:
+        data = json.load(open(os.path.join(work, name)))
+    except (OSError, json.JSONDecodeError):
+        return None
+    med = {}
+    for b in data.get("benchmarks") or []:
+        m = re.match(pattern, b.get("name", ""))
+        if not m or b.get("aggregate_name") not in ("median", None) or not num(b.get("real_time")):
+            continue
+        unit = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}.get(b.get("time_unit", "ns"), 1e-3)
+        med[m.groups()] = num(b.get("real_time")) * unit
+    return med
+
+
 def relu_bias_grad_bench_section(work):
     """bench_cuda_linear's ReluBiasGrad benchmarks (the dlrm phase's
     dlrm-epilogue-bench step): relu_bias_grad with each of its kernels forced,
@@ -256,17 +274,10 @@ def relu_bias_grad_bench_section(work):
     one launch's time. `auto` is the kernel relu_bias_grad picks by itself
     (one pass up to 2,048 rows: kernels/cuda/bias_act.cu's kOnePassMaxRows)."""
     title = "## dReLU + bias gradient, one pass or two (bench_cuda_linear)"
-    try:
-        data = json.load(open(os.path.join(work, "bench-relu-bias-grad.json")))
-    except (OSError, json.JSONDecodeError):
+    found = bench_medians(work, "bench-relu-bias-grad.json", r"ReluBiasGrad/(\w+)/r(\d+)/c(\d+)/(one_pass|two_passes)")
+    if found is None:
         return title + "\n\nNot measured.\n"
-    med = {}
-    for b in data.get("benchmarks") or []:
-        m = re.match(r"ReluBiasGrad/(\w+)/r(\d+)/c(\d+)/(one_pass|two_passes)", b.get("name", ""))
-        if not m or b.get("aggregate_name") not in ("median", None) or not num(b.get("real_time")):
-            continue
-        unit = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}.get(b.get("time_unit", "ns"), 1e-3)
-        med[(m.group(1), int(m.group(2)), int(m.group(3)), m.group(4))] = num(b.get("real_time")) * unit
+    med = {(t, int(r), int(c), k): us for (t, r, c, k), us in found.items()}
     lines = [title, "",
              "One launch of `relu_bias_grad` on a [rows, cols] dy with its ReLU output, each kernel forced. "
              "Median of 3 repetitions.", "",
@@ -277,6 +288,32 @@ def relu_bias_grad_bench_section(work):
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {fmt(one, '{:.2f}')} | {fmt(two, '{:.2f}')} | "
                      f"{fmt(two / one if one and two else None, '{:.2f}x')} | "
                      f"{'one pass' if key[1] <= 2048 else 'two passes'} |")
+    return "\n".join(lines) + "\n"
+
+
+def graph_bench_section(work):
+    """bench_cuda_graph's GraphReplay benchmarks (the dlrm phase's
+    dlrm-graph-bench step): the period of back-to-back replays of a small
+    graph, per replay, by its side branches and what sits between two
+    replays; each against the plain two-kernel graph. Google Benchmark's
+    median of 3 repetitions."""
+    title = "## What a graph replay costs between replays (bench_cuda_graph)"
+    found = bench_medians(work, "bench-graph.json", r"BM_GraphReplay/branches:(\d+)/between:(\d+)")
+    if found is None:
+        return title + "\n\nNot measured.\n"
+    med = {(int(b), int(m)): us for (b, m), us in found.items()}
+    between = {0: "nothing", 1: "an event recorded, another stream's waited on",
+               2: "the input pipeline (two slots, an 88 KiB pinned copy on a copy stream)"}
+    base = med.get((0, 0))
+    lines = [title, "",
+             "Back-to-back replays of a graph of one-block kernels: the first and last on the stream, `branches` "
+             "more forked between them onto side streams and joined; between two replays, as listed. Median "
+             "of 3 repetitions, us a replay; over is the replay less the plain graph's (0 branches, nothing "
+             "between).", "",
+             "| branches | between replays | us a replay | over the plain graph (us) |", "|---|---|---|---|"]
+    for (branches, m), us in sorted(med.items()):
+        lines.append(f"| {branches} | {between.get(m, m)} | {fmt(us, '{:.2f}')} | "
+                     f"{fmt(us - base if base is not None else None, '{:+.2f}')} |")
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,7 @@ import sys
 
 from .common import VERDICTS, load_peers, load_results, load_state
 from .graphs import graphs_section
-from .dlrm import dlrm_section, lookup_bench_section, relu_bias_grad_bench_section, ttt_section
+from .dlrm import dlrm_section, graph_bench_section, lookup_bench_section, relu_bias_grad_bench_section, ttt_section
 from .halo import halo_section
 from .kernels import kernels_section, launches_section
 from .ncu import ncu_section
@@ -60,7 +60,7 @@ def main():
                    f"{tally['not met']} not met, {tally['not measured']} not measured")
     out += [kernels_section(results), graphs_section(results), targets,
             launches_section(results),
-            calls_section(state, steps_text), t_text, d_text, lookup_bench_section(work), relu_bias_grad_bench_section(work),
+            calls_section(state, steps_text), t_text, d_text, lookup_bench_section(work), relu_bias_grad_bench_section(work), graph_bench_section(work),
             ncu_section(work),
             ttt_section(results),
             r_text, h_text, s_text]

@@ -119,6 +119,17 @@ json.dump({"benchmarks": [
      "aggregate_name": "mean", "real_time": 9.9, "time_unit": "us"},
     {"name": "ReluBiasGrad/fp32/r16384/c256/two_passes/manual_time_median", "run_type": "aggregate",
      "aggregate_name": "median", "real_time": 20, "time_unit": "us"}]}, open(work / "bench-relu-bias-grad.json", "w"))
+# bench_cuda_graph: the plain graph, six branches, and the input pipeline
+# between replays (a mean row, not a median, left out).
+json.dump({"benchmarks": [
+    {"name": "BM_GraphReplay/branches:0/between:0/manual_time_median", "run_type": "aggregate",
+     "aggregate_name": "median", "real_time": 4.5, "time_unit": "us"},
+    {"name": "BM_GraphReplay/branches:6/between:0/manual_time_median", "run_type": "aggregate",
+     "aggregate_name": "median", "real_time": 9000, "time_unit": "ns"},
+    {"name": "BM_GraphReplay/branches:6/between:2/manual_time_median", "run_type": "aggregate",
+     "aggregate_name": "median", "real_time": 16.25, "time_unit": "us"},
+    {"name": "BM_GraphReplay/branches:6/between:2/manual_time_mean", "run_type": "aggregate",
+     "aggregate_name": "mean", "real_time": 99, "time_unit": "us"}]}, open(work / "bench-graph.json", "w"))
 PY
 # Nsight Compute's details page as CSV (gpu-check's ncu phase): two launches
 # of one kernel in two duration units with thousands separators, one of
@@ -197,6 +208,10 @@ if "$PYTHON" "$summary" "$work" "$work/steps.md" >"$tmp/work.md" 2>"$tmp/work.er
   sec "| 65536 | lookup inside | 350.2 | 910.0 |"
   sec "^| bf16 | 512 | 1024 | 4.00 | 5.70 | 1.43x | one pass |$"
   sec "^| fp32 | 16384 | 256 | - | 20.00 | - | two passes |$"
+  sec "^## What a graph replay costs between replays (bench_cuda_graph)"
+  sec "^| 0 | nothing | 4.50 | +0.00 |$"
+  sec "^| 6 | nothing | 9.00 | +4.50 |$"
+  sec "^| 6 | the input pipeline (two slots, an 88 KiB pinned copy on a copy stream) | 16.25 | +11.75 |$"
   sec "^## Nsight Compute: the DLRM kernels tuned without a GPU"
   sec "^## Kernels slower in the graph than launched one by one"
   sec "^| \`sgd_tiles_kernel\` | 2 | 1250.0 | 45.0 | 85.0 | 71.0 | 31.0 | 37.5 | 114.0 | 21.0 | 0.4 |$"
