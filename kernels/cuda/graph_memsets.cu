@@ -47,6 +47,7 @@ MemsetPlan plan_memset(const cudaMemsetParams& p) {
   plan.store_bytes = fits(16) ? 16 : fits(4) ? 4 : 1;
   plan.stores_per_row = row_bytes / plan.store_bytes;
   plan.rows = p.height;
+  plan.pitch = pitch;
   return plan;
 }
 
@@ -94,7 +95,7 @@ int replace_memset_nodes(cudaGraph_t graph) {
 
     const MemsetPlan plan = plan_memset(p);
     auto* dst = static_cast<unsigned char*>(p.dst);
-    size_t pitch = p.height > 1 ? p.pitch : p.width * p.elementSize;
+    size_t pitch = plan.pitch;
     size_t stores = plan.stores_per_row, rows = plan.rows;
     unsigned store_bytes = plan.store_bytes;
     uint4 pattern{plan.pattern[0], plan.pattern[1], plan.pattern[2], plan.pattern[3]};

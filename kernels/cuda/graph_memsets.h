@@ -28,6 +28,7 @@ struct MemsetPlan {
   unsigned pattern[4] = {};     ///< The store's bytes (the value repeated), little-endian words.
   size_t stores_per_row = 0;
   size_t rows = 0;
+  size_t pitch = 0;             ///< Bytes between row starts (the row's own length for one row).
 };
 MemsetPlan plan_memset(const cudaMemsetParams& p);
 

@@ -136,7 +136,6 @@ Status LtGemm::plan(cublasLtHandle_t handle, const GemmSpec& spec) {
   }
   if (candidates_.empty()) candidates_.push_back(results[0].algo);
   algo_ = candidates_.front();
-  chosen_ = 0;
   name_ = spec.name;
   return Status::success();
 }
@@ -334,7 +333,6 @@ GemmChoice LtGemm::tune(cublasLtHandle_t handle, const void* a, const void* b, v
                             name_));
   }
   algo_ = candidates_[static_cast<size_t>(choice.chosen)];
-  chosen_ = choice.chosen;
   choice.kept = describe(choice.chosen);
   return choice;
 }

@@ -121,15 +121,12 @@ class LtGemm {
 
   /// How many candidates the heuristic returned (at least 1 once planned).
   int candidates() const { return static_cast<int>(candidates_.size()); }
-  /// The candidate run() uses (0, the heuristic's first, until tune()).
-  int chosen() const { return chosen_; }
 
  private:
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
   std::vector<cublasLtMatmulAlgo_t> candidates_;
   cublasLtMatmulAlgo_t algo_{};
-  int chosen_ = 0;
   const char* name_ = "";
   cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
   cudaDataType_t type_ = CUDA_R_32F;  // A, B, C and D's

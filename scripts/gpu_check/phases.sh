@@ -85,23 +85,30 @@ for _, name in sorted(own):
   wait
 }
 
-# The GPU test binaries under compute-sanitizer: memcheck over all of them
-# first, then racecheck, then synccheck; a few at a time, each with a limit.
-phase_sanitize() {
+# sanitize_over JOBS LIMIT "TOOLS" BINARY...: each tool over each test
+# binary under compute-sanitizer, JOBS at a time, each within LIMIT s.
+sanitize_over() {
+  local lanes=$1 limit=$2 tools=$3 tool t
+  shift 3
   if ! command -v compute-sanitizer >/dev/null; then
     row "sanitize: compute-sanitizer not found" FAILED "-"
     return 0
   fi
-  local jobs=${GPU_CHECK_SANITIZE_JOBS:-4} tool t
-  for tool in memcheck racecheck synccheck; do
-    for t in "$build"/tests/*_cuda_test; do
+  for tool in $tools; do
+    for t in "$@"; do
       [[ -x $t ]] || continue
-      while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
-      step -t "${GPU_CHECK_SANITIZE_TIMEOUT:-120}" "sanitize-$tool-$(basename "$t")" \
-        compute-sanitizer --tool "$tool" --error-exitcode 9 "$t" &
+      while (($(jobs -rp | wc -l) >= lanes)); do wait -n; done
+      step -t "$limit" "sanitize-$tool-$(basename "$t")" compute-sanitizer --tool "$tool" --error-exitcode 9 "$t" &
     done
   done
   wait
+}
+
+# The GPU test binaries under compute-sanitizer: memcheck over all of them
+# first, then racecheck, then synccheck; a few at a time, each with a limit.
+phase_sanitize() {
+  sanitize_over "${GPU_CHECK_SANITIZE_JOBS:-4}" "${GPU_CHECK_SANITIZE_TIMEOUT:-120}" "memcheck racecheck synccheck" \
+    "$build"/tests/*_cuda_test
 }
 
 # memcheck and racecheck over the GPU tests of the kernels changed since the
@@ -110,21 +117,12 @@ phase_sanitize() {
 # passed the 60 s this had been: bias_act's and the embedding update's tests
 # run 20,001-row problems, slow under the sanitizers).
 phase_sanitize_quick() {
-  if ! command -v compute-sanitizer >/dev/null; then
-    row "sanitize: compute-sanitizer not found" FAILED "-"
-    return 0
-  fi
-  local tool t
-  for tool in memcheck racecheck; do
-    for t in interaction_cuda_test interaction_lookup_cuda_test embedding_update_cuda_test logit_head_cuda_test \
-             bias_act_cuda_test transpose_cuda_test dependent_launch_cuda_test; do
-      [[ -x $build/tests/$t ]] || continue
-      while (($(jobs -rp | wc -l) >= 6)); do wait -n; done
-      step -t "${GPU_CHECK_SANITIZE_QUICK_TIMEOUT:-150}" "sanitize-$tool-$t" \
-        compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/$t" &
-    done
+  local t binaries=()
+  for t in interaction_cuda_test interaction_lookup_cuda_test embedding_update_cuda_test logit_head_cuda_test \
+           bias_act_cuda_test transpose_cuda_test dependent_launch_cuda_test graph_memsets_cuda_test; do
+    binaries+=("$build/tests/$t")
   done
-  wait
+  sanitize_over 6 "${GPU_CHECK_SANITIZE_QUICK_TIMEOUT:-150}" "memcheck racecheck" "${binaries[@]}"
 }
 
 # Microbenchmarks (CUDA events, manual time).

@@ -121,6 +121,11 @@ TEST(DlrmBenchmark, ExchangeBytesFollowThePrecisionBothWays) {
 // interaction (no device needed: the plan is made before any model).
 TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
 #if PERFLAB_DLRM_CUDA
+  // A training set at least one batch_size (small_params' 4,096 samples
+  // otherwise), for batches past it.
+  const auto with_room_for_the_batch = [](std::map<std::string, std::string>& extra) {
+    extra["train_samples"] = std::to_string(std::max<int64_t>(4096, std::stoll(extra.at("batch_size"))));
+  };
   const auto plan = [](bool fused, const std::string& precision, const std::string& interaction) {
     ToggleSet toggles;
     toggles[Toggle::kFused] = {fused, fused, ""};
@@ -180,11 +185,11 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
   // kTransposedDgradMinBatch samples, but not with cuBLASLt's chained
   // epilogues, and never in bf16; asked for by name, as asked; the text
   // says where the copy is written.
-  const auto dgrad = [](std::map<std::string, std::string> extra) {
+  const auto dgrad = [&](std::map<std::string, std::string> extra) {
     ToggleSet toggles;
     toggles[Toggle::kFused] = {true, true, ""};
     if (extra.count("batch_size") == 0) extra["batch_size"] = std::to_string(kTransposedDgradMinBatch);
-    extra["train_samples"] = std::to_string(std::max<int64_t>(4096, std::stoll(extra["batch_size"])));
+    with_room_for_the_batch(extra);
     TestContext ctx(small_params(extra), Backend::kCuda, toggles);
     return DlrmBenchmark(ctx).step_plan().hyperparameters["perflab_dlrm_dgrad_weights"].get<std::string>();
   };
@@ -203,12 +208,10 @@ TEST(DlrmBenchmark, CudaHyperparametersSayWhereTheLookupsRun) {
   // wgrad_streams: auto takes turns on two streams up to
   // kTwoWgradStreamsMaxBatch samples a rank, one above; asked, as asked;
   // without side streams none.
-  const auto wgrad_streams = [](std::map<std::string, std::string> extra) {
+  const auto wgrad_streams = [&](std::map<std::string, std::string> extra) {
     ToggleSet toggles;
     toggles[Toggle::kFused] = {true, true, ""};
-    if (extra.count("batch_size") > 0) {
-      extra["train_samples"] = std::to_string(std::max<int64_t>(4096, std::stoll(extra["batch_size"])));
-    }
+    if (extra.count("batch_size") > 0) with_room_for_the_batch(extra);
     TestContext ctx(small_params(extra), Backend::kCuda, toggles);
     return DlrmBenchmark(ctx).step_plan().hyperparameters["perflab_dlrm_wgrad_streams"].get<std::string>();
   };
