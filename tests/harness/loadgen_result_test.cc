@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "base/error.h"
@@ -29,12 +30,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// The folders fresh_dir made, removed with everything in them when the
+/// test program ends (the real LoadGen tests write their logs there).
+struct ScratchDirs {
+  std::vector<fs::path> dirs;
+  ~ScratchDirs() {
+    std::error_code ec;
+    for (const fs::path& d : dirs) fs::remove_all(d, ec);
+  }
+};
+
 /// A fresh folder under the test's temporary directory.
 fs::path fresh_dir(const std::string& name) {
+  static ScratchDirs made;
   const fs::path dir = fs::temp_directory_path() / ("perflab_loadgen_test_" + name + "_" +
                                                     std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
+  made.dirs.push_back(dir);
   return dir;
 }
 
