@@ -26,7 +26,7 @@
 #include "kernels/cuda/bce.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
-#include "kernels/cuda/device_present.h"
+#include "kernels/bench/cuda_bench_main.h"
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/interaction.h"
 #include "kernels/cuda/sgd.h"
@@ -347,19 +347,5 @@ BENCHMARK(BM_DenseSgd)
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto presence = perflab::kernels::cuda::device_present();
-  if (!presence.present) {
-    std::fprintf(stderr, "bench_cuda_dlrm: %s\n", presence.reason.c_str());
-    return 1;
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  try {
-    benchmark::RunSpecifiedBenchmarks();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_cuda_dlrm: %s\n", e.what());
-    return 1;
-  }
-  benchmark::Shutdown();
-  return 0;
+  return perflab::kernels::bench::cuda_benchmark_main(argc, argv, "bench_cuda_dlrm");
 }

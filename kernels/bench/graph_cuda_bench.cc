@@ -38,7 +38,7 @@
 #include "kernels/cuda/capture.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
-#include "kernels/cuda/device_present.h"
+#include "kernels/bench/cuda_bench_main.h"
 #include "kernels/cuda/raii.h"
 
 namespace {
@@ -135,14 +135,5 @@ BENCHMARK(BM_GraphReplay)
     ->Unit(benchmark::kMicrosecond);
 
 int main(int argc, char** argv) {
-  const auto presence = perflab::kernels::cuda::device_present();
-  if (!presence.present) {
-    std::fprintf(stderr, "bench_cuda_graph: %s\n", presence.reason.c_str());
-    return 1;
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return perflab::kernels::bench::cuda_benchmark_main(argc, argv, "bench_cuda_graph");
 }

@@ -32,6 +32,7 @@
 #include "kernels/cuda/bias_act.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
+#include "kernels/bench/cuda_bench_main.h"
 #include "kernels/cuda/device_present.h"
 #include "kernels/cuda/linear.h"
 #include "kernels/roofline.h"
@@ -294,27 +295,14 @@ void BM_ReluBiasGrad(benchmark::State& state, DType dtype, int64_t rows, int64_t
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const auto presence = perflab::kernels::cuda::device_present();
-  if (!presence.present) {
-    std::fprintf(stderr, "bench_cuda_linear: %s\n", presence.reason.c_str());
-    return 1;
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+/// The device's handles and the benchmarks (cuda_benchmark_main's setup).
+void set_up(const perflab::kernels::cuda::DevicePresence& presence) {
   Context& c = context();
-  try {
-    PERFLAB_CUDA_CHECK(cudaSetDevice(0));
-    PERFLAB_CUBLAS_CHECK(cublasLtCreate(&c.lt));
-    PERFLAB_CUDA_CHECK(cudaStreamCreate(&c.stream));
-    PERFLAB_CUDA_CHECK(cudaEventCreate(&c.start));
-    PERFLAB_CUDA_CHECK(cudaEventCreate(&c.stop));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_cuda_linear: %s\n", e.what());
-    return 1;
-  }
+  PERFLAB_CUDA_CHECK(cudaSetDevice(0));
+  PERFLAB_CUBLAS_CHECK(cublasLtCreate(&c.lt));
+  PERFLAB_CUDA_CHECK(cudaStreamCreate(&c.stream));
+  PERFLAB_CUDA_CHECK(cudaEventCreate(&c.start));
+  PERFLAB_CUDA_CHECK(cudaEventCreate(&c.stop));
   const std::string device = presence.name;
   c.peaks = device_peaks(device);
   if (c.peaks) {
@@ -361,12 +349,17 @@ int main(int argc, char** argv) {
       }
     }
   }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rc = perflab::kernels::bench::cuda_benchmark_main(argc, argv, "bench_cuda_linear", set_up);
+  Context& c = context();
   c.stack.reset();
-  cudaEventDestroy(c.start);
-  cudaEventDestroy(c.stop);
-  cudaStreamDestroy(c.stream);
-  cublasLtDestroy(c.lt);
-  return 0;
+  if (c.start != nullptr) cudaEventDestroy(c.start);
+  if (c.stop != nullptr) cudaEventDestroy(c.stop);
+  if (c.stream != nullptr) cudaStreamDestroy(c.stream);
+  if (c.lt != nullptr) cublasLtDestroy(c.lt);
+  return rc;
 }

@@ -17,7 +17,7 @@
 //             * bus width / 8 from cudaDeviceGetAttribute (1.0 = at the floor).
 // A problem that does not fit in free device memory is skipped with the
 // bytes it needs (fp32 unfused at B=192: logits + grad + fp32 log-probs ~83 GB).
-// Without a usable device the binary prints one line and exits 77.
+// Without a usable device the binary prints one line and exits 1.
 // Run: build/bin/bench_cuda_transducer [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
@@ -34,7 +34,7 @@
 #include "kernels/cpu/rnnt_loss.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
-#include "kernels/cuda/device_present.h"
+#include "kernels/bench/cuda_bench_main.h"
 #include "kernels/cuda/rnnt_loss.h"
 #include "kernels/cuda/transducer_joint.h"
 #include "base/random.h"
@@ -287,14 +287,5 @@ BENCHMARK(BM_TransducerJoint)->Apply(joint_args)->UseManualTime()->Unit(benchmar
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto presence = perflab::kernels::cuda::device_present();
-  if (!presence.present) {
-    std::printf("%s\n", presence.reason.c_str());  // "no usable CUDA device: ..."
-    return 77;
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return perflab::kernels::bench::cuda_benchmark_main(argc, argv, "bench_cuda_transducer");
 }

@@ -6,8 +6,6 @@ set -uo pipefail
 : "${PERFLAB:?}"
 # shellcheck source=tests/cli/lib.bash disable=SC1091
 source "$(dirname "$0")/lib.bash"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 out=$("$PERFLAB" triad elements --cache 1048576 2>&1)
 if grep -q "^elements: 524288 (each array 4194304 bytes: 4 x the 1048576 bytes" <<<"$out"; then
