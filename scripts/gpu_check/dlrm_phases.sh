@@ -15,9 +15,9 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
             --set train_samples=524288 --set eval_samples=16384 --set batch_size="$batches" "$@" --out "$out")
   step "$name-all-on" "$perflab" "${tp[@]}" --fused on --cuda-graphs on --sync-free on "${pt[@]}"
   # The owed measurements first (a phase cut by its limit or the call's
-  # budget loses its last steps): our epilogues and side streams against
-  # cuBLASLt's and one stream, then the toggle matrix, graphs unfused,
-  # cuBLASLt's tuned candidates and the interaction's two kernels.
+  # budget loses its last steps), then the toggle matrix and graphs
+  # unfused. The comparisons whose verdicts are in (dlrm_settled_matrix)
+  # wait in the dlrm-settled phase, at the end of `all`.
   local largest=${batches##*,}
   local ends=${batches%%,*},$largest
   # The two ends and 2,048 (unless an end is 2,048): a third point where a
@@ -46,6 +46,51 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
   step "$name-gemm-search" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
     --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="${batches%%,*}" \
     --set gemm_algorithms=searched "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
+  # The data-gradient GEMMs reading W as stored ("NN") against a transposed
+  # copy written once a step ("TN"), TF32 only (auto's pick there from 8,192
+  # samples; bf16 tensor cores take 16-bit operands either way round), at
+  # the two ends, 2,048 and 8,192, profiled: on the H200 at 32e4a50
+  # transposed over stored was 0.95x at 512, 0.98x at 2,048, 1.03x at 65,536
+  # (auto's threshold, 8,192, is an estimate between them).
+  if [[ $name == dlrm ]]; then
+    local dgrad_batches=$three
+    [[ ",$three," == *,8192,* ]] || dgrad_batches=$three,8192
+    step "$name-dgrad-weights" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
+      --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$dgrad_batches" \
+      --set dgrad_weights=stored,transposed "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
+    # (wgrad_dy=transposed is not timed any more: on the H200 at 32e4a50,
+    # TF32 65,536, it was 0.97x stored, its dz transposes 1.9 ms a step.)
+  fi
+  # A captured graph's memset nodes as captured against turned into kernel
+  # nodes (PERFLAB_GRAPH_MEMSETS; the default: kernels), all toggles on at
+  # the largest batch, profiled: on the H200 at 32e4a50 (bf16 65,536, 17
+  # memsets a step; TF32 22) a memset on the step's chain put 13-20 us
+  # between the kernels either side of it, 0.4 us without one.
+  for m in nodes kernels; do
+    step "$name-graph-memsets-$m" env PERFLAB_GRAPH_MEMSETS="$m" "$perflab" run dlrm --preset dle --backend cuda \
+      --mode throughput --iterations "$iters" --warmup 10 --set train_samples=524288 --set eval_samples=16384 \
+      --set batch_size="$largest" "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out-graph-memsets-$m"
+  done
+  step "$name-toggles" "$perflab" "${tp[@]}" --fused on,off --cuda-graphs off --sync-free on,off "${pk[@]}"
+  step "$name-unfused-graphs" "$perflab" "${tp[@]}" --fused off --cuda-graphs on --sync-free on "${pk[@]}"
+}
+# The comparisons whose verdicts are in, run again when a call has time for
+# them (the dlrm-settled phase, after every other phase of `all`): none is
+# owed a measurement, and each auto follows them. On the H200 at 32e4a50
+# (docs/results/2026-11-27-h200-gpu-check-32e4a50): own_backward epilogues
+# 1.19x cuBLASLt's at bf16 512; side streams 1.15x (bf16) and 1.18x (TF32)
+# at 512; 32 hardware queues 1.01-1.03x over 8; dependent launch 1.00x;
+# the CUDA-core interaction faster at 512, tensor cores at 2,048 in bf16.
+# Until the 32e4a50 run they sat in the dlrm phases, which never left time
+# for halo_conv, the transducer, serving or the PyTorch peers.
+dlrm_settled_matrix() {  # dlrm_settled_matrix NAME OUTDIR [perflab args...]
+  local name=$1 out=$2
+  shift 2
+  local largest=${batches##*,}
+  local ends=${batches%%,*},$largest
+  local three=$ends
+  [[ ",$ends," == *,2048,* ]] || three=$ends,2048
+  local smallest=${batches%%,*}
   # cuBLASLt's epilogues against our own passes (issue 22: cuBLASLt ran the
   # TF32 ones, and bf16's DRELU_BGRAD, as slow separate kernels on an
   # H100), profiled, at the smallest and the largest batch (our passes add
@@ -69,21 +114,6 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
   step "$name-side-streams" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
     --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$ends" \
     --set side_streams=off,on "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
-  # The data-gradient GEMMs reading W as stored ("NN") against a transposed
-  # copy written once a step ("TN"), TF32 only (auto's pick there from 8,192
-  # samples; bf16 tensor cores take 16-bit operands either way round), at
-  # the two ends, 2,048 and 8,192, profiled: on the H200 at 32e4a50
-  # transposed over stored was 0.95x at 512, 0.98x at 2,048, 1.03x at 65,536
-  # (auto's threshold, 8,192, is an estimate between them).
-  if [[ $name == dlrm ]]; then
-    local dgrad_batches=$three
-    [[ ",$three," == *,8192,* ]] || dgrad_batches=$three,8192
-    step "$name-dgrad-weights" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
-      --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$dgrad_batches" \
-      --set dgrad_weights=stored,transposed "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
-    # (wgrad_dy=transposed is not timed any more: on the H200 at 32e4a50,
-    # TF32 65,536, it was 0.97x stored, its dz transposes 1.9 ms a step.)
-  fi
   # The CUDA runtime's hardware work queues, its default 8 against 32, all
   # toggles on at the smallest batch, traced. On the H200 at 1590d6a (bf16,
   # 512) the next graph's first kernel began 9 us after its step's start
@@ -91,21 +121,10 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
   # the copy stream: streams that share a queue wait for each other's work
   # (a false dependency). Each in its own folder: the environment is not
   # part of a point, so a sweep would reuse the other's result.
-  local smallest=${batches%%,*}
   for n in 8 32; do
     step "$name-connections-$n" env CUDA_DEVICE_MAX_CONNECTIONS="$n" "$perflab" run dlrm --preset dle --backend cuda \
       --mode throughput --iterations "$iters" --warmup 10 --set train_samples=524288 --set eval_samples=16384 \
       --set batch_size="$smallest" "$@" --fused on --cuda-graphs on --sync-free on "${pt[@]}" --out "$out-connections-$n"
-  done
-  # A captured graph's memset nodes as captured against turned into kernel
-  # nodes (PERFLAB_GRAPH_MEMSETS; the default: kernels), all toggles on at
-  # the largest batch, profiled: on the H200 at 32e4a50 (bf16 65,536, 17
-  # memsets a step; TF32 22) a memset on the step's chain put 13-20 us
-  # between the kernels either side of it, 0.4 us without one.
-  for m in nodes kernels; do
-    step "$name-graph-memsets-$m" env PERFLAB_GRAPH_MEMSETS="$m" "$perflab" run dlrm --preset dle --backend cuda \
-      --mode throughput --iterations "$iters" --warmup 10 --set train_samples=524288 --set eval_samples=16384 \
-      --set batch_size="$largest" "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out-graph-memsets-$m"
   done
   # The step's own kernels with programmatic dependent launch, off against
   # on (dependent_launch; auto: off until this says), at the smallest batch,
@@ -118,8 +137,6 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
     --iterations "$iters" --warmup 10 --set train_samples=524288 --set eval_samples=16384 \
     --set batch_size="$smallest" --set dependent_launch=off,on "$@" --fused on --cuda-graphs on --sync-free on \
     "${pk[@]}" --out "$out"
-  step "$name-toggles" "$perflab" "${tp[@]}" --fused on,off --cuda-graphs off --sync-free on,off "${pk[@]}"
-  step "$name-unfused-graphs" "$perflab" "${tp[@]}" --fused off --cuda-graphs on --sync-free on "${pk[@]}"
   # The interaction on CUDA cores against tensor cores, profiled (its two
   # kernels' times), at the smallest and the largest batch and at 2,048:
   # the evidence for interaction=auto's batch threshold
@@ -132,14 +149,6 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
 }
 phase_dlrm() {
   dlrm_matrix dlrm "$runs/dlrm"
-  # The lookups inside the interaction against the gather, forward and
-  # backward alone (issue 22; bench_cuda_dlrm's BM_LookupAndInteraction);
-  # and the interaction's forward and backward each alone at 512 and 65,536
-  # (BM_InteractionForward/Backward), to tell their times apart.
-  step -t 120 dlrm-lookup-bench "$build/bin/bench_cuda_dlrm" \
-    --benchmark_filter='BM_LookupAndInteraction|BM_Interaction(Forward|Backward)' \
-    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-    --benchmark_out="$work/bench-lookup.json" --benchmark_out_format=json
   # What a graph replay costs between two replays (bench_cuda_graph): the
   # DLRM step's graphs ended 10-15 us before the next one began at every
   # batch on the H200 at 32e4a50; side branches, events and the input
@@ -147,12 +156,6 @@ phase_dlrm() {
   step -t 60 dlrm-graph-bench "$build/bin/bench_cuda_graph" --benchmark_filter=GraphReplay \
     --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
     --benchmark_out="$work/bench-graph.json" --benchmark_out_format=json
-  # The dReLU + bias gradient's two kernels forced at 512, 2,048 and 16,384
-  # rows of DLRM's widths, both types: where relu_bias_grad's one-pass
-  # threshold (kOnePassMaxRows, 2,048) belongs. Fixed iterations (about 20 s).
-  step -t 90 dlrm-epilogue-bench "$build/bin/bench_cuda_linear" --benchmark_filter=ReluBiasGrad \
-    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-    --benchmark_out="$work/bench-relu-bias-grad.json" --benchmark_out_format=json
   # The NCCL path on one rank (exchange=nccl: self send/receive, a one-rank
   # all-reduce) trained to tiny's target; then throughput with SHARP requested
   # for its gradient all-reduce: on one GPU the verdict must read off, with
@@ -173,6 +176,24 @@ assert sharp["requested"] and not sharp["in_effect"] and sharp.get("reason"), "S
 }
 phase_dlrm_bf16() {
   dlrm_matrix dlrm-bf16 "$runs/dlrm-bf16" --set precision=bf16
+}
+phase_dlrm_settled() {
+  dlrm_settled_matrix dlrm "$runs/dlrm"
+  dlrm_settled_matrix dlrm-bf16 "$runs/dlrm-bf16" --set precision=bf16
+  # The lookups inside the interaction against the gather, forward and
+  # backward alone (issue 22; bench_cuda_dlrm's BM_LookupAndInteraction);
+  # and the interaction's forward and backward each alone at 512 and 65,536
+  # (BM_InteractionForward/Backward), to tell their times apart.
+  step -t 120 dlrm-lookup-bench "$build/bin/bench_cuda_dlrm" \
+    --benchmark_filter='BM_LookupAndInteraction|BM_Interaction(Forward|Backward)' \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    --benchmark_out="$work/bench-lookup.json" --benchmark_out_format=json
+  # The dReLU + bias gradient's two kernels forced at 512, 2,048 and 16,384
+  # rows of DLRM's widths, both types: where relu_bias_grad's one-pass
+  # threshold (kOnePassMaxRows, 2,048) belongs. Fixed iterations (about 20 s).
+  step -t 90 dlrm-epilogue-bench "$build/bin/bench_cuda_linear" --benchmark_filter=ReluBiasGrad \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    --benchmark_out="$work/bench-relu-bias-grad.json" --benchmark_out_format=json
 }
 # Time to train at the dle target (0.72), 3 seeds, all toggles on; tiny too.
 phase_dlrm_ttt() {

@@ -268,7 +268,7 @@ def bench_medians(work, name, pattern):
 
 
 def relu_bias_grad_bench_section(work):
-    """bench_cuda_linear's ReluBiasGrad benchmarks (the dlrm phase's
+    """bench_cuda_linear's ReluBiasGrad benchmarks (the dlrm-settled phase's
     dlrm-epilogue-bench step): relu_bias_grad with each of its kernels forced,
     per type, rows and columns; Google Benchmark's median of 3 repetitions,
     one launch's time. `auto` is the kernel relu_bias_grad picks by itself
@@ -318,7 +318,7 @@ def graph_bench_section(work):
 
 
 def lookup_bench_section(work):
-    """bench_cuda_dlrm's BM_LookupAndInteraction (the dlrm phase's
+    """bench_cuda_dlrm's BM_LookupAndInteraction (the dlrm-settled phase's
     dlrm-lookup-bench step): the gather then the interaction, forward and
     backward, against the interaction reading the rows itself, per batch;
     then BM_InteractionForward and BM_InteractionBackward, each alone, per

@@ -37,9 +37,11 @@ for p in $phases; do
 done
 pass "every phase of the usage accepted: $(tr '\n' ' ' <<<"$phases")"
 
-# A fresh `all`: every phase, Nsight Compute, the halo and the sanitizer right after the DLRM phases, the peers last.
+# A fresh `all`: every phase, Nsight Compute, the halo and the quick sanitizer right after the DLRM phases, the peers
+# and the settled DLRM comparisons last.
 plan=$("$check" --plan | tr '\n' ' ')
-expected="build tests dlrm dlrm-bf16 ncu sanitize-quick halo_conv sanitize cpu-tests transducer serve peers-dlrm peers "
+rest="ncu halo_conv sanitize-quick transducer serve sanitize cpu-tests peers-dlrm peers dlrm-settled "
+expected="build tests dlrm dlrm-bf16 $rest"
 [[ $plan == "$expected" ]] && pass "a fresh all plans: $plan" || fail "a fresh all plans '$plan'"
 [[ ! -e $OUT && ! -e $GPU_CHECK_WORK ]] && pass "--plan wrote nothing" || fail "--plan wrote $(ls "$OUT" "$GPU_CHECK_WORK" 2>&1)"
 
@@ -49,20 +51,20 @@ mkdir -p "$GPU_CHECK_WORK/state" "$BUILD_DIR/bin"
 touch "$GPU_CHECK_WORK/state/all"
 for p in build tests dlrm; do echo ok >"$GPU_CHECK_WORK/state/done-$p"; done
 plan=$("$check" --plan all | tr '\n' ' ')
-[[ $plan == "build dlrm-bf16 ncu sanitize-quick halo_conv sanitize cpu-tests transducer serve peers-dlrm peers " ]] &&
+[[ $plan == "build dlrm-bf16 $rest" ]] &&
   pass "a resumed all on a fresh machine: $plan" || fail "resumed all, no binary: '$plan'"
 printf '#!/bin/sh\n' >"$BUILD_DIR/bin/perflab"
 chmod +x "$BUILD_DIR/bin/perflab"
 plan=$("$check" --plan all | tr '\n' ' ')
-[[ $plan == "dlrm-bf16 ncu sanitize-quick halo_conv sanitize cpu-tests transducer serve peers-dlrm peers " ]] &&
+[[ $plan == "dlrm-bf16 $rest" ]] &&
   pass "a resumed all on the warm machine: $plan" || fail "resumed all, built: '$plan'"
 plan=$(GPU_CHECK_RESTART=1 "$check" --plan | wc -l)
-[[ $plan -eq 13 ]] && pass "GPU_CHECK_RESTART=1 plans every phase" || fail "restart plans $plan phases"
+[[ $plan -eq 14 ]] && pass "GPU_CHECK_RESTART=1 plans every phase" || fail "restart plans $plan phases"
 # A fresh machine given the first call's tarball (GPU_CHECK_RESUME, no work
 # folder): planned from the record inside it, which stays packed.
 tar -C "$tmp" -czf "$tmp/call1.tar.gz" work
 plan=$(GPU_CHECK_WORK="$tmp/fresh" GPU_CHECK_RESUME="$tmp/call1.tar.gz" "$check" --plan | tr '\n' ' ')
-[[ $plan == "dlrm-bf16 ncu sanitize-quick halo_conv sanitize cpu-tests transducer serve peers-dlrm peers " && ! -e $tmp/fresh ]] &&
+[[ $plan == "dlrm-bf16 $rest" && ! -e $tmp/fresh ]] &&
   pass "a resumed all from a tarball: $plan" || fail "resumed all from a tarball: '$plan'"
 plan=$("$check" --plan serve peers-dlrm | tr '\n' ' ')
 [[ $plan == "peers-dlrm serve " ]] && pass "explicit phases in the script's order: $plan" || fail "explicit: '$plan'"
