@@ -22,11 +22,11 @@
 #include <random>
 #include <vector>
 
+#include "kernels/bench/cuda_bench_main.h"
 #include "kernels/cpu/interaction.h"
 #include "kernels/cuda/bce.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
-#include "kernels/bench/cuda_bench_main.h"
 #include "kernels/cuda/embedding.h"
 #include "kernels/cuda/interaction.h"
 #include "kernels/cuda/sgd.h"

@@ -34,11 +34,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/bench/cuda_bench_main.h"
 #include "kernels/cuda/bias_act.h"
 #include "kernels/cuda/capture.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
-#include "kernels/bench/cuda_bench_main.h"
 #include "kernels/cuda/raii.h"
 
 namespace {

@@ -29,10 +29,10 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/bench/cuda_bench_main.h"
 #include "kernels/cuda/bias_act.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
-#include "kernels/bench/cuda_bench_main.h"
 #include "kernels/cuda/device_present.h"
 #include "kernels/cuda/linear.h"
 #include "kernels/roofline.h"

@@ -31,10 +31,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/bench/cuda_bench_main.h"
 #include "kernels/cpu/rnnt_loss.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
-#include "kernels/bench/cuda_bench_main.h"
 #include "kernels/cuda/rnnt_loss.h"
 #include "kernels/cuda/transducer_joint.h"
 #include "base/random.h"
