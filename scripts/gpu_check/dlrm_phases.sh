@@ -8,6 +8,17 @@
 # (fused on/off x sync-free on/off without graphs, and graphs with sync-free,
 # fused on/off), each point's kernels profiled; with all toggles on, a
 # Chrome trace per batch size as well.
+# batch_points: sets the caller's smallest, largest, ends (the two) and three
+# (the ends and 2,048, unless an end is 2,048: a third point where a choice
+# between two kernels' forms may cross over) from $batches.
+batch_points() {
+  smallest=${batches%%,*}
+  largest=${batches##*,}
+  ends=$smallest,$largest
+  three=$ends
+  [[ ",$ends," == *,2048,* ]] || three=$ends,2048
+}
+
 dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
   local name=$1 out=$2
   shift 2
@@ -18,12 +29,8 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
   # budget loses its last steps), then the toggle matrix and graphs
   # unfused. The comparisons whose verdicts are in (dlrm_settled_matrix)
   # wait in the dlrm-settled phase, at the end of `all`.
-  local largest=${batches##*,}
-  local ends=${batches%%,*},$largest
-  # The two ends and 2,048 (unless an end is 2,048): a third point where a
-  # choice between two kernels' forms may cross over.
-  local three=$ends
-  [[ ",$ends," == *,2048,* ]] || three=$ends,2048
+  local smallest largest ends three
+  batch_points
   # The layers' weight gradients on one stream against taking turns on two
   # (wgrad_streams; auto: 2 up to 2,048 samples a rank), at the two ends,
   # graphed and profiled: in the H200's 512 traces at 32e4a50 the one
@@ -44,7 +51,7 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
     --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$ends" \
     --set gemm_algorithms=heuristic,tuned "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
   step "$name-gemm-search" "$perflab" run dlrm --preset dle --backend cuda --mode throughput --iterations "$iters" \
-    --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="${batches%%,*}" \
+    --warmup 10 --set train_samples=524288 --set eval_samples=16384 --set batch_size="$smallest" \
     --set gemm_algorithms=searched "$@" --fused on --cuda-graphs on --sync-free on "${pk[@]}" --out "$out"
   # The data-gradient GEMMs reading W as stored ("NN") against a transposed
   # copy written once a step ("TN"), TF32 only (auto's pick there from 8,192
@@ -86,11 +93,8 @@ dlrm_matrix() {  # dlrm_matrix NAME OUTDIR [perflab args...]
 dlrm_settled_matrix() {  # dlrm_settled_matrix NAME OUTDIR [perflab args...]
   local name=$1 out=$2
   shift 2
-  local largest=${batches##*,}
-  local ends=${batches%%,*},$largest
-  local three=$ends
-  [[ ",$ends," == *,2048,* ]] || three=$ends,2048
-  local smallest=${batches%%,*}
+  local smallest largest ends three
+  batch_points
   # cuBLASLt's epilogues against our own passes (issue 22: cuBLASLt ran the
   # TF32 ones, and bf16's DRELU_BGRAD, as slow separate kernels on an
   # H100), profiled, at the smallest and the largest batch (our passes add

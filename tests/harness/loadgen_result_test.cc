@@ -6,17 +6,17 @@
 // same way: the reader is checked against the library's own output, not
 // only against lines written here.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "base/error.h"
 #include "harness/loadgen_result.h"
+#include "tests/reports/result_builder.h"
 
 #if PERFLAB_HAVE_LOADGEN
 #include <loadgen.h>
@@ -30,25 +30,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The folders fresh_dir made, removed with everything in them when the
-/// test program ends (the real LoadGen tests write their logs there).
-struct ScratchDirs {
-  std::vector<fs::path> dirs;
-  ~ScratchDirs() {
-    std::error_code ec;
-    for (const fs::path& d : dirs) fs::remove_all(d, ec);
-  }
-};
-
-/// A fresh folder under the test's temporary directory.
+/// A fresh folder under the temporary directory, removed with everything
+/// in it when the test program ends (the real LoadGen tests write their
+/// logs there).
 fs::path fresh_dir(const std::string& name) {
-  static ScratchDirs made;
-  const fs::path dir = fs::temp_directory_path() / ("perflab_loadgen_test_" + name + "_" +
-                                                    std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  made.dirs.push_back(dir);
-  return dir;
+  static std::vector<std::unique_ptr<testing::TempDir>> made;
+  made.push_back(std::make_unique<testing::TempDir>("loadgen_" + name));
+  return made.back()->path();
 }
 
 /// One LoadGen-style line (its fields: key, value, time_ms, namespace,
