@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/json_number.h"
 #include "harness/stats.h"
 #include "harness/sweep.h"
 
@@ -164,11 +167,18 @@ nlohmann::json ChangePointState::to_json() const {
 
 std::optional<ChangePointState> ChangePointState::from_json(const nlohmann::json& j) {
   try {
+    // The cache lives in a file anyone may edit: a count is read only when it
+    // is one (get<size_t> of -1.5 or 1e300 is an undefined cast).
+    const auto count = [](const nlohmann::json& v) {
+      const std::optional<size_t> n = json_number<size_t>(v);
+      if (!n) throw std::invalid_argument("not a count");
+      return *n;
+    };
     ChangePointState s;
-    s.analyzed = j.at("analyzed").get<size_t>();
+    s.analyzed = count(j.at("analyzed"));
     s.digest = j.at("digest").get<std::string>();
     for (const auto& c : j.at("found")) {
-      s.found.push_back({c.at("index").get<size_t>(), c.at("p").get<double>(), c.at("before").get<double>(),
+      s.found.push_back({count(c.at("index")), c.at("p").get<double>(), c.at("before").get<double>(),
                          c.at("after").get<double>(), c.at("change").get<double>()});
     }
     if (!consistent(s)) return std::nullopt;

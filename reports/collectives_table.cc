@@ -2,11 +2,15 @@
 #include "reports/collectives_table.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
+#include <type_traits>
 
 #include <fmt/format.h>
 
+#include "base/json_number.h"
 #include "collectives/bandwidth.h"
 #include "harness/stats.h"
 
@@ -17,10 +21,15 @@ template <typename T>
 T data_value(const Result& r, const char* key, T fallback) {
   const auto& d = r.plan.data;
   if (!d.contains(key)) return fallback;
-  try {
-    return d.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    return fallback;
+  if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    // A count only when the file's number is one T holds (get<int> of 1e300 is undefined).
+    return json_number<T>(d.at(key)).value_or(fallback);
+  } else {
+    try {
+      return d.at(key).get<T>();
+    } catch (const nlohmann::json::exception&) {
+      return fallback;
+    }
   }
 }
 
@@ -30,8 +39,9 @@ int64_t wrong_count(const Result& r) {
   int64_t total = 0;
   for (const ResultRun& run : r.runs) {
     const auto it = run.facts.find("wrong_elements");
-    if (it == run.facts.end() || !it->is_number_unsigned()) return -1;
-    total += it->get<int64_t>();
+    const std::optional<int64_t> wrong = it == run.facts.end() ? std::nullopt : json_number<int64_t>(*it);
+    if (!wrong || *wrong < 0 || *wrong > std::numeric_limits<int64_t>::max() - total) return -1;
+    total += *wrong;
   }
   return r.runs.empty() ? -1 : total;
 }

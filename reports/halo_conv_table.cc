@@ -6,13 +6,14 @@
 
 #include <fmt/format.h>
 
+#include "base/json_number.h"
 
 namespace perflab::reports {
 namespace {
 
 int data_int(const Result& r, const char* key) {
   const auto it = r.plan.data.find(key);
-  return it != r.plan.data.end() && it->is_number_integer() ? it->get<int>() : 0;
+  return it != r.plan.data.end() ? json_number<int>(*it).value_or(0) : 0;
 }
 
 std::string data_text(const Result& r, const char* key) {

@@ -17,6 +17,7 @@
 
 #include "harness/atomic_file.h"
 #include "base/error.h"
+#include "base/json_number.h"
 #include "harness/input_file.h"
 
 namespace perflab::reports {
@@ -192,8 +193,8 @@ nlohmann::ordered_json system_description(const Result& result,
   d["accelerator_model_name"] = text_of(first_device, "/name");
   d["accelerator_host_interconnect"] = "";
   d["accelerator_frequency"] =
-      first_device.contains("clock_rate_khz") && first_device["clock_rate_khz"].is_number()
-          ? fmt::format("{} MHz", first_device["clock_rate_khz"].get<int64_t>() / 1000)
+      first_device.contains("clock_rate_khz") && json_number<int64_t>(first_device["clock_rate_khz"])
+          ? fmt::format("{} MHz", *json_number<int64_t>(first_device["clock_rate_khz"]) / 1000)
           : "";
   d["accelerator_on-chip_memories"] = "";
   d["accelerator_memory_configuration"] = "";

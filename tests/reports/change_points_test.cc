@@ -81,6 +81,20 @@ TEST(ChangePoints, DamagedStatesAreRecomputed) {
     state.found[0].index = bad_index;
     EXPECT_EQ(update_change_points(v, state).to_json(), good.to_json()) << bad_index;
   }
+  // Counts that are not counts (a hand edit, a damaged file): refused, never
+  // cast (UBSan found get<size_t> of -1.5 in CI's fuzz pass).
+  for (const nlohmann::json& not_a_count : {nlohmann::json(-1.5), nlohmann::json(1e300), nlohmann::json(2.5),
+                                            nlohmann::json(-1), nlohmann::json("3")}) {
+    nlohmann::json bad_analyzed = good.to_json();
+    bad_analyzed["analyzed"] = not_a_count;
+    EXPECT_FALSE(ChangePointState::from_json(bad_analyzed)) << not_a_count;
+    nlohmann::json bad_index = good.to_json();
+    bad_index["found"][0]["index"] = not_a_count;
+    EXPECT_FALSE(ChangePointState::from_json(bad_index)) << not_a_count;
+  }
+  nlohmann::json integral_float = good.to_json();  // 60.0 is the count 60
+  integral_float["found"][0]["index"] = static_cast<double>(good.found[0].index);
+  EXPECT_EQ(ChangePointState::from_json(integral_float)->to_json(), good.to_json());
   ChangePointState unordered = good;
   unordered.found.push_back(unordered.found[0]);  // not increasing
   EXPECT_FALSE(ChangePointState::from_json(unordered.to_json()));

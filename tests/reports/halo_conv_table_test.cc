@@ -89,6 +89,20 @@ TEST(HaloConvTable, OverlapEfficiencyIsTheShareHiddenOrHowMuchSlowerTheOverlapWa
   EXPECT_NEAR(*row(rows, 2, "naive").exposed_ms, 0.5, 1e-9);
 }
 
+// A result edited by hand or damaged: a count that is not an int reads as 0
+// (get<int> of 1e300 was an undefined cast), an integral float as its value.
+TEST(HaloConvTable, CountsThatAreNotIntsReadAsZero) {
+  Result r = point(2, "naive", 6.0, 5.5, 0.5);
+  r.plan.data["partitions"] = 1e300;
+  r.plan.data["ranks"] = -2.5;
+  r.plan.data["depth"] = 64.0;
+  const std::vector<HaloConvRow> rows = halo_conv_rows({r});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].partitions, 0);
+  EXPECT_EQ(rows[0].ranks, 0);
+  EXPECT_NE(rows[0].shape.find("1x32x64x128x128"), std::string::npos) << rows[0].shape;
+}
+
 TEST(HaloConvTable, NoEfficiencyAcrossPrecisionsOrUnderOnePercentOfTransfer) {
   const std::vector<Result> results = {
       point(2, "naive", 6.0, 5.5, 0.5),            // fp32's naive twin

@@ -156,6 +156,13 @@ TEST_F(MlperfExportTest, LaysOutResultsAndSystem) {
   EXPECT_EQ(cpu_desc["accelerators_per_node"], "0");
   EXPECT_EQ(cpu_desc["accelerator_model_name"], "");
   EXPECT_TRUE(nothing_named("sub.partial"));
+
+  // A clock that is not an integer (a hand edit) is left out, never cast.
+  auto edited = results[0].result;
+  for (const double clock : {1e300, -1e300, 1980000.5}) {
+    edited.environment["cuda"]["devices"][0]["clock_rate_khz"] = clock;
+    EXPECT_EQ(system_description(edited, "node1", {})["accelerator_frequency"], "") << clock;
+  }
 }
 
 TEST_F(MlperfExportTest, SeveralHostsNeedASystemName) {
