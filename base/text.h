@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,13 @@ inline std::string join(const std::vector<std::string>& parts, const std::string
     out += parts[i];
   }
   return out;
+}
+
+/// `s` without the white space (std::isspace) at its two ends.
+inline std::string_view trim_space(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
 }
 
 inline bool contains(const std::vector<std::string>& v, const std::string& x) {

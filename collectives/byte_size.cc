@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/text.h"
 
 namespace perflab::collectives {
 namespace {
@@ -15,17 +16,11 @@ namespace {
 constexpr uint64_t kMaxBytes = uint64_t{1} << 50;
 constexpr size_t kMaxSizes = 4096;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 }  // namespace
 
 uint64_t parse_byte_size(std::string_view text, std::string_view what) {
   const std::string_view original = text;
-  text = trim(text);
+  text = trim_space(text);
   uint64_t scale = 1;
   if (!text.empty()) {
     switch (std::toupper(static_cast<unsigned char>(text.back()))) {
@@ -55,7 +50,7 @@ std::vector<uint64_t> parse_size_list(std::string_view text, uint64_t factor) {
   while (true) {
     size_t comma = text.find(',', start);
     std::string_view item =
-        trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+        trim_space(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     if (item.empty()) throw UsageError(fmt::format("sizes '{}': an empty item", text));
     size_t dots = item.find("..");
     if (dots == std::string_view::npos) {

@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "base/error.h"
+#include "base/text.h"
 
 namespace perflab::collectives {
 namespace {
@@ -29,12 +30,6 @@ bool iequals(std::string_view a, std::string_view b) {
            return std::toupper(static_cast<unsigned char>(x)) ==
                   std::toupper(static_cast<unsigned char>(y));
          });
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 bool starts_with(std::string_view s, std::string_view prefix) {
@@ -113,17 +108,17 @@ std::optional<NcclChoice> parse_choice(std::string_view msg) {
   size_t arrow = msg.find(kArrow);
   if (arrow == std::string_view::npos) return std::nullopt;
   NcclChoice c;
-  std::string_view left = trim(msg.substr(0, arrow));
+  std::string_view left = trim_space(msg.substr(0, arrow));
   size_t colon = left.rfind(':');
   if (colon != std::string_view::npos) {
-    std::string_view op = trim(left.substr(0, colon));
+    std::string_view op = trim_space(left.substr(0, colon));
     if (op.empty() || !std::all_of(op.begin(), op.end(), [](char ch) {
           return std::isalnum(static_cast<unsigned char>(ch)) != 0;
         })) {
       return std::nullopt;
     }
     c.op = std::string(op);
-    left = trim(left.substr(colon + 1));
+    left = trim_space(left.substr(colon + 1));
   }
   auto bytes = to_number<uint64_t>(left);
   if (!bytes) return std::nullopt;
@@ -156,7 +151,7 @@ bool parse_channels(std::string_view msg, NcclChannels& out) {
   while (start <= msg.size()) {
     size_t comma = msg.find(',', start);
     std::string_view part =
-        trim(msg.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+        trim_space(msg.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     auto words = split_words(part);
     if (words.size() >= 3 && words[2] == "channels") {
       auto n = to_number<int>(words[0]);
@@ -236,7 +231,7 @@ void parse_message(std::string_view msg, int line_no, NcclLogFacts& f,
       f.choices[it->second].last_line = line_no;
     }
   } else if (starts_with(msg, "Using network ")) {
-    f.network = std::string(trim(msg.substr(14)));
+    f.network = std::string(trim_space(msg.substr(14)));
   } else if (starts_with(msg, "NET/Plugin")) {
     parse_plugin(msg, f);
   } else if (starts_with(msg, "Successfully loaded external network plugin ") ||
@@ -272,7 +267,7 @@ void parse_message(std::string_view msg, int line_no, NcclLogFacts& f,
     // done
   } else if (size_t at = msg.find(" set by environment to "); at != std::string_view::npos) {
     auto before = split_words(msg.substr(0, at));
-    std::string_view value = trim(msg.substr(at + 23));
+    std::string_view value = trim_space(msg.substr(at + 23));
     if (!value.empty() && value.back() == '.') value.remove_suffix(1);
     if (!before.empty() && starts_with(before.back(), "NCCL_")) {
       f.env[std::string(before.back())] = std::string(value);
@@ -320,14 +315,14 @@ NcclLogFacts parse_nccl_log(std::string_view text) {
       msg = line.substr(at + 10);
     } else if (size_t w = line.find("NCCL WARN "); w != std::string_view::npos) {
       msg = line.substr(w + 10);
-      if (f.warnings.size() < kMaxWarnings) f.warnings.emplace_back(trim(msg));
+      if (f.warnings.size() < kMaxWarnings) f.warnings.emplace_back(trim_space(msg));
     } else if (size_t v = line.find("NCCL version "); v != std::string_view::npos) {
       msg = line.substr(v);
     } else {
-      if (!trim(line).empty()) f.unrecognised += 1;
+      if (!trim_space(line).empty()) f.unrecognised += 1;
       continue;
     }
-    parse_message(trim(msg), f.lines, f, seen);
+    parse_message(trim_space(msg), f.lines, f, seen);
   }
   return f;
 }

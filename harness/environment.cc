@@ -41,7 +41,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string trim(std::string s) {
+std::string trim_quoted(std::string s) {
   const auto first = s.find_first_not_of(" \t\"");
   const auto last = s.find_last_not_of(" \t\"\r\n");
   return first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
@@ -54,8 +54,8 @@ std::string field_of(const char* path, const std::string& key, char sep) {
   std::string line;
   while (std::getline(in, line)) {
     const auto at = line.find(sep);
-    if (at != std::string::npos && trim(line.substr(0, at)) == key) {
-      return trim(line.substr(at + 1));
+    if (at != std::string::npos && trim_quoted(line.substr(0, at)) == key) {
+      return trim_quoted(line.substr(at + 1));
     }
   }
   return {};
@@ -105,7 +105,7 @@ json openblas_info() {
   static const char* const kParallel[] = {"sequential", "pthreads", "openmp"};
   const int parallel = openblas_get_parallel();
   const char* config = openblas_get_config();
-  return {{"config", config != nullptr ? trim(config) : "unknown"},
+  return {{"config", config != nullptr ? trim_quoted(config) : "unknown"},
           {"num_threads", openblas_get_num_threads()},
           {"parallel", parallel >= 0 && parallel <= 2 ? kParallel[parallel] : "unknown"}};
 }

@@ -15,6 +15,7 @@
 
 #include "collectives/byte_size.h"
 #include "base/error.h"
+#include "base/text.h"
 #include "harness/input_file.h"
 #include "harness/json_text.h"
 #include "base/json_number.h"
@@ -29,18 +30,13 @@ namespace {
 constexpr std::array<const char*, 6> kColumns = {"op", "nranks", "nnodes", "bytes", "time_us", "algorithm"};
 constexpr size_t kMaxPoints = 1000000;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 std::vector<std::string_view> split(std::string_view line) {
   std::vector<std::string_view> out;
   size_t start = 0;
   while (true) {
     size_t comma = line.find(',', start);
-    out.push_back(trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    const size_t length = comma == std::string_view::npos ? std::string_view::npos : comma - start;
+    out.push_back(trim_space(line.substr(start, length)));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
@@ -92,7 +88,8 @@ std::vector<MeasuredPoint> parse_measurements_csv(std::string_view text, const s
   size_t start = 0;
   while (start < text.size()) {
     size_t nl = text.find('\n', start);
-    std::string_view line = trim(text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
+    const size_t length = nl == std::string_view::npos ? std::string_view::npos : nl - start;
+    std::string_view line = trim_space(text.substr(start, length));
     start = nl == std::string_view::npos ? text.size() : nl + 1;
     ++line_no;
     if (line.empty() || line.front() == '#') continue;
@@ -198,7 +195,7 @@ std::vector<MeasuredPoint> load_measurements(const std::filesystem::path& path) 
     return points;
   }
   const std::string s = read_document(path);
-  std::string_view body = trim(s);
+  std::string_view body = trim_space(s);
   if (!body.empty() && (body.front() == '{' || body.front() == '[')) return parse_measurements_json(s, path.string());
   return parse_measurements_csv(s, path.string());
 }

@@ -166,7 +166,7 @@ std::vector<ServingRow> serving_rows(const std::vector<Result>& results) {
   return rows;
 }
 
-std::vector<std::string> header() {
+std::vector<std::string> serving_header() {
   return {"backend", "scenario", "zipf", "target qps", "placement", "cache rows", "policy", "updates/s", "samples/s",
           "vs cpu all_device", "p99 (ms)", "VALID", "hit rate", "host bytes/sample",
           "lookup / insert / dense / copies (ms per batch)", "updates applied (max staleness ms; p99 vs none)"};
@@ -316,7 +316,8 @@ WorkloadSection dlrm_serving_section() {
   s.markdown = [](const std::vector<Result>& results) -> std::string {
     const std::vector<ServingRow> rows = serving_rows(results);
     if (rows.empty()) return "";
-    return fmt::format("\n## DLRM serving\n\n{}\n\n", kExplanation) + detail::markdown_table(header(), cells(rows)) +
+    return fmt::format("\n## DLRM serving\n\n{}\n\n", kExplanation) +
+           detail::markdown_table(serving_header(), cells(rows)) +
            server_peaks_markdown(rows);
   };
   s.html = [](const std::vector<Result>& results) -> std::string {
@@ -325,7 +326,7 @@ WorkloadSection dlrm_serving_section() {
     const std::vector<std::vector<std::string>> c = cells(rows);
     const std::string chart = capacity_chart(rows);
     return fmt::format("<h2>DLRM serving</h2>\n<p>{}</p>\n", xml_escape(kExplanation)) +
-           html_table(header(), c, {0, 1, 4, 6, 14, 15}) +
+           html_table(serving_header(), c, {0, 1, 4, 6, 14, 15}) +
            (chart.empty() ? "" : "<div class=\"charts\">" + chart + "</div>\n");
   };
   return s;

@@ -7,22 +7,14 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
+
 namespace perflab::reports {
 namespace {
 
 using nlohmann::json;
 
-bool contains(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
-
-std::string join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
-  return out;
-}
 
 /// Drops from `mine` the parameters `other` lacks, into `dropped`; false when
 /// one of them was set (or what was set is not known).
@@ -47,10 +39,10 @@ json parse_point_key(const std::string& key) {
 
 std::string VersionGap::describe(const std::string& a_name, const std::string& b_name) const {
   std::vector<std::string> parts;
-  if (!only_a.empty()) parts.push_back(fmt::format("{} only in the {}", join(only_a), a_name));
-  if (!only_b.empty()) parts.push_back(fmt::format("{} only in the {}", join(only_b), b_name));
+  if (!only_a.empty()) parts.push_back(fmt::format("{} only in the {}", join(only_a, ", "), a_name));
+  if (!only_b.empty()) parts.push_back(fmt::format("{} only in the {}", join(only_b, ", "), b_name));
   if (parts.empty()) return "";
-  return "paired across versions: " + join(parts) + " (not set with --set: the default or its preset's)";
+  return "paired across versions: " + join(parts, ", ") + " (not set with --set: the default or its preset's)";
 }
 
 std::optional<VersionGap> same_point(const PointIdentity& a, const PointIdentity& b) {

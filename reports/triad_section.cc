@@ -44,11 +44,11 @@ std::vector<TriadRow> triad_rows(const std::vector<Result>& results) {
   return rows;
 }
 
-std::vector<std::string> header() {
+std::vector<std::string> triad_header() {
   return {"elements", "bytes per array", "best rate (MB/s)", "avg time (s)", "min time (s)", "max time (s)"};
 }
 
-std::vector<std::vector<std::string>> cells(const std::vector<TriadRow>& rows) {
+std::vector<std::vector<std::string>> triad_cells(const std::vector<TriadRow>& rows) {
   std::vector<std::vector<std::string>> out;
   for (const TriadRow& r : rows) {
     out.push_back({std::to_string(r.elements), std::to_string(8 * r.elements), fmt::format("{:.1f}", r.best_mb_s),
@@ -74,14 +74,14 @@ WorkloadSection triad_section() {
     const std::vector<TriadRow> rows = triad_rows(results);
     if (rows.empty()) return "";
     return "\n## Triad (STREAM's columns, one row per run; the rate falls where the arrays leave a cache)\n\n" +
-           detail::markdown_table(header(), cells(rows));
+           detail::markdown_table(triad_header(), triad_cells(rows));
   };
   s.html = [](const std::vector<Result>& results) -> std::string {
     const std::vector<TriadRow> rows = triad_rows(results);
     if (rows.empty()) return "";
     return "<h2>Triad</h2>\n<p>STREAM's columns, one row per run; the rate falls where the arrays leave a "
            "cache.</p>\n" +
-           html_table(header(), cells(rows), {});
+           html_table(triad_header(), triad_cells(rows), {});
   };
   return s;
 }

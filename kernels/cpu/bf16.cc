@@ -7,13 +7,13 @@
 namespace perflab::kernels::cpu {
 namespace {
 
-constexpr int64_t kMinParallelElements = 1 << 15;
+constexpr int64_t kBf16MinParallelElements = 1 << 15;
 
 }  // namespace
 
 PERFLAB_CPU_DISPATCH
 void round_to_bf16(int64_t n, const float* x, float* y) {
-#pragma omp parallel for schedule(static) if (n >= kMinParallelElements)
+#pragma omp parallel for schedule(static) if (n >= kBf16MinParallelElements)
   for (int64_t i = 0; i < n; ++i) y[i] = from_bf16(to_bf16(x[i]));
 }
 

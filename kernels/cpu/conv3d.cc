@@ -21,13 +21,13 @@
 #include <string>
 #include <utility>
 
+#include "kernels/cpu/blas_int.h"
+
 namespace perflab::kernels::cpu {
 namespace {
 
 /// Below this many elements a parallel region costs more than it saves.
-constexpr int64_t kMinParallelElements = 1 << 14;
-
-blasint blas_int(int64_t n) { return static_cast<blasint>(n); }
+constexpr int64_t kConvMinParallelElements = 1 << 14;
 
 /// The sizes every loop below needs, derived once from a checked geometry.
 struct Dims {
@@ -95,7 +95,7 @@ void for_each_feeding_plane(const Dims& d, int64_t batch, int64_t in_planes, int
 void zero_view(const PlaneView& v, int64_t batch, int64_t channels, const Dims& d) {
   const int64_t n_rows = batch * channels;
   const int64_t span = v.planes * d.hw;
-#pragma omp parallel for schedule(static) if (n_rows * span >= kMinParallelElements)
+#pragma omp parallel for schedule(static) if (n_rows * span >= kConvMinParallelElements)
   for (int64_t i = 0; i < n_rows; ++i) {
     float* row = v.data + (i / channels) * v.batch_stride + (i % channels) * v.channel_stride;
     std::fill(row, row + span, 0.0f);
@@ -105,7 +105,7 @@ void zero_view(const PlaneView& v, int64_t batch, int64_t channels, const Dims& 
 /// col[(ci*k + kh)*k + kw][yy*W + xx] = plane[ci][yy + kh - r][xx + kw - r],
 /// zero outside H x W. `plane` points at channel 0 of one input plane.
 void im2col(const Dims& d, const float* plane, int64_t channel_stride, float* col) {
-#pragma omp parallel for schedule(static) if (d.rows * d.hw >= kMinParallelElements)
+#pragma omp parallel for schedule(static) if (d.rows * d.hw >= kConvMinParallelElements)
   for (int64_t row = 0; row < d.rows; ++row) {
     const int64_t ci = row / (d.k * d.k);
     const int64_t kh = (row / d.k) % d.k;
@@ -131,7 +131,7 @@ void im2col(const Dims& d, const float* plane, int64_t channel_stride, float* co
 /// the pixel it was read from. Threads own whole channels, so no two write
 /// one pixel and each pixel sums its terms in a fixed order.
 void col2im_add(const Dims& d, const float* col, float* plane, int64_t channel_stride) {
-#pragma omp parallel for schedule(static) if (d.rows * d.hw >= kMinParallelElements)
+#pragma omp parallel for schedule(static) if (d.rows * d.hw >= kConvMinParallelElements)
   for (int64_t ci = 0; ci < d.c_in; ++ci) {
     float* dst_channel = plane + ci * channel_stride;
     for (int64_t kh = 0; kh < d.k; ++kh) {

@@ -7,15 +7,14 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/blas_int.h"
 #include "kernels/cpu/dispatch.h"
 
 namespace perflab::kernels::cpu {
 namespace {
 
 /// Below this many output elements a parallel region costs more than it saves.
-constexpr int64_t kMinParallelElements = 1 << 14;
-
-blasint blas_int(int64_t n) { return static_cast<blasint>(n); }
+constexpr int64_t kLinearMinParallelElements = 1 << 14;
 
 }  // namespace
 
@@ -26,7 +25,7 @@ void linear_forward(const LinearShape& shape, const float* x, const float* w, co
   const int64_t out = shape.out;
   if (batch == 0) return;
     // Start from the broadcast bias so the GEMM can accumulate onto it.
-#pragma omp parallel for schedule(static) if (batch * out >= kMinParallelElements)
+#pragma omp parallel for schedule(static) if (batch * out >= kLinearMinParallelElements)
   for (int64_t i = 0; i < batch; ++i) std::copy(b, b + out, y + i * out);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(batch), blas_int(out), blas_int(in),
               1.0f, x, blas_int(in), w, blas_int(in), 1.0f, y, blas_int(out));
@@ -41,7 +40,7 @@ void linear_relu_forward(const LinearShape& shape, const float* x, const float* 
   if (batch == 0) return;
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(batch), blas_int(out), blas_int(in),
               1.0f, x, blas_int(in), w, blas_int(in), 0.0f, y, blas_int(out));
-#pragma omp parallel for schedule(static) if (batch * out >= kMinParallelElements)
+#pragma omp parallel for schedule(static) if (batch * out >= kLinearMinParallelElements)
   for (int64_t i = 0; i < batch; ++i) {
     float* row = y + i * out;
 #pragma omp simd
@@ -62,7 +61,7 @@ namespace {
 PERFLAB_CPU_DISPATCH
 void bias_gradient(int64_t batch, int64_t out, const float* y, const float* dy, float* masked,
                    float* db) {
-#pragma omp parallel if (batch * out >= kMinParallelElements)
+#pragma omp parallel if (batch * out >= kLinearMinParallelElements)
   {
     const int64_t threads = omp_get_num_threads();
     const int64_t thread = omp_get_thread_num();

@@ -37,7 +37,7 @@ struct Layout {
   int64_t stride(int64_t labels_b) const { return offsets ? labels_b + 1 : positions; }
 };
 
-std::string sequence_prefix(int64_t b) { return "rnnt_loss: sequence " + std::to_string(b) + ": "; }
+std::string loss_sequence_prefix(int64_t b) { return "rnnt_loss: sequence " + std::to_string(b) + ": "; }
 
 template <typename Scalar, typename Acc>
 Acc log_sum_exp(const Scalar* z, int64_t n) {
@@ -193,7 +193,7 @@ int64_t rnnt_packed_offsets(int64_t batch, const int32_t* logit_lengths,
   int64_t total = 0;
   for (int64_t b = 0; b < batch; ++b) {
     if (logit_lengths[b] < 0 || label_lengths[b] < 0) {
-      throw UsageError(sequence_prefix(b) + "negative length (logit length " +
+      throw UsageError(loss_sequence_prefix(b) + "negative length (logit length " +
                        std::to_string(logit_lengths[b]) + ", label length " +
                        std::to_string(label_lengths[b]) + ")");
     }
@@ -226,17 +226,17 @@ void rnnt_validate(const RnntShape& shape, const RnntOptions& options, const int
     const int64_t frames = logit_lengths[b];
     const int64_t labels_b = label_lengths[b];
     if (frames < 1 || frames > shape.max_time) {
-      throw UsageError(sequence_prefix(b) + "logit length " + std::to_string(frames) +
+      throw UsageError(loss_sequence_prefix(b) + "logit length " + std::to_string(frames) +
                        " is outside [1, " + std::to_string(shape.max_time) + "]");
     }
     if (labels_b < 0 || labels_b > shape.max_labels) {
-      throw UsageError(sequence_prefix(b) + "label length " + std::to_string(labels_b) +
+      throw UsageError(loss_sequence_prefix(b) + "label length " + std::to_string(labels_b) +
                        " is outside [0, " + std::to_string(shape.max_labels) + "]");
     }
     for (int64_t u = 0; u < labels_b; ++u) {
       const int64_t y = labels[b * shape.max_labels + u];
       if (y < 0 || y >= shape.vocab || y == blank) {
-        throw UsageError(sequence_prefix(b) + "label " + std::to_string(u) + " is " +
+        throw UsageError(loss_sequence_prefix(b) + "label " + std::to_string(u) + " is " +
                          std::to_string(y) + ", not a symbol in [0, " +
                          std::to_string(shape.vocab) + ") other than blank " +
                          std::to_string(blank));

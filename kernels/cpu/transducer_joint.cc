@@ -104,7 +104,7 @@ void backward(const JointShape& shape, JointActivation act, const Scalar* h, con
   }
 }
 
-std::string sequence_prefix(int64_t b) {
+std::string joint_sequence_prefix(int64_t b) {
   return "transducer_joint: sequence " + std::to_string(b) + ": ";
 }
 
@@ -119,11 +119,11 @@ void transducer_joint_validate(const JointShape& shape, const int32_t* frames,
   }
   for (int64_t b = 0; b < shape.batch; ++b) {
     if (frames[b] < 0 || frames[b] > shape.max_time) {
-      throw UsageError(sequence_prefix(b) + "frame count " + std::to_string(frames[b]) +
+      throw UsageError(joint_sequence_prefix(b) + "frame count " + std::to_string(frames[b]) +
                        " is outside [0, " + std::to_string(shape.max_time) + "]");
     }
     if (label_lengths[b] < 0 || label_lengths[b] > shape.max_labels) {
-      throw UsageError(sequence_prefix(b) + "label length " + std::to_string(label_lengths[b]) +
+      throw UsageError(joint_sequence_prefix(b) + "label length " + std::to_string(label_lengths[b]) +
                        " is outside [0, " + std::to_string(shape.max_labels) + "]");
     }
   }

@@ -31,7 +31,7 @@ namespace {
 
 using conv3d_detail::PlaneShape;
 
-constexpr size_t kWorkspaceAlignment = 256;
+constexpr size_t kConvWorkspaceAlignment = 256;
 
 /// The input-side view (x, or dx for backward data) and the output-side one
 /// (y for forward, dy otherwise) of a call, as read-only views.
@@ -288,7 +288,7 @@ struct Conv3d::Plan {
     forward_shape = f;
     const cpu::Conv3dGeometry& g = shape.geometry;
     const auto weights = static_cast<size_t>(g.c_out * g.c_in * g.k * g.k * g.k) * conv3d_element_bytes(shape.math);
-    forward_offset = round_up(weights, kWorkspaceAlignment);
+    forward_offset = round_up(weights, kConvWorkspaceAlignment);
     cudnn_bytes = 0;
     total_bytes = forward_offset + via_forward->workspace_bytes();
     return true;
@@ -392,10 +392,10 @@ struct Conv3d::Plan {
     PERFLAB_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, math_type));
     const auto block_bytes =
         static_cast<size_t>(g.batch * g.c_in * block_planes * hw) * conv3d_element_bytes(shape.math);
-    block_offset = round_up(cudnn_bytes, kWorkspaceAlignment);
+    block_offset = round_up(cudnn_bytes, kConvWorkspaceAlignment);
     total_bytes = staged ? block_offset + block_bytes : cudnn_bytes;
     if (dense_dy) {
-      dy_offset = round_up(total_bytes, kWorkspaceAlignment);
+      dy_offset = round_up(total_bytes, kConvWorkspaceAlignment);
       total_bytes = dy_offset + static_cast<size_t>(g.batch * g.c_out * yv.planes * hw) *
                                     conv3d_element_bytes(shape.math);
     }
@@ -467,7 +467,7 @@ void Conv3d::run(const Conv3dArguments& a, void* workspace, cudaStream_t stream)
   if (!p.status) throw UsageError("Conv3d: cannot run: " + p.status.reason());
   if (!same_shape(a, p.shape)) throw UsageError("Conv3d: arguments' shape differs from the planned one");
   if (p.total_bytes > 0 &&
-      (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % kWorkspaceAlignment != 0)) {
+      (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % kConvWorkspaceAlignment != 0)) {
     throw UsageError("Conv3d: workspace is null or not 256-byte aligned");
   }
   auto require = [&](const void* pointer, bool needed, const char* name) {

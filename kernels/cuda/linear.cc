@@ -62,7 +62,7 @@ namespace perflab::kernels::cuda {
 namespace {
 
 /// cuBLASLt wants a 256-byte aligned workspace; we keep our carve-outs so.
-constexpr size_t kWorkspaceAlignment = 256;
+constexpr size_t kLinearWorkspaceAlignment = 256;
 constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
 
 DType dtype_of(Precision precision) {
@@ -135,7 +135,7 @@ struct Linear::Plan {
     if (!same_problem(args, problem)) {
       throw UsageError("Linear: arguments' shape or modes differ from the planned ones");
     }
-    if (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % kWorkspaceAlignment != 0) {
+    if (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % kLinearWorkspaceAlignment != 0) {
       throw UsageError("Linear: workspace is null or not 256-byte aligned");
     }
   }
@@ -210,9 +210,9 @@ size_t Linear::workspace_bytes(const LinearArguments& args) {
   size_t bytes = kLinearCublasWorkspaceBytes;
   if (!args.fused) {
     bytes +=
-        round_up(bias_grad_workspace_bytes(args.batch, args.out_features), kWorkspaceAlignment);
+        round_up(bias_grad_workspace_bytes(args.batch, args.out_features), kLinearWorkspaceAlignment);
   } else if (own_backward(args)) {
-    bytes += round_up(relu_bias_grad_workspace_bytes(args.batch, args.out_features), kWorkspaceAlignment);
+    bytes += round_up(relu_bias_grad_workspace_bytes(args.batch, args.out_features), kLinearWorkspaceAlignment);
   }
   return bytes;
 }

@@ -20,21 +20,21 @@
 namespace perflab::halo_conv {
 
 namespace cpu = kernels::cpu;
-namespace kc = kernels::cuda;
+namespace kcu = kernels::cuda;
 
 namespace {
 
 /// One cuDNN call with its buffers bound, planned once.
 struct Call {
-  kc::Conv3dArguments args;
-  std::unique_ptr<kc::Conv3d> plan;
+  kcu::Conv3dArguments args;
+  std::unique_ptr<kcu::Conv3d> plan;
 };
 
 /// One tensor of one slab: its planes with room for the halo on each side.
 /// T is the stored element: float, or uint16_t holding bf16 bits.
 template <typename T>
 struct Padded {
-  kc::DeviceBuffer<T> buffer;
+  kcu::DeviceBuffer<T> buffer;
   int64_t planes = 0;  ///< The slab's own planes (L).
   int64_t channels = 0;
 };
@@ -44,22 +44,22 @@ struct DeviceSlab {
   Slab slab;
   bool top = false, bottom = false;
   Padded<T> x, dy;
-  kc::DeviceBuffer<T> y, dx, dw;
-  kc::Stream stream;
+  kcu::DeviceBuffer<T> y, dx, dw;
+  kcu::Stream stream;
   /// The slab's own cuDNN handle: slabs run concurrently on their streams,
   /// and a handle re-pointed between them with cudnnSetStream would share
   /// its internal state across streams that run at once.
-  kc::CudnnHandle cudnn;
-  kc::Event forward_done, done;
+  kcu::CudnnHandle cudnn;
+  kcu::Event forward_done, done;
   /// Calls before and after the halo arrives, forward and backward.
   std::vector<Call> forward_main, forward_fix, backward_main, backward_fix;
-  kc::DeviceBuffer<unsigned char> workspace;
+  kcu::DeviceBuffer<unsigned char> workspace;
 };
 
 /// A halo going to or coming from another rank, contiguous for NCCL.
 template <typename T>
 struct RemoteHalo {
-  kc::DeviceBuffer<T> send, recv;
+  kcu::DeviceBuffer<T> send, recv;
 };
 
 }  // namespace
@@ -87,7 +87,7 @@ namespace {
 template <typename T>
 struct State final : CudaHaloLayer::Impl {
   static constexpr bool kBf16 = std::is_same_v<T, uint16_t>;
-  static constexpr kc::Conv3dMath kMath = kBf16 ? kc::Conv3dMath::kBf16 : kc::Conv3dMath::kTf32;
+  static constexpr kcu::Conv3dMath kMath = kBf16 ? kcu::Conv3dMath::kBf16 : kcu::Conv3dMath::kTf32;
   static constexpr collectives::DataType kHaloType =
       kBf16 ? collectives::DataType::kBFloat16 : collectives::DataType::kFloat32;
   using View = cpu::BasicPlaneView<T>;
@@ -99,11 +99,11 @@ struct State final : CudaHaloLayer::Impl {
   int64_t r, hw;
   std::vector<DeviceSlab<T>> slabs;
   std::vector<float> w_host;  ///< The weights' values (bf16 values, as floats, in bf16).
-  kc::DeviceBuffer<T> w;
+  kcu::DeviceBuffer<T> w;
   /// bf16: the weight gradient summed over this process's slabs and all-reduced, fp32.
-  kc::DeviceBuffer<float> dw_sum;
-  kc::Stream step, copy;
-  kc::Event fork, x_ready, dy_ready;
+  kcu::DeviceBuffer<float> dw_sum;
+  kcu::Stream step, copy;
+  kcu::Event fork, x_ready, dy_ready;
   RemoteHalo<T> x_top, x_bottom, dy_top, dy_bottom;
 
   State(const LayerConfig& c, collectives::Communicator& host_comm, collectives::Communicator* device_comm,
@@ -129,7 +129,7 @@ struct State final : CudaHaloLayer::Impl {
     for (const DeviceSlab<T>& s : slabs) {
       for (const auto* calls : {&s.backward_main, &s.backward_fix}) {
         for (const Call& c : *calls) {
-          if (c.args.pass == kc::Conv3dPass::kBackwardData && c.args.dx.planes > 0 && c.args.dy.planes > 0) f(c);
+          if (c.args.pass == kcu::Conv3dPass::kBackwardData && c.args.dx.planes > 0 && c.args.dy.planes > 0) f(c);
         }
       }
     }
@@ -179,7 +179,7 @@ struct State final : CudaHaloLayer::Impl {
   View bottom_halo(Padded<T>& p) const {
     return cpu::plane_range(whole(p), r + p.planes, r, g().height, g().width);
   }
-  View dense(kc::DeviceBuffer<T>& b, int64_t planes, int64_t channels) const {
+  View dense(kcu::DeviceBuffer<T>& b, int64_t planes, int64_t channels) const {
     return cpu::dense_view(b.data(), planes, channels, g().height, g().width);
   }
   View rows(View v, int64_t first, int64_t count) const {
@@ -187,16 +187,16 @@ struct State final : CudaHaloLayer::Impl {
   }
 
   /// A call planned on `handle`: the slab's own, as its calls run on its stream.
-  Call plan(const kc::CudnnHandle& handle, const kc::Conv3dArguments& a) {
-    Call call{a, std::make_unique<kc::Conv3d>(handle, a)};
+  Call plan(const kcu::CudnnHandle& handle, const kcu::Conv3dArguments& a) {
+    Call call{a, std::make_unique<kcu::Conv3d>(handle, a)};
     if (!call.plan->status().ok()) {
       throw Error(fmt::format("halo_conv: cuDNN cannot run the {} pass of this shape: {}",
-                              kc::conv3d_pass_name(a.pass), call.plan->status().reason()));
+                              kcu::conv3d_pass_name(a.pass), call.plan->status().reason()));
     }
     return call;
   }
-  kc::Conv3dArguments base(kc::Conv3dPass pass, int64_t d_offset, bool accumulate) const {
-    kc::Conv3dArguments a;
+  kcu::Conv3dArguments base(kcu::Conv3dPass pass, int64_t d_offset, bool accumulate) const {
+    kcu::Conv3dArguments a;
     a.pass = pass;
     a.math = kMath;
     a.geometry = g();
@@ -204,22 +204,22 @@ struct State final : CudaHaloLayer::Impl {
     a.accumulate = accumulate;
     return a;
   }
-  kc::Conv3dArguments forward(View x, View y, int64_t d, bool acc) {
-    kc::Conv3dArguments a = base(kc::Conv3dPass::kForward, d, acc);
+  kcu::Conv3dArguments forward(View x, View y, int64_t d, bool acc) {
+    kcu::Conv3dArguments a = base(kcu::Conv3dPass::kForward, d, acc);
     a.x = x;
     a.y = y;
     a.w = w.data();
     return a;
   }
-  kc::Conv3dArguments data_grad(View dy, View dx, int64_t d, bool acc) {
-    kc::Conv3dArguments a = base(kc::Conv3dPass::kBackwardData, d, acc);
+  kcu::Conv3dArguments data_grad(View dy, View dx, int64_t d, bool acc) {
+    kcu::Conv3dArguments a = base(kcu::Conv3dPass::kBackwardData, d, acc);
     a.dy = dy;
     a.dx = dx;
     a.w = w.data();
     return a;
   }
-  kc::Conv3dArguments filter_grad(View x, View dy, T* dw, int64_t d, bool acc) {
-    kc::Conv3dArguments a = base(kc::Conv3dPass::kBackwardFilter, d, acc);
+  kcu::Conv3dArguments filter_grad(View x, View dy, T* dw, int64_t d, bool acc) {
+    kcu::Conv3dArguments a = base(kcu::Conv3dPass::kBackwardFilter, d, acc);
     a.x = x;
     a.dy = dy;
     a.dw = dw;
@@ -263,7 +263,7 @@ struct State final : CudaHaloLayer::Impl {
     for (const auto* calls : {&s.forward_main, &s.forward_fix, &s.backward_main, &s.backward_fix}) {
       for (const Call& c : *calls) bytes = std::max(bytes, c.plan->workspace_bytes());
     }
-    s.workspace = kc::DeviceBuffer<unsigned char>(bytes);
+    s.workspace = kcu::DeviceBuffer<unsigned char>(bytes);
   }
 
   void run(DeviceSlab<T>& s, const std::vector<Call>& calls) {
@@ -295,7 +295,7 @@ struct State final : CudaHaloLayer::Impl {
     collectives::PeerTransfer transfers[2];
     size_t n = 0;
     const size_t count = static_cast<size_t>(g().batch * channels * r * hw);
-    auto contiguous = [&](kc::DeviceBuffer<T>& b) { return cpu::dense_view(b.data(), r, channels, 1, hw); };
+    auto contiguous = [&](kcu::DeviceBuffer<T>& b) { return cpu::dense_view(b.data(), r, channels, 1, hw); };
     Padded<T>& first = slabs[0].*field;
     Padded<T>& final_slab = slabs[last].*field;
     if (slabs[0].top) {
@@ -323,12 +323,12 @@ struct State final : CudaHaloLayer::Impl {
   }
   /// The step stream waits for every slab stream (and, through them, the copies).
   void join_all() {
-    for (DeviceSlab<T>& s : slabs) kc::stream_waits_for(step.get(), s.stream.get(), s.done.get());
+    for (DeviceSlab<T>& s : slabs) kcu::stream_waits_for(step.get(), s.stream.get(), s.done.get());
   }
   /// Slab streams wait for the copy stream's halo (or, sync-free off, the host does first).
-  void halo_arrived(kc::Event& ready) {
+  void halo_arrived(kcu::Event& ready) {
     PERFLAB_CUDA_CHECK(cudaEventRecord(ready.get(), copy.get()));
-    if (!sync_free) kc::counted_stream_synchronize(copy.get());
+    if (!sync_free) kcu::counted_stream_synchronize(copy.get());
     for (DeviceSlab<T>& s : slabs) PERFLAB_CUDA_CHECK(cudaStreamWaitEvent(s.stream.get(), ready.get(), 0));
   }
 
@@ -365,7 +365,7 @@ struct State final : CudaHaloLayer::Impl {
     for (DeviceSlab<T>& s : slabs) run(s, s.forward_fix);
     if (config.backward) {
       // The output gradient exists once the forward is done: its halo goes then.
-      for (DeviceSlab<T>& s : slabs) kc::stream_waits_for(copy.get(), s.stream.get(), s.forward_done.get());
+      for (DeviceSlab<T>& s : slabs) kcu::stream_waits_for(copy.get(), s.stream.get(), s.forward_done.get());
       exchange_dy();
       for (DeviceSlab<T>& s : slabs) run(s, s.backward_main);
       halo_arrived(dy_ready);
@@ -387,9 +387,9 @@ void State<T>::build() {
   check_partitioning(p);
   const std::vector<Slab> all = p.slabs();
   w_host.assign(static_cast<size_t>(geo.c_out * geo.c_in * geo.k * geo.k * geo.k), 0.0f);
-  w = kc::DeviceBuffer<T>(w_host.size());
+  w = kcu::DeviceBuffer<T>(w_host.size());
   if constexpr (kBf16) {
-    if (config.backward) dw_sum = kc::DeviceBuffer<float>(w_host.size());
+    if (config.backward) dw_sum = kcu::DeviceBuffer<float>(w_host.size());
   }
   slabs = std::vector<DeviceSlab<T>>(static_cast<size_t>(config.per_rank));
   const auto halo = static_cast<size_t>(geo.batch * r * hw);
@@ -401,23 +401,23 @@ void State<T>::build() {
     d.bottom = global + 1 < total();
     const int64_t L = d.slab.planes;
     const auto padded = static_cast<size_t>(geo.batch * (L + 2 * r) * hw);
-    d.x = {kc::DeviceBuffer<T>(padded * static_cast<size_t>(geo.c_in)), L, geo.c_in};
-    d.dy = {kc::DeviceBuffer<T>(padded * static_cast<size_t>(geo.c_out)), L, geo.c_out};
+    d.x = {kcu::DeviceBuffer<T>(padded * static_cast<size_t>(geo.c_in)), L, geo.c_in};
+    d.dy = {kcu::DeviceBuffer<T>(padded * static_cast<size_t>(geo.c_out)), L, geo.c_out};
     d.x.buffer.zero();  // the halo planes beyond the volume's ends stay zero (bf16 +0 is all zero bits too)
     d.dy.buffer.zero();
-    d.y = kc::DeviceBuffer<T>(static_cast<size_t>(geo.batch * geo.c_out * L * hw));
-    d.dx = kc::DeviceBuffer<T>(static_cast<size_t>(geo.batch * geo.c_in * L * hw));
-    d.dw = kc::DeviceBuffer<T>(w_host.size());
+    d.y = kcu::DeviceBuffer<T>(static_cast<size_t>(geo.batch * geo.c_out * L * hw));
+    d.dx = kcu::DeviceBuffer<T>(static_cast<size_t>(geo.batch * geo.c_in * L * hw));
+    d.dw = kcu::DeviceBuffer<T>(w_host.size());
     plan_slab(d);
   }
   if (device != nullptr) {
     for (RemoteHalo<T>* h : {&x_top, &x_bottom}) {
-      h->send = kc::DeviceBuffer<T>(halo * static_cast<size_t>(geo.c_in));
-      h->recv = kc::DeviceBuffer<T>(halo * static_cast<size_t>(geo.c_in));
+      h->send = kcu::DeviceBuffer<T>(halo * static_cast<size_t>(geo.c_in));
+      h->recv = kcu::DeviceBuffer<T>(halo * static_cast<size_t>(geo.c_in));
     }
     for (RemoteHalo<T>* h : {&dy_top, &dy_bottom}) {
-      h->send = kc::DeviceBuffer<T>(halo * static_cast<size_t>(geo.c_out));
-      h->recv = kc::DeviceBuffer<T>(halo * static_cast<size_t>(geo.c_out));
+      h->send = kcu::DeviceBuffer<T>(halo * static_cast<size_t>(geo.c_out));
+      h->recv = kcu::DeviceBuffer<T>(halo * static_cast<size_t>(geo.c_out));
     }
   }
 }
@@ -489,7 +489,7 @@ void State<T>::enqueue_exchange_alone() {
   fork_all();
   exchange_x();
   if (config.backward) exchange_dy();
-  kc::stream_waits_for(step.get(), copy.get(), x_ready.get());
+  kcu::stream_waits_for(step.get(), copy.get(), x_ready.get());
 }
 
 template <typename T>

@@ -27,7 +27,7 @@ namespace {
 namespace kc = kernels::cuda;
 using Clock = std::chrono::steady_clock;
 
-size_t count(int64_t n) { return static_cast<size_t>(n); }
+size_t as_size(int64_t n) { return static_cast<size_t>(n); }
 
 float elapsed_ms(const kc::Event& from, const kc::Event& to) {
   float ms = 0;
@@ -71,11 +71,11 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     }
 
     // The tables: on the GPU, or pinned (and mapped) in host memory.
-    const auto floats = count(total_rows_ * dim_);
+    const auto floats = as_size(total_rows_ * dim_);
     host_tables_ = kc::PinnedBuffer<float>(floats);
     for (int t = 0; t < tables_; ++t) {
-      std::memcpy(host_tables_.data() + offsets_[count(t)] * dim_, init->embedding_row(t, 0),
-                  count(shape_.table_sizes[count(t)] * dim_) * sizeof(float));
+      std::memcpy(host_tables_.data() + offsets_[as_size(t)] * dim_, init->embedding_row(t, 0),
+                  as_size(shape_.table_sizes[as_size(t)] * dim_) * sizeof(float));
     }
     init.reset();  // the parameters live on the GPU and in pinned memory now
     PERFLAB_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mapped_tables_), host_tables_.data(), 0));
@@ -85,21 +85,21 @@ class DlrmCudaEngine final : public DlrmServeEngine {
                                     cudaMemcpyHostToDevice));
     }
     offsets_dev_ = kc::DeviceBuffer<int64_t>(offsets_);
-    dense_host_ = kc::PinnedBuffer<float>(count(max_batch * shape_.num_dense));
-    ids_host_ = kc::PinnedBuffer<int32_t>(count(max_batch * tables_));
-    logits_host_ = kc::PinnedBuffer<float>(count(max_batch));
-    dense_dev_ = kc::DeviceBuffer<float>(count(max_batch * shape_.num_dense));
+    dense_host_ = kc::PinnedBuffer<float>(as_size(max_batch * shape_.num_dense));
+    ids_host_ = kc::PinnedBuffer<int32_t>(as_size(max_batch * tables_));
+    logits_host_ = kc::PinnedBuffer<float>(as_size(max_batch));
+    dense_dev_ = kc::DeviceBuffer<float>(as_size(max_batch * shape_.num_dense));
     dense_dev_.zero();  // padding rows: finite inputs whose outputs are dropped
-    ids_dev_ = kc::DeviceBuffer<int32_t>(count(max_batch * tables_));
+    ids_dev_ = kc::DeviceBuffer<int32_t>(as_size(max_batch * tables_));
     ids_dev_.zero();
-    logits_dev_ = kc::DeviceBuffer<float>(count(max_batch));
-    table_hits_dev_ = kc::DeviceBuffer<uint64_t>(count(tables_));
+    logits_dev_ = kc::DeviceBuffer<float>(as_size(max_batch));
+    table_hits_dev_ = kc::DeviceBuffer<uint64_t>(as_size(tables_));
     table_hits_dev_.zero();
     inserted_dev_ = kc::DeviceBuffer<uint64_t>(1);
     inserted_dev_.zero();
     bf16_ = settings.bf16;
-    counters_.table_lookups.assign(count(tables_), 0);
-    counters_.table_hits.assign(count(tables_), 0);
+    counters_.table_lookups.assign(as_size(tables_), 0);
+    counters_.table_hits.assign(as_size(tables_), 0);
 
     if (options.placement == Placement::kHotCache) make_cache(train);
     if (options.update_rate > 0) {
@@ -149,8 +149,8 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     PERFLAB_CUDA_CHECK(cudaEventRecord(update_end_.get(), s));
     counters_.updates_s += std::chrono::duration<double>(Clock::now() - t0).count();
 
-    const auto dense = count(shape_.num_dense);
-    const auto tables = count(tables_);
+    const auto dense = as_size(shape_.num_dense);
+    const auto tables = as_size(tables_);
     for (size_t i = 0; i < indices.size(); ++i) {
       const size_t smp = indices[i];
       if (smp >= static_cast<size_t>(samples_.size())) {
@@ -161,9 +161,9 @@ class DlrmCudaEngine final : public DlrmServeEngine {
       for (size_t t = 0; t < tables; ++t) ++counters_.table_lookups[t];
     }
     PERFLAB_CUDA_CHECK(cudaEventRecord(ev_[0].get(), s));
-    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(dense_dev_.data(), dense_host_.data(), count(n) * dense * sizeof(float),
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(dense_dev_.data(), dense_host_.data(), as_size(n) * dense * sizeof(float),
                                        cudaMemcpyHostToDevice, s));
-    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(ids_dev_.data(), ids_host_.data(), count(n) * tables * sizeof(int32_t),
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(ids_dev_.data(), ids_host_.data(), as_size(n) * tables * sizeof(int32_t),
                                        cudaMemcpyHostToDevice, s));
     PERFLAB_CUDA_CHECK(cudaEventRecord(ev_[1].get(), s));
     lookup(n, s);
@@ -179,7 +179,7 @@ class DlrmCudaEngine final : public DlrmServeEngine {
     }
     model_for(n).forward_logits(DeviceBatch{dense_dev_.data(), ids_dev_.data(), nullptr}, logits_dev_.data(), s);
     PERFLAB_CUDA_CHECK(cudaEventRecord(ev_[3].get(), s));
-    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(logits_host_.data(), logits_dev_.data(), count(n) * sizeof(float),
+    PERFLAB_CUDA_CHECK(cudaMemcpyAsync(logits_host_.data(), logits_dev_.data(), as_size(n) * sizeof(float),
                                        cudaMemcpyDeviceToHost, s));
     PERFLAB_CUDA_CHECK(cudaEventRecord(ev_[4].get(), s));
     PERFLAB_CUDA_CHECK(cudaEventSynchronize(ev_[4].get()));  // sync outside the iteration: the answer of this request
@@ -299,7 +299,7 @@ class DlrmCudaEngine final : public DlrmServeEngine {
         const double waited = apply_update(u, updates_->seed(), row, dim_, bf16_);  // as the CPU engine does
         update_keys_host_.data()[k] = u.key;
         if (options_.placement == Placement::kAllDevice) {
-          PERFLAB_CUDA_CHECK(cudaMemcpyAsync(device_tables_.data() + u.key * dim_, row, count(dim_) * sizeof(float),
+          PERFLAB_CUDA_CHECK(cudaMemcpyAsync(device_tables_.data() + u.key * dim_, row, as_size(dim_) * sizeof(float),
                                              cudaMemcpyHostToDevice, s));
         }
         counters_.max_update_staleness_s = std::max(counters_.max_update_staleness_s, waited);
