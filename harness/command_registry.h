@@ -52,4 +52,4 @@ struct CommandRegistrar {
 /// Registers a workload's command at static-initialisation time.
 #define PERFLAB_REGISTER_COMMAND(name, add_fn)                                         \
   static const ::perflab::cli::detail::CommandRegistrar PERFLAB_CONCAT(                \
-      perflab_command_registrar_, __LINE__)(name, add_fn)
+      perflab_command_registrar_, __COUNTER__)(name, add_fn)

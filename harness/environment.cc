@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness/device.h"
+#include "base/json_number.h"
 #include "base/text.h"
 #include "harness/version.h"
 
@@ -196,8 +197,8 @@ std::string device_line(const json& d) {
   if (!text(d, "compute_capability").empty()) line += ", compute " + text(d, "compute_capability");
   if (!gib(d, "memory_bytes").empty()) line += ", " + gib(d, "memory_bytes");
   if (!text(d, "multiprocessors").empty()) line += ", " + text(d, "multiprocessors") + " SMs";
-  if (d.contains("clock_rate_khz") && d["clock_rate_khz"].is_number()) {
-    line += ", " + std::to_string(d["clock_rate_khz"].get<long long>() / 1000) + " MHz";
+  if (const auto khz = d.contains("clock_rate_khz") ? json_number<int64_t>(d["clock_rate_khz"]) : std::nullopt) {
+    line += ", " + std::to_string(*khz / 1000) + " MHz";
   }
   if (!text(d, "pci_bus_id").empty()) line += ", PCI " + text(d, "pci_bus_id");
   return line;

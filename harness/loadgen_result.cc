@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "base/error.h"
+#include "base/json_number.h"
 #include "harness/mllog_reader.h"
 
 namespace perflab {
@@ -19,6 +20,13 @@ std::optional<double> number(const MllogFile& log, const std::string& key) {
   const MllogEvent* e = log.first(key);
   if (e == nullptr || !e->value.is_number()) return std::nullopt;
   return e->value.get<double>();
+}
+
+/// A count LoadGen logged: an integer an int64 holds, else nothing (a cast of
+/// a damaged log's 1e300 would be undefined).
+std::optional<int64_t> logged_count(const MllogFile& log, const std::string& key) {
+  const MllogEvent* e = log.first(key);
+  return e == nullptr ? std::nullopt : json_number<int64_t>(e->value);
 }
 
 std::optional<bool> boolean(const MllogFile& log, const std::string& key) {
@@ -89,9 +97,9 @@ LoadgenOutcome read_loadgen_outcome(const std::filesystem::path& detail_log) {
   o.early_stopping_met = boolean(log, "early_stopping_met");
   o.performance_constraints_met = boolean(log, "result_perf_constraints_met");
   o.early_stopping_detail = trimmed(text(log, "early_stopping_result"));
-  o.query_count = static_cast<int64_t>(number(log, "result_query_count").value_or(0));
-  if (const auto n = number(log, "result_overlatency_query_count")) o.overlatency_query_count = static_cast<int64_t>(*n);
-  o.errors = static_cast<int64_t>(number(log, "num_errors").value_or(0));
+  o.query_count = logged_count(log, "result_query_count").value_or(0);
+  if (const auto n = logged_count(log, "result_overlatency_query_count")) o.overlatency_query_count = *n;
+  o.errors = logged_count(log, "num_errors").value_or(0);
 
   if (o.scenario == "Offline") {
     o.samples_per_second = number(log, "result_samples_per_second");

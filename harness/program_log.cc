@@ -32,6 +32,13 @@ std::optional<double> metadata_number(const MllogEvent& e, std::string_view key)
   return it == e.metadata.end() ? std::nullopt : number(*it);
 }
 
+/// A count in the metadata: a non-negative integer an int64 holds (a cast of
+/// another program's 1e300 would be undefined), else nothing.
+std::optional<int64_t> metadata_count(const MllogEvent& e, std::string_view key) {
+  auto it = e.metadata.find(std::string(key));
+  return it == e.metadata.end() ? std::nullopt : count(*it);
+}
+
 }  // namespace
 
 ProgramLogFacts program_log_facts(const MllogFile& log, const std::string& quality_key) {
@@ -72,9 +79,7 @@ ProgramLogFacts program_log_facts(const MllogFile& log, const std::string& quali
     if (e.key == k::kTrainLoss) {
       if (std::optional<double> loss = number(e.value)) last_loss = *loss;
     }
-    if (std::optional<double> s = metadata_number(e, k::kSamplesCount); s && *s >= 0) {
-      keep_max(f.samples, static_cast<int64_t>(*s));
-    }
+    if (std::optional<int64_t> s = metadata_count(e, k::kSamplesCount)) keep_max(f.samples, *s);
     if (e.key == k::kEpochStop || e.key == quality_key) {
       if (std::optional<double> epoch = metadata_number(e, k::kEpochNum); epoch && *epoch >= 0) {
         keep_max(f.epochs, *epoch);
@@ -86,7 +91,7 @@ ProgramLogFacts program_log_facts(const MllogFile& log, const std::string& quali
       ResultQualityPoint q;
       q.value = *value;
       q.epoch = metadata_number(e, k::kEpochNum).value_or(std::numeric_limits<double>::quiet_NaN());
-      q.samples = static_cast<int64_t>(std::max(0.0, metadata_number(e, k::kSamplesCount).value_or(0)));
+      q.samples = metadata_count(e, k::kSamplesCount).value_or(0);
       q.train_loss = last_loss;
       q.elapsed_s = f.run_start_ms ? (e.time_ms - *f.run_start_ms) / 1e3 : 0;
       f.curve.push_back(q);

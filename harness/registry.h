@@ -148,13 +148,15 @@ struct Registrar {
 
 #define PERFLAB_CONCAT_INNER(a, b) a##b
 #define PERFLAB_CONCAT(a, b) PERFLAB_CONCAT_INNER(a, b)
+// The registrars' names take __COUNTER__, not __LINE__: in a unity batch
+// (PERFLAB_UNITY_BUILD) two files' registrations may sit on the same line.
 /// Registers a WorkloadLoader at static-initialisation time.
 #define PERFLAB_REGISTER_WORKLOAD_LOADER(loader_expr)                                  \
   static const ::perflab::detail::LoaderRegistrar PERFLAB_CONCAT(perflab_loader_, \
-                                                                 __LINE__)(loader_expr)
+                                                                 __COUNTER__)(loader_expr)
 /// Registers a WorkloadInfo at static-initialisation time.
 #define PERFLAB_REGISTER_WORKLOAD(info_expr)                               \
   static const ::perflab::detail::Registrar PERFLAB_CONCAT(perflab_registrar_, \
-                                                           __LINE__)(info_expr)
+                                                           __COUNTER__)(info_expr)
 
 }  // namespace perflab

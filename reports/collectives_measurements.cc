@@ -30,7 +30,7 @@ namespace {
 constexpr std::array<const char*, 6> kColumns = {"op", "nranks", "nnodes", "bytes", "time_us", "algorithm"};
 constexpr size_t kMaxPoints = 1000000;
 
-std::vector<std::string_view> split(std::string_view line) {
+std::vector<std::string_view> split_fields(std::string_view line) {
   std::vector<std::string_view> out;
   size_t start = 0;
   while (true) {
@@ -93,7 +93,7 @@ std::vector<MeasuredPoint> parse_measurements_csv(std::string_view text, const s
     start = nl == std::string_view::npos ? text.size() : nl + 1;
     ++line_no;
     if (line.empty() || line.front() == '#') continue;
-    auto fields = split(line);
+    auto fields = split_fields(line);
     const std::string where = fmt::format("{}:{}", name, line_no);
     if (!have_header) {
       for (size_t k = 0; k < kColumns.size(); ++k) {

@@ -56,7 +56,7 @@ std::optional<double> step_ms(const Result& r) {
   return percentile(medians, 50);
 }
 
-std::string ms(const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : "-"; }
+std::string ms_cell(const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : "-"; }
 
 /// The overlap efficiency as a cell: a share of the transfer hidden, or,
 /// where the overlapped step was slower than the naive one (a negative
@@ -127,8 +127,8 @@ std::vector<std::vector<std::string>> halo_conv_cells(const std::vector<HaloConv
   std::vector<std::vector<std::string>> cells;
   for (const HaloConvRow& r : rows) {
     cells.push_back({r.shape, r.backend, std::to_string(r.partitions), std::to_string(r.ranks), r.halo, r.overlap,
-                     fmt::format("{:.3f}", r.step_ms), ms(r.compute_ms), ms(r.transfer_ms), ms(r.exposed_ms),
-                     ms(r.allreduce_ms), efficiency_cell(r),
+                     fmt::format("{:.3f}", r.step_ms), ms_cell(r.compute_ms), ms_cell(r.transfer_ms), ms_cell(r.exposed_ms),
+                     ms_cell(r.allreduce_ms), efficiency_cell(r),
                      r.vs_whole ? fmt::format("{:.2f}x", *r.vs_whole) : "-", fmt::format("{:.4g}", r.voxels_per_s),
                      r.tflops ? fmt::format("{:.3g}", *r.tflops) : "-"});
   }

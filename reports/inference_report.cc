@@ -22,7 +22,7 @@ std::string text(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : "";
 }
 
-std::string ms(const std::optional<double>& ns) { return ns ? fmt::format("{:.3f}", *ns / 1e6) : "-"; }
+std::string ns_as_ms(const std::optional<double>& ns) { return ns ? fmt::format("{:.3f}", *ns / 1e6) : "-"; }
 
 std::string verdict(const json& inference) {
   const std::string v = text(inference, "verdict");
@@ -31,7 +31,7 @@ std::string verdict(const json& inference) {
   return reason.empty() ? v : fmt::format("{}: {}", v, reason);
 }
 
-std::string score_line(const Result& result) {
+std::string inference_score_line(const Result& result) {
   if (!result.score.throughput) return "no score: " + result.score.reason;
   return fmt::format("{:.0f} samples/s ({}; LoadGen's figure per seed)", *result.score.throughput,
                      result.score.method);
@@ -69,12 +69,12 @@ std::string render_inference_markdown(const Result& result) {
                       verdict(inference), number(inference, "samples_per_second")
                                               ? fmt::format("{:.0f}", *number(inference, "samples_per_second"))
                                               : "-",
-                      ms(loadgen_latency_ns(inference, 50)), ms(loadgen_latency_ns(inference, 90)), ms(loadgen_latency_ns(inference, 99)),
-                      ms(loadgen_latency_ns(inference, 99.9)), number(inference, "query_count").value_or(0),
+                      ns_as_ms(loadgen_latency_ns(inference, 50)), ns_as_ms(loadgen_latency_ns(inference, 90)), ns_as_ms(loadgen_latency_ns(inference, 99)),
+                      ns_as_ms(loadgen_latency_ns(inference, 99.9)), number(inference, "query_count").value_or(0),
                       number(batches, "batches").value_or(0), number(batches, "largest").value_or(0),
                       text(inference, "loadgen_folder"));
   }
-  md += fmt::format("\n**Throughput:** {}\n", score_line(result));
+  md += fmt::format("\n**Throughput:** {}\n", inference_score_line(result));
   md += "\nA run's verdict is LoadGen's: VALID needs its minimum duration and query count, early stopping and "
         "(server) the latency bound at its percentile; each seed's folder holds LoadGen's mlperf_log_summary.txt, "
         "mlperf_log_detail.txt (MLLOG) and mlperf_log_accuracy.json.\n";
@@ -92,10 +92,10 @@ std::string render_inference_summary(const Result& result) {
                        number(inference, "samples_per_second")
                            ? fmt::format("{:.0f}", *number(inference, "samples_per_second"))
                            : "-",
-                       ms(loadgen_latency_ns(inference, 50)), ms(loadgen_latency_ns(inference, 99)));
+                       ns_as_ms(loadgen_latency_ns(inference, 50)), ns_as_ms(loadgen_latency_ns(inference, 99)));
   }
   out += setup_time_text(result) + "\n";
-  out += fmt::format("throughput: {}\n", score_line(result));
+  out += fmt::format("throughput: {}\n", inference_score_line(result));
   return out;
 }
 

@@ -63,7 +63,7 @@ std::string change_text(const KernelChange& k) {
   return c ? fmt::format("{:+.1f}%", 100 * *c) : "-";
 }
 
-json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 }  // namespace
 
@@ -194,14 +194,14 @@ json kernel_compare_to_json(const KernelComparison& c) {
     for (const KernelChange& k : p.kernels) {
       kernels.push_back({{"kernel", k.kernel},
                          {"kind", k.kind},
-                         {"base_us_per_iteration", opt(k.base_us)},
-                         {"candidate_us_per_iteration", opt(k.candidate_us)},
-                         {"change", opt(k.change())},
+                         {"base_us_per_iteration", optional_json(k.base_us)},
+                         {"candidate_us_per_iteration", optional_json(k.candidate_us)},
+                         {"change", optional_json(k.change())},
                          {"delta_us_per_iteration", k.delta_us()},
-                         {"base_launches_per_iteration", opt(k.base_launches)},
-                         {"candidate_launches_per_iteration", opt(k.candidate_launches)},
-                         {"base_share", opt(k.base_share)},
-                         {"candidate_share", opt(k.candidate_share)}});
+                         {"base_launches_per_iteration", optional_json(k.base_launches)},
+                         {"candidate_launches_per_iteration", optional_json(k.candidate_launches)},
+                         {"base_share", optional_json(k.base_share)},
+                         {"candidate_share", optional_json(k.candidate_share)}});
     }
     points.push_back({{"point", p.point},
                       {"label", p.label},

@@ -67,7 +67,7 @@ std::string without_templates(const std::string& name) {
   return out;
 }
 
-std::string cell(std::string text) {
+std::string kernel_cell(std::string text) {
   for (char& c : text) {
     if (c == '|') c = '/';
   }
@@ -137,8 +137,8 @@ std::string render_profile_markdown(const Result& result, size_t max_rows) {
       const std::string name =
           r.kind == "kernel" ? short_kernel_name(r.name, 100) : r.name + " (" + r.kind + ")";
       md += fmt::format("| `{}` | {:g} | {:.1f} | {:.1f}% | {:.2f} | {} | {} | {} | {} |\n",
-                        cell(name), r.launches_per_iteration, r.us_per_iteration, 100 * r.share,
-                        r.mean_us, r.declared.empty() ? "-" : cell(r.declared), rate(r),
+                        kernel_cell(name), r.launches_per_iteration, r.us_per_iteration, 100 * r.share,
+                        r.mean_us, r.declared.empty() ? "-" : kernel_cell(r.declared), rate(r),
                         fixed(r.floor_us, 1), times(r.x_floor));
     }
     if (!p.groups.empty()) {
@@ -148,7 +148,7 @@ std::string render_profile_markdown(const Result& result, size_t max_rows) {
       for (const KernelGroup& g : p.groups) {
         md +=
             fmt::format("| {} | {} | {:g} ({:g}) | {:.1f} | {:.1f}% | {} | {} |\n",
-                        cell(g.declared), g.rows, g.launches_per_iteration, g.declared_launches,
+                        kernel_cell(g.declared), g.rows, g.launches_per_iteration, g.declared_launches,
                         g.us_per_iteration, 100 * g.share, fixed(g.floor_us, 1), times(g.x_floor));
       }
     }
@@ -159,7 +159,7 @@ std::string render_profile_markdown(const Result& result, size_t max_rows) {
           "| after | before | idle us/it | gaps/it |\n"
           "|---|---|---|---|\n";
       for (const IdleGap& g : p.idle_gaps) {
-        md += fmt::format("| `{}` | `{}` | {:.1f} | {:g} |\n", cell(record_name(g.before, 60)), cell(record_name(g.after, 60)),
+        md += fmt::format("| `{}` | `{}` | {:.1f} | {:g} |\n", kernel_cell(record_name(g.before, 60)), kernel_cell(record_name(g.after, 60)),
                           g.us_per_iteration, g.gaps_per_iteration);
       }
     }
@@ -171,8 +171,8 @@ std::string render_profile_markdown(const Result& result, size_t max_rows) {
           "| after | waited | beside | busy us/it | waits/it |\n"
           "|---|---|---|---|---|\n";
       for (const BusyWait& w : p.busy_waits) {
-        md += fmt::format("| `{}` | `{}` | `{}` | {:.1f} | {:g} |\n", cell(record_name(w.before, 50)), cell(record_name(w.after, 50)),
-                          cell(record_name(w.beside, 50)), w.us_per_iteration, w.waits_per_iteration);
+        md += fmt::format("| `{}` | `{}` | `{}` | {:.1f} | {:g} |\n", kernel_cell(record_name(w.before, 50)), kernel_cell(record_name(w.after, 50)),
+                          kernel_cell(record_name(w.beside, 50)), w.us_per_iteration, w.waits_per_iteration);
       }
     }
     for (const std::string& u : p.unmatched) md += fmt::format("- declared but not run: {}\n", u);

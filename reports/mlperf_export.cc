@@ -152,7 +152,11 @@ nlohmann::ordered_json system_description(const Result& result,
                                           const MlperfExportOptions& options) {
   // The environment is free-form machine facts: read by JSON pointer here.
   const nlohmann::json& environment = result.environment;
-  const auto devices = environment.value("/cuda/devices"_json_pointer, nlohmann::json::array());
+  // A hand-edited environment may hold anything at /cuda/devices: a list is read, anything else is none.
+  const auto devices_at = "/cuda/devices"_json_pointer;
+  const nlohmann::json devices = environment.contains(devices_at) && environment.at(devices_at).is_array()
+                                     ? environment.at(devices_at)
+                                     : nlohmann::json::array();
   const bool on_device = result.spec.backend == "cuda" && !devices.empty();
   const nlohmann::json first_device = on_device ? devices[0] : nlohmann::json::object();
   std::string software = text_of(environment, "/compiler");

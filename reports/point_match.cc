@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string param_value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 /// Drops from `mine` the parameters `other` lacks, into `dropped`; false when
 /// one of them was set (or what was set is not known).
@@ -23,7 +23,7 @@ bool drop_one_sided(json& mine, const PointIdentity& me, const json& other, std:
   for (const auto& [name, value] : mine.items()) {
     if (other.contains(name)) continue;
     if (!me.set_params_known || contains(me.set_params, name)) return false;
-    dropped.push_back(name + "=" + value_text(value));
+    dropped.push_back(name + "=" + param_value_text(value));
     names.push_back(name);
   }
   for (const std::string& name : names) mine.erase(name);

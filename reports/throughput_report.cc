@@ -24,7 +24,7 @@ std::optional<double> stat(const Summary& s, double Summary::*field) {
   return s.*field;
 }
 
-std::string score_line(const Result& result) {
+std::string throughput_score_line(const Result& result) {
   if (!result.score.throughput) return "no score: " + result.score.reason;
   return fmt::format("{:.0f} {}/s ({})", *result.score.throughput, result.plan.sample_unit, result.score.method);
 }
@@ -65,7 +65,7 @@ std::string render_throughput_markdown(const Result& result) {
                       num(stat(r.iteration_ms, &Summary::p99), "{:.4f}"), r.iteration_timer,
                       num(stat(r.host_iteration_ms, &Summary::p50), "{:.4f}"), gate_text(r));
   }
-  md += fmt::format("\n**Throughput:** {}\n", score_line(result));
+  md += fmt::format("\n**Throughput:** {}\n", throughput_score_line(result));
   md += work_lines(result);
   md += render_execution_markdown(result);
   md += render_parts_markdown(result);
@@ -88,7 +88,7 @@ std::string render_throughput_summary(const Result& result) {
   }
   out += render_profile_summary(result);
   out += setup_time_text(result) + "\n";
-  out += fmt::format("throughput: {}\n", score_line(result));
+  out += fmt::format("throughput: {}\n", throughput_score_line(result));
   return out;
 }
 

@@ -14,7 +14,7 @@
 namespace perflab::reports {
 namespace {
 
-std::string score_line(const Result& result) {
+std::string ttt_score_line(const Result& result) {
   if (!result.score.time_to_train_s) return "no score: " + result.score.reason;
   return fmt::format("{:.3f} s ({})", *result.score.time_to_train_s, result.score.method);
 }
@@ -60,7 +60,7 @@ std::string render_ttt_markdown(const Result& result) {
                       r.time_to_train_s, r.epochs ? fmt::format("{:.2f}", *r.epochs) : "-", last_quality(r),
                       r.throughput, p50, p99);
   }
-  md += fmt::format("\n**Time to train:** {}  \n", score_line(result));
+  md += fmt::format("\n**Time to train:** {}  \n", ttt_score_line(result));
   md +=
       fmt::format("**Throughput:** {}\n", median_throughput(result));
 
@@ -101,7 +101,7 @@ std::string render_ttt_summary(const Result& result) {
                        r.throughput);
   }
   out += setup_time_text(result) + "\n";
-  out += fmt::format("time to train: {}\n", score_line(result));
+  out += fmt::format("time to train: {}\n", ttt_score_line(result));
   return out;
 }
 

@@ -51,4 +51,4 @@ std::string render_workload_html(const std::vector<Result>& results);
 /// Registers a workload's report section at static-initialisation time.
 #define PERFLAB_REGISTER_REPORT_SECTION(section_expr)                                           \
   static const ::perflab::reports::detail::SectionRegistrar PERFLAB_CONCAT(perflab_section_, \
-                                                                             __LINE__)(section_expr)
+                                                                             __COUNTER__)(section_expr)

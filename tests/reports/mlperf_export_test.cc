@@ -163,6 +163,13 @@ TEST_F(MlperfExportTest, LaysOutResultsAndSystem) {
     edited.environment["cuda"]["devices"][0]["clock_rate_khz"] = clock;
     EXPECT_EQ(system_description(edited, "node1", {})["accelerator_frequency"], "") << clock;
   }
+  // Devices that are not a list are none, not an exception.
+  for (const nlohmann::json& devices : {nlohmann::json("H100"), nlohmann::json::object(), nlohmann::json(3)}) {
+    edited.environment["cuda"]["devices"] = devices;
+    EXPECT_EQ(system_description(edited, "node1", {})["accelerators_per_node"], "0") << devices;
+  }
+  edited.environment["cuda"] = "13.0";
+  EXPECT_EQ(system_description(edited, "node1", {})["accelerators_per_node"], "0");
 }
 
 TEST_F(MlperfExportTest, SeveralHostsNeedASystemName) {
