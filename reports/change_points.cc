@@ -5,7 +5,6 @@
 #include <cmath>
 #include <optional>
 #include <random>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -169,17 +168,16 @@ std::optional<ChangePointState> ChangePointState::from_json(const nlohmann::json
   try {
     // The cache lives in a file anyone may edit: a count is read only when it
     // is one (get<size_t> of -1.5 or 1e300 is an undefined cast).
-    const auto count = [](const nlohmann::json& v) {
-      const std::optional<size_t> n = json_number<size_t>(v);
-      if (!n) throw std::invalid_argument("not a count");
-      return *n;
-    };
+    const std::optional<size_t> analyzed = json_number<size_t>(j.at("analyzed"));
+    if (!analyzed) return std::nullopt;
     ChangePointState s;
-    s.analyzed = count(j.at("analyzed"));
+    s.analyzed = *analyzed;
     s.digest = j.at("digest").get<std::string>();
     for (const auto& c : j.at("found")) {
-      s.found.push_back({count(c.at("index")), c.at("p").get<double>(), c.at("before").get<double>(),
-                         c.at("after").get<double>(), c.at("change").get<double>()});
+      const std::optional<size_t> index = json_number<size_t>(c.at("index"));
+      if (!index) return std::nullopt;
+      s.found.push_back({*index, c.at("p").get<double>(), c.at("before").get<double>(), c.at("after").get<double>(),
+                         c.at("change").get<double>()});
     }
     if (!consistent(s)) return std::nullopt;
     return s;

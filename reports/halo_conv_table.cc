@@ -127,8 +127,8 @@ std::vector<std::vector<std::string>> halo_conv_cells(const std::vector<HaloConv
   std::vector<std::vector<std::string>> cells;
   for (const HaloConvRow& r : rows) {
     cells.push_back({r.shape, r.backend, std::to_string(r.partitions), std::to_string(r.ranks), r.halo, r.overlap,
-                     fmt::format("{:.3f}", r.step_ms), ms_cell(r.compute_ms), ms_cell(r.transfer_ms), ms_cell(r.exposed_ms),
-                     ms_cell(r.allreduce_ms), efficiency_cell(r),
+                     fmt::format("{:.3f}", r.step_ms), ms_cell(r.compute_ms), ms_cell(r.transfer_ms),
+                     ms_cell(r.exposed_ms), ms_cell(r.allreduce_ms), efficiency_cell(r),
                      r.vs_whole ? fmt::format("{:.2f}x", *r.vs_whole) : "-", fmt::format("{:.4g}", r.voxels_per_s),
                      r.tflops ? fmt::format("{:.3g}", *r.tflops) : "-"});
   }

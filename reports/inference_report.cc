@@ -69,8 +69,9 @@ std::string render_inference_markdown(const Result& result) {
                       verdict(inference), number(inference, "samples_per_second")
                                               ? fmt::format("{:.0f}", *number(inference, "samples_per_second"))
                                               : "-",
-                      ns_as_ms(loadgen_latency_ns(inference, 50)), ns_as_ms(loadgen_latency_ns(inference, 90)), ns_as_ms(loadgen_latency_ns(inference, 99)),
-                      ns_as_ms(loadgen_latency_ns(inference, 99.9)), number(inference, "query_count").value_or(0),
+                      ns_as_ms(loadgen_latency_ns(inference, 50)), ns_as_ms(loadgen_latency_ns(inference, 90)),
+                      ns_as_ms(loadgen_latency_ns(inference, 99)), ns_as_ms(loadgen_latency_ns(inference, 99.9)),
+                      number(inference, "query_count").value_or(0),
                       number(batches, "batches").value_or(0), number(batches, "largest").value_or(0),
                       text(inference, "loadgen_folder"));
   }

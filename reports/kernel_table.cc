@@ -159,8 +159,8 @@ std::string render_profile_markdown(const Result& result, size_t max_rows) {
           "| after | before | idle us/it | gaps/it |\n"
           "|---|---|---|---|\n";
       for (const IdleGap& g : p.idle_gaps) {
-        md += fmt::format("| `{}` | `{}` | {:.1f} | {:g} |\n", kernel_cell(record_name(g.before, 60)), kernel_cell(record_name(g.after, 60)),
-                          g.us_per_iteration, g.gaps_per_iteration);
+        md += fmt::format("| `{}` | `{}` | {:.1f} | {:g} |\n", kernel_cell(record_name(g.before, 60)),
+                          kernel_cell(record_name(g.after, 60)), g.us_per_iteration, g.gaps_per_iteration);
       }
     }
     if (!p.busy_waits.empty()) {
@@ -171,8 +171,9 @@ std::string render_profile_markdown(const Result& result, size_t max_rows) {
           "| after | waited | beside | busy us/it | waits/it |\n"
           "|---|---|---|---|---|\n";
       for (const BusyWait& w : p.busy_waits) {
-        md += fmt::format("| `{}` | `{}` | `{}` | {:.1f} | {:g} |\n", kernel_cell(record_name(w.before, 50)), kernel_cell(record_name(w.after, 50)),
-                          kernel_cell(record_name(w.beside, 50)), w.us_per_iteration, w.waits_per_iteration);
+        md += fmt::format("| `{}` | `{}` | `{}` | {:.1f} | {:g} |\n", kernel_cell(record_name(w.before, 50)),
+                          kernel_cell(record_name(w.after, 50)), kernel_cell(record_name(w.beside, 50)),
+                          w.us_per_iteration, w.waits_per_iteration);
       }
     }
     for (const std::string& u : p.unmatched) md += fmt::format("- declared but not run: {}\n", u);

@@ -196,10 +196,9 @@ nlohmann::ordered_json system_description(const Result& result,
   d["accelerators_per_node"] = on_device ? "1" : "0";
   d["accelerator_model_name"] = text_of(first_device, "/name");
   d["accelerator_host_interconnect"] = "";
-  d["accelerator_frequency"] =
-      first_device.contains("clock_rate_khz") && json_number<int64_t>(first_device["clock_rate_khz"])
-          ? fmt::format("{} MHz", *json_number<int64_t>(first_device["clock_rate_khz"]) / 1000)
-          : "";
+  const std::optional<int64_t> clock_khz =
+      first_device.contains("clock_rate_khz") ? json_number<int64_t>(first_device["clock_rate_khz"]) : std::nullopt;
+  d["accelerator_frequency"] = clock_khz ? fmt::format("{} MHz", *clock_khz / 1000) : "";
   d["accelerator_on-chip_memories"] = "";
   d["accelerator_memory_configuration"] = "";
   d["accelerator_memory_capacity"] = gigabytes(first_device, "/memory_bytes");
